@@ -1,0 +1,55 @@
+#!/usr/bin/env bash
+# lcpdyn's one-stop set-up and run script (see README, "Two commands").
+#   ./dev.sh demo   set up if needed, then run the main job
+#   ./dev.sh test   set up if needed, then run the test suite
+# Set-up (idempotent): Debian's python3-siconos through apt where apt is usable (root or
+# sudo), a venv at .venv made from /usr/bin/python3 with --system-site-packages (so Siconos
+# is visible), NumPy < 2 (Siconos is built against NumPy 1.x), and lcpdyn installed editable
+# with its test extras. Without apt, the venv uses any python3 and current NumPy; Siconos
+# tests then skip, except under CI=true, where they fail.
+set -euo pipefail
+cd "$(dirname "$0")"
+VENV=.venv
+
+have_siconos() { /usr/bin/python3 -c "import siconos.numerics" >/dev/null 2>&1; }
+
+install_siconos() {
+  have_siconos && return 0
+  local sudo=""
+  if [ "$(id -u)" != 0 ]; then
+    command -v sudo >/dev/null 2>&1 && sudo -n true 2>/dev/null && sudo="sudo -n" || return 1
+  fi
+  command -v apt-get >/dev/null 2>&1 || return 1
+  echo "dev.sh: installing Debian's python3-siconos with apt-get" >&2
+  $sudo apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq python3-siconos python3-venv >/dev/null
+  have_siconos
+}
+
+setup() {
+  local stamp=$VENV/.lcpdyn-setup
+  if [ -f "$stamp" ] && [ "$stamp" -nt pyproject.toml ] && [ "$stamp" -nt dev.sh ]; then
+    return 0
+  fi
+  local pins=()
+  if install_siconos; then
+    [ -x $VENV/bin/python ] || /usr/bin/python3 -m venv --system-site-packages $VENV
+    pins=("numpy<2")
+  else
+    echo "dev.sh: Siconos unavailable (no apt or no root); its cross-checks will skip" >&2
+    [ -x $VENV/bin/python ] || python3 -m venv $VENV
+  fi
+  $VENV/bin/python -m pip install -q --disable-pip-version-check --upgrade pip >/dev/null
+  $VENV/bin/python -m pip install -q --disable-pip-version-check -e ".[test]" "${pins[@]}"
+  touch "$stamp"
+}
+
+cmd=${1:-}
+shift || true
+case "$cmd" in
+  setup) setup ;;
+  demo) setup; exec $VENV/bin/python -m lcpdyn "$@" ;;
+  test) setup; exec $VENV/bin/python -m pytest "$@" ;;
+  bench) setup; exec $VENV/bin/python benchmarks/bench_solvers.py "$@" ;;
+  *) echo "usage: ./dev.sh {demo|test|bench|setup} [args...]" >&2; exit 2 ;;
+esac

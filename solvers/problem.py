@@ -1,0 +1,151 @@
+"""The bounded mixed linear complementarity problem (BLCP / MLCP with bounds).
+
+Problem (Peiret 2016, Eqs. 30-31; Júdice & Pires 1992): given ``M`` (n x n), ``q`` (n) and
+bounds ``lo``, ``hi`` (n, entries may be -inf / +inf), find ``z`` and ``w = M z + q`` with
+``lo <= z <= hi`` and, for every index i,
+
+    z_i = lo_i  =>  w_i >= 0,
+    z_i = hi_i  =>  w_i <= 0,
+    lo_i < z_i < hi_i  =>  w_i = 0.
+
+Special cases: ``lo_i = -inf, hi_i = +inf`` makes ``i`` a free variable (an equation w_i = 0);
+``[0, +inf)`` is a classic LCP pair; a finite box is a friction-type variable. A zero-width
+box ``lo_i = hi_i`` fixes z_i and leaves w_i unrestricted: this is the natural-map
+convention of box-constrained variational inequalities (``z = clip(z - w, lo, hi)`` holds for
+any w_i), and it is what a friction box [-mu*lambda_N, mu*lambda_N] with lambda_N = 0 needs
+(the contact may slide freely). Reading the two implications above literally would demand
+w_i = 0 there; lcpdyn does not.
+
+The equivalent fixed-point form used to measure every answer is the natural map
+``z = clip(z - w, lo, hi)`` (see :mod:`solvers.result`).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from numba import njit
+
+__all__ = ["BoundedLCP", "make_problem"]
+
+
+@dataclass(frozen=True, eq=False)
+class BoundedLCP:
+    """A validated bounded LCP. Build it with :func:`make_problem`, which checks the input.
+
+    Attributes
+    ----------
+    M : (n, n) float64 array, C-contiguous. Any sign structure; need not be symmetric.
+    q : (n,) float64 array.
+    lo, hi : (n,) float64 arrays, ``lo <= hi``; ``-inf`` / ``+inf`` allowed, NaN not.
+    """
+
+    M: np.ndarray
+    q: np.ndarray
+    lo: np.ndarray
+    hi: np.ndarray
+
+    @property
+    def n(self) -> int:
+        return self.q.shape[0]
+
+    @property
+    def free(self) -> np.ndarray:
+        """Boolean mask of free variables (both bounds infinite)."""
+        return np.isneginf(self.lo) & np.isposinf(self.hi)
+
+    @property
+    def fixed(self) -> np.ndarray:
+        """Boolean mask of zero-width boxes (``lo == hi``)."""
+        return self.lo == self.hi
+
+
+# Codes returned by _find_bad_entry: (what, i, j)
+_OK, _M_NAN, _M_INF, _Q_NAN, _Q_INF, _LO_NAN, _HI_NAN, _LO_POSINF, _HI_NEGINF, _LO_GT_HI = range(10)
+
+
+@njit(cache=True)
+def _find_bad_entry(M, q, lo, hi):
+    n = q.shape[0]
+    for i in range(n):
+        for j in range(n):
+            x = M[i, j]
+            if np.isnan(x):
+                return _M_NAN, i, j
+            if np.isinf(x):
+                return _M_INF, i, j
+    for i in range(n):
+        if np.isnan(q[i]):
+            return _Q_NAN, i, 0
+        if np.isinf(q[i]):
+            return _Q_INF, i, 0
+        if np.isnan(lo[i]):
+            return _LO_NAN, i, 0
+        if np.isnan(hi[i]):
+            return _HI_NAN, i, 0
+        if lo[i] == np.inf:
+            return _LO_POSINF, i, 0
+        if hi[i] == -np.inf:
+            return _HI_NEGINF, i, 0
+        if lo[i] > hi[i]:
+            return _LO_GT_HI, i, 0
+    return _OK, 0, 0
+
+
+def _as_float_array(name: str, value, ndim: int) -> np.ndarray:
+    try:
+        arr = np.asarray(value)
+    except Exception as exc:  # e.g. ragged nested lists
+        raise ValueError(f"{name} could not be converted to an array: {exc}") from None
+    if arr.dtype == object or not (np.issubdtype(arr.dtype, np.number) or arr.dtype == bool):
+        raise TypeError(f"{name} must be real numbers, got dtype {arr.dtype}")
+    if np.issubdtype(arr.dtype, np.complexfloating):
+        raise TypeError(f"{name} must be real, got complex dtype {arr.dtype}")
+    if arr.ndim != ndim:
+        want = {0: "a scalar", 1: "a 1-D vector", 2: "a 2-D (n, n) matrix"}[ndim]
+        raise ValueError(f"{name} must be {want}, got shape {arr.shape}")
+    return np.ascontiguousarray(arr, dtype=np.float64)
+
+
+def _bound(name: str, value, default: float, n: int) -> np.ndarray:
+    if value is None:
+        return np.full(n, default)
+    if np.ndim(value) == 0:
+        return np.full(n, float(_as_float_array(name, value, 0)))
+    arr = _as_float_array(name, value, 1)
+    if arr.shape != (n,):
+        raise ValueError(f"{name} must have shape ({n},) to match q, got {arr.shape}")
+    return arr
+
+
+def make_problem(M, q, lo=None, hi=None) -> BoundedLCP:
+    """Validate input and build a :class:`BoundedLCP`.
+
+    ``lo`` defaults to 0 and ``hi`` to +inf (the standard LCP); scalars broadcast.
+    Raises ``ValueError`` / ``TypeError`` naming the offending argument and index for: wrong
+    shapes, non-real dtypes, NaN or inf in ``M`` or ``q``, NaN bounds, ``lo = +inf``,
+    ``hi = -inf``, and ``lo > hi``. Inputs are copied, never modified.
+    """
+    M = _as_float_array("M", M, 2)
+    q = _as_float_array("q", q, 1)
+    n = q.shape[0]
+    if M.shape != (n, n):
+        raise ValueError(f"M must be square with shape ({n}, {n}) to match q of length {n}, got {M.shape}")
+    lo = _bound("lo", lo, 0.0, n)
+    hi = _bound("hi", hi, np.inf, n)
+    what, i, j = _find_bad_entry(M, q, lo, hi)
+    if what != _OK:
+        messages = {
+            _M_NAN: f"M contains NaN at ({i}, {j})",
+            _M_INF: f"M contains an infinite entry at ({i}, {j})",
+            _Q_NAN: f"q contains NaN at index {i}",
+            _Q_INF: f"q contains an infinite entry at index {i}",
+            _LO_NAN: f"lo contains NaN at index {i} (use -inf for no lower bound)",
+            _HI_NAN: f"hi contains NaN at index {i} (use +inf for no upper bound)",
+            _LO_POSINF: f"lo[{i}] = +inf leaves no feasible value for z[{i}]",
+            _HI_NEGINF: f"hi[{i}] = -inf leaves no feasible value for z[{i}]",
+            _LO_GT_HI: f"lo[{i}] = {lo[i]!r} > hi[{i}] = {hi[i]!r}: empty box for z[{i}]",
+        }
+        raise ValueError(messages[what])
+    # Own copies: the caller's arrays are never aliased or modified.
+    return BoundedLCP(M.copy(), q.copy(), lo.copy(), hi.copy())

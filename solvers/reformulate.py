@@ -1,0 +1,125 @@
+"""Exact reformulations of the bounded LCP used by the Lemke, PGS and Siconos routes.
+
+1. :func:`eliminate_free` -- Schur complement of the free variables (velocities and bilateral
+   multipliers in Peiret 2016 Eq. 30). With f the free and b the bounded indices,
+
+       z_f = -M_ff^{-1} (q_f + M_fb z_b),
+       BLCP(M_bb - M_bf M_ff^{-1} M_fb,  q_b - M_bf M_ff^{-1} q_f,  lo_b, hi_b).
+
+   Requires a nonsingular M_ff (the mass matrix plus independent bilateral constraints).
+
+2. :func:`split_boxes` -- a BLCP without free variables as a standard LCP(q', M'). With
+   z = z0 + S x, where for each non-fixed index z0_i = lo_i, S_ii = +1 (lower-bounded or boxed)
+   or z0_i = hi_i, S_ii = -1 (upper-bounded only), and a mirror multiplier y_i >= 0 for every
+   finite box (w_i = w_i^+ - y_i):
+
+       [ S M S   E ] [x]   [ S (M z0 + q) ]
+       [ -E^T    0 ] [y] + [   hi - lo    ]  >= 0,  complementary to (x, y) >= 0,
+
+   E selecting the boxed indices. Fixed indices (lo = hi) are constants and drop out. If M is
+   positive semidefinite the split matrix is too, hence copositive-plus (Lemke processes it).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import scipy.linalg as sla
+
+from .problem import BoundedLCP
+
+__all__ = ["SingularFreeBlock", "FreeElimination", "eliminate_free", "BoxSplit", "split_boxes"]
+
+# M_ff counts as singular when LAPACK's reciprocal condition estimate falls below this.
+_RCOND_LIMIT = 1000.0 * np.finfo(float).eps
+
+
+class SingularFreeBlock(ValueError):
+    """The free-variable block M_ff is singular, so it cannot be eliminated."""
+
+
+@dataclass(frozen=True, eq=False)
+class FreeElimination:
+    """Result of :func:`eliminate_free`: the reduced BLCP and what is needed to recover z."""
+
+    reduced: BoundedLCP
+    free: np.ndarray  # indices f
+    bounded: np.ndarray  # indices b
+    lu: tuple | None  # LU factors of M_ff
+    M_fb: np.ndarray
+    q_f: np.ndarray
+    n: int
+
+    def recover(self, z_bounded: np.ndarray) -> np.ndarray:
+        """Full z from the reduced solution z_b."""
+        z = np.empty(self.n)
+        z[self.bounded] = z_bounded
+        if self.free.size:
+            z[self.free] = -sla.lu_solve(self.lu, self.q_f + self.M_fb @ z_bounded, check_finite=False)
+        return z
+
+
+def eliminate_free(problem: BoundedLCP) -> FreeElimination:
+    """Schur-complement the free variables out of ``problem`` (see module docstring)."""
+    free_mask = problem.free
+    free = np.flatnonzero(free_mask)
+    bounded = np.flatnonzero(~free_mask)
+    M, q = problem.M, problem.q
+    if free.size == 0:
+        return FreeElimination(problem, free, bounded, None, np.zeros((0, bounded.size)), np.zeros(0), problem.n)
+    M_ff = M[np.ix_(free, free)]
+    M_fb = M[np.ix_(free, bounded)]
+    M_bf = M[np.ix_(bounded, free)]
+    lu = sla.lu_factor(M_ff, check_finite=False)
+    anorm = np.abs(M_ff).sum(axis=0).max()
+    rcond, _ = sla.lapack.dgecon(lu[0], anorm, norm="1")
+    if not rcond > _RCOND_LIMIT:
+        raise SingularFreeBlock(
+            f"the block of the {free.size} free variables is singular (reciprocal condition {rcond:.2g}); "
+            "it cannot be eliminated")
+    solved = sla.lu_solve(lu, np.column_stack([M_fb, q[free]]), check_finite=False)
+    reduced_M = M[np.ix_(bounded, bounded)] - M_bf @ solved[:, :-1]
+    reduced_q = q[bounded] - M_bf @ solved[:, -1]
+    reduced = BoundedLCP(np.ascontiguousarray(reduced_M), reduced_q, problem.lo[bounded].copy(),
+                         problem.hi[bounded].copy())
+    return FreeElimination(reduced, free, bounded, lu, M_fb, q[free].copy(), problem.n)
+
+
+@dataclass(frozen=True, eq=False)
+class BoxSplit:
+    """Result of :func:`split_boxes`: LCP(q', M') and the map back to z."""
+
+    M: np.ndarray
+    q: np.ndarray
+    z0: np.ndarray  # (n,)
+    sign: np.ndarray  # (n,) entries of S: +1, -1, or 0 for fixed
+    moving: np.ndarray  # indices of non-fixed variables (the x block)
+
+    def recover(self, x: np.ndarray) -> np.ndarray:
+        z = self.z0.copy()
+        z[self.moving] += self.sign[self.moving] * x[: self.moving.size]
+        return z
+
+
+def split_boxes(problem: BoundedLCP) -> BoxSplit:
+    """Standard LCP equivalent to a BLCP with no free variables (see module docstring)."""
+    lo, hi = problem.lo, problem.hi
+    if problem.free.any():
+        raise ValueError("split_boxes needs a problem without free variables; call eliminate_free first")
+    lower_finite = np.isfinite(lo)
+    upper_finite = np.isfinite(hi)
+    fixed = lo == hi
+    sign = np.where(fixed, 0.0, np.where(lower_finite, 1.0, -1.0))
+    z0 = np.where(lower_finite, lo, hi)
+    moving = np.flatnonzero(~fixed)
+    boxed = np.flatnonzero(lower_finite & upper_finite & ~fixed)
+    s = sign[moving]
+    base = problem.M @ z0 + problem.q
+    m, k = moving.size, boxed.size
+    big = np.zeros((m + k, m + k))
+    big[:m, :m] = s[:, None] * problem.M[np.ix_(moving, moving)] * s[None, :]
+    position = np.searchsorted(moving, boxed)  # row of each boxed index in the x block
+    big[position, m + np.arange(k)] = 1.0
+    big[m + np.arange(k), position] = -1.0
+    rhs = np.concatenate([s * base[moving], hi[boxed] - lo[boxed]])
+    return BoxSplit(big, rhs, z0, sign, moving)
