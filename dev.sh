@@ -39,7 +39,6 @@ setup() {
     echo "dev.sh: Siconos unavailable (no apt or no root); its cross-checks will skip" >&2
     [ -x $VENV/bin/python ] || python3 -m venv $VENV
   fi
-  $VENV/bin/python -m pip install -q --disable-pip-version-check --upgrade pip >/dev/null
   $VENV/bin/python -m pip install -q --disable-pip-version-check -e ".[test]" "${pins[@]}"
   touch "$stamp"
 }

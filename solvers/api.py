@@ -12,6 +12,7 @@ __all__ = ["solve", "METHODS"]
 
 METHODS = {module.NAME: module for module in (judice_pires, lemke, pgs, siconos_route)}
 DEFAULT_TOLERANCE = 1e-9
+_DEFAULTS = {name: module.Options() for name, module in METHODS.items()}  # frozen, safe to share
 
 
 def solve(M, q=None, lo=None, hi=None, method: str = "judice-pires", *, tolerance: float = DEFAULT_TOLERANCE,
@@ -49,7 +50,8 @@ def solve(M, q=None, lo=None, hi=None, method: str = "judice-pires", *, toleranc
             raise TypeError("solve() needs q (or a BoundedLCP as its first argument)")
         problem = make_problem(M, q, lo, hi)
     module = METHODS[method]
-    result = module.run(problem, build_options(module.Options, method, options), float(tolerance))
+    method_options = build_options(module.Options, method, options) if options else _DEFAULTS[method]
+    result = module.run(problem, method_options, float(tolerance))
     if raise_on_failure and not result.success:
         raise SolverFailure(result)
     return result

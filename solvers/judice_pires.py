@@ -57,6 +57,7 @@ NAME = "judice-pires"
 _SOLVED, _MAX_ITERATIONS, _CYCLING, _SINGULAR = 0, 1, 2, 4
 _CODE_TO_STATUS = {_SOLVED: Status.SOLVED, _MAX_ITERATIONS: Status.MAX_ITERATIONS,
                    _CYCLING: Status.CYCLING, _SINGULAR: Status.SINGULAR_BASIS}
+_CODE_TO_TEXT = {code: status.name.lower() for code, status in _CODE_TO_STATUS.items()}
 # Numerically singular when ||A|| ||x|| / ||r|| (a lower bound on cond(A)) exceeds this.
 _CONDITION_LIMIT = 1.0 / (1000.0 * np.finfo(float).eps)
 
@@ -260,7 +261,7 @@ def run(problem, options: Options, tolerance: float):
     z, code, iterations = pivot(M, q, lo, hi, state, max_iterations, options.max_stall,
                                 options.pivot_tolerance, 0.0, np.zeros(n))
     first = measure(problem, z, _CODE_TO_STATUS[code], iterations,
-                    f"basic-set pivoting: {_CODE_TO_STATUS[code].name.lower()} after {iterations} iterations",
+                    f"basic-set pivoting: {_CODE_TO_TEXT[code]} after {iterations} iterations",
                     NAME, tolerance, {"regularization": None})
     if first.success or options.regularization == 0.0:
         return first

@@ -93,6 +93,8 @@ def _find_bad_entry(M, q, lo, hi):
 
 
 def _as_float_array(name: str, value, ndim: int) -> np.ndarray:
+    if type(value) is np.ndarray and value.dtype == np.float64 and value.ndim == ndim:
+        return value.copy(order="C")  # fast path for the common case; always a private copy
     try:
         arr = np.asarray(value)
     except Exception as exc:  # e.g. ragged nested lists
@@ -104,7 +106,7 @@ def _as_float_array(name: str, value, ndim: int) -> np.ndarray:
     if arr.ndim != ndim:
         want = {0: "a scalar", 1: "a 1-D vector", 2: "a 2-D (n, n) matrix"}[ndim]
         raise ValueError(f"{name} must be {want}, got shape {arr.shape}")
-    return np.ascontiguousarray(arr, dtype=np.float64)
+    return np.array(arr, dtype=np.float64, order="C")  # always a private copy
 
 
 def _bound(name: str, value, default: float, n: int) -> np.ndarray:
@@ -147,5 +149,5 @@ def make_problem(M, q, lo=None, hi=None) -> BoundedLCP:
             _LO_GT_HI: f"lo[{i}] = {lo[i]!r} > hi[{i}] = {hi[i]!r}: empty box for z[{i}]",
         }
         raise ValueError(messages[what])
-    # Own copies: the caller's arrays are never aliased or modified.
-    return BoundedLCP(M.copy(), q.copy(), lo.copy(), hi.copy())
+    # _as_float_array and _bound made private copies: the caller's arrays are never aliased.
+    return BoundedLCP(M, q, lo, hi)

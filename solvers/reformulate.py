@@ -21,6 +21,7 @@
 """
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass
 
 import numpy as np
@@ -70,7 +71,9 @@ def eliminate_free(problem: BoundedLCP) -> FreeElimination:
     M_ff = M[np.ix_(free, free)]
     M_fb = M[np.ix_(free, bounded)]
     M_bf = M[np.ix_(bounded, free)]
-    lu = sla.lu_factor(M_ff, check_finite=False)
+    with warnings.catch_warnings():  # singularity is judged by the rcond test below
+        warnings.simplefilter("ignore", sla.LinAlgWarning)
+        lu = sla.lu_factor(M_ff, check_finite=False)
     anorm = np.abs(M_ff).sum(axis=0).max()
     rcond, _ = sla.lapack.dgecon(lu[0], anorm, norm="1")
     if not rcond > _RCOND_LIMIT:

@@ -106,13 +106,17 @@ class LCPResult:
 
 @njit(cache=True)
 def _measure_kernel(M, q, lo, hi, z, w, active_set):
-    """w <- M z + q; returns (residual, bound_violation, scale); fills active_set codes."""
+    """w <- M z + q; returns (residual, bound_violation, scale), all NaN if z is not finite;
+    fills active_set codes."""
     n = q.shape[0]
     residual = 0.0
     violation = 0.0
     m_norm = 0.0
     z_norm = 0.0
     q_norm = 0.0
+    for i in range(n):
+        if not np.isfinite(z[i]):
+            return np.nan, np.nan, np.nan
     for i in range(n):
         s = q[i]
         row = 0.0
@@ -148,13 +152,13 @@ def measure(problem, z, status: Status, iterations: int, message: str, method: s
     n = problem.n
     w = np.empty(n)
     active_set = np.empty(n, dtype=np.int8)
-    if not np.all(np.isfinite(z)):
+    residual, violation, scale = _measure_kernel(problem.M, problem.q, problem.lo, problem.hi, z, w,
+                                                 active_set)
+    if not np.isfinite(scale):
         nan = float("nan")
         return LCPResult(z, np.full(n, nan), Status.NUMERICAL_ERROR, iterations, nan, nan, nan, nan,
                          tolerance, f"non-finite solution; {message}", method,
                          np.zeros(n, np.int8), info or {})
-    residual, violation, scale = _measure_kernel(problem.M, problem.q, problem.lo, problem.hi, z, w,
-                                                 active_set)
     relative = max(residual, violation) / scale
     if status == Status.SOLVED and not relative <= tolerance:
         status = Status.INACCURATE

@@ -1,0 +1,219 @@
+"""Solver correctness on the shared problem library: every success is checked by an
+independent residual computed here (not by solvers.result), closed forms where known, and
+agreement between methods where the solution is unique."""
+import numpy as np
+import pytest
+
+from solvers import AT_LOWER, AT_UPPER, BASIC, FIXED, SolverFailure, Status, solve
+from solvers import library as L
+
+OWN_METHODS = ("judice-pires", "lemke", "pgs")
+TOL = 1e-9
+
+
+def independent_check(case, result, tol=TOL):
+    """Natural-map residual recomputed from scratch, relative to 1 + |q| + |M||z|."""
+    M, q, lo, hi = case.args
+    z = result.z
+    w = M @ z + q
+    np.testing.assert_allclose(result.w, w, rtol=0, atol=1e-12 * (1 + np.abs(w).max(initial=0)))
+    scale = 1 + np.abs(q).max(initial=0) + np.abs(M).sum(axis=1).max(initial=0) * np.abs(z).max(initial=0)
+    natural = np.abs(z - np.clip(z - w, lo, hi)).max(initial=0)
+    violation = np.maximum(np.maximum(lo - z, z - hi), 0).max(initial=0)
+    assert natural <= tol * scale, f"{case.name}: natural-map residual {natural:.3g} (scale {scale:.3g})"
+    assert violation <= tol * scale, f"{case.name}: bound violation {violation:.3g}"
+
+
+def solve_ok(case, method, **options):
+    result = solve(*case.args, method=method, **options)
+    assert result.success, f"{case.name} with {method}: {result.status.name}: {result.message}"
+    independent_check(case, result)
+    return result
+
+
+@pytest.mark.parametrize("method", OWN_METHODS)
+@pytest.mark.parametrize("case", L.hand_cases(), ids=lambda c: c.name)
+def test_hand_cases(case, method):
+    result = solve_ok(case, method)
+    atol = 1e-12 if method != "pgs" else 1e-8
+    np.testing.assert_allclose(result.z, case.z_expected, rtol=0, atol=atol)
+
+
+@pytest.mark.parametrize("method", ["judice-pires", "lemke"])
+@pytest.mark.parametrize("n", [3, 6, 10])
+def test_murty_example(n, method):
+    case = L.murty(n)
+    result = solve_ok(case, method)
+    np.testing.assert_array_equal(result.z, case.z_expected)
+    if method == "lemke":
+        assert result.iterations == 2 ** n  # Murty's exponential example, counting z0's entry
+    else:
+        assert result.iterations <= 2 * n + 1
+
+
+def test_lemke_pivot_limit_on_murty_is_reported():
+    result = solve(*L.murty(12).args, method="lemke", max_pivots=100)
+    assert result.status == Status.MAX_ITERATIONS and not result.success
+    with pytest.raises(SolverFailure, match="MAX_ITERATIONS"):
+        solve(*L.murty(12).args, method="lemke", max_pivots=100, raise_on_failure=True)
+
+
+SPD = [L.random_spd(n, seed, bounds) for n in (5, 30, 100, 300) for seed in (0, 1)
+       for bounds in ("lcp", "box", "mixed")]
+
+
+@pytest.mark.parametrize("case", SPD, ids=lambda c: c.name)
+def test_random_spd_all_methods_agree(case):
+    reference = solve_ok(case, "judice-pires")
+    for method in ("lemke", "pgs"):
+        if method == "lemke" and case.q.size > 100:
+            continue  # O(n^3) tableau pivots: covered by n <= 100 and by the Siconos check
+        other = solve_ok(case, method)
+        atol = 1e-8 if method != "pgs" else 1e-6
+        np.testing.assert_allclose(other.z, reference.z, rtol=0, atol=atol * (1 + np.abs(reference.z).max()))
+
+
+P_MATRICES = [L.random_p_matrix(n, seed, bounds) for n in (10, 40, 120) for seed in (0, 1, 2)
+              for bounds in ("lcp", "mixed")]
+
+
+@pytest.mark.parametrize("case", P_MATRICES, ids=lambda c: c.name)
+def test_nonsymmetric_p_matrices(case):
+    reference = solve_ok(case, "judice-pires")
+    assert reference.info["regularization"] is None  # solved by pivoting alone
+    lemke = solve_ok(case, "lemke")
+    np.testing.assert_allclose(lemke.z, reference.z, rtol=0, atol=1e-8 * (1 + np.abs(reference.z).max()))
+
+
+SINGULAR = ([L.random_psd_duplicated(n, seed, bounds=b) for n in (10, 50, 150) for seed in (0, 1)
+             for b in ("lcp", "box")]
+            + [L.delassus_rigid_body(k, seed) for k in (2, 4, 10, 30, 60) for seed in (0, 1, 2)]
+            + [L.box_resting(4), L.box_resting(3)])
+
+
+@pytest.mark.parametrize("case", SINGULAR, ids=lambda c: c.name)
+def test_singular_psd_problems(case):
+    """Redundant contacts: z is not unique but w is (M PSD); all methods must agree on w."""
+    results = [solve_ok(case, method) for method in ("judice-pires", "lemke")]
+    scale = 1 + np.abs(case.q).max()
+    np.testing.assert_allclose(results[0].w, results[1].w, rtol=0, atol=1e-7 * scale)
+
+
+def test_box_resting_physics():
+    """Cube at rest on four coplanar corners: v+ = 0, normal impulses sum to m g h."""
+    case = L.box_resting(4)
+    result = solve_ok(case, "judice-pires")
+    np.testing.assert_allclose(result.z[:6], 0.0, atol=1e-10)
+    assert result.z[6:10].sum() == pytest.approx(9.81e-3, rel=1e-9)
+    assert np.all(result.z[6:10] >= 0)
+    np.testing.assert_allclose(result.z[10:], 0.0, atol=1e-12)
+
+
+def test_one_contact_wheel_sliding_step():
+    """Upright wheel sliding at 6 m/s for one 1 ms step, friction box +-mu*m*g*h: the contact
+    keeps sliding, so the friction impulse saturates at -mu m g h along x, the normal impulse
+    carries the weight, and the forward speed drops by mu g h."""
+    case = L.wheel_one_contact()
+    for method in OWN_METHODS:
+        z = solve_ok(case, method).z
+        assert z[6] == pytest.approx(9.81e-3, rel=1e-9)
+        assert z[7] == pytest.approx(-0.3 * 9.81e-3, rel=1e-9)
+        assert z[0] == pytest.approx(6.0 - 0.3 * 9.81e-3, rel=1e-12)
+        assert z[2] == pytest.approx(0.0, abs=1e-12)
+
+
+def test_degenerate_and_active_set_codes():
+    M = np.eye(4)
+    q = np.array([0.0, -1.0, 2.0, 0.5])
+    lo = np.array([0.0, 0.0, -1.0, 0.2])
+    hi = np.array([np.inf, np.inf, 1.0, 0.2])
+    result = solve(M, q, lo, hi)
+    assert result.success
+    np.testing.assert_allclose(result.z, [0.0, 1.0, -1.0, 0.2])
+    np.testing.assert_array_equal(result.active_set, [AT_LOWER, BASIC, AT_LOWER, FIXED])
+    result = solve(M, -q, -2.0, 0.5)  # z = clip(q, -2, 0.5) = (0, -1, 0.5, 0.5)
+    np.testing.assert_allclose(result.z, [0.0, -1.0, 0.5, 0.5])
+    np.testing.assert_array_equal(result.active_set, [BASIC, BASIC, AT_UPPER, AT_UPPER])
+
+
+def test_warm_start_from_solution_takes_one_iteration():
+    case = L.random_spd(200, 5, "mixed")
+    cold = solve_ok(case, "judice-pires")
+    warm = solve_ok(case, "judice-pires", warm_start=cold.active_set)
+    assert warm.iterations == 1 < cold.iterations
+    np.testing.assert_allclose(warm.z, cold.z, atol=1e-10)
+    # a perturbed problem started from the old set: still correct
+    perturbed = L.Case("perturbed", case.M, case.q + 1e-3, case.lo, case.hi)
+    solve_ok(perturbed, "judice-pires", warm_start=cold.active_set)
+
+
+def test_reproducible():
+    case = L.delassus_rigid_body(10, 1)
+    a = solve(*case.args)
+    b = solve(*case.args)
+    np.testing.assert_array_equal(a.z, b.z)
+    assert a.iterations == b.iterations
+
+
+# --- honest failure -------------------------------------------------------------------------
+
+def test_unsolvable_problem_is_never_a_success():
+    """w = -z - 1 >= 0 has no solution with z >= 0."""
+    M, q = np.array([[-1.0]]), np.array([-1.0])
+    jp = solve(M, q)
+    assert not jp.success and jp.status in (Status.CYCLING, Status.MAX_ITERATIONS, Status.SINGULAR_BASIS)
+    lemke = solve(M, q, method="lemke")
+    assert lemke.status == Status.RAY_TERMINATION
+    pgs = solve(M, q, method="pgs")
+    assert pgs.status == Status.NUMERICAL_ERROR and "positive diagonal" in pgs.message
+    with pytest.raises(SolverFailure, match="RAY_TERMINATION"):
+        solve(M, q, method="lemke", raise_on_failure=True)
+
+
+def test_iteration_limit_is_reported():
+    case = L.random_spd(60, 2, "box")
+    result = solve(*case.args, max_iterations=1, regularization=0.0)
+    assert result.status == Status.MAX_ITERATIONS and not result.success
+    result = solve(*case.args, method="pgs", max_sweeps=1, check_every=1)
+    assert result.status == Status.MAX_ITERATIONS
+
+
+def test_singular_basis_without_fallback_is_reported():
+    case = L.box_resting(4)
+    result = solve(*case.args, regularization=0.0)
+    assert result.status == Status.SINGULAR_BASIS and not result.success
+
+
+def test_fallback_is_recorded():
+    result = solve(*L.box_resting(4).args)
+    assert result.success
+    assert result.info["regularization"] > 0 and result.info["first_attempt"] == "singular_basis"
+    assert "proximal-point fallback" in result.message
+
+
+def test_singular_free_block_is_reported():
+    M = np.array([[1.0, 1.0, 0.0], [1.0, 1.0, 0.0], [0.0, 0.0, 1.0]])
+    q = np.array([1.0, 2.0, -1.0])
+    lo = np.array([-np.inf, -np.inf, 0.0])
+    hi = np.array([np.inf, np.inf, np.inf])
+    for method in ("lemke", "pgs"):
+        result = solve(M, q, lo, hi, method=method)
+        assert result.status == Status.SINGULAR_BASIS and "free variables is singular" in result.message
+    assert not solve(M, q, lo, hi).success  # inconsistent equations: no solution exists
+
+
+def test_inaccurate_answer_is_downgraded():
+    """PGS stopped early on a slow problem: its answer must not pass the framework check."""
+    case = L.random_spd(80, 4, "lcp")
+    result = solve(*case.args, method="pgs", max_sweeps=2, check_every=1)
+    assert not result.success
+    assert result.relative_residual > TOL
+
+
+def test_non_finite_answer_is_a_numerical_error():
+    from solvers.problem import make_problem
+    from solvers.result import measure
+    problem = make_problem(np.eye(2), np.ones(2))
+    for bad in (np.nan, np.inf):
+        result = measure(problem, np.array([0.0, bad]), Status.SOLVED, 1, "test", "test", TOL)
+        assert result.status == Status.NUMERICAL_ERROR and not result.success
