@@ -12,6 +12,8 @@ Timed entries (median over repeats of batches; each batch's mean is one sample):
   in NumPy, Siconos' LCP Lemke, recovery, residual check.
 * ``siconos-lemke-driver``: only ``linearComplementarity_driver`` (SICONOS_LCP_LEMKE) on the
   already reduced and split LCP -- the figure the issue quotes (3-4 us, ~20 ms).
+* ``judice-pires-kernel``: the Júdice–Pires pivoting kernel alone on the unreduced problem,
+  from a cold start -- the counterpart of the bare driver call.
 Ratios are to ``siconos-lemke-driver`` and to ``siconos-route``.
 
 BLAS runs on one thread (set below before NumPy loads) so that both sides are compared on
@@ -80,6 +82,24 @@ def siconos_driver_call(case):
     return call
 
 
+def judice_pires_kernel_call(case):
+    """The pivoting kernel alone (no validation, no residual check): the counterpart of the
+    bare Siconos driver call."""
+    from solvers import judice_pires
+
+    problem = make_problem(*case.args)
+    n = problem.n
+    start = judice_pires._initial_state(problem.lo, problem.hi, np.zeros(n, np.int8), False)
+    center = np.zeros(n)
+
+    def call():
+        z, code, _ = judice_pires.pivot(problem.M, problem.q, problem.lo, problem.hi, start.copy(),
+                                        50 + 50 * n, 3, 1e-12, 0.0, center)
+        if code != 0:
+            raise RuntimeError("judice-pires kernel failed in the benchmark")
+    return call
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", default="results/bench_solvers.json")
@@ -107,6 +127,9 @@ def main(argv=None) -> int:
             row["times_s"][key] = seconds
             row["calls"][key] = calls
             row["iterations"][key] = result.iterations
+        seconds, calls = median_seconds(judice_pires_kernel_call(case), budget)
+        row["times_s"]["judice-pires-kernel"] = seconds
+        row["calls"]["judice-pires-kernel"] = calls
         if have_siconos:
             seconds, calls = median_seconds(siconos_driver_call(case), budget)
             row["times_s"]["siconos-lemke-driver"] = seconds

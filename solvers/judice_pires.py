@@ -29,10 +29,12 @@ of its solutions, which the algorithm accepts. An exactly singular LU, or a nume
 one (the lower bound ||A|| ||x|| / ||r|| on the condition number above 1/(1000 eps)), stops the
 pivoting with ``SINGULAR_BASIS``. The front door then falls back -- explicitly, and it says so
 in the message and ``info['regularization']`` -- to proximal-point regularization: it solves
-BLCP(M + rho I, q - rho z_k, lo, hi) repeatedly, warm-started, with rho = ``regularization`` x
-||M||_inf, until the *unregularized* natural-map residual is within tolerance. For monotone
-(positive semidefinite, including the saddle-point matrices of the stepper) problems the fixed
-point of this iteration is a solution of the original problem, so no bias is left.
+BLCP(M + rho_k I, q - rho_k z_k, lo, hi) repeatedly, warm-started, until the *unregularized*
+natural-map residual is within tolerance. rho_k starts at 0.1 ||M||_inf (well conditioned, so
+block pivoting is fast) and shrinks tenfold per outer iteration down to ``regularization`` x
+||M||_inf. For monotone problems (positive semidefinite M, including the saddle-point matrices
+of the stepper) the fixed point of this iteration solves the original problem, so no bias is
+left; for others the fallback may fail, and then says so.
 
 Differences from the paper
 --------------------------
@@ -57,6 +59,7 @@ NAME = "judice-pires"
 _SOLVED, _MAX_ITERATIONS, _CYCLING, _SINGULAR = 0, 1, 2, 4
 _CODE_TO_STATUS = {_SOLVED: Status.SOLVED, _MAX_ITERATIONS: Status.MAX_ITERATIONS,
                    _CYCLING: Status.CYCLING, _SINGULAR: Status.SINGULAR_BASIS}
+_CONTINUATION_START = 0.1  # first proximal weight, relative to ||M||_inf
 _CODE_TO_TEXT = {code: status.name.lower() for code, status in _CODE_TO_STATUS.items()}
 # Numerically singular when ||A|| ||x|| / ||r|| (a lower bound on cond(A)) exceeds this.
 _CONDITION_LIMIT = 1.0 / (1000.0 * np.finfo(float).eps)
@@ -254,11 +257,11 @@ def run(problem, options: Options, tolerance: float):
     """Solve ``problem`` (a :class:`~solvers.problem.BoundedLCP`); see the module docstring."""
     n = problem.n
     warm = check_warm_start(options.warm_start, n)
-    state = _initial_state(problem.lo, problem.hi,
-                           warm if warm is not None else np.zeros(n, np.int8), warm is not None)
+    initial = _initial_state(problem.lo, problem.hi,
+                             warm if warm is not None else np.zeros(n, np.int8), warm is not None)
     max_iterations = options.max_iterations or 50 + 50 * n
     M, q, lo, hi = problem.M, problem.q, problem.lo, problem.hi
-    z, code, iterations = pivot(M, q, lo, hi, state, max_iterations, options.max_stall,
+    z, code, iterations = pivot(M, q, lo, hi, initial.copy(), max_iterations, options.max_stall,
                                 options.pivot_tolerance, 0.0, np.zeros(n))
     first = measure(problem, z, _CODE_TO_STATUS[code], iterations,
                     f"basic-set pivoting: {_CODE_TO_TEXT[code]} after {iterations} iterations",
@@ -267,20 +270,22 @@ def run(problem, options: Options, tolerance: float):
         return first
     # The fallback restarts from the initial active set: the failed run's last set is often
     # far from the solution (it is where pivoting went wrong).
-    state = _initial_state(problem.lo, problem.hi,
-                           warm if warm is not None else np.zeros(n, np.int8), warm is not None)
-    return _proximal_fallback(problem, options, tolerance, first, state, max_iterations)
+    return _proximal_fallback(problem, options, tolerance, first, initial, max_iterations)
 
 
 def _proximal_fallback(problem, options: Options, tolerance: float, first, state, max_iterations):
-    """Proximal-point regularization (see module docstring), started from the failed run.
+    """Proximal-point regularization (see module docstring): active sets from ``state``
+    (updated in place), first proximal centre the failed run's z clipped to the bounds.
 
     Outer iterations continue until the unregularized relative residual is below
     ``tolerance / 1000`` (cheap: each is warm-started and takes few pivots) or stops improving;
     the best iterate is returned, and it is a success only if it meets ``tolerance``."""
     M, q, lo, hi = problem.M, problem.q, problem.lo, problem.hi
     m_norm = float(np.abs(M).sum(axis=1).max()) if problem.n else 0.0
-    rho = options.regularization * max(m_norm, np.finfo(float).tiny)
+    rho_final = options.regularization * max(m_norm, np.finfo(float).tiny)
+    # Continuation: start better conditioned (pivoting on M + rho I is fast when rho is a
+    # sizeable part of ||M||) and shrink rho tenfold per outer iteration down to rho_final.
+    rho = max(rho_final, _CONTINUATION_START * max(m_norm, np.finfo(float).tiny))
     center = np.clip(first.z, lo, hi) if np.all(np.isfinite(first.z)) else np.clip(0.0, lo, hi)
     iterations = first.iterations
     why = first.status.name.lower()
@@ -296,8 +301,8 @@ def _proximal_fallback(problem, options: Options, tolerance: float, first, state
             ending = f"an inner {_CODE_TO_STATUS[code].name.lower()}"
             break
         trial = measure(problem, z, Status.SOLVED, iterations, "", NAME, tolerance)
-        if best is None or trial.relative_residual < best[0].relative_residual:
-            best = (trial, outer)
+        if best is None or trial.relative_residual < best.relative_residual:
+            best = trial
         if trial.relative_residual <= 1e-3 * tolerance:
             break
         if float(np.max(np.abs(z - center), initial=0.0)) <= 4 * np.finfo(float).eps * (
@@ -305,13 +310,14 @@ def _proximal_fallback(problem, options: Options, tolerance: float, first, state
             ending = "a stationary iterate"
             break
         center = z
+        rho = max(rho_final, 0.1 * rho)
     info = {"regularization": rho, "proximal_iterations": outer, "first_attempt": why}
-    if best is not None and best[0].relative_residual <= tolerance:
-        return measure(problem, best[0].z, Status.SOLVED, iterations,
+    if best is not None and best.relative_residual <= tolerance:
+        return measure(problem, best.z, Status.SOLVED, iterations,
                        f"pivoting failed ({why}); solved by the proximal-point fallback, rho={rho:.3g}, "
                        f"best of {outer} outer iterations", NAME, tolerance, info)
     status = Status.MAX_ITERATIONS if best is not None else _CODE_TO_STATUS[code]
-    z = best[0].z if best is not None else z
+    z = best.z if best is not None else z
     return measure(problem, z, status, iterations,
                    f"pivoting failed ({why}); the proximal-point fallback (rho={rho:.3g}) ended on {ending} "
                    f"without reaching the tolerance", NAME, tolerance, info)
