@@ -217,3 +217,11 @@ def test_non_finite_answer_is_a_numerical_error():
     for bad in (np.nan, np.inf):
         result = measure(problem, np.array([0.0, bad]), Status.SOLVED, 1, "test", "test", TOL)
         assert result.status == Status.NUMERICAL_ERROR and not result.success
+
+
+def test_solvers_import_without_jax_or_siconos():
+    import subprocess
+    import sys
+    code = ("import sys, solvers; solvers.solve([[2.0]], [-1.0]); "
+            "assert 'jax' not in sys.modules and 'siconos' not in sys.modules, sorted(sys.modules)")
+    subprocess.run([sys.executable, "-c", code], check=True)
