@@ -22,7 +22,7 @@ import numpy as np
 from numba import njit
 
 from .options import check_count, check_positive
-from .reformulate import SingularFreeBlock, eliminate_free, split_boxes
+from .reformulate import eliminate_free_or_report, split_boxes
 from .result import Status, measure
 
 NAME = "lemke"
@@ -146,10 +146,9 @@ def _extract(basis, x, n):
 
 def run(problem, options: Options, tolerance: float):
     """Solve a bounded LCP through the reformulations of :mod:`solvers.reformulate`."""
-    try:
-        elimination = eliminate_free(problem)
-    except SingularFreeBlock as exc:
-        return measure(problem, np.zeros(problem.n), Status.SINGULAR_BASIS, 0, str(exc), NAME, tolerance)
+    elimination, failure = eliminate_free_or_report(problem, NAME, tolerance)
+    if failure is not None:
+        return failure
     split = split_boxes(elimination.reduced)
     m = split.q.shape[0]
     max_pivots = options.max_pivots or 10_000 + 100 * m

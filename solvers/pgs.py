@@ -20,8 +20,8 @@ import numpy as np
 from numba import njit
 
 from .options import check_count, check_positive
-from .reformulate import SingularFreeBlock, eliminate_free
-from .result import Status, measure
+from .reformulate import eliminate_free_or_report
+from .result import Status, _measure_kernel, measure
 
 NAME = "pgs"
 
@@ -49,22 +49,10 @@ class Options:
 
 @njit(cache=True)
 def _relative_residual(M, q, lo, hi, z):
-    residual = 0.0
-    m_norm = 0.0
-    z_norm = 0.0
-    q_norm = 0.0
+    """The framework's relative residual (:func:`solvers.result._measure_kernel`) of z."""
     n = q.shape[0]
-    for i in range(n):
-        s = q[i]
-        row = 0.0
-        for j in range(n):
-            s += M[i, j] * z[j]
-            row += abs(M[i, j])
-        residual = max(residual, abs(z[i] - min(max(z[i] - s, lo[i]), hi[i])))
-        m_norm = max(m_norm, row)
-        z_norm = max(z_norm, abs(z[i]))
-        q_norm = max(q_norm, abs(q[i]))
-    return residual / (1.0 + q_norm + m_norm * z_norm)
+    residual, violation, scale = _measure_kernel(M, q, lo, hi, z, np.empty(n), np.empty(n, np.int8))
+    return max(residual, violation) / scale
 
 
 @njit(cache=True)
@@ -88,10 +76,9 @@ def projected_sor(M, q, lo, hi, z, omega, max_sweeps, check_every, stop):
 def run(problem, options: Options, tolerance: float):
     """PSOR on the problem with its free variables eliminated."""
     n = problem.n
-    try:
-        elimination = eliminate_free(problem)
-    except SingularFreeBlock as exc:
-        return measure(problem, np.zeros(n), Status.SINGULAR_BASIS, 0, str(exc), NAME, tolerance)
+    elimination, failure = eliminate_free_or_report(problem, NAME, tolerance)
+    if failure is not None:
+        return failure
     reduced = elimination.reduced
     diagonal = np.diag(reduced.M)
     if reduced.n and not np.all(diagonal > 0):

@@ -28,8 +28,9 @@ import numpy as np
 import scipy.linalg as sla
 
 from .problem import BoundedLCP
+from .result import Status, measure
 
-__all__ = ["SingularFreeBlock", "FreeElimination", "eliminate_free", "BoxSplit", "split_boxes"]
+__all__ = ["SingularFreeBlock", "FreeElimination", "eliminate_free", "eliminate_free_or_report", "BoxSplit", "split_boxes"]
 
 # M_ff counts as singular when LAPACK's reciprocal condition estimate falls below this.
 _RCOND_LIMIT = 1000.0 * np.finfo(float).eps
@@ -86,6 +87,15 @@ def eliminate_free(problem: BoundedLCP) -> FreeElimination:
     reduced = BoundedLCP(np.ascontiguousarray(reduced_M), reduced_q, problem.lo[bounded].copy(),
                          problem.hi[bounded].copy())
     return FreeElimination(reduced, free, bounded, lu, M_fb, q[free].copy(), problem.n)
+
+
+def eliminate_free_or_report(problem: BoundedLCP, method: str, tolerance: float):
+    """``(elimination, None)``, or ``(None, result)`` with a ``SINGULAR_BASIS`` result saying
+    why M_ff could not be eliminated -- the shared first step of the reduced-problem methods."""
+    try:
+        return eliminate_free(problem), None
+    except SingularFreeBlock as exc:
+        return None, measure(problem, np.zeros(problem.n), Status.SINGULAR_BASIS, 0, str(exc), method, tolerance)
 
 
 @dataclass(frozen=True, eq=False)

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .options import check_count, check_positive
-from .reformulate import SingularFreeBlock, eliminate_free, split_boxes
+from .reformulate import eliminate_free_or_report, split_boxes
 from .result import Status, measure
 
 NAME = "siconos"
@@ -73,10 +73,9 @@ class Options:
 
 def run(problem, options: Options, tolerance: float):
     sn = import_siconos()
-    try:
-        elimination = eliminate_free(problem)
-    except SingularFreeBlock as exc:
-        return measure(problem, np.zeros(problem.n), Status.SINGULAR_BASIS, 0, str(exc), NAME, tolerance)
+    elimination, failure = eliminate_free_or_report(problem, NAME, tolerance)
+    if failure is not None:
+        return failure
     split = split_boxes(elimination.reduced)
     m = split.q.shape[0]
     x = np.zeros(m)
