@@ -89,12 +89,13 @@ def judice_pires_kernel_call(case):
 
     problem = make_problem(*case.args)
     n = problem.n
+    defaults = judice_pires.Options()  # the front door's defaults, so both entries do the same work
     start = judice_pires._initial_state(problem.lo, problem.hi, np.zeros(n, np.int8), False)
     center = np.zeros(n)
 
     def call():
         z, code, _ = judice_pires.pivot(problem.M, problem.q, problem.lo, problem.hi, start.copy(),
-                                        50 + 50 * n, 3, 1e-12, 0.0, center)
+                                        judice_pires.default_max_iterations(n), defaults.max_stall, defaults.pivot_tolerance, 0.0, center)
         if code != 0:
             raise RuntimeError("judice-pires kernel failed in the benchmark")
     return call

@@ -253,13 +253,18 @@ def pivot(M, q, lo, hi, state, max_iterations, max_stall, pivot_tolerance, rho, 
     return z, code, iterations
 
 
+def default_max_iterations(n: int) -> int:
+    """The pivot limit per pivoting run when ``max_iterations`` is 0."""
+    return 50 + 50 * n
+
+
 def run(problem, options: Options, tolerance: float):
     """Solve ``problem`` (a :class:`~solvers.problem.BoundedLCP`); see the module docstring."""
     n = problem.n
     warm = check_warm_start(options.warm_start, n)
     initial = _initial_state(problem.lo, problem.hi,
                              warm if warm is not None else np.zeros(n, np.int8), warm is not None)
-    max_iterations = options.max_iterations or 50 + 50 * n
+    max_iterations = options.max_iterations or default_max_iterations(n)
     M, q, lo, hi = problem.M, problem.q, problem.lo, problem.hi
     z, code, iterations = pivot(M, q, lo, hi, initial.copy(), max_iterations, options.max_stall,
                                 options.pivot_tolerance, 0.0, np.zeros(n))
@@ -282,10 +287,11 @@ def _proximal_fallback(problem, options: Options, tolerance: float, first, state
     the best iterate is returned, and it is a success only if it meets ``tolerance``."""
     M, q, lo, hi = problem.M, problem.q, problem.lo, problem.hi
     m_norm = float(np.abs(M).sum(axis=1).max()) if problem.n else 0.0
-    rho_final = options.regularization * max(m_norm, np.finfo(float).tiny)
+    m_norm = max(m_norm, np.finfo(float).tiny)
+    rho_final = options.regularization * m_norm
     # Continuation: start better conditioned (pivoting on M + rho I is fast when rho is a
     # sizeable part of ||M||) and shrink rho tenfold per outer iteration down to rho_final.
-    rho = max(rho_final, _CONTINUATION_START * max(m_norm, np.finfo(float).tiny))
+    rho = max(rho_final, _CONTINUATION_START * m_norm)
     center = np.clip(first.z, lo, hi) if np.all(np.isfinite(first.z)) else np.clip(0.0, lo, hi)
     iterations = first.iterations
     why = first.status.name.lower()
@@ -298,7 +304,7 @@ def _proximal_fallback(problem, options: Options, tolerance: float, first, state
                              options.pivot_tolerance, rho, center)
         iterations += its
         if code != _SOLVED:
-            ending = f"an inner {_CODE_TO_STATUS[code].name.lower()}"
+            ending = f"an inner {_CODE_TO_TEXT[code]}"
             break
         trial = measure(problem, z, Status.SOLVED, iterations, "", NAME, tolerance)
         if best is None or trial.relative_residual < best.relative_residual:
