@@ -48,7 +48,7 @@ def check_warm_start(warm_start, n: int) -> np.ndarray | None:
         raise ValueError(f"warm_start must have shape ({n},), got {arr.shape}")
     if not np.issubdtype(arr.dtype, np.integer):
         raise TypeError(f"warm_start must hold integer active-set codes, got dtype {arr.dtype}")
-    bad = ~np.isin(arr, (AT_LOWER, BASIC, AT_UPPER, FIXED))
+    bad = (arr < AT_LOWER) | (arr > FIXED)  # the codes are the consecutive integers -1..2
     if bad.any():
         i = int(np.flatnonzero(bad)[0])
         raise ValueError(f"warm_start[{i}] = {arr[i]} is not an active-set code (-1, 0, 1 or 2)")

@@ -1,0 +1,170 @@
+"""Contact geometry: gap functions Phi(q) and contact frames, written once as JAX functions.
+
+Each contact pairs a point set of one rigid body with a fixed :class:`Plane` and gives, for a
+body pose (x, R),
+
+* ``gap``: the signed distance Phi (m) between the candidate contact points (Peiret 2016
+  Eq. 3; Bauchau 2002 Eq. 4), positive when separated;
+* ``point``: the candidate contact point on the body (world), whose material velocity defines
+  the slip velocity v_T = D v (Peiret 2016 Eq. 4);
+* ``normal`` n (the plane's unit normal) and the tangent basis (t1, t2), right-handed with n:
+  t1 x t2 = n.
+
+The Jacobians N = dPhi/dq Gamma and D are produced from these functions by JAX
+(:mod:`lcpdyn.model`); nothing here is differentiated by hand.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import jax.numpy as jnp
+import numpy as np
+
+from .body import RigidBody
+from .validation import finite_vector, nonnegative, positive
+
+__all__ = ["Plane", "PointContact", "SphereContact", "DiskContact", "Contact"]
+
+
+@dataclass(eq=False)
+class Plane:
+    """A fixed plane through ``point`` with unit ``normal`` (normalized here).
+
+    ``tangent`` fixes t1 of the plane's own tangent basis (projected onto the plane); by default
+    the world x axis projected, or y if x is (nearly) normal. t2 = n x t1.
+    """
+
+    point: object = (0.0, 0.0, 0.0)
+    normal: object = (0.0, 0.0, 1.0)
+    tangent: object = None
+    t1: np.ndarray = field(init=False, repr=False)
+    t2: np.ndarray = field(init=False, repr=False)
+
+    def __post_init__(self):
+        self.point = finite_vector("plane point", self.point, 3)
+        normal = finite_vector("plane normal", self.normal, 3)
+        if np.linalg.norm(normal) < 1e-12:
+            raise ValueError("plane normal must be nonzero")
+        self.normal = normal / np.linalg.norm(normal)
+        guess = np.array([1.0, 0.0, 0.0]) if self.tangent is None else finite_vector("plane tangent", self.tangent, 3)
+        t1 = guess - self.normal * (guess @ self.normal)
+        if np.linalg.norm(t1) < 1e-9:
+            if self.tangent is not None:
+                raise ValueError("plane tangent must not be parallel to the normal")
+            guess = np.array([0.0, 1.0, 0.0])
+            t1 = guess - self.normal * (guess @ self.normal)
+        self.t1 = t1 / np.linalg.norm(t1)
+        self.t2 = np.cross(self.normal, self.t1)
+
+    @classmethod
+    def inclined(cls, angle: float, point=(0.0, 0.0, 0.0)) -> "Plane":
+        """A plane through ``point`` tilted by ``angle`` (rad) about the world y axis, descending
+        along +x: n = (sin a, 0, cos a), t1 = (cos a, 0, -sin a) points downhill, t2 = +y."""
+        angle = float(angle)
+        if not (math.isfinite(angle) and abs(angle) < math.pi / 2):
+            raise ValueError(f"incline angle must be finite with |angle| < pi/2, got {angle!r}")
+        return cls(point, (math.sin(angle), 0.0, math.cos(angle)), (math.cos(angle), 0.0, -math.sin(angle)))
+
+
+@dataclass(eq=False)
+class Contact:
+    """Base class: a contact of ``body`` with ``plane`` with Coulomb coefficient ``mu`` (>= 0)."""
+
+    body: RigidBody
+    plane: Plane
+    mu: float
+
+    def _check(self):
+        if not isinstance(self.body, RigidBody):
+            raise TypeError(f"contact body must be a RigidBody, got {type(self.body).__name__}")
+        if not isinstance(self.plane, Plane):
+            raise TypeError(f"contact plane must be a Plane, got {type(self.plane).__name__}")
+        self.mu = nonnegative(f"contact on body {self.body.name!r}: friction coefficient mu", self.mu)
+
+    def frame(self, x, R):
+        """(gap, point, normal, t1, t2) for a body at position x with rotation R (JAX)."""
+        raise NotImplementedError
+
+
+@dataclass(eq=False)
+class PointContact(Contact):
+    """A body-fixed point ``offset`` (body frame, m) against the plane, e.g. a box corner.
+    Phi = n . (x + R offset - P); tangent basis: the plane's (t1, t2)."""
+
+    offset: object = (0.0, 0.0, 0.0)
+
+    def __post_init__(self):
+        self._check()
+        self.offset = finite_vector(f"point contact on {self.body.name!r}: offset", self.offset, 3)
+
+    def frame(self, x, R):
+        n = jnp.asarray(self.plane.normal)
+        point = x + R @ jnp.asarray(self.offset)
+        gap = n @ (point - jnp.asarray(self.plane.point))
+        return gap, point, n, jnp.asarray(self.plane.t1), jnp.asarray(self.plane.t2)
+
+
+@dataclass(eq=False)
+class SphereContact(Contact):
+    """A sphere of ``radius`` centred at the body's centre of mass.
+    Phi = n . (x - P) - radius; contact point x - radius n; the plane's tangent basis."""
+
+    radius: float = 0.0
+
+    def __post_init__(self):
+        self._check()
+        self.radius = positive(f"sphere contact on {self.body.name!r}: radius", self.radius)
+
+    def frame(self, x, R):
+        n = jnp.asarray(self.plane.normal)
+        gap = n @ (x - jnp.asarray(self.plane.point)) - self.radius
+        return gap, x - self.radius * n, n, jnp.asarray(self.plane.t1), jnp.asarray(self.plane.t2)
+
+
+@dataclass(eq=False)
+class DiskContact(Contact):
+    """A thin, sharp-edged disk (a wheel) of ``radius`` rho centred at the body's centre of
+    mass, with body-frame unit ``axis`` (the wheel axis e_3^l; default body y as in Peiret 2016
+    Table 1), against the plane (normal e_3^k = n).
+
+    Bauchau 2002 Sec. 3, Eqs. (2)-(4): with e = R axis,
+
+        d2 = (n x e)/h,  h = |n x e|,  d3 = e,  d1 = d2 x d3   (d1 points to the contact point)
+        point = x + rho d1,  Phi = n . (x - P) - rho h.
+
+    Tangent basis (Bauchau 2002 Eqs. 17-18): t1 = d2, the wheel *driving* direction, and
+    t2 = n x d2, the *transverse* direction.
+
+    The single-point model is undefined when the disk lies flat (h -> 0); the simulation stops
+    with an error if h falls below ``min_sin_tilt`` (default 1e-6).
+    """
+
+    radius: float = 0.0
+    axis: object = (0.0, 1.0, 0.0)
+    min_sin_tilt: float = 1e-6
+
+    def __post_init__(self):
+        self._check()
+        self.radius = positive(f"disk contact on {self.body.name!r}: radius", self.radius)
+        axis = finite_vector(f"disk contact on {self.body.name!r}: axis", self.axis, 3)
+        if np.linalg.norm(axis) < 1e-12:
+            raise ValueError(f"disk contact on {self.body.name!r}: axis must be nonzero")
+        self.axis = axis / np.linalg.norm(axis)
+
+    def frame(self, x, R):
+        n = jnp.asarray(self.plane.normal)
+        e = R @ jnp.asarray(self.axis)
+        c = jnp.cross(n, e)
+        h = jnp.sqrt(c @ c)
+        safe_h = jnp.where(h > self.min_sin_tilt, h, 1.0)  # keeps the trace NaN-free; checked by the stepper
+        d2 = c / safe_h
+        d1 = jnp.cross(d2, e)
+        point = x + self.radius * d1
+        gap = n @ (x - jnp.asarray(self.plane.point)) - self.radius * h
+        return gap, point, n, d2, jnp.cross(n, d2)
+
+    def sin_tilt(self, R):
+        """h = |n x e| (1 when upright, 0 when lying flat)."""
+        c = jnp.cross(jnp.asarray(self.plane.normal), R @ jnp.asarray(self.axis))
+        return jnp.sqrt(c @ c)

@@ -1,0 +1,89 @@
+"""Applied forces: gravity (set on the model), body forces depending on (t, q, v), and
+spring-dampers. Each returns generalized forces for the model's velocity layout: for body i a
+world force F at world point p contributes [F, R_i^T ((p - x_i) x F)] (force, body-frame
+torque), i.e. J_p^T F with J_p the point-velocity Jacobian.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import jax.numpy as jnp
+
+from .body import RigidBody
+from .validation import finite_vector, nonnegative
+
+__all__ = ["BodyForce", "SpringDamper"]
+
+
+@dataclass(eq=False)
+class BodyForce:
+    """A force and torque on ``body``: ``function(t, state) -> (force_world, torque_world)``,
+    JAX-traceable (``state`` is a :class:`~lcpdyn.state_view.StateView`; the force acts at the
+    centre of mass). Example: a driving torque ``lambda t, s: (jnp.zeros(3), T(t) * axis)``."""
+
+    body: RigidBody
+    function: object
+
+    def __post_init__(self):
+        if not isinstance(self.body, RigidBody):
+            raise TypeError("BodyForce body must be a RigidBody")
+        if not callable(self.function):
+            raise TypeError("BodyForce function must be callable as function(t, state)")
+
+    def wrenches(self, t, state):
+        force, torque = self.function(t, state)
+        return [(self.body, jnp.asarray(force, dtype=float), jnp.asarray(torque, dtype=float))]
+
+    def potential(self, state):
+        return 0.0
+
+
+@dataclass(eq=False)
+class SpringDamper:
+    """A linear spring-damper between body-fixed point ``offset_a`` of ``body_a`` and point
+    ``offset_b`` of ``body_b`` (or the fixed world point ``offset_b`` if ``body_b`` is None).
+
+    Force on a: F_a = -(k (l - l0) + c dl/dt) e, e = (p_a - p_b)/l, and -F_a on b.
+    Potential energy k (l - l0)^2 / 2. Units: k in N/m, c in N s/m, l0 in m.
+    """
+
+    body_a: RigidBody
+    offset_a: object
+    body_b: RigidBody | None
+    offset_b: object
+    stiffness: float
+    damping: float = 0.0
+    rest_length: float = 0.0
+
+    def __post_init__(self):
+        if not isinstance(self.body_a, RigidBody) or not (self.body_b is None or isinstance(self.body_b, RigidBody)):
+            raise TypeError("SpringDamper bodies must be RigidBody (body_b may be None for the world)")
+        self.offset_a = finite_vector("spring offset_a", self.offset_a, 3)
+        self.offset_b = finite_vector("spring offset_b", self.offset_b, 3)
+        self.stiffness = nonnegative("spring stiffness", self.stiffness)
+        self.damping = nonnegative("spring damping", self.damping)
+        self.rest_length = nonnegative("spring rest_length", self.rest_length)
+
+    def _points(self, state):
+        pa = state.point(self.body_a, self.offset_a)
+        pb = jnp.asarray(self.offset_b) if self.body_b is None else state.point(self.body_b, self.offset_b)
+        return pa, pb
+
+    def wrenches(self, t, state):
+        pa, pb = self._points(state)
+        d = pa - pb
+        length = jnp.sqrt(d @ d)
+        e = d / jnp.where(length > 0, length, 1.0)
+        va = state.point_velocity(self.body_a, pa)
+        vb = jnp.zeros(3) if self.body_b is None else state.point_velocity(self.body_b, pb)
+        rate = e @ (va - vb)
+        force_a = -(self.stiffness * (length - self.rest_length) + self.damping * rate) * e
+        out = [(self.body_a, force_a, jnp.cross(pa - state.position(self.body_a), force_a))]
+        if self.body_b is not None:
+            out.append((self.body_b, -force_a, jnp.cross(pb - state.position(self.body_b), -force_a)))
+        return out
+
+    def potential(self, state):
+        pa, pb = self._points(state)
+        d = pa - pb
+        return 0.5 * self.stiffness * (jnp.sqrt(d @ d) - self.rest_length) ** 2

@@ -1,0 +1,271 @@
+"""Friction models, selected by name: ``regularized``, ``polygonal``, ``box`` and ``coulomb``.
+
+Every model except ``coulomb`` contributes a block of unknowns and rows to the bounded mixed
+LCP of Peiret 2016 Eq. (30) (see :mod:`lcpdyn.stepper`)::
+
+    [ M       -A^T  -N^T  -G^T ] [ v+     ]   [ -(M v + h f) ]   [ 0     ]
+    [ A        0     0     0   ] [ h lam  ] + [ -u           ] = [ 0     ]
+    [ N        0     0     0   ] [ h lamN ]   [  e_N         ]   [ wN    ]
+    [ F        0     P     C   ] [ x_F    ]   [  c           ]   [ sigma ]
+
+with x_F the model's friction unknowns in [lo, hi]: F (rows) and G (generalized-force map)
+are D rotated or expanded per model, C its compliance block, P its coupling to the normal
+impulses (Anitescu-Potra only) and c a constant. :class:`FrictionBlock` holds these.
+
+Conventions: r contacts; D (2r x n) in each contact's *base* tangent basis (t1, t2) from the
+geometry; ``normal_force`` lamN (r,) is the previous step's (or the fixed-point iterate's)
+normal force in N; ``friction_force`` (r, 3) the previous world friction force in N.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+from numba import njit
+
+from .validation import nonnegative, positive
+
+__all__ = ["FrictionBlock", "Regularized", "Polygonal", "Box", "Coulomb", "make_friction", "MODELS"]
+
+
+@dataclass
+class FrictionBlock:
+    F: np.ndarray  # (nf, n) rows of the friction unknowns
+    G: np.ndarray  # (nf, n) generalized force map (enters the dynamics rows as -G^T)
+    P: np.ndarray | None  # (nf, r) coupling to h lamN, or None
+    C: np.ndarray  # (nf, nf)
+    c: np.ndarray  # (nf,)
+    lo: np.ndarray
+    hi: np.ndarray
+    basis: np.ndarray  # (r, 2, 2): columns are the model's directions in base (t1, t2) coordinates
+    kinetic: np.ndarray  # (r,) bool, the regularized model's branch (False for the others)
+
+
+def _rotate_rows(D, e):
+    """D_hat = R^T D per contact, R = [[e0, -e1], [e1, e0]] (Peiret 2016 Eqs. 14, 17)."""
+    r = e.shape[0]
+    D2 = D.reshape(r, 2, -1)
+    first = e[:, 0, None] * D2[:, 0] + e[:, 1, None] * D2[:, 1]
+    second = -e[:, 1, None] * D2[:, 0] + e[:, 0, None] * D2[:, 1]
+    return np.stack([first, second], axis=1).reshape(2 * r, -1)
+
+
+def _basis(e):
+    """(r, 2, 2) with columns e and its left normal."""
+    return np.stack([np.stack([e[:, 0], e[:, 1]], 1), np.stack([-e[:, 1], e[:, 0]], 1)], axis=2)
+
+
+@njit(cache=True)
+def _regularized_block(D, v, h, mu, normal_force, friction_force, tangent, compliance, v_th,
+                       F, C, c, hi, basis, kinetic):
+    """Fills the regularized model's rows (see :class:`Regularized`) contact by contact."""
+    r, n = D.shape[0] // 2, D.shape[1]
+    for i in range(r):
+        s1 = 0.0
+        s2 = 0.0
+        for j in range(n):
+            s1 += D[2 * i, j] * v[j]
+            s2 += D[2 * i + 1, j] * v[j]
+        speed = math.sqrt(s1 * s1 + s2 * s2)
+        p1 = 0.0
+        p2 = 0.0
+        for j in range(3):  # previous friction force in the base basis
+            p1 += tangent[i, 0, j] * friction_force[i, j]
+            p2 += tangent[i, 1, j] * friction_force[i, j]
+        magnitude = math.sqrt(p1 * p1 + p2 * p2)
+        bound = mu[i] * normal_force[i]
+        C[2 * i] = compliance
+        C[2 * i + 1] = compliance
+        if speed > v_th:  # kinetic, Eqs. 16-20 and 27
+            kinetic[i] = True
+            e1, e2 = s1 / speed, s2 / speed
+            target = -bound
+            if bound > 0.0:
+                C[2 * i + 1] = speed / (bound * h)  # 1 / (b_mu h), b_mu = mu lam_N / |v_T|
+        else:  # static, Eqs. 9-15 and 26
+            kinetic[i] = False
+            if magnitude > 0.0:
+                e1, e2 = -p1 / magnitude, -p2 / magnitude
+            else:
+                e1, e2 = 1.0, 0.0
+            target = -magnitude
+        for j in range(n):
+            F[2 * i, j] = e1 * D[2 * i, j] + e2 * D[2 * i + 1, j]
+            F[2 * i + 1, j] = -e2 * D[2 * i, j] + e1 * D[2 * i + 1, j]
+        c[2 * i] = -C[2 * i] * h * target
+        c[2 * i + 1] = 0.0
+        hi[2 * i] = h * bound  # bounds on the impulses h lam_T
+        hi[2 * i + 1] = h * bound
+        basis[i, 0, 0] = e1
+        basis[i, 1, 0] = e2
+        basis[i, 0, 1] = -e2
+        basis[i, 1, 1] = e1
+
+
+class Regularized:
+    """Peiret 2016's regularized friction: bristle (static) and hybrid dry/viscous (kinetic).
+
+    Per contact, with v_T = D v the slip at the known state (Eq. 4) and lam_N, lam_T the
+    previous normal and friction forces:
+
+    * static (|v_T| <= v_th): basis aligned so the previous force is lam_T = (-|lam_T|, 0)
+      (Eqs. 13-15; the base basis if lam_T = 0); bristle law lam_T+ = lam_T - h k_T D v+
+      (Eq. 11), i.e. C_T = diag(1, 1)/(k_T h^2), lam~ = lam_T (Eq. 26).
+    * kinetic (|v_T| > v_th): basis aligned with the slip, v_T = (v_T1, 0) (Eqs. 16-17);
+      lam_T1+ = -mu lam_N - h k_T v_T1+ (Eq. 18) and lam_T2+ = -b_mu v_T2+ (Eq. 19) with the
+      drift viscous coefficient b_mu = mu lam_N / v_T1 (Eq. 20): C_T = diag(1/(k_T h^2),
+      1/(b_mu h)), lam~ = (-mu lam_N, 0) (Eq. 27).
+    * both: unified row D v+ + C_T h lam_T+ - C_T h lam~ = sigma (Eq. 25), bounds
+      -mu lam_N <= lam_T+ <= mu lam_N per component (Eq. 12), complementarity Eq. (28).
+    * ``tangential_stiffness=math.inf`` gives Eq. (29): C_T = 0 (static) and
+      diag(0, 1/(b_mu h)) (kinetic).
+
+    Differences from the paper: Eq. (27) prints the kinetic transversal entry as
+    "h b_mu^-1 h^-2"; we use 1/(b_mu h), which is what Eq. (19) requires and what Eq. (29)
+    prints. If mu lam_N = 0 (no previous normal force) the bounds are zero and b_mu is not
+    defined; the friction unknowns are then fixed at zero.
+    """
+
+    name = "regularized"
+    default_method = "judice-pires"
+
+    def __init__(self, tangential_stiffness: float = 1e10, velocity_threshold: float = 0.01):
+        self.tangential_stiffness = positive("tangential_stiffness k_T", tangential_stiffness, allow_inf=True)
+        self.velocity_threshold = nonnegative("velocity_threshold v_th", velocity_threshold)
+
+    def parameters(self) -> dict:
+        return {"model": self.name, "tangential_stiffness": self.tangential_stiffness,
+                "velocity_threshold": self.velocity_threshold}
+
+    def block(self, D, v, h, mu, normal_force, friction_force, tangent) -> FrictionBlock:
+        r, n = D.shape[0] // 2, D.shape[1]
+        compliance = 0.0 if math.isinf(self.tangential_stiffness) else 1.0 / (self.tangential_stiffness * h * h)
+        F = np.empty((2 * r, n))
+        C = np.empty(2 * r)
+        c = np.empty(2 * r)
+        hi = np.empty(2 * r)
+        basis = np.empty((r, 2, 2))
+        kinetic = np.empty(r, np.bool_)
+        _regularized_block(D, v, h, mu, normal_force, friction_force, tangent, compliance,
+                           self.velocity_threshold, F, C, c, hi, basis, kinetic)
+        return FrictionBlock(F, F, None, np.diag(C), c, -hi, hi, basis, kinetic)
+
+    def world_force(self, x, block, tangent, h):
+        return _world(x.reshape(-1, 2), block, tangent, h)
+
+
+def _world(components, block, tangent, h):
+    """World friction force (r, 3) from impulses h*lam in the block's per-contact basis."""
+    base = np.einsum("rij,rj->ri", block.basis, components) / h
+    return base[:, 0, None] * tangent[:, 0] + base[:, 1, None] * tangent[:, 1]
+
+
+class Box:
+    """Lacoursière's box friction (Peiret 2016 ref. [10]): each component of lam_T in the
+    contact's base tangent basis independently in [-mu lam_N, mu lam_N] (lam_N of the previous
+    step), with rigid stiction D v+ = sigma (C_T = 0). Its friction force reaches
+    sqrt(2) mu lam_N when the slip is diagonal to the basis."""
+
+    name = "box"
+    default_method = "judice-pires"
+
+    def parameters(self) -> dict:
+        return {"model": self.name}
+
+    def block(self, D, v, h, mu, normal_force, friction_force, tangent) -> FrictionBlock:
+        r = mu.shape[0]
+        hi = np.repeat(h * mu * normal_force, 2)  # bounds on the impulses h lam_T
+        e = np.tile([1.0, 0.0], (r, 1))
+        return FrictionBlock(D, D, None, np.zeros((2 * r, 2 * r)), np.zeros(2 * r), -hi, hi, _basis(e),
+                             np.zeros(r, bool))
+
+    def world_force(self, x, block, tangent, h):
+        return _world(x.reshape(-1, 2), block, tangent, h)
+
+
+class Polygonal:
+    """Anitescu-Potra (1997) polyhedral cone with ``directions`` = k unit vectors
+    d_j = cos(2 pi j/k) t1 + sin(2 pi j/k) t2 inscribed in the circle of radius mu lam_N.
+
+    Unknowns per contact: h beta (k, >= 0) and gamma (>= 0, the slip speed estimate):
+
+        D_k v+ + e gamma = w_beta >= 0  _|_  h beta >= 0
+        mu h lam_N+ - e^T h beta = w_gamma >= 0  _|_  gamma >= 0
+
+    so the cone uses the *current* normal impulse. Friction force sum_j beta_j d_j. Default
+    k = 8: the friction force lies on a vertex, so its misalignment with the slip is spread
+    over +-pi/k, an RMS of (pi/k)/sqrt(3) = 13.0 deg for k = 8 -- the magnitude of Peiret 2016's
+    14.0 deg for its polygonal model (k is not stated in the paper). With k = 4 the pyramid's
+    facets lie at 0.707 mu lam_N. Default solver ``lemke``: this LCP is copositive-plus but not
+    a P-matrix, which is what Lemke's method is guaranteed to process (Anitescu-Potra 1997).
+    """
+
+    name = "polygonal"
+    default_method = "lemke"
+
+    def __init__(self, directions: int = 8):
+        if isinstance(directions, bool) or not isinstance(directions, int) or directions < 3:
+            raise ValueError(f"polygonal directions must be an integer >= 3, got {directions!r}")
+        self.directions = directions
+        angles = 2 * np.pi * np.arange(directions) / directions
+        self._cos_sin = np.stack([np.cos(angles), np.sin(angles)], axis=1)  # (k, 2)
+
+    def parameters(self) -> dict:
+        return {"model": self.name, "directions": self.directions}
+
+    def block(self, D, v, h, mu, normal_force, friction_force, tangent) -> FrictionBlock:
+        r, k = mu.shape[0], self.directions
+        n = D.shape[1]
+        D2 = D.reshape(r, 2, n)
+        Dk = np.einsum("jd,rdn->rjn", self._cos_sin, D2).reshape(r * k, n)
+        nf = r * k + r
+        F = np.zeros((nf, n))
+        F[:r * k] = Dk
+        C = np.zeros((nf, nf))
+        P = np.zeros((nf, r))
+        for i in range(r):
+            C[i * k:(i + 1) * k, r * k + i] = 1.0
+            C[r * k + i, i * k:(i + 1) * k] = -1.0
+            P[r * k + i, i] = mu[i]
+        e = np.tile([1.0, 0.0], (r, 1))
+        return FrictionBlock(F, F, P, C, np.zeros(nf), np.zeros(nf), np.full(nf, np.inf), _basis(e),
+                             np.zeros(r, bool))
+
+    def world_force(self, x, block, tangent, h):
+        r, k = tangent.shape[0], self.directions
+        base = x[:r * k].reshape(r, k) @ self._cos_sin / h
+        return base[:, 0, None] * tangent[:, 0] + base[:, 1, None] * tangent[:, 1]
+
+
+class Coulomb:
+    """The exact Coulomb cone with maximal dissipation, the reference of Peiret 2016: per
+    contact lam in {lam_N >= 0, |lam_T| <= mu lam_N}, stick (slip 0) inside, slide with
+    lam_T = -mu lam_N v_T/|v_T| on the boundary, normal complementarity with the normal
+    velocity. Solved every step to ``tolerance`` on the Delassus problem u = W r + b obtained by
+    eliminating v+ and the bilateral multipliers (:func:`solvers.friction_contact.solve_friction_contact`,
+    method ``nsgs`` with exact local solves by default, ``siconos-nsgs`` or ``siconos-nsn-ac``
+    for Siconos' fc3d)."""
+
+    name = "coulomb"
+    default_method = "nsgs"
+
+    def parameters(self) -> dict:
+        return {"model": self.name}
+
+
+MODELS = {"regularized": Regularized, "polygonal": Polygonal, "box": Box, "coulomb": Coulomb}
+
+
+def make_friction(model, **parameters):
+    """A friction model from a name (with parameters) or an existing model object."""
+    if isinstance(model, (Regularized, Polygonal, Box, Coulomb)):
+        if parameters:
+            raise TypeError("pass parameters only with a model name")
+        return model
+    if not isinstance(model, str) or model not in MODELS:
+        raise ValueError(f"unknown friction model {model!r}; choose one of {sorted(MODELS)}")
+    try:
+        return MODELS[model](**parameters)
+    except TypeError as exc:
+        raise TypeError(f"friction model {model!r}: {exc}") from None

@@ -1,0 +1,270 @@
+"""The multibody model: bodies, forces, bilateral constraints and contacts, and its JAX
+kinematics (Peiret 2016 Eqs. 1-4).
+
+Generalized coordinates q (7 per body: position, unit quaternion) and velocities v (6 per body:
+world centre-of-mass velocity, body-frame angular velocity), with q_dot = Gamma(q) v.
+:meth:`Model.compile` traces, once per model, one function
+
+    evaluate(q, v, t) -> Kinematics
+
+returning everything the time stepper needs at the known state (q, v): the generalized force
+f_app - c (gravity, body forces, springs, minus the gyroscopic term omega_b x I omega_b), the gaps
+Phi and Jacobians N = dPhi/dq Gamma (Eq. 3), the slip Jacobian D in each contact's base tangent
+basis (Eq. 4; from the material velocity of the candidate contact point), the bilateral Jacobian
+A (Eq. 2) with the holonomic residual g(q) and the non-holonomic right-hand side u, the contact
+frames, and the potential energy. All Jacobians come from ``jax.jacfwd``.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from .body import RigidBody
+from .constraints import Holonomic, Nonholonomic
+from .contact import Contact, DiskContact
+from .forces import BodyForce, SpringDamper
+from .precision import float64
+from .rotation import quaternion_rate_matrix, rotation_matrix
+from .state_view import StateView
+from .validation import finite_vector
+
+__all__ = ["Model", "Kinematics"]
+
+
+@dataclass(frozen=True)
+class Kinematics:
+    """NumPy arrays evaluated at one state; r contacts, m bilateral rows, n velocities."""
+
+    force: np.ndarray  # (n,) f_app - c
+    gap: np.ndarray  # (r,) Phi
+    N: np.ndarray  # (r, n)
+    D: np.ndarray  # (2r, n) rows 2i, 2i+1: t1, t2 of contact i
+    A: np.ndarray  # (m, n) holonomic rows first, then non-holonomic
+    holonomic_error: np.ndarray  # (m_h,) g(q)
+    nonholonomic_rhs: np.ndarray  # (m_nh,) u(q, t)
+    point: np.ndarray  # (r, 3) candidate contact points (world)
+    normal: np.ndarray  # (r, 3)
+    tangent: np.ndarray  # (r, 2, 3) base tangent basis (t1, t2) per contact
+    min_sin_tilt: float  # smallest |n x e| over disk contacts (1 if none)
+    potential_energy: float
+
+
+class Model:
+    """A multibody scene. Build it with ``add_body``, ``add_contact``, ``add_force`` and
+    ``add_constraint``; ``gravity`` is a world vector (m/s^2)."""
+
+    def __init__(self, gravity=(0.0, 0.0, -9.81)):
+        self.gravity = finite_vector("gravity", gravity, 3)
+        self.bodies: list[RigidBody] = []
+        self.contacts: list[Contact] = []
+        self.forces: list = []
+        self.holonomic: list[Holonomic] = []
+        self.nonholonomic: list[Nonholonomic] = []
+        self._compiled = None
+
+    # --- building -----------------------------------------------------------------------
+    def add_body(self, body: RigidBody) -> RigidBody:
+        if not isinstance(body, RigidBody):
+            raise TypeError(f"add_body expects a RigidBody, got {type(body).__name__}")
+        if any(b.name == body.name for b in self.bodies):
+            raise ValueError(f"a body named {body.name!r} already exists")
+        self.bodies.append(body)
+        self._compiled = None
+        return body
+
+    def _check_member(self, body, what):
+        if body is not None and all(body is not b for b in self.bodies):
+            raise ValueError(f"{what}: body {body.name!r} has not been added to the model")
+
+    def add_contact(self, contact: Contact) -> Contact:
+        if not isinstance(contact, Contact):
+            raise TypeError(f"add_contact expects a Contact, got {type(contact).__name__}")
+        self._check_member(contact.body, "contact")
+        self.contacts.append(contact)
+        self._compiled = None
+        return contact
+
+    def add_force(self, force):
+        if not isinstance(force, (BodyForce, SpringDamper)):
+            raise TypeError(f"add_force expects a BodyForce or SpringDamper, got {type(force).__name__}")
+        for name in ("body", "body_a", "body_b"):
+            self._check_member(getattr(force, name, None), "force")
+        self.forces.append(force)
+        self._compiled = None
+        return force
+
+    def add_constraint(self, constraint):
+        if isinstance(constraint, Holonomic):
+            for name in ("body_a", "body_b"):
+                self._check_member(getattr(constraint, name, None), "constraint")
+            self.holonomic.append(constraint)
+        elif isinstance(constraint, Nonholonomic):
+            self.nonholonomic.append(constraint)
+        else:
+            raise TypeError(f"add_constraint expects Holonomic or Nonholonomic, got {type(constraint).__name__}")
+        self._compiled = None
+        return constraint
+
+    # --- layout -------------------------------------------------------------------------
+    @property
+    def n_velocities(self) -> int:
+        return 6 * len(self.bodies)
+
+    @property
+    def n_coordinates(self) -> int:
+        return 7 * len(self.bodies)
+
+    @property
+    def n_bilateral(self) -> int:
+        return sum(c.size for c in self.holonomic) + sum(c.size for c in self.nonholonomic)
+
+    def index(self) -> dict:
+        return {id(b): i for i, b in enumerate(self.bodies)}
+
+    def initial_state(self) -> tuple[np.ndarray, np.ndarray]:
+        """(q0, v0) from the bodies' initial poses and velocities."""
+        q = np.concatenate([np.concatenate([b.position, b.orientation]) for b in self.bodies])
+        v = np.concatenate([np.concatenate([b.velocity, b.body_angular_velocity]) for b in self.bodies])
+        return q, v
+
+    def mass_matrix(self) -> np.ndarray:
+        """M (n x n), constant: blocks diag(m I3, I_body)."""
+        n = self.n_velocities
+        M = np.zeros((n, n))
+        for i, b in enumerate(self.bodies):
+            M[6 * i:6 * i + 3, 6 * i:6 * i + 3] = b.mass * np.eye(3)
+            M[6 * i + 3:6 * i + 6, 6 * i + 3:6 * i + 6] = b.inertia_matrix
+        return M
+
+    # --- JAX functions (traceable) --------------------------------------------------------
+    def gamma_v(self, q, v):
+        """q_dot = Gamma(q) v."""
+        parts = []
+        for i in range(len(self.bodies)):
+            parts.append(v[6 * i:6 * i + 3])
+            parts.append(quaternion_rate_matrix(q[7 * i + 3:7 * i + 7]) @ v[6 * i + 3:6 * i + 6])
+        return jnp.concatenate(parts)
+
+    def contact_frames(self, q):
+        """Per contact (gap, point, normal, t1, t2) stacked: (r,), (r,3), (r,3), (r,3), (r,3)."""
+        view = StateView(self.index(), q)
+        frames = [c.frame(view.position(c.body), view.rotation(c.body)) for c in self.contacts]
+        return tuple(jnp.stack([f[k] for f in frames]) for k in range(5))
+
+    def gaps(self, q):
+        return self.contact_frames(q)[0]
+
+    def contact_velocities(self, q, v):
+        """World velocities (r, 3) of the material points at the candidate contact points."""
+        view = StateView(self.index(), q, v)
+        _, points, _, _, _ = self.contact_frames(q)
+        return jnp.stack([view.point_velocity(c.body, points[k]) for k, c in enumerate(self.contacts)])
+
+    def slip_velocity(self, q, v):
+        """(2r,) components (t1, t2) of each contact's slip velocity: v_T = D v (Eq. 4)."""
+        _, _, _, t1, t2 = self.contact_frames(q)
+        velocity = self.contact_velocities(q, v)
+        return jnp.stack([jnp.sum(t1 * velocity, axis=1), jnp.sum(t2 * velocity, axis=1)], axis=1).reshape(-1)
+
+    def holonomic_residual(self, q):
+        view = StateView(self.index(), q)
+        return jnp.concatenate([c.residual(view) for c in self.holonomic]) if self.holonomic else jnp.zeros(0)
+
+    def nonholonomic_velocity(self, q, v):
+        view = StateView(self.index(), q, v)
+        return (jnp.concatenate([c.velocity_residual(view) for c in self.nonholonomic])
+                if self.nonholonomic else jnp.zeros(0))
+
+    def nonholonomic_target(self, q, t):
+        view = StateView(self.index(), q)
+        return (jnp.concatenate([c.target(view, t) for c in self.nonholonomic])
+                if self.nonholonomic else jnp.zeros(0))
+
+    def generalized_force(self, q, v, t):
+        """f_app - c (n,): gravity, body forces and springs, minus omega_b x (I omega_b)."""
+        view = StateView(self.index(), q, v)
+        index = self.index()
+        blocks = []
+        for b in self.bodies:
+            omega = view.body_angular_velocity(b)
+            inertia = jnp.asarray(b.inertia_matrix)
+            blocks.append([b.mass * jnp.asarray(self.gravity), -jnp.cross(omega, inertia @ omega)])
+        for force in self.forces:
+            for body, f, torque_world in force.wrenches(t, view):
+                i = index[id(body)]
+                blocks[i][0] = blocks[i][0] + f
+                blocks[i][1] = blocks[i][1] + view.rotation(body).T @ torque_world
+        return jnp.concatenate([jnp.concatenate(b) for b in blocks])
+
+    def potential_energy(self, q):
+        view = StateView(self.index(), q)
+        energy = 0.0
+        for b in self.bodies:
+            energy = energy - b.mass * (jnp.asarray(self.gravity) @ view.position(b))
+        for force in self.forces:
+            energy = energy + force.potential(view)
+        return energy
+
+    def _evaluate(self, q, v, t):
+        Gamma = jax.jacfwd(self.gamma_v, argnums=1)(q, v)  # (p, n); gamma_v is linear in v
+        n = self.n_velocities
+        if self.contacts:
+            gap, point, normal, t1, t2 = self.contact_frames(q)
+            N = jax.jacfwd(self.gaps)(q) @ Gamma
+            D = jax.jacfwd(self.slip_velocity, argnums=1)(q, v)
+            tangent = jnp.stack([t1, t2], axis=1)
+        else:
+            gap, N, D = jnp.zeros(0), jnp.zeros((0, n)), jnp.zeros((0, n))
+            point = normal = jnp.zeros((0, 3))
+            tangent = jnp.zeros((0, 2, 3))
+        g = self.holonomic_residual(q)
+        A_h = jax.jacfwd(self.holonomic_residual)(q) @ Gamma if self.holonomic else jnp.zeros((0, n))
+        A_nh = jax.jacfwd(self.nonholonomic_velocity, argnums=1)(q, v) if self.nonholonomic else jnp.zeros((0, n))
+        view = StateView(self.index(), q)
+        tilts = [c.sin_tilt(view.rotation(c.body)) for c in self.contacts if isinstance(c, DiskContact)]
+        min_tilt = jnp.min(jnp.stack(tilts)) if tilts else jnp.asarray(1.0)
+        return (self.generalized_force(q, v, t), gap, N, D, jnp.concatenate([A_h, A_nh]), g,
+                self.nonholonomic_target(q, t), point, normal, tangent, min_tilt, self.potential_energy(q))
+
+    def compile(self):
+        """Trace and compile :meth:`_evaluate` (once per model; cached until the model changes).
+        Returns a function ``(q, v, t) -> Kinematics`` working in float64.
+
+        The outputs are packed into one flat vector and the ahead-of-time compiled executable is
+        called directly: this halves the per-call cost against ``jax.jit``'s dispatch with twelve
+        outputs (measured ~37 µs against ~73 µs per call on the wheel).
+        """
+        if self._compiled is not None:
+            return self._compiled
+        if not self.bodies:
+            raise ValueError("the model has no bodies")
+        q0, v0 = self.initial_state()
+        with float64():
+            shapes = [tuple(x.shape) for x in jax.eval_shape(self._evaluate, q0, v0, np.float64(0.0))]
+
+            def packed(q, v, t):
+                return jnp.concatenate([jnp.ravel(x) for x in self._evaluate(q, v, t)])
+
+            executable = jax.jit(packed).lower(q0, v0, np.float64(0.0)).compile()
+        slices, start = [], 0
+        for shape in shapes:
+            size = int(np.prod(shape))
+            slices.append((start, start + size, shape))
+            start += size
+
+        def evaluate(q, v, t) -> Kinematics:
+            with float64():
+                flat = np.asarray(executable(np.asarray(q, np.float64), np.asarray(v, np.float64), np.float64(t)))
+            a = [flat[i:j].reshape(shape) for i, j, shape in slices]
+            return Kinematics(a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7], a[8], a[9], float(a[10]),
+                              float(a[11]))
+
+        self._compiled = evaluate
+        return evaluate
+
+    def kinetic_energy(self, v) -> float:
+        v = np.asarray(v)
+        return 0.5 * float(v @ (self.mass_matrix() @ v))

@@ -1,0 +1,412 @@
+"""The velocity-level time stepper of Peiret 2016 (Eqs. 5-7 and 21-31).
+
+One step from the known state (t, q, v) with step size h:
+
+1. Kinematics at (q, v) from the model's compiled JAX function: M, f_app - c, Phi, N, D, A, u
+   (Eqs. 1-4). Everything without a "+" is explicit (paper, after Eq. 6).
+2. The bounded mixed LCP of Eq. (30) in z = (v+, h lam+, h lam_N+, friction unknowns)
+   (see :mod:`lcpdyn.friction` for the friction block of each model), solved by
+   :func:`solvers.solve` (``judice-pires`` by default, warm-started with the previous step's
+   active set), or -- for the exact ``coulomb`` model -- the Delassus problem obtained by
+   eliminating v+ and h lam+ (Schur complement), solved by
+   :func:`solvers.friction_contact.solve_friction_contact`.
+3. Friction bounds +-mu lam_N use the previous step's lam_N (Eq. 12). With
+   ``normal_force_iterations=k`` the step is re-solved k more times with the bounds from the
+   latest lam_N+ (fixed-point iteration toward mu lam_N+, the paper's remark after Eq. 12). The
+   first step has no previous lam_N and always does one such extra pass.
+4. Position update. ``position_update="paper"`` (default) is Eq. (7): q+ = q + h Gamma(q) v
+   with the *known* v; ``"symplectic"`` uses v+ instead (symplectic Euler). Quaternions are
+   renormalized after the update.
+
+Drift stabilization (not in the paper, whose Eqs. 22-23 are pure velocity constraints):
+each gap row is N v+ + e_N >= 0 and each holonomic row A v+ = -beta g~/h, where g~ and Phi~
+are the constraint values *predicted at the configuration that v+ will move*: with the paper's
+update that is Phi~ = Phi + h N v (the update with the known v has already been decided), with
+the symplectic one Phi~ = Phi. Then e_N = Phi~/h when Phi~ >= 0 (a separated contact may
+close exactly, Anitescu-Potra/Stewart-Trinkle style) and beta Phi~/h when penetrating, with
+``stabilization`` beta in [0, 1] (default 1: the penetration is removed in one step; 0 gives the
+paper's pure velocity constraint Phi_dot+ >= 0). On flat contacts sliding with zero normal
+velocity Phi~ = 0 and the rows are exactly the paper's.
+
+Every solve is checked by the framework's own residual. A failed solve is never applied
+silently: the step is re-solved with ``fallback_method`` (recorded in ``solver_fallback``), and
+if that fails too the run stops with :class:`SimulationError`, which carries the trajectory
+up to the failing step.
+"""
+from __future__ import annotations
+
+import math
+import sys
+import time
+
+import numpy as np
+
+import solvers
+from solvers import friction_contact
+
+from . import __version__
+from .contact import DiskContact
+from .friction import Coulomb, make_friction
+from .model import Model
+from .trajectory import Trajectory
+from .validation import finite_number, positive
+
+__all__ = ["Simulation", "SimulationError", "simulate"]
+
+_FALLBACKS = {"judice-pires": "lemke", "lemke": "judice-pires", "pgs": "judice-pires", "siconos": "judice-pires",
+              "nsgs": "siconos-nsn-ac", "siconos-nsgs": "nsgs", "siconos-nsn-ac": "nsgs"}
+
+
+class SimulationError(RuntimeError):
+    """A step could not be solved (or the state became invalid). ``trajectory`` holds the steps
+    completed before it; ``step`` and ``time`` locate the failure; ``result`` is the solver's
+    last answer, if any."""
+
+    def __init__(self, message, step, time, trajectory=None, result=None):
+        super().__init__(f"step {step} (t = {time:.6g} s): {message}")
+        self.step, self.time, self.trajectory, self.result = step, time, trajectory, result
+
+
+class Simulation:
+    """Time-step a :class:`~lcpdyn.model.Model` with a friction model.
+
+    Parameters
+    ----------
+    model : the scene.
+    friction : ``"regularized"`` (default), ``"polygonal"``, ``"box"``, ``"coulomb"`` or a model
+        object from :mod:`lcpdyn.friction` (e.g. ``Regularized(tangential_stiffness=math.inf)``).
+    dt : step size h (s), > 0.
+    method : solver; default the friction model's (``judice-pires``; ``lemke`` for polygonal;
+        ``nsgs`` for coulomb). Any of :data:`solvers.METHODS` for the LCP models, any of
+        ``solvers.friction_contact.METHODS`` for coulomb.
+    tolerance : acceptance bound on the framework's relative residual.
+    position_update : ``"paper"`` (Eq. 7, known v) or ``"symplectic"`` (v+).
+    stabilization : beta in [0, 1] for penetration and holonomic drift (see module docstring).
+    normal_force_iterations : extra fixed-point passes toward mu lam_N+ (>= 0).
+    fallback_method : method used when the first fails (``"auto"``: lemke for judice-pires and
+        vice versa; nsgs <-> Siconos for coulomb); ``None`` stops at the first failure.
+    solver_options : dict of options for ``method`` (see each method's ``Options``).
+    """
+
+    def __init__(self, model: Model, friction="regularized", dt: float = 1e-3, *, method: str | None = None,
+                 tolerance: float = 1e-9, position_update: str = "paper", stabilization: float = 1.0,
+                 normal_force_iterations: int = 0, fallback_method: str | None = "auto",
+                 solver_options: dict | None = None):
+        if not isinstance(model, Model):
+            raise TypeError(f"model must be an lcpdyn Model, got {type(model).__name__}")
+        self.model = model
+        self.friction = make_friction(friction)
+        self.dt = positive("dt", dt)
+        self.tolerance = positive("tolerance", tolerance)
+        if position_update not in ("paper", "symplectic"):
+            raise ValueError(f"position_update must be 'paper' or 'symplectic', got {position_update!r}")
+        self.position_update = position_update
+        self.stabilization = finite_number("stabilization", stabilization)
+        if not 0.0 <= self.stabilization <= 1.0:
+            raise ValueError(f"stabilization must be in [0, 1], got {stabilization!r}")
+        if isinstance(normal_force_iterations, bool) or not isinstance(normal_force_iterations, int) \
+                or normal_force_iterations < 0:
+            raise ValueError(f"normal_force_iterations must be an integer >= 0, got {normal_force_iterations!r}")
+        self.normal_force_iterations = normal_force_iterations
+        self.coulomb = isinstance(self.friction, Coulomb)
+        allowed = friction_contact.METHODS if self.coulomb else solvers.METHODS
+        self.method = method or self.friction.default_method
+        if self.method not in allowed:
+            raise ValueError(f"unknown method {self.method!r} for friction model {self.friction.name!r}; "
+                             f"choose one of {sorted(allowed)}")
+        if fallback_method == "auto":
+            fallback_method = _FALLBACKS.get(self.method)
+        if fallback_method is not None and fallback_method not in allowed:
+            raise ValueError(f"unknown fallback_method {fallback_method!r}; choose one of {sorted(allowed)}")
+        self.fallback_method = fallback_method
+        self.solver_options = dict(solver_options or {})
+        self.evaluate = model.compile()
+        self.M = model.mass_matrix()
+        self.mu = np.array([c.mu for c in model.contacts])
+        self.n_holonomic = sum(c.size for c in model.holonomic)
+        self.has_disks = any(isinstance(c, DiskContact) for c in model.contacts)
+        self.reset()
+
+    # --- state ------------------------------------------------------------------------
+    def reset(self):
+        """Back to the model's initial state."""
+        self.q, self.v = self.model.initial_state()
+        self.t = 0.0
+        self.steps_done = 0
+        r = len(self.model.contacts)
+        self.normal_force = np.zeros(r)
+        self.friction_force = np.zeros((r, 3))
+        self.active_set = None
+        self.impulse_guess = None
+
+    def parameters(self) -> dict:
+        """Everything that determines a run (recorded in output files)."""
+        return {"lcpdyn_version": __version__, "dt": self.dt, "friction": self.friction.parameters(),
+                "method": self.method, "fallback_method": self.fallback_method, "tolerance": self.tolerance,
+                "position_update": self.position_update, "stabilization": self.stabilization,
+                "normal_force_iterations": self.normal_force_iterations,
+                "solver_options": {k: v for k, v in self.solver_options.items() if k != "warm_start"},
+                "bodies": [{"name": b.name, "mass": b.mass, "inertia": b.inertia_matrix.tolist(),
+                            "position": b.position.tolist(), "orientation": b.orientation.tolist(),
+                            "velocity": b.velocity.tolist(), "angular_velocity": b.angular_velocity.tolist()}
+                           for b in self.model.bodies],
+                "contacts": [{"type": type(c).__name__, "body": c.body.name, "mu": c.mu,
+                              "plane_normal": c.plane.normal.tolist(), "plane_point": c.plane.point.tolist(),
+                              **({"radius": c.radius} if hasattr(c, "radius") else {})}
+                             for c in self.model.contacts],
+                "gravity": self.model.gravity.tolist()}
+
+    def energy(self, kinematics=None) -> float:
+        """Mechanical energy of the current state (J)."""
+        k = kinematics or self.evaluate(self.q, self.v, self.t)
+        return k.potential_energy + 0.5 * float(self.v @ self.M @ self.v)
+
+    # --- one step -----------------------------------------------------------------------
+    def step(self, kinematics=None) -> dict:
+        """Advance one step; returns what was solved (forces, slip, statuses) for recording."""
+        h = self.dt
+        k = kinematics or self.evaluate(self.q, self.v, self.t)
+        if self.has_disks and k.min_sin_tilt < 1e-6:
+            raise SimulationError("a disk lies flat on its plane (|n x axis| < 1e-6): the single-point disk "
+                                  "contact is undefined", self.steps_done, self.t)
+        n, r, m = self.M.shape[0], k.gap.shape[0], k.A.shape[0]
+        v = self.v
+        paper = self.position_update == "paper"
+        gap_pred = k.gap + h * (k.N @ v) if paper else k.gap
+        e_N = np.where(gap_pred >= 0, gap_pred, self.stabilization * gap_pred) / h
+        g = k.holonomic_error
+        if g.size:
+            g_pred = g + h * (k.A[:g.size] @ v) if paper else g
+            g = -self.stabilization * g_pred / h
+        u = np.concatenate([g, k.nonholonomic_rhs])
+        rhs = self.M @ v + h * k.force
+        if self.coulomb:
+            out = self._solve_coulomb(k, rhs, u, e_N, h)
+        else:
+            out = self._solve_lcp(k, rhs, u, e_N, h, n, m, r)
+        v_new = out["v"]
+        slip = (k.D @ v_new).reshape(r, 2)
+        out["slip_world"] = slip[:, 0, None] * k.tangent[:, 0] + slip[:, 1, None] * k.tangent[:, 1]
+        out["gap"] = k.gap
+        self.q = _update_positions(self.q, v if paper else v_new, h)
+        self.v = v_new
+        self.t = (self.steps_done + 1) * h
+        self.steps_done += 1
+        self.normal_force = out["normal_force"]
+        self.friction_force = out["friction_force"]
+        return out
+
+    def _assemble(self, k, rhs, u, e_N, h, n, m, r, normal_force):
+        block = self.friction.block(k.D, self.v, h, self.mu, normal_force, self.friction_force, k.tangent)
+        nf = block.F.shape[0]
+        size = n + m + r + nf
+        K = np.zeros((size, size))
+        K[:n, :n] = self.M
+        K[:n, n:n + m] = -k.A.T
+        K[:n, n + m:n + m + r] = -k.N.T
+        K[:n, n + m + r:] = -block.G.T
+        K[n:n + m, :n] = k.A
+        K[n + m:n + m + r, :n] = k.N
+        K[n + m + r:, :n] = block.F
+        if block.P is not None:
+            K[n + m + r:, n + m:n + m + r] = block.P
+        K[n + m + r:, n + m + r:] = block.C
+        qv = np.concatenate([-rhs, -u, e_N, block.c])
+        lo = np.concatenate([np.full(n + m, -np.inf), np.zeros(r), block.lo])
+        hi = np.concatenate([np.full(n + m + r, np.inf), block.hi])
+        return block, K, qv, lo, hi
+
+    def _call(self, method, K, qv, lo, hi, warm):
+        options = dict(self.solver_options) if method == self.method else {}
+        if warm is not None and "warm_start" in solvers.METHODS[method].Options.__dataclass_fields__ \
+                and warm.shape[0] == qv.shape[0]:
+            options["warm_start"] = warm
+        return solvers.solve(K, qv, lo, hi, method=method, tolerance=self.tolerance, **options)
+
+    def _solve_lcp(self, k, rhs, u, e_N, h, n, m, r):
+        normal_force = self.normal_force
+        passes = 1 + self.normal_force_iterations + (1 if self.steps_done == 0 and r else 0)
+        iterations = 0
+        warm = self.active_set
+        fallback = False
+        for _ in range(passes):
+            block, K, qv, lo, hi = self._assemble(k, rhs, u, e_N, h, n, m, r, normal_force)
+            result = self._call(self.method, K, qv, lo, hi, warm)
+            if not result.success:
+                first = result
+                if self.fallback_method is None:
+                    raise SimulationError(f"{first.method} failed: {first.status.name}: {first.message}",
+                                          self.steps_done, self.t, result=first)
+                result = self._call(self.fallback_method, K, qv, lo, hi, None)
+                fallback = True
+                if not result.success:
+                    raise SimulationError(
+                        f"{first.method} failed ({first.status.name}: {first.message}) and the fallback "
+                        f"{result.method} failed too ({result.status.name}: {result.message})",
+                        self.steps_done, self.t, result=result)
+            iterations += result.iterations
+            warm = result.active_set
+            normal_force = result.z[n + m:n + m + r] / h
+        self.active_set = result.active_set
+        z = result.z
+        friction_force = self.friction.world_force(z[n + m + r:], block, k.tangent, h)
+        return {"v": z[:n].copy(), "normal_force": normal_force, "friction_force": friction_force,
+                "status": int(result.status), "iterations": iterations, "residual": result.relative_residual,
+                "fallback": fallback, "kinetic": block.kinetic.copy()}
+
+    def _solve_coulomb(self, k, rhs, u, e_N, h):
+        n, m, r = self.M.shape[0], k.A.shape[0], k.gap.shape[0]
+        KKT = np.zeros((n + m, n + m))
+        KKT[:n, :n] = self.M
+        KKT[:n, n:] = -k.A.T
+        KKT[n:, :n] = k.A
+        H = np.empty((3 * r, n))  # per contact: normal, t1, t2 (Siconos' ordering)
+        H[0::3] = k.N
+        H[1::3] = k.D[0::2]
+        H[2::3] = k.D[1::2]
+        right = np.zeros((n + m, 1 + 3 * r))
+        right[:n, 0] = rhs
+        right[n:, 0] = u
+        right[:n, 1:] = H.T
+        solution = np.linalg.solve(KKT, right)
+        free, response = solution[:, 0], solution[:, 1:]
+        W = H @ response[:n]
+        W = 0.5 * (W + W.T)
+        b = H @ free[:n]
+        b[0::3] += e_N
+        result = self._solve_fc(W, b, self.method)
+        fallback = False
+        if not result.success:
+            first = result
+            if self.fallback_method is None:
+                raise SimulationError(f"{first.method} failed: {first.status.name}: {first.message}",
+                                      self.steps_done, self.t, result=first)
+            result = self._solve_fc(W, b, self.fallback_method)
+            fallback = True
+            if not result.success:
+                raise SimulationError(f"{first.method} failed ({first.status.name}) and the fallback "
+                                      f"{result.method} failed too ({result.status.name}: {result.message})",
+                                      self.steps_done, self.t, result=result)
+        impulse = result.r
+        self.impulse_guess = impulse
+        x = free + response @ impulse
+        per = impulse.reshape(r, 3) / h
+        friction = per[:, 1, None] * k.tangent[:, 0] + per[:, 2, None] * k.tangent[:, 1]
+        return {"v": x[:n].copy(), "normal_force": per[:, 0].copy(), "friction_force": friction,
+                "status": int(result.status), "iterations": result.iterations,
+                "residual": result.relative_residual, "fallback": fallback, "kinetic": np.zeros(r, bool),
+                "delassus": (W, b)}
+
+    def _solve_fc(self, W, b, method):
+        options = dict(self.solver_options) if method == self.method else {}
+        guess = self.impulse_guess if method == "nsgs" else None
+        return friction_contact.solve_friction_contact(W, b, self.mu, method=method, tolerance=self.tolerance,
+                                                       initial_guess=guess, **options)
+
+    # --- runs ---------------------------------------------------------------------------
+    def run(self, t_end: float, progress: bool = False) -> Trajectory:
+        """Simulate from the current state to ``t_end`` (s); returns the :class:`Trajectory`.
+
+        On a failed step raises :class:`SimulationError` whose ``trajectory`` holds the steps
+        done. ``progress=True`` prints a progress line to stderr about once a second."""
+        t_end = finite_number("t_end", t_end)
+        steps = int(round((t_end - self.t) / self.dt))
+        if steps < 1:
+            raise ValueError(f"t_end = {t_end} leaves no step of dt = {self.dt} after t = {self.t}")
+        record = _Recorder(self, steps)
+        k = self.evaluate(self.q, self.v, self.t)
+        record.initial(self, k)
+        last_print = time.perf_counter()
+        for i in range(steps):
+            try:
+                out = self.step(k)
+                k = self.evaluate(self.q, self.v, self.t)
+            except SimulationError as exc:
+                exc.trajectory = record.finish(i)
+                raise
+            record.store(i, self, out, k)
+            if progress and time.perf_counter() - last_print > 1.0:
+                last_print = time.perf_counter()
+                print(f"\r  {self.friction.name}: t = {self.t:.3f} / {t_end:g} s ({100 * (i + 1) / steps:.0f} %)",
+                      end="", file=sys.stderr, flush=True)
+        if progress:
+            print(f"\r  {self.friction.name}: t = {self.t:.3f} / {t_end:g} s (100 %)", file=sys.stderr)
+        return record.finish(steps)
+
+
+def _update_positions(q, v, h):
+    """q+ = q + h Gamma(q) v (Eq. 7 with the chosen v), quaternions renormalized."""
+    q = q.copy()
+    nb = q.shape[0] // 7
+    for i in range(nb):
+        x = q[7 * i:7 * i + 3]
+        w, a, b, c = q[7 * i + 3:7 * i + 7]
+        ox, oy, oz = v[6 * i + 3:6 * i + 6]
+        x += h * v[6 * i:6 * i + 3]
+        quat = np.array([w + 0.5 * h * (-a * ox - b * oy - c * oz),
+                         a + 0.5 * h * (w * ox - c * oy + b * oz),
+                         b + 0.5 * h * (c * ox + w * oy - a * oz),
+                         c + 0.5 * h * (-b * ox + a * oy + w * oz)])
+        q[7 * i + 3:7 * i + 7] = quat / math.sqrt(quat @ quat)
+    return q
+
+
+class _Recorder:
+    def __init__(self, sim: Simulation, steps: int):
+        nb, r = len(sim.model.bodies), len(sim.model.contacts)
+        self.sim = sim
+        self.a = {
+            "t": np.zeros(steps), "position": np.zeros((steps, nb, 3)), "quaternion": np.zeros((steps, nb, 4)),
+            "velocity": np.zeros((steps, nb, 3)), "angular_velocity": np.zeros((steps, nb, 3)),
+            "contact_normal_force": np.zeros((steps, r)), "contact_friction_force": np.zeros((steps, r, 3)),
+            "contact_slip_velocity": np.zeros((steps, r, 3)), "contact_gap": np.zeros((steps, r)),
+            "contact_kinetic": np.zeros((steps, r), np.int8), "energy": np.zeros(steps),
+            "solver_status": np.zeros(steps, np.int8), "solver_iterations": np.zeros(steps, np.int32),
+            "solver_residual": np.zeros(steps), "solver_fallback": np.zeros(steps, np.int8),
+        }
+
+    def initial(self, sim, k):
+        nb = len(sim.model.bodies)
+        self.a["initial_position"] = sim.q.reshape(nb, 7)[:, :3].copy()
+        self.a["initial_energy"] = np.float64(sim.energy(k))
+
+    def store(self, i, sim, out, k):
+        a = self.a
+        nb = len(sim.model.bodies)
+        q = sim.q.reshape(nb, 7)
+        v = sim.v.reshape(nb, 6)
+        a["t"][i] = sim.t
+        a["position"][i] = q[:, :3]
+        a["quaternion"][i] = q[:, 3:]
+        a["velocity"][i] = v[:, :3]
+        for j in range(nb):
+            a["angular_velocity"][i, j] = _rotate(q[j, 3:], v[j, 3:])
+        a["contact_normal_force"][i] = out["normal_force"]
+        a["contact_friction_force"][i] = out["friction_force"]
+        a["contact_slip_velocity"][i] = out["slip_world"]
+        a["contact_gap"][i] = out["gap"]
+        a["contact_kinetic"][i] = out["kinetic"]
+        a["energy"][i] = sim.energy(k)
+        a["solver_status"][i] = out["status"]
+        a["solver_iterations"][i] = out["iterations"]
+        a["solver_residual"][i] = out["residual"]
+        a["solver_fallback"][i] = out["fallback"]
+
+    def finish(self, steps) -> Trajectory:
+        sim = self.sim
+        trajectory = Trajectory(self.a, sim.parameters(), [b.name for b in sim.model.bodies])
+        return trajectory.truncated(steps)
+
+
+def _rotate(quat, vector):
+    w, x, y, z = quat
+    R = np.array([[1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y)],
+                  [2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x)],
+                  [2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)]])
+    return R @ vector
+
+
+def simulate(model: Model, friction="regularized", dt: float = 1e-3, t_end: float = 1.0, progress=False,
+             **options) -> Trajectory:
+    """Shortcut: ``Simulation(model, friction, dt, **options).run(t_end)``."""
+    return Simulation(model, friction, dt, **options).run(t_end, progress=progress)

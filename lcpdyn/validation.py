@@ -1,0 +1,47 @@
+"""Input checks shared by the engine: every message names the culprit."""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+__all__ = ["finite_vector", "positive", "nonnegative", "finite_number"]
+
+
+def finite_number(name: str, value) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
+        raise ValueError(f"{name} must be a real number, got {value!r}")
+    value = float(value)
+    if not math.isfinite(value):
+        raise ValueError(f"{name} must be finite, got {value!r}")
+    return value
+
+
+def positive(name: str, value, allow_inf: bool = False) -> float:
+    if allow_inf and isinstance(value, (int, float)) and value == math.inf:
+        return math.inf
+    value = finite_number(name, value)
+    if not value > 0:
+        raise ValueError(f"{name} must be > 0, got {value!r}")
+    return value
+
+
+def nonnegative(name: str, value) -> float:
+    value = finite_number(name, value)
+    if value < 0:
+        raise ValueError(f"{name} must be >= 0, got {value!r}")
+    return value
+
+
+def finite_vector(name: str, value, size: int | None = None, shape: tuple | None = None) -> np.ndarray:
+    """A float64 copy of ``value``, checked for shape and finiteness."""
+    try:
+        array = np.array(value, dtype=np.float64)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"{name} must be numeric, got {value!r}") from exc
+    want = shape if shape is not None else ((size,) if size is not None else None)
+    if want is not None and array.shape != want:
+        raise ValueError(f"{name} must have shape {want}, got {array.shape}")
+    if not np.all(np.isfinite(array)):
+        raise ValueError(f"{name} must be finite, got {value!r}")
+    return array

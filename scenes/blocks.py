@@ -1,0 +1,84 @@
+"""Analytic friction scenes: a block sliding on four corners, a point block on an incline, a puck.
+
+Each class is a scene module in the sense of :mod:`scenes` (``build(**parameters)``) and
+carries the closed-form answer its tests check.
+"""
+from __future__ import annotations
+
+import math
+
+from lcpdyn.body import RigidBody
+from lcpdyn.contact import Plane, PointContact
+from lcpdyn.model import Model
+
+from .scene import Scene, override
+
+
+class SlidingBlock:
+    """A cube (side a) launched along x on four bottom corners: decelerates at mu g, stops after v0^2/(2 mu g)."""
+
+    DEFAULTS = {"side": 0.2, "mass": 1.0, "mu": 0.5, "speed": 2.0, "gravity": 9.81, "dt": 1e-3, "t_end": 0.6,
+                "tangential_stiffness": 1e10, "velocity_threshold": 0.01}
+
+    @staticmethod
+    def build(**parameters) -> Scene:
+        p = override(SlidingBlock.DEFAULTS, parameters, "sliding-block")
+        a = p["side"]
+        model = Model(gravity=(0.0, 0.0, -p["gravity"]))
+        inertia = p["mass"] * a * a / 6.0 if p["mass"] > 0 and a > 0 else -1.0
+        block = model.add_body(RigidBody("block", p["mass"], (inertia,) * 3, position=(0.0, 0.0, a / 2),
+                                         velocity=(p["speed"], 0.0, 0.0)))
+        for sx in (-1, 1):
+            for sy in (-1, 1):
+                model.add_contact(PointContact(block, Plane(), p["mu"], offset=(sx * a / 2, sy * a / 2, -a / 2)))
+        return Scene("sliding-block", model, p, p["dt"], p["t_end"], SlidingBlock.__doc__.splitlines()[0],
+                     {"tangential_stiffness": p["tangential_stiffness"], "velocity_threshold": p["velocity_threshold"]})
+
+    @staticmethod
+    def stopping(p: dict) -> tuple[float, float]:
+        """(stopping time v0/(mu g), stopping distance v0^2/(2 mu g))."""
+        deceleration = p["mu"] * p["gravity"]
+        return p["speed"] / deceleration, p["speed"] ** 2 / (2 * deceleration)
+
+
+class InclineBlock:
+    """A point block at rest on a plane inclined by angle_deg: sticks iff tan(angle) <= mu, else slides at g (sin - mu cos)."""
+
+    DEFAULTS = {"angle_deg": 20.0, "mass": 1.0, "mu": 0.5, "gravity": 9.81, "dt": 1e-3, "t_end": 0.5,
+                "tangential_stiffness": 1e10, "velocity_threshold": 0.01}
+
+    @staticmethod
+    def build(**parameters) -> Scene:
+        p = override(InclineBlock.DEFAULTS, parameters, "incline-block")
+        plane = Plane.inclined(math.radians(p["angle_deg"]))
+        model = Model(gravity=(0.0, 0.0, -p["gravity"]))
+        block = model.add_body(RigidBody("block", p["mass"], (0.01, 0.01, 0.01)))
+        model.add_contact(PointContact(block, plane, p["mu"]))
+        return Scene("incline-block", model, p, p["dt"], p["t_end"], InclineBlock.__doc__.splitlines()[0],
+                     {"tangential_stiffness": p["tangential_stiffness"], "velocity_threshold": p["velocity_threshold"]})
+
+    @staticmethod
+    def acceleration(p: dict) -> float:
+        """Downhill acceleration: 0 if tan(angle) <= mu, else g (sin - mu cos)."""
+        angle = math.radians(p["angle_deg"])
+        if math.tan(angle) <= p["mu"]:
+            return 0.0
+        return p["gravity"] * (math.sin(angle) - p["mu"] * math.cos(angle))
+
+
+class Puck:
+    """A point mass sliding on the plane at heading_deg to the contact basis: exact Coulomb keeps the heading with |lam_T| = mu lam_N."""
+
+    DEFAULTS = {"heading_deg": 22.5, "mass": 1.0, "mu": 0.4, "speed": 2.0, "gravity": 9.81, "dt": 1e-3,
+                "t_end": 0.3, "tangential_stiffness": 1e10, "velocity_threshold": 0.01}
+
+    @staticmethod
+    def build(**parameters) -> Scene:
+        p = override(Puck.DEFAULTS, parameters, "puck")
+        heading = math.radians(p["heading_deg"])
+        model = Model(gravity=(0.0, 0.0, -p["gravity"]))
+        puck = model.add_body(RigidBody("puck", p["mass"], (0.01, 0.01, 0.01),
+                                        velocity=(p["speed"] * math.cos(heading), p["speed"] * math.sin(heading), 0.0)))
+        model.add_contact(PointContact(puck, Plane(), p["mu"]))
+        return Scene("puck", model, p, p["dt"], p["t_end"], Puck.__doc__.splitlines()[0],
+                     {"tangential_stiffness": p["tangential_stiffness"], "velocity_threshold": p["velocity_threshold"]})
