@@ -252,7 +252,7 @@ class Simulation:
         friction_force = self.friction.world_force(z[n + m + r:], block, k.tangent, h)
         return {"v": z[:n].copy(), "normal_force": normal_force, "friction_force": friction_force,
                 "status": int(result.status), "iterations": iterations, "residual": result.relative_residual,
-                "fallback": fallback, "kinetic": block.kinetic.copy()}
+                "fallback": fallback, "kinetic": block.kinetic.copy(), "problem": (K, qv, lo, hi)}
 
     def _solve_coulomb(self, k, rhs, u, e_N, h):
         n, m, r = self.M.shape[0], k.A.shape[0], k.gap.shape[0]

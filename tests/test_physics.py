@@ -1,0 +1,176 @@
+"""Analytic physics checks of the stepper under each friction model."""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+import scenes
+from lcpdyn.body import RigidBody
+from lcpdyn.constraints import BallJoint
+from lcpdyn.friction import Polygonal, Regularized
+from lcpdyn.model import Model
+from lcpdyn.stepper import Simulation
+from scenes.blocks import InclineBlock, Puck, SlidingBlock
+
+from .engine_helpers import sphere_model, wheel_model
+
+MODELS = ["regularized", "coulomb", "box", "polygonal"]
+
+
+# --- energy ------------------------------------------------------------------------------
+@pytest.mark.parametrize("update", ["paper", "symplectic"])
+def test_frictionless_sphere_conserves_energy_exactly(update):
+    """A sphere sliding and spinning on a frictionless plane: no gyroscopic term (isotropic
+    inertia), N v = 0: the discrete energy is constant to rounding."""
+    trajectory = Simulation(sphere_model(), "coulomb", 1e-3, position_update=update).run(1.0)
+    np.testing.assert_allclose(trajectory.energy, trajectory.initial_energy, rtol=1e-12)
+    np.testing.assert_allclose(trajectory.contact_gap, 0.0, atol=1e-12)
+
+
+def test_frictionless_tilted_disk_energy_error_is_first_order():
+    """mu = 0 tilted spinning disk: the contact does no work; the energy error of the
+    semi-explicit scheme shrinks linearly with h (it is integration error, not contact work)."""
+    errors = []
+    for h in (2e-3, 1e-3, 5e-4):
+        model = wheel_model(mu=0.0, theta_deg=10.0, velocity=(0.0, 0.0, 0.0), angular_velocity=(0.0, 0.0, 3.0))
+        trajectory = Simulation(model, "coulomb", h, position_update="symplectic").run(0.5)
+        errors.append(np.max(np.abs(trajectory.energy - trajectory.initial_energy)))
+    assert errors[0] > errors[1] > errors[2]
+    assert errors[1] / errors[2] == pytest.approx(2.0, rel=0.3)
+    assert errors[2] < 2e-3 * float(trajectory.initial_energy)
+
+
+def test_pendulum_on_ball_joint_energy_bounded_with_symplectic_update():
+    model = Model()
+    bob = model.add_body(RigidBody("bob", 1.0, (0.01, 0.01, 0.01), position=(1.0, 0.0, 0.0)))
+    model.add_constraint(BallJoint(body_a=bob, offset_a=(-1.0, 0.0, 0.0), offset_b=(0.0, 0.0, 0.0)))
+    trajectory = Simulation(model, "coulomb", 1e-3, position_update="symplectic").run(3.0)
+    length = np.linalg.norm(trajectory.position[:, 0], axis=1)
+    np.testing.assert_allclose(length, 1.0, atol=1e-5)
+    # a compound pendulum (I = 0.01 about the bob's centre): v_bottom^2 = 2 g L / (1 + I/(m L^2)),
+    # up to the integrator's O(h) energy error
+    assert np.max(np.linalg.norm(trajectory.velocity[:, 0], axis=1)) == pytest.approx(
+        math.sqrt(2 * 9.81 / 1.01), rel=5e-3)
+    assert np.max(np.abs(trajectory.energy - trajectory.initial_energy)) < 0.05
+
+
+# --- sliding and sticking ----------------------------------------------------------------
+@pytest.mark.parametrize("friction", MODELS)
+def test_sliding_block_decelerates_at_mu_g_and_stops_where_it_should(friction):
+    scene = SlidingBlock.build()
+    trajectory = Simulation(scene.model, scene.friction(friction), scene.dt).run(scene.t_end)
+    stop_time, stop_distance = SlidingBlock.stopping(scene.parameters)
+    vx = trajectory.velocity[:, 0, 0]
+    t = trajectory.t
+    sliding = t < stop_time - 0.01
+    expected = scene.parameters["speed"] - scene.parameters["mu"] * 9.81 * t[sliding]
+    np.testing.assert_allclose(vx[sliding], expected, atol=1e-9)
+    assert np.all(np.abs(vx[t > stop_time + 0.01]) < 1e-9)
+    assert trajectory.position[-1, 0, 0] == pytest.approx(stop_distance, abs=scene.parameters["speed"] * scene.dt)
+    # no lift-off and no tipping: normal velocity and gap stay at zero to solver tolerance
+    # (relative residual 1e-9 on a problem of scale ~ 1 + |q|: about 1e-8 m/s), total normal force m g
+    np.testing.assert_allclose(trajectory.velocity[:, 0, 2], 0.0, atol=1e-8)
+    np.testing.assert_allclose(trajectory.contact_gap, 0.0, atol=1e-8 * scene.dt)
+    # impulses are exact to ~1e-8 N s (the tolerance), i.e. forces to ~1e-5 N at h = 1 ms
+    np.testing.assert_allclose(trajectory.contact_normal_force.sum(axis=1), 9.81, rtol=0, atol=1e-8 / scene.dt)
+    assert np.all(trajectory.solver_status == 0)
+
+
+@pytest.mark.parametrize("friction", MODELS)
+@pytest.mark.parametrize("angle_deg", [20.0, 26.0, 27.0, 35.0])
+def test_incline_block_sticks_iff_tan_theta_le_mu(friction, angle_deg):
+    """mu = 0.5: tan(26 deg) = 0.488 sticks, tan(27 deg) = 0.510 slides."""
+    scene = InclineBlock.build(angle_deg=angle_deg)
+    trajectory = Simulation(scene.model, scene.friction(friction), scene.dt).run(scene.t_end)
+    downhill = np.array([math.cos(math.radians(angle_deg)), 0.0, -math.sin(math.radians(angle_deg))])
+    travelled = trajectory.position[:, 0] @ downhill
+    speed = trajectory.velocity[:, 0] @ downhill
+    a = InclineBlock.acceleration(scene.parameters)
+    if a == 0.0:
+        assert np.max(np.abs(trajectory.position[:, 0])) < 1e-9  # bristle creep at k_T = 1e10 is ~1e-10 m
+    else:
+        np.testing.assert_allclose(speed, a * trajectory.t, rtol=1e-9, atol=1e-9)
+        assert travelled[-1] == pytest.approx(0.5 * a * scene.t_end ** 2, rel=scene.dt / scene.t_end * 2)
+
+
+@pytest.mark.parametrize("heading", [0.0, 22.5, 45.0])
+@pytest.mark.parametrize("friction", ["regularized", "coulomb"])
+def test_puck_keeps_heading_with_full_coulomb_force(friction, heading):
+    scene = Puck.build(heading_deg=heading)
+    trajectory = Simulation(scene.model, scene.friction(friction), scene.dt).run(scene.t_end)
+    sliding = np.linalg.norm(trajectory.contact_slip_velocity[:, 0], axis=1) > 0.01
+    assert sliding.sum() > 100
+    velocity = trajectory.velocity[sliding, 0]
+    np.testing.assert_allclose(np.degrees(np.arctan2(velocity[:, 1], velocity[:, 0])), heading, atol=1e-9)
+    ratio = np.linalg.norm(trajectory.contact_friction_force[sliding, 0], axis=1) / (
+        scene.parameters["mu"] * trajectory.contact_normal_force[sliding, 0])
+    np.testing.assert_allclose(ratio, 1.0, rtol=1e-9)
+
+
+@pytest.mark.parametrize("friction,heading,ratio", [
+    ("box", 0.0, 1.0), ("box", 45.0, math.sqrt(2.0)),
+    (Polygonal(4), 0.0, 1.0), (Polygonal(4), 45.0, math.sqrt(0.5)),
+    (Polygonal(8), 22.5, math.cos(math.pi / 8)),
+])
+def test_box_and_pyramid_closed_forms(friction, heading, ratio):
+    """Box: sqrt(2) mu lam_N for slip diagonal to the basis; a k-gon inscribed in the cone:
+    cos(pi/k) mu lam_N for slip normal to a facet (0.707 for the pyramid, k = 4)."""
+    scene = Puck.build(heading_deg=heading)
+    trajectory = Simulation(scene.model, friction if not isinstance(friction, str) else scene.friction(friction),
+                            scene.dt).run(scene.t_end)
+    sliding = np.linalg.norm(trajectory.contact_slip_velocity[:, 0], axis=1) > 0.01
+    assert sliding.sum() > 100
+    measured = np.linalg.norm(trajectory.contact_friction_force[sliding, 0], axis=1) / (
+        scene.parameters["mu"] * trajectory.contact_normal_force[sliding, 0])
+    np.testing.assert_allclose(measured, ratio, rtol=1e-9)
+    velocity = trajectory.velocity[sliding, 0]
+    np.testing.assert_allclose(np.degrees(np.arctan2(velocity[:, 1], velocity[:, 0])), heading, atol=1e-9)
+
+
+def test_box_at_22_5_degrees_turns_the_puck():
+    """The box's force sits on a corner (45 deg): misaligned with a 22.5 deg slip, it bends the path."""
+    scene = Puck.build(heading_deg=22.5)
+    trajectory = Simulation(scene.model, "box", scene.dt).run(scene.t_end)
+    velocity = trajectory.velocity[:, 0]
+    moving = np.linalg.norm(velocity, axis=1) > 0.05
+    heading = np.degrees(np.arctan2(velocity[moving, 1], velocity[moving, 0]))
+    assert heading[-1] < 22.5 - 1.0
+
+
+def test_wheel_sliding_never_lifts_off():
+    """The sliding wheel keeps contact (lam_N > 0 at every step); its gap error is the O(h^2)
+    term of the contact point moving over the curved rim (~ h^2 v^2 / R, corrected each step),
+    so it shrinks fourfold when h is halved -- no drift."""
+    worst = []
+    for h in (1e-3, 5e-4):
+        scene = scenes.wheel.build(t_end=1.0, dt=h)
+        trajectory = Simulation(scene.model, scene.friction("regularized"), scene.dt).run(scene.t_end)
+        assert np.all(trajectory.contact_normal_force > 0)
+        assert np.all(np.linalg.norm(trajectory.contact_slip_velocity[:, 0], axis=1) > 0.01)  # it slides throughout
+        worst.append(np.max(np.abs(trajectory.contact_gap)))
+    assert worst[0] < (1e-3 ** 2) * 6.5 ** 2 / 0.5
+    assert worst[0] / worst[1] > 3.0
+
+
+# --- regularized -> coulomb ----------------------------------------------------------------
+def test_regularized_converges_to_coulomb_as_h_decreases():
+    """Across the slide-to-roll transition (t = 2.3 s) the regularized wheel approaches the
+    Coulomb wheel as h -> 0."""
+    differences = []
+    for h in (2e-3, 1e-3, 5e-4):
+        runs = {}
+        for name in ("regularized", "coulomb"):
+            scene = scenes.wheel.build(dt=h, t_end=2.3)
+            runs[name] = Simulation(scene.model, scene.friction(name), h).run(scene.t_end)
+        differences.append(np.max(np.linalg.norm(runs["regularized"].position[:, 0] - runs["coulomb"].position[:, 0],
+                                                 axis=1)))
+    assert differences[0] > differences[1] > differences[2]
+    assert differences[2] < 1e-3
+
+
+def test_infinite_tangential_stiffness_sticks_rigidly():
+    scene = InclineBlock.build(angle_deg=20.0)
+    trajectory = Simulation(scene.model, Regularized(tangential_stiffness=math.inf), scene.dt).run(scene.t_end)
+    np.testing.assert_allclose(trajectory.position[:, 0], 0.0, atol=1e-12)
