@@ -157,8 +157,18 @@ class Regularized:
 
 def _world(components, block, tangent, h):
     """World friction force (r, 3) from impulses h*lam in the block's per-contact basis."""
-    base = np.einsum("rij,rj->ri", block.basis, components) / h
-    return base[:, 0, None] * tangent[:, 0] + base[:, 1, None] * tangent[:, 1]
+    out = np.empty((tangent.shape[0], 3))
+    _world_kernel(np.ascontiguousarray(components), block.basis, tangent, h, out)
+    return out
+
+
+@njit(cache=True)
+def _world_kernel(components, basis, tangent, h, out):
+    for i in range(components.shape[0]):
+        b1 = (basis[i, 0, 0] * components[i, 0] + basis[i, 0, 1] * components[i, 1]) / h
+        b2 = (basis[i, 1, 0] * components[i, 0] + basis[i, 1, 1] * components[i, 1]) / h
+        for j in range(3):
+            out[i, j] = b1 * tangent[i, 0, j] + b2 * tangent[i, 1, j]
 
 
 class Box:

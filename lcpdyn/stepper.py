@@ -40,9 +40,12 @@ import sys
 import time
 
 import numpy as np
+from numba import njit
 
 import solvers
 from solvers import friction_contact
+from solvers.options import build_options
+from solvers.problem import checked_problem
 
 from . import __version__
 from .contact import DiskContact
@@ -120,11 +123,21 @@ class Simulation:
             raise ValueError(f"unknown fallback_method {fallback_method!r}; choose one of {sorted(allowed)}")
         self.fallback_method = fallback_method
         self.solver_options = dict(solver_options or {})
+        if not self.coulomb:
+            self._options, self._warm_capable = {}, {}
+            for name in {self.method, self.fallback_method} - {None}:
+                module = solvers.METHODS[name]
+                given = self.solver_options if name == self.method else {}
+                self._options[name] = build_options(module.Options, name, given)
+                self._warm_capable[name] = name == "judice-pires"  # its run() takes warm_start=
         self.evaluate = model.compile()
         self.M = model.mass_matrix()
         self.mu = np.array([c.mu for c in model.contacts])
         self.n_holonomic = sum(c.size for c in model.holonomic)
         self.has_disks = any(isinstance(c, DiskContact) for c in model.contacts)
+        size = self.M.shape[0] + model.n_bilateral + len(model.contacts)
+        self._free_lo = np.full(size, -np.inf)
+        self._free_hi = np.full(size, np.inf)
         self.reset()
 
     # --- state ------------------------------------------------------------------------
@@ -172,8 +185,7 @@ class Simulation:
         n, r, m = self.M.shape[0], k.gap.shape[0], k.A.shape[0]
         v = self.v
         paper = self.position_update == "paper"
-        gap_pred = k.gap + h * (k.N @ v) if paper else k.gap
-        e_N = np.where(gap_pred >= 0, gap_pred, self.stabilization * gap_pred) / h
+        e_N = _gap_terms(k.gap, k.N, v, h, paper, self.stabilization)
         g = k.holonomic_error
         if g.size:
             g_pred = g + h * (k.A[:g.size] @ v) if paper else g
@@ -185,8 +197,7 @@ class Simulation:
         else:
             out = self._solve_lcp(k, rhs, u, e_N, h, n, m, r)
         v_new = out["v"]
-        slip = (k.D @ v_new).reshape(r, 2)
-        out["slip_world"] = slip[:, 0, None] * k.tangent[:, 0] + slip[:, 1, None] * k.tangent[:, 1]
+        out["slip_world"] = _slip_world(k.D, v_new, k.tangent)
         out["gap"] = k.gap
         self.q = _update_positions(self.q, v if paper else v_new, h)
         self.v = v_new
@@ -197,31 +208,26 @@ class Simulation:
         return out
 
     def _assemble(self, k, rhs, u, e_N, h, n, m, r, normal_force):
+        """Eq. (30) with the friction model's block (see :mod:`lcpdyn.friction`)."""
         block = self.friction.block(k.D, self.v, h, self.mu, normal_force, self.friction_force, k.tangent)
         nf = block.F.shape[0]
         size = n + m + r + nf
         K = np.zeros((size, size))
-        K[:n, :n] = self.M
-        K[:n, n:n + m] = -k.A.T
-        K[:n, n + m:n + m + r] = -k.N.T
-        K[:n, n + m + r:] = -block.G.T
-        K[n:n + m, :n] = k.A
-        K[n + m:n + m + r, :n] = k.N
-        K[n + m + r:, :n] = block.F
-        if block.P is not None:
-            K[n + m + r:, n + m:n + m + r] = block.P
-        K[n + m + r:, n + m + r:] = block.C
-        qv = np.concatenate([-rhs, -u, e_N, block.c])
-        lo = np.concatenate([np.full(n + m, -np.inf), np.zeros(r), block.lo])
-        hi = np.concatenate([np.full(n + m + r, np.inf), block.hi])
+        _fill_matrix(K, self.M, k.A, k.N, block.F, block.G, block.C,
+                     block.P if block.P is not None else np.zeros((nf, r)))
+        qv = np.concatenate((-rhs, -u, e_N, block.c))
+        lo = np.concatenate((self._free_lo[:n + m], np.zeros(r), block.lo))
+        hi = np.concatenate((self._free_hi[:n + m + r], block.hi))
         return block, K, qv, lo, hi
 
     def _call(self, method, K, qv, lo, hi, warm):
-        options = dict(self.solver_options) if method == self.method else {}
-        if warm is not None and "warm_start" in solvers.METHODS[method].Options.__dataclass_fields__ \
-                and warm.shape[0] == qv.shape[0]:
-            options["warm_start"] = warm
-        return solvers.solve(K, qv, lo, hi, method=method, tolerance=self.tolerance, **options)
+        """Solve through the method's module with prepared options (the front door's work minus
+        the input conversion: the arrays are ours; entries are still checked)."""
+        problem = checked_problem(K, qv, lo, hi)
+        options = self._options[method]
+        if warm is not None and self._warm_capable[method] and warm.shape[0] == qv.shape[0]:
+            return solvers.METHODS[method].run(problem, options, self.tolerance, warm_start=warm)
+        return solvers.METHODS[method].run(problem, options, self.tolerance)
 
     def _solve_lcp(self, k, rhs, u, e_N, h, n, m, r):
         normal_force = self.normal_force
@@ -334,20 +340,75 @@ class Simulation:
         return record.finish(steps)
 
 
+@njit(cache=True)
+def _gap_terms(gap, N, v, h, paper, beta):
+    """e_N of the gap rows (module docstring): Phi~/h, or beta Phi~/h when penetrating."""
+    out = np.empty(gap.shape[0])
+    for i in range(gap.shape[0]):
+        predicted = gap[i]
+        if paper:
+            for j in range(v.shape[0]):
+                predicted += h * N[i, j] * v[j]
+        out[i] = (predicted if predicted >= 0.0 else beta * predicted) / h
+    return out
+
+
+@njit(cache=True)
+def _slip_world(D, v, tangent):
+    """World slip velocity (r, 3) of the material contact points: (D v) in (t1, t2)."""
+    r = tangent.shape[0]
+    out = np.empty((r, 3))
+    for i in range(r):
+        s1 = 0.0
+        s2 = 0.0
+        for j in range(v.shape[0]):
+            s1 += D[2 * i, j] * v[j]
+            s2 += D[2 * i + 1, j] * v[j]
+        for j in range(3):
+            out[i, j] = s1 * tangent[i, 0, j] + s2 * tangent[i, 1, j]
+    return out
+
+
+@njit(cache=True)
+def _fill_matrix(K, M, A, N, F, G, C, P):
+    """K = [[M, -A^T, -N^T, -G^T], [A, 0, 0, 0], [N, 0, 0, 0], [F, 0, P, C]] into a zeroed K."""
+    n, m, r, nf = M.shape[0], A.shape[0], N.shape[0], F.shape[0]
+    b, c = n + m, n + m + r
+    for i in range(n):
+        for j in range(n):
+            K[i, j] = M[i, j]
+        for j in range(m):
+            K[i, n + j] = -A[j, i]
+            K[n + j, i] = A[j, i]
+        for j in range(r):
+            K[i, b + j] = -N[j, i]
+            K[b + j, i] = N[j, i]
+        for j in range(nf):
+            K[i, c + j] = -G[j, i]
+            K[c + j, i] = F[j, i]
+    for i in range(nf):
+        for j in range(r):
+            K[c + i, b + j] = P[i, j]
+        for j in range(nf):
+            K[c + i, c + j] = C[i, j]
+
+
+@njit(cache=True)
 def _update_positions(q, v, h):
-    """q+ = q + h Gamma(q) v (Eq. 7 with the chosen v), quaternions renormalized."""
+    """q+ = q + h Gamma(q) v (Eq. 7 with the chosen v), quaternions renormalized; a new array."""
     q = q.copy()
     nb = q.shape[0] // 7
     for i in range(nb):
-        x = q[7 * i:7 * i + 3]
-        w, a, b, c = q[7 * i + 3:7 * i + 7]
-        ox, oy, oz = v[6 * i + 3:6 * i + 6]
-        x += h * v[6 * i:6 * i + 3]
-        quat = np.array([w + 0.5 * h * (-a * ox - b * oy - c * oz),
-                         a + 0.5 * h * (w * ox - c * oy + b * oz),
-                         b + 0.5 * h * (c * ox + w * oy - a * oz),
-                         c + 0.5 * h * (-b * ox + a * oy + w * oz)])
-        q[7 * i + 3:7 * i + 7] = quat / math.sqrt(quat @ quat)
+        for j in range(3):
+            q[7 * i + j] += h * v[6 * i + j]
+        w, a, b, c = q[7 * i + 3], q[7 * i + 4], q[7 * i + 5], q[7 * i + 6]
+        ox, oy, oz = v[6 * i + 3], v[6 * i + 4], v[6 * i + 5]
+        w1 = w + 0.5 * h * (-a * ox - b * oy - c * oz)
+        a1 = a + 0.5 * h * (w * ox - c * oy + b * oz)
+        b1 = b + 0.5 * h * (c * ox + w * oy - a * oz)
+        c1 = c + 0.5 * h * (-b * ox + a * oy + w * oz)
+        norm = math.sqrt(w1 * w1 + a1 * a1 + b1 * b1 + c1 * c1)
+        q[7 * i + 3], q[7 * i + 4], q[7 * i + 5], q[7 * i + 6] = w1 / norm, a1 / norm, b1 / norm, c1 / norm
     return q
 
 
@@ -372,15 +433,8 @@ class _Recorder:
 
     def store(self, i, sim, out, k):
         a = self.a
-        nb = len(sim.model.bodies)
-        q = sim.q.reshape(nb, 7)
-        v = sim.v.reshape(nb, 6)
         a["t"][i] = sim.t
-        a["position"][i] = q[:, :3]
-        a["quaternion"][i] = q[:, 3:]
-        a["velocity"][i] = v[:, :3]
-        for j in range(nb):
-            a["angular_velocity"][i, j] = _rotate(q[j, 3:], v[j, 3:])
+        _store_bodies(sim.q, sim.v, a["position"][i], a["quaternion"][i], a["velocity"][i], a["angular_velocity"][i])
         a["contact_normal_force"][i] = out["normal_force"]
         a["contact_friction_force"][i] = out["friction_force"]
         a["contact_slip_velocity"][i] = out["slip_world"]
@@ -398,12 +452,20 @@ class _Recorder:
         return trajectory.truncated(steps)
 
 
-def _rotate(quat, vector):
-    w, x, y, z = quat
-    R = np.array([[1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y)],
-                  [2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x)],
-                  [2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)]])
-    return R @ vector
+@njit(cache=True)
+def _store_bodies(q, v, position, quaternion, velocity, angular_velocity):
+    """Per body: position, quaternion, velocity and the *world* angular velocity R omega_b."""
+    for b in range(position.shape[0]):
+        w, x, y, z = q[7 * b + 3], q[7 * b + 4], q[7 * b + 5], q[7 * b + 6]
+        for j in range(3):
+            position[b, j] = q[7 * b + j]
+            velocity[b, j] = v[6 * b + j]
+        for j in range(4):
+            quaternion[b, j] = q[7 * b + 3 + j]
+        ox, oy, oz = v[6 * b + 3], v[6 * b + 4], v[6 * b + 5]
+        angular_velocity[b, 0] = (1 - 2 * (y * y + z * z)) * ox + 2 * (x * y - w * z) * oy + 2 * (x * z + w * y) * oz
+        angular_velocity[b, 1] = 2 * (x * y + w * z) * ox + (1 - 2 * (x * x + z * z)) * oy + 2 * (y * z - w * x) * oz
+        angular_velocity[b, 2] = 2 * (x * z - w * y) * ox + 2 * (y * z + w * x) * oy + (1 - 2 * (x * x + y * y)) * oz
 
 
 def simulate(model: Model, friction="regularized", dt: float = 1e-3, t_end: float = 1.0, progress=False,

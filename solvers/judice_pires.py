@@ -258,10 +258,18 @@ def default_max_iterations(n: int) -> int:
     return 50 + 50 * n
 
 
-def run(problem, options: Options, tolerance: float):
-    """Solve ``problem`` (a :class:`~solvers.problem.BoundedLCP`); see the module docstring."""
+def run(problem, options: Options, tolerance: float, warm_start: np.ndarray | None = None):
+    """Solve ``problem`` (a :class:`~solvers.problem.BoundedLCP`); see the module docstring.
+
+    ``warm_start`` (int8 active-set codes of length n, e.g. the previous ``result.active_set``)
+    overrides ``options.warm_start``; the time stepper passes it here to avoid rebuilding the
+    options every step."""
     n = problem.n
-    warm = check_warm_start(options.warm_start, n)
+    if warm_start is not None and isinstance(warm_start, np.ndarray) and warm_start.dtype == np.int8 \
+            and warm_start.shape == (n,):
+        warm = warm_start  # an active_set returned by a solver: codes valid by construction
+    else:
+        warm = check_warm_start(options.warm_start if warm_start is None else warm_start, n)
     initial = _initial_state(problem.lo, problem.hi,
                              warm if warm is not None else np.zeros(n, np.int8), warm is not None)
     max_iterations = options.max_iterations or default_max_iterations(n)

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 import numpy as np
 from numba import njit
 
-__all__ = ["BoundedLCP", "make_problem"]
+__all__ = ["BoundedLCP", "make_problem", "checked_problem"]
 
 
 @dataclass(frozen=True, eq=False)
@@ -150,4 +150,15 @@ def make_problem(M, q, lo=None, hi=None) -> BoundedLCP:
         }
         raise ValueError(messages[what])
     # _as_float_array and _bound made private copies: the caller's arrays are never aliased.
+    return BoundedLCP(M, q, lo, hi)
+
+
+def checked_problem(M: np.ndarray, q: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> BoundedLCP:
+    """The fast path for callers that build float64, C-contiguous arrays of matching shapes
+    themselves (the time stepper): the same entry checks as :func:`make_problem` (NaN, inf,
+    empty boxes) but no conversion and no copy -- the problem aliases the caller's arrays, which
+    must not be modified while it is in use. Shapes and dtypes are not re-checked."""
+    what, i, j = _find_bad_entry(M, q, lo, hi)
+    if what != _OK:
+        make_problem(M, q, lo, hi)  # raises with the full message
     return BoundedLCP(M, q, lo, hi)

@@ -34,6 +34,9 @@ def test_gap_jacobian_N_matches_central_differences(seed):
         plus = evaluate(_advance(q, dv, eps), v, 0.0).gap
         minus = evaluate(_advance(q, dv, -eps), v, 0.0).gap
         np.testing.assert_allclose(k.N @ dv, (plus - minus) / (2 * eps), rtol=1e-6, atol=1e-7)
+    # and N equals the derivative of the gap functions themselves, dPhi/dq Gamma (JAX, exact)
+    with float64():
+        np.testing.assert_allclose(k.N, np.asarray(model.gap_jacobian(q)), rtol=1e-12, atol=1e-13)
 
 
 @pytest.mark.parametrize("seed", range(5))
