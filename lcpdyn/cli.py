@@ -18,7 +18,7 @@ def _parse_sets(items) -> dict:
     out = {}
     for item in items or []:
         if "=" not in item:
-            raise SystemExit(f"lcpdyn: --set expects KEY=VALUE, got {item!r}")
+            raise ValueError(f"--set expects KEY=VALUE, got {item!r}")
         key, value = item.split("=", 1)
         out[key.strip()] = value.strip()
     return out
@@ -65,8 +65,8 @@ def main(argv=None) -> int:
         print(f"lcpdyn: unknown scene {args.scene!r}; choose one of {sorted(SCENES)}", file=sys.stderr)
         return 2
     module = SCENES[args.scene]
-    parameters = _parse_sets(args.set)
     try:
+        parameters = _parse_sets(args.set)
         if args.command == "run":
             return _run(args, module, parameters)
         return _compare(args, module, parameters)

@@ -62,8 +62,9 @@ _FALLBACKS = {"judice-pires": "lemke", "lemke": "judice-pires", "pgs": "judice-p
 
 class SimulationError(RuntimeError):
     """A step could not be solved (or the state became invalid). ``trajectory`` holds the steps
-    completed before it; ``step`` and ``time`` locate the failure; ``result`` is the solver's
-    last answer, if any."""
+    the failing :meth:`Simulation.run` call completed before it; ``step`` (counted since the last
+    :meth:`Simulation.reset`, so it equals ``len(trajectory.t)`` for a run from the start) and
+    ``time`` locate the failure; ``result`` is the solver's last answer, if any."""
 
     def __init__(self, message, step, time, trajectory=None, result=None):
         super().__init__(f"step {step} (t = {time:.6g} s): {message}")
@@ -151,6 +152,7 @@ class Simulation:
         self.friction_force = np.zeros((r, 3))
         self.active_set = None
         self.impulse_guess = None
+        self.timing = None
 
     def parameters(self) -> dict:
         """Everything that determines a run (recorded in output files)."""
@@ -176,7 +178,11 @@ class Simulation:
 
     # --- one step -----------------------------------------------------------------------
     def step(self, kinematics=None) -> dict:
-        """Advance one step; returns what was solved (forces, slip, statuses) for recording."""
+        """Advance one step; returns what was solved (forces, slip, statuses) for recording,
+        including ``timing`` = (assembly, solve, rest) in seconds (assembly includes the Schur
+        elimination for coulomb; rest is the gap terms, position update and bookkeeping)."""
+        begin = time.perf_counter()
+        self._clock = [0.0, 0.0]
         h = self.dt
         k = kinematics or self.evaluate(self.q, self.v, self.t)
         if self.has_disks and k.min_sin_tilt < 1e-6:
@@ -205,6 +211,8 @@ class Simulation:
         self.steps_done += 1
         self.normal_force = out["normal_force"]
         self.friction_force = out["friction_force"]
+        total = time.perf_counter() - begin
+        out["timing"] = (self._clock[0], self._clock[1], total - self._clock[0] - self._clock[1])
         return out
 
     def _assemble(self, k, rhs, u, e_N, h, n, m, r, normal_force):
@@ -236,8 +244,12 @@ class Simulation:
         warm = self.active_set
         fallback = False
         for _ in range(passes):
+            start = time.perf_counter()
             block, K, qv, lo, hi = self._assemble(k, rhs, u, e_N, h, n, m, r, normal_force)
+            middle = time.perf_counter()
             result = self._call(self.method, K, qv, lo, hi, warm)
+            self._clock[0] += middle - start
+            self._clock[1] += time.perf_counter() - middle
             if not result.success:
                 first = result
                 if self.fallback_method is None:
@@ -274,13 +286,17 @@ class Simulation:
         right[:n, 0] = rhs
         right[n:, 0] = u
         right[:n, 1:] = H.T
+        start = time.perf_counter()
         solution = np.linalg.solve(KKT, right)
         free, response = solution[:, 0], solution[:, 1:]
         W = H @ response[:n]
         W = 0.5 * (W + W.T)
         b = H @ free[:n]
         b[0::3] += e_N
+        middle = time.perf_counter()
         result = self._solve_fc(W, b, self.method)
+        self._clock[0] += middle - start
+        self._clock[1] += time.perf_counter() - middle
         fallback = False
         if not result.success:
             first = result
@@ -314,7 +330,9 @@ class Simulation:
         """Simulate from the current state to ``t_end`` (s); returns the :class:`Trajectory`.
 
         On a failed step raises :class:`SimulationError` whose ``trajectory`` holds the steps
-        done. ``progress=True`` prints a progress line to stderr about once a second."""
+        done. ``progress=True`` prints a progress line to stderr about once a second. Wall
+        times per step (s) are left in ``self.timing`` (steps x 5: Jacobians, assembly, solve,
+        rest of the step, recording), not in the trajectory, which stays reproducible."""
         t_end = finite_number("t_end", t_end)
         steps = int(round((t_end - self.t) / self.dt))
         if steps < 1:
@@ -326,11 +344,15 @@ class Simulation:
         for i in range(steps):
             try:
                 out = self.step(k)
+                start = time.perf_counter()
                 k = self.evaluate(self.q, self.v, self.t)
+                jacobians = time.perf_counter() - start
             except SimulationError as exc:
                 exc.trajectory = record.finish(i)
                 raise
+            start = time.perf_counter()
             record.store(i, self, out, k)
+            record.timing(i, jacobians, out["timing"], time.perf_counter() - start)
             if progress and time.perf_counter() - last_print > 1.0:
                 last_print = time.perf_counter()
                 print(f"\r  {self.friction.name}: t = {self.t:.3f} / {t_end:g} s ({100 * (i + 1) / steps:.0f} %)",
@@ -425,6 +447,14 @@ class _Recorder:
             "solver_status": np.zeros(steps, np.int8), "solver_iterations": np.zeros(steps, np.int32),
             "solver_residual": np.zeros(steps), "solver_fallback": np.zeros(steps, np.int8),
         }
+        # wall times are kept out of the trajectory so that outputs are reproducible
+        sim.timing = np.zeros((steps, 5))
+
+    def timing(self, i, jacobians, inner, record):
+        row = self.sim.timing[i]
+        row[0] = jacobians
+        row[1], row[2], row[3] = inner
+        row[4] = record
 
     def initial(self, sim, k):
         nb = len(sim.model.bodies)

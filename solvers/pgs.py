@@ -62,7 +62,7 @@ def projected_sor(M, q, lo, hi, z, omega, max_sweeps, check_every, stop):
     sweeps = 0
     residual = _relative_residual(M, q, lo, hi, z)
     while residual > stop and sweeps < max_sweeps:
-        for _ in range(check_every):
+        for _ in range(min(check_every, max_sweeps - sweeps)):  # never more than max_sweeps in all
             sweeps += 1
             for i in range(n):
                 s = q[i]

@@ -1,0 +1,149 @@
+"""Wall time of the Peiret 2016 wheel (Table 1) at 1 kHz under each friction model, with the
+median per-step cost split into Jacobians, assembly, solve, the rest of the step and recording.
+
+Entries (each run simulates the scene's full 4 s = 4000 steps; repeated ``--repeats`` times):
+* ``regularized``, ``box`` (judice-pires), ``polygonal`` (lemke), ``coulomb`` (our NSGS with exact
+  local solves);
+* peers measured in the same run: ``regularized/siconos`` (the same Eq. 30 problem through the
+  Siconos route: Schur + box split + Siconos LCP Lemke) and ``coulomb/siconos-nsn-ac`` (the same
+  Delassus problem through Siconos fc3d NSN_AC). Ratios ours / peer are reported.
+
+Reported per entry: median wall time per simulated second (over repeats), median per-step total
+and per-phase medians over all steps of all repeats. Phases (see ``Simulation.run``):
+``jacobians`` = the compiled JAX kinematics call, blocking on its outputs; ``assembly`` = friction
+block and Eq. 30 matrix (Schur elimination for coulomb); ``solve`` = solver incl. the framework's
+residual check; ``rest`` = gap terms, position update, bookkeeping; ``record`` = storing the step.
+JAX trace+compile time and the first (Numba-compiling) run are reported separately, never mixed in.
+BLAS runs on one thread. For scale: MuJoCo takes about 3 us per step on a comparable wheel (quoted
+in the issue, not measured here).
+
+Usage: ``python benchmarks/bench_wheel.py [--repeats 5] [--out results/bench_wheel.json]``
+"""
+from __future__ import annotations
+
+import os
+
+for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ.setdefault(_var, "1")
+
+import argparse  # noqa: E402
+import json  # noqa: E402
+import platform  # noqa: E402
+import sys  # noqa: E402
+import time  # noqa: E402
+from pathlib import Path  # noqa: E402
+
+import numpy as np  # noqa: E402
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+import scenes  # noqa: E402
+from lcpdyn import __version__  # noqa: E402
+from lcpdyn.stepper import Simulation  # noqa: E402
+from solvers.siconos_route import available as siconos_available  # noqa: E402
+
+PHASES = ("jacobians", "assembly", "solve", "rest", "record")
+ENTRIES = [("regularized", None), ("box", None), ("polygonal", None), ("coulomb", None),
+           ("regularized", "siconos"), ("coulomb", "siconos-nsn-ac")]
+PEER = {("regularized", None): ("regularized", "siconos"), ("coulomb", None): ("coulomb", "siconos-nsn-ac")}
+
+
+def _label(friction, method):
+    return friction if method is None else f"{friction}/{method}"
+
+
+def measure(friction, method, repeats, t_end):
+    walls, timings = [], []
+    for _ in range(repeats):
+        scene = scenes.wheel.build(t_end=t_end)
+        sim = Simulation(scene.model, scene.friction(friction), scene.dt, method=method)
+        start = time.perf_counter()
+        trajectory = sim.run(scene.t_end)
+        walls.append(time.perf_counter() - start)
+        timings.append(sim.timing)
+        assert np.all(trajectory.solver_status == 0)
+    per_step = np.concatenate(timings)
+    total = per_step.sum(axis=1)
+    return {
+        "wall_per_simulated_second_s": float(np.median(walls) / t_end),
+        "wall_per_simulated_second_all_repeats_s": [w / t_end for w in walls],
+        "per_step_median_us": float(np.median(total) * 1e6),
+        "phases_median_us": {p: float(np.median(per_step[:, i]) * 1e6) for i, p in enumerate(PHASES)},
+        "fallbacks": int(trajectory.solver_fallback.sum()),
+        "mean_solver_iterations": float(trajectory.solver_iterations.mean()),
+    }
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--t-end", type=float, default=4.0)
+    parser.add_argument("--out", default="results/bench_wheel.json")
+    args = parser.parse_args(argv)
+
+    # JAX trace + XLA compile, measured on a fresh model (not part of any timing below)
+    scene = scenes.wheel.build()
+    start = time.perf_counter()
+    evaluate = scene.model.compile()
+    compile_seconds = time.perf_counter() - start
+    q, v = scene.model.initial_state()
+    samples = []
+    for _ in range(2000):
+        t0 = time.perf_counter()
+        evaluate(q, v, 0.0)  # returns NumPy arrays: blocks on the outputs
+        samples.append(time.perf_counter() - t0)
+    jacobian_call_us = float(np.median(samples[200:]) * 1e6)
+
+    entries = [e for e in ENTRIES if e[1] is None or siconos_available()]
+    warm = {}
+    for friction, method in entries:  # warm-up: Numba compilation and caches
+        scene = scenes.wheel.build(t_end=0.05)
+        start = time.perf_counter()
+        Simulation(scene.model, scene.friction(friction), scene.dt, method=method).run(scene.t_end)
+        warm[_label(friction, method)] = time.perf_counter() - start
+    results = {}
+    for friction, method in entries:
+        results[_label(friction, method)] = measure(friction, method, args.repeats, args.t_end)
+        print(f"  measured {_label(friction, method)}", file=sys.stderr)
+    ratios = {}
+    for ours, peer in PEER.items():
+        if _label(*peer) in results:
+            a, b = results[_label(*ours)], results[_label(*peer)]
+            ratios[f"{_label(*ours)} / {_label(*peer)}"] = {
+                "wall": a["wall_per_simulated_second_s"] / b["wall_per_simulated_second_s"],
+                "solve_phase": a["phases_median_us"]["solve"] / b["phases_median_us"]["solve"]}
+
+    lines = [f"lcpdyn {__version__}: Peiret 2016 wheel, h = 1 ms, {args.t_end:g} s per run, median of "
+             f"{args.repeats} runs (BLAS 1 thread)",
+             f"JAX trace+compile of the wheel kinematics: {compile_seconds:.2f} s; one compiled call, "
+             f"blocking: {jacobian_call_us:.1f} us", "",
+             f"{'model':28s} {'wall/sim s':>10s} {'us/step':>8s} " + " ".join(f"{p:>9s}" for p in PHASES)]
+    for name, r in results.items():
+        lines.append(f"{name:28s} {r['wall_per_simulated_second_s']:10.3f} {r['per_step_median_us']:8.1f} "
+                     + " ".join(f"{r['phases_median_us'][p]:9.1f}" for p in PHASES))
+    lines.append("")
+    for name, ratio in ratios.items():
+        lines.append(f"ratio {name}: wall {ratio['wall']:.2f}, solve phase {ratio['solve_phase']:.2f}")
+    lines.append("Target: <= 100 us per step for 'regularized'. MuJoCo (quoted, not measured): ~3 us per step.")
+    text = "\n".join(lines)
+    print(text)
+
+    record = {
+        "lcpdyn_version": __version__, "benchmark": "bench_wheel",
+        "parameters": {"scene": "wheel", "dt": 1e-3, "t_end": args.t_end, "repeats": args.repeats,
+                       "blas_threads": os.environ.get("OPENBLAS_NUM_THREADS")},
+        "jax_compile_seconds": compile_seconds, "jacobian_call_median_us": jacobian_call_us,
+        "first_run_seconds_0.05s": warm, "results": results, "ratios": ratios,
+        "machine": {"python": platform.python_version(), "numpy": np.__version__, "platform": platform.platform(),
+                    "cpus": os.cpu_count()},
+    }
+    out = Path(args.out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(record, indent=2))
+    out.with_suffix(".txt").write_text(text + "\n")
+    print(f"wrote {out} and {out.with_suffix('.txt')}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,442 @@
+"""End-to-end tests of the ``lcpdyn`` command line, the .npz output and the stepper's input
+checks and failure handling. Runs are kept short (t_end = 0.05 s) to stay fast."""
+from __future__ import annotations
+
+import json
+import math
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import lcpdyn
+import scenes
+from lcpdyn.cli import main
+from lcpdyn.stepper import Simulation, SimulationError
+from lcpdyn.trajectory import FIELDS, Trajectory, load
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+MODELS = ["regularized", "polygonal", "box", "coulomb"]
+PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
+T_END = 0.05
+STEPS = 50  # T_END / 1e-3
+
+
+def run_cli(argv, capsys):
+    """``lcpdyn.cli.main(argv)`` in-process -> (exit code, stdout, stderr)."""
+    try:
+        code = main(argv)
+    except SystemExit as exc:  # argparse (and anything else that exits) -- keep its code
+        code = exc.code
+        if isinstance(code, str):  # sys.exit("message") prints the message and exits with 1
+            print(code, file=sys.stderr)
+            code = 1
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err
+
+
+def puck_argv(out, *extra, friction="coulomb"):
+    return ["run", "puck", "--friction", friction, "--dt", "1e-3", "--t-end", str(T_END), "--out", str(out),
+            "--quiet", *extra]
+
+
+# --- lcpdyn scenes ----------------------------------------------------------------------------
+def test_python_dash_m_lcpdyn_scenes_lists_every_scene():
+    done = subprocess.run([sys.executable, "-m", "lcpdyn", "scenes"], cwd=ROOT, capture_output=True, text=True,
+                          timeout=120)
+    assert done.returncode == 0, done.stderr
+    names = [line.split()[0] for line in done.stdout.splitlines() if line.strip()]
+    assert sorted(names) == ["incline-block", "puck", "sliding-block", "wheel"]
+    for line in done.stdout.splitlines():  # each with its one-line description
+        assert len(line.split()) > 1
+
+
+# --- lcpdyn run ---------------------------------------------------------------------------------
+@pytest.fixture(scope="module")
+def puck_files(tmp_path_factory):
+    """One ``lcpdyn run puck --friction coulomb ... --out X.npz --plot X.png --quiet``."""
+    directory = tmp_path_factory.mktemp("puck")
+    out, plot = directory / "puck.npz", directory / "puck.png"
+    code = main(puck_argv(out, "--plot", str(plot)))
+    return code, out, plot
+
+
+def test_run_writes_the_npz_and_the_png(puck_files):
+    code, out, plot = puck_files
+    assert code == 0
+    assert out.is_file() and out.stat().st_size > 0
+    assert plot.is_file() and plot.read_bytes()[:8] == PNG_SIGNATURE
+
+
+def test_run_npz_holds_every_documented_array_with_its_shape(puck_files):
+    _, out, _ = puck_files
+    with np.load(out, allow_pickle=False) as data:
+        files = set(data.files)
+        arrays = {k: data[k] for k in data.files}
+    required = {"t", "position", "quaternion", "velocity", "angular_velocity", "contact_normal_force",
+                "contact_friction_force", "contact_slip_velocity", "energy", "solver_status", "solver_iterations",
+                "parameters", "lcpdyn_version"}
+    assert required <= files, required - files
+    assert set(FIELDS) <= files, set(FIELDS) - files  # everything the format documents
+    bodies, contacts = 1, 1
+    assert arrays["t"].shape == (STEPS,)
+    np.testing.assert_allclose(arrays["t"], (np.arange(STEPS) + 1) * 1e-3, rtol=1e-12)
+    assert arrays["position"].shape == (STEPS, bodies, 3)
+    assert arrays["quaternion"].shape == (STEPS, bodies, 4)
+    assert arrays["velocity"].shape == (STEPS, bodies, 3)
+    assert arrays["angular_velocity"].shape == (STEPS, bodies, 3)
+    assert arrays["contact_normal_force"].shape == (STEPS, contacts)
+    assert arrays["contact_friction_force"].shape == (STEPS, contacts, 3)
+    assert arrays["contact_slip_velocity"].shape == (STEPS, contacts, 3)
+    assert arrays["energy"].shape == (STEPS,)
+    assert arrays["solver_status"].shape == (STEPS,)
+    assert arrays["solver_iterations"].shape == (STEPS,)
+    assert np.all(arrays["solver_status"] == 0)
+    assert np.all(np.isfinite(arrays["position"]))
+    # the puck rests on the plane: lam_N = m g, and slides: |lam_T| = mu lam_N (exact Coulomb)
+    np.testing.assert_allclose(arrays["contact_normal_force"], 9.81, rtol=1e-6)
+    np.testing.assert_allclose(np.linalg.norm(arrays["contact_friction_force"], axis=2), 0.4 * 9.81, rtol=1e-6)
+
+    parameters = json.loads(str(arrays["parameters"]))
+    assert parameters["lcpdyn_version"] == lcpdyn.__version__
+    assert parameters["dt"] == 1e-3
+    assert parameters["friction"]["model"] == "coulomb"
+    assert parameters["scene"]["name"] == "puck"
+    assert parameters["scene"]["t_end"] == T_END
+    assert str(arrays["lcpdyn_version"]) == lcpdyn.__version__
+
+
+def test_trajectory_load_round_trips_the_npz(puck_files, tmp_path):
+    _, out, _ = puck_files
+    trajectory = load(out)
+    assert isinstance(trajectory, Trajectory)
+    assert trajectory.body_names == ["puck"]
+    with np.load(out, allow_pickle=False) as data:
+        raw = {k: data[k] for k in data.files}
+        assert trajectory.parameters == json.loads(str(data["parameters"]))
+    assert set(trajectory.arrays) == set(raw) - {"parameters", "body_names", "lcpdyn_version"}
+    for name, value in trajectory.arrays.items():
+        np.testing.assert_array_equal(value, raw[name], err_msg=name)
+        assert value.dtype == raw[name].dtype, name
+    # attribute access to the arrays
+    np.testing.assert_array_equal(trajectory.t, raw["t"])
+    # save -> load again gives the same thing
+    again_path = tmp_path / "again.npz"
+    trajectory.save(again_path)
+    again = load(again_path)
+    assert again.parameters == trajectory.parameters
+    assert again.body_names == trajectory.body_names
+    assert set(again.arrays) == set(trajectory.arrays)
+    for name, value in trajectory.arrays.items():
+        np.testing.assert_array_equal(again.arrays[name], value, err_msg=name)
+
+
+@pytest.mark.parametrize("friction", MODELS)
+def test_run_each_friction_model_on_the_puck(friction, tmp_path, capsys):
+    out = tmp_path / f"{friction}.npz"
+    code, stdout, _ = run_cli(puck_argv(out, friction=friction), capsys)
+    assert code == 0
+    assert f"wrote {out}" in stdout
+    trajectory = load(out)
+    assert trajectory.parameters["friction"]["model"] == friction
+    assert trajectory.t.shape == (STEPS,)
+    assert np.all(trajectory.solver_status == 0)
+    assert np.all(trajectory.solver_fallback == 0)
+    # every model decelerates the sliding puck (speed 2 m/s, mu g = 3.9 m/s^2)
+    speed = np.linalg.norm(trajectory.velocity[:, 0], axis=1)
+    assert np.all(np.diff(speed) < 0)
+    assert speed[-1] < 2.0 - 0.5 * 0.4 * 9.81 * T_END
+
+
+def test_run_honours_set_heading_deg(tmp_path, capsys):
+    out = tmp_path / "heading.npz"
+    code, _, _ = run_cli(puck_argv(out, "--set", "heading_deg=45"), capsys)
+    assert code == 0
+    trajectory = load(out)
+    assert trajectory.parameters["scene"]["heading_deg"] == 45.0
+    initial = np.array(trajectory.parameters["bodies"][0]["velocity"])
+    np.testing.assert_allclose(initial, [math.sqrt(2.0), math.sqrt(2.0), 0.0], rtol=1e-12, atol=1e-15)
+    velocity = trajectory.velocity[:, 0]
+    np.testing.assert_allclose(np.degrees(np.arctan2(velocity[:, 1], velocity[:, 0])), 45.0, atol=1e-9)
+    np.testing.assert_allclose(velocity[:, 2], 0.0, atol=1e-12)
+    # and the default heading is not 45 deg (so the override is what made it)
+    default = tmp_path / "default.npz"
+    assert run_cli(puck_argv(default), capsys)[0] == 0
+    v0 = load(default).parameters["bodies"][0]["velocity"]
+    assert math.degrees(math.atan2(v0[1], v0[0])) == pytest.approx(22.5, abs=1e-12)
+
+
+BAD_INPUT = {
+    "unknown scene": (["run", "no-such-scene", "--quiet"], ["no-such-scene"]),
+    "unknown friction model": (["run", "puck", "--friction", "viscous", "--quiet"], ["viscous"]),
+    "negative mass": (["run", "puck", "--set", "mass=-1", "--quiet"], ["mass", "-1"]),
+    "negative mu": (["run", "puck", "--set", "mu=-0.1", "--quiet"], ["mu", "-0.1"]),
+    "nan mu": (["run", "puck", "--set", "mu=nan", "--quiet"], ["mu", "nan"]),
+    "zero dt": (["run", "puck", "--dt", "0", "--quiet"], ["dt"]),
+    "negative dt": (["run", "puck", "--dt", "-1", "--quiet"], ["dt", "-1"]),
+    "nan dt": (["run", "puck", "--dt", "nan", "--quiet"], ["dt", "nan"]),
+    "unknown --set key": (["run", "puck", "--set", "bogus=1", "--quiet"], ["bogus"]),
+    "non-numeric --set value": (["run", "puck", "--set", "speed=fast", "--quiet"], ["speed", "fast"]),
+    "--set without '='": (["run", "puck", "--set", "mass", "--quiet"], ["mass"]),
+    "unknown method": (["run", "puck", "--method", "simplex", "--quiet"], ["simplex"]),
+    "t_end leaving no step": (["run", "puck", "--t-end", "0", "--quiet"], ["t_end"]),
+    "compare: unknown scene": (["compare", "no-such-scene", "--quiet"], ["no-such-scene"]),
+}
+
+
+@pytest.mark.parametrize("argv, culprits", list(BAD_INPUT.values()), ids=list(BAD_INPUT))
+def test_bad_input_exits_with_code_2_naming_the_culprit(argv, culprits, tmp_path, capsys):
+    out = tmp_path / "never.npz"
+    if argv[0] == "run":
+        argv = argv + ["--out", str(out)]
+    else:
+        argv = argv + ["--out-dir", str(tmp_path / "never")]
+    code, _, stderr = run_cli(argv, capsys)
+    assert code == 2, (code, stderr)
+    assert stderr.startswith("lcpdyn: "), stderr
+    for culprit in culprits:
+        assert culprit in stderr, (culprit, stderr)
+    assert "Traceback" not in stderr
+    assert not out.exists()
+    assert not (tmp_path / "never").exists()
+
+
+# --- lcpdyn compare -----------------------------------------------------------------------------
+def test_compare_writes_the_json_and_both_figures(tmp_path, capsys):
+    out_dir = tmp_path / "results"
+    code, stdout, _ = run_cli(["compare", "wheel", "--set", f"t_end={T_END}", "--reference-dt", "5e-4",
+                               "--position-update", "paper", "--out-dir", str(out_dir), "--quiet"], capsys)
+    assert code == 0
+    json_path = out_dir / "wheel-paper.json"
+    assert json_path.is_file()
+    for figure in ("wheel-paper-fig4-normalized-force.png", "wheel-paper-fig5-errors.png"):
+        assert (out_dir / figure).read_bytes()[:8] == PNG_SIGNATURE, figure
+    assert not (out_dir / "wheel-symplectic.json").exists()  # only the requested update
+    assert "regularized" in stdout and "1.67" in stdout  # the table with the paper's numbers
+
+    result = json.loads(json_path.read_text())
+    assert result["lcpdyn_version"] == lcpdyn.__version__
+    assert result["scene"] == "wheel"
+    assert result["position_update"] == "paper"
+    assert result["reference_dt"] == 5e-4
+    assert result["dt"] == 1e-3
+    assert result["t_end"] == T_END
+    assert result["mu"] == 0.3
+    assert set(result["metrics"]) == set(MODELS)
+    keys = {"force_rms_deviation_percent", "force_rms_deviation_sliding_percent", "misalignment_rms_deg",
+            "position_error_final", "position_error_max", "energy_error_final_J", "energy_error_max_abs_J",
+            "energy_error_max_relative"}
+    for name, row in result["metrics"].items():
+        assert set(row) == keys, name
+        for key, value in row.items():
+            if key == "position_error_max":
+                assert value is None  # t_end = 0.05 s < the default 0.1 s settling time: NaN -> null
+            else:
+                assert isinstance(value, float) and math.isfinite(value), (name, key, value)
+    assert set(result["metrics_same_step"]) == {"regularized", "polygonal", "box"}
+    assert result["paper"] == {
+        "regularized": {"force_rms_deviation_percent": 1.67, "misalignment_rms_deg": 0.7},
+        "polygonal": {"force_rms_deviation_percent": 3.76, "misalignment_rms_deg": 14.0},
+        "box": {"force_rms_deviation_percent": 9.70, "misalignment_rms_deg": 12.6},
+    }
+    # each run's parameters are recorded, the reference at its own step
+    assert result["run_parameters"]["coulomb-reference"]["dt"] == 5e-4
+    assert result["run_parameters"]["regularized"]["friction"]["model"] == "regularized"
+    assert result["solver_status_counts"]["coulomb-reference"] == {"0": 100}
+    for name in MODELS:
+        assert result["solver_status_counts"][name] == {"0": STEPS}, name
+
+
+# --- reproducibility ----------------------------------------------------------------------------
+def wheel_run(friction):
+    scene = scenes.build_scene("wheel", t_end=T_END)
+    return Simulation(scene.model, scene.friction(friction), scene.dt).run(scene.t_end)
+
+
+def assert_bit_identical(a: Trajectory, b: Trajectory):
+    assert set(a.arrays) == set(b.arrays)
+    for name in a.arrays:
+        x, y = np.asarray(a.arrays[name]), np.asarray(b.arrays[name])
+        assert x.dtype == y.dtype and x.shape == y.shape, name
+        assert x.tobytes() == y.tobytes(), f"{name} differs between two identical runs"
+
+
+@pytest.mark.parametrize("friction", MODELS)
+def test_two_runs_of_the_same_scene_and_model_are_bit_identical(friction):
+    first, second = wheel_run(friction), wheel_run(friction)
+    assert_bit_identical(first, second)
+    assert json.dumps(first.parameters, sort_keys=True) == json.dumps(second.parameters, sort_keys=True)
+
+
+def test_a_reset_simulation_reproduces_its_run_bit_for_bit():
+    scene = scenes.build_scene("wheel", t_end=T_END)
+    sim = Simulation(scene.model, scene.friction("regularized"), scene.dt)
+    first = sim.run(T_END)
+    sim.reset()
+    assert_bit_identical(first, sim.run(T_END))
+
+
+def test_two_cli_runs_write_identical_arrays(tmp_path, capsys):
+    paths = [tmp_path / "a.npz", tmp_path / "b.npz"]
+    for path in paths:
+        assert run_cli(puck_argv(path, friction="regularized"), capsys)[0] == 0
+    a, b = load(paths[0]), load(paths[1])
+    assert_bit_identical(a, b)
+    assert a.parameters == b.parameters
+
+
+# --- Simulation input checks ------------------------------------------------------------------
+@pytest.fixture(scope="module")
+def wheel_model():
+    return scenes.build_scene("wheel").model
+
+
+SIMULATION_ERRORS = {
+    "dt zero": (dict(dt=0.0), ["dt", "0"]),
+    "dt negative": (dict(dt=-1e-3), ["dt", "-0.001"]),
+    "dt nan": (dict(dt=float("nan")), ["dt", "nan"]),
+    "dt inf": (dict(dt=float("inf")), ["dt", "inf"]),
+    "unknown friction": (dict(friction="viscous"), ["viscous"]),
+    "unknown method": (dict(method="simplex"), ["simplex"]),
+    "coulomb with an LCP method": (dict(friction="coulomb", method="lemke"), ["lemke"]),
+    "stabilization above 1": (dict(stabilization=1.5), ["stabilization", "1.5"]),
+    "stabilization below 0": (dict(stabilization=-0.1), ["stabilization", "-0.1"]),
+    "stabilization nan": (dict(stabilization=float("nan")), ["stabilization"]),
+    "negative normal_force_iterations": (dict(normal_force_iterations=-1), ["normal_force_iterations", "-1"]),
+    "fractional normal_force_iterations": (dict(normal_force_iterations=1.5), ["normal_force_iterations"]),
+    "unknown position update": (dict(position_update="verlet"), ["verlet"]),
+    "unknown fallback": (dict(fallback_method="simplex"), ["simplex"]),
+    "tolerance zero": (dict(tolerance=0.0), ["tolerance"]),
+}
+
+
+@pytest.mark.parametrize("kwargs, culprits", list(SIMULATION_ERRORS.values()), ids=list(SIMULATION_ERRORS))
+def test_simulation_rejects_bad_settings_naming_the_culprit(wheel_model, kwargs, culprits):
+    kwargs = dict(kwargs)
+    friction = kwargs.pop("friction", "regularized")
+    dt = kwargs.pop("dt", 1e-3)
+    with pytest.raises(ValueError) as info:
+        Simulation(wheel_model, friction, dt, **kwargs)
+    for culprit in culprits:
+        assert culprit in str(info.value), (culprit, str(info.value))
+
+
+def test_simulation_accepts_the_edges_of_the_valid_ranges(wheel_model):
+    for stabilization in (0.0, 1.0):
+        assert Simulation(wheel_model, "regularized", 1e-3, stabilization=stabilization).stabilization == stabilization
+    assert Simulation(wheel_model, "regularized", 1e-3, normal_force_iterations=0).normal_force_iterations == 0
+
+
+def test_simulation_run_rejects_an_end_time_without_steps(wheel_model):
+    sim = Simulation(wheel_model, "regularized", 1e-3)
+    for t_end in (0.0, 1e-4, float("nan")):
+        with pytest.raises(ValueError, match="t_end"):
+            sim.run(t_end)
+
+
+# --- a failing solve is never applied silently ------------------------------------------------
+def test_failing_pgs_without_fallback_raises_with_the_partial_trajectory():
+    """The brief's configuration: PGS limited to one sweep, no fallback, on the wheel."""
+    scene = scenes.build_scene("wheel", t_end=T_END)
+    sim = Simulation(scene.model, "regularized", 1e-3, method="pgs", solver_options={"max_sweeps": 1},
+                     fallback_method=None)
+    with pytest.raises(SimulationError) as info:
+        sim.run(T_END)
+    error = info.value
+    assert error.trajectory is not None
+    assert error.trajectory.t.shape == (error.step,)
+    assert "pgs" in str(error)
+
+
+def test_failing_pgs_with_the_default_fallback_records_the_fallback():
+    """The brief's configuration with the default fallback (judice-pires): the run completes and
+    ``solver_fallback`` marks the steps the fallback solved."""
+    scene = scenes.build_scene("wheel", t_end=T_END)
+    sim = Simulation(scene.model, "regularized", 1e-3, method="pgs", solver_options={"max_sweeps": 1})
+    assert sim.fallback_method == "judice-pires"
+    trajectory = sim.run(T_END)
+    assert trajectory.t.shape == (STEPS,)
+    assert trajectory.solver_fallback.sum() > 0
+    assert np.all(trajectory.solver_status == 0)
+
+
+def test_failing_single_sweep_pgs_on_the_wheel_stops_at_its_first_step():
+    """One sweep checked after every sweep (check_every=1, so that max_sweeps is honoured
+    exactly): PGS cannot solve the wheel's first step; without fallback the run stops there."""
+    scene = scenes.build_scene("wheel", t_end=T_END)
+    sim = Simulation(scene.model, "regularized", 1e-3, method="pgs",
+                     solver_options={"max_sweeps": 1, "check_every": 1}, fallback_method=None)
+    with pytest.raises(SimulationError) as info:
+        sim.run(T_END)
+    error = info.value
+    assert error.step == 0 and error.time == 0.0
+    assert "pgs" in str(error) and "MAX_ITERATIONS" in str(error)
+    assert error.result is not None and not error.result.success
+    partial = error.trajectory
+    assert partial.t.shape == (0,)
+    assert partial.position.shape == (0, 1, 3)
+    assert partial.contact_normal_force.shape == (0, 1)
+    assert partial.initial_position.shape == (1, 3)  # the static fields are kept whole
+    assert sim.steps_done == 0  # the failed solve was not applied
+    np.testing.assert_array_equal(sim.q, scene.model.initial_state()[0])
+
+
+def test_single_sweep_pgs_on_the_wheel_with_the_default_fallback():
+    scene = scenes.build_scene("wheel", t_end=T_END)
+    sim = Simulation(scene.model, "regularized", 1e-3, method="pgs",
+                     solver_options={"max_sweeps": 1, "check_every": 1})
+    trajectory = sim.run(T_END)
+    assert trajectory.t.shape == (STEPS,)
+    assert trajectory.solver_fallback.sum() > 0
+    assert trajectory.solver_fallback[0] == 1
+    assert set(np.unique(trajectory.solver_fallback)) <= {0, 1}
+    assert np.all(trajectory.solver_status == 0)
+    assert trajectory.parameters["fallback_method"] == "judice-pires"
+
+
+@pytest.fixture(scope="module")
+def block_runs():
+    """The sliding block (stops at t = v0 / (mu g) = 0.408 s) under PGS limited to 10 sweeps:
+    PGS solves the sliding steps but not the stick transition at step 403."""
+    options = {"max_sweeps": 10, "check_every": 1}
+    scene = scenes.build_scene("sliding-block")
+    sim = Simulation(scene.model, "regularized", 1e-3, method="pgs", solver_options=options, fallback_method=None)
+    with pytest.raises(SimulationError) as info:
+        sim.run(0.45)
+    scene = scenes.build_scene("sliding-block")
+    with_fallback = Simulation(scene.model, "regularized", 1e-3, method="pgs", solver_options=options).run(0.45)
+    return info.value, with_fallback
+
+
+def test_failure_mid_run_carries_the_steps_done(block_runs):
+    error, with_fallback = block_runs
+    assert error.step > 300  # the sliding phase is solved, the failure is at the stick transition
+    assert error.time == pytest.approx(error.step * 1e-3, abs=1e-12)
+    assert f"step {error.step}" in str(error)
+    partial = error.trajectory
+    assert partial.t.shape == (error.step,)
+    for name in ("position", "velocity", "contact_normal_force", "contact_friction_force", "energy",
+                 "solver_status", "solver_fallback"):
+        assert partial.arrays[name].shape[0] == error.step, name
+    assert np.all(partial.solver_status == 0) and np.all(partial.solver_fallback == 0)
+    assert partial.t[-1] == pytest.approx(error.time, abs=1e-12)
+    # the steps before the failure are exactly those of the same run with a fallback
+    for name, value in partial.arrays.items():
+        if name in ("initial_position", "initial_energy"):
+            np.testing.assert_array_equal(value, with_fallback.arrays[name], err_msg=name)
+        else:
+            np.testing.assert_array_equal(value, with_fallback.arrays[name][:error.step], err_msg=name)
+
+
+def test_fallback_is_recorded_exactly_where_the_first_method_failed(block_runs):
+    error, with_fallback = block_runs
+    assert with_fallback.t.shape == (450,)
+    used = np.flatnonzero(with_fallback.solver_fallback)
+    assert used.size > 0
+    assert used[0] == error.step  # the first fallback is the step that failed without one
+    assert np.all(with_fallback.solver_status == 0)  # every accepted solve succeeded
+    # the block ends at rest near v0^2 / (2 mu g) = 0.408 m
+    np.testing.assert_allclose(with_fallback.velocity[-1, 0], 0.0, atol=1e-6)
+    assert with_fallback.position[-1, 0, 0] == pytest.approx(2.0 ** 2 / (2 * 0.5 * 9.81), abs=5e-3)
