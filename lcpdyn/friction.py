@@ -57,7 +57,7 @@ def _basis(e):
 
 
 @njit(cache=True)
-def _regularized_block(D, v, h, mu, normal_force, friction_force, tangent, compliance, v_th,
+def regularized_block(D, v, h, mu, normal_force, friction_force, tangent, compliance, v_th,
                        F, C, c, hi, basis, kinetic):
     """Fills the regularized model's rows (see :class:`Regularized`) contact by contact."""
     r, n = D.shape[0] // 2, D.shape[1]
@@ -147,7 +147,7 @@ class Regularized:
         hi = np.empty(2 * r)
         basis = np.empty((r, 2, 2))
         kinetic = np.empty(r, np.bool_)
-        _regularized_block(D, v, h, mu, normal_force, friction_force, tangent, compliance,
+        regularized_block(D, v, h, mu, normal_force, friction_force, tangent, compliance,
                            self.velocity_threshold, F, C, c, hi, basis, kinetic)
         return FrictionBlock(F, F, None, np.diag(C), c, -hi, hi, basis, kinetic)
 

@@ -40,17 +40,20 @@ import sys
 import time
 
 import numpy as np
-from numba import njit
 
 import solvers
 from solvers import friction_contact
+from solvers.judice_pires import default_max_iterations
 from solvers.options import build_options
 from solvers.problem import checked_problem
+from solvers.result import LCPResult, Status
 
 from . import __version__
 from .contact import DiskContact
-from .friction import Coulomb, make_friction
+from .friction import Box, Coulomb, Regularized, make_friction
+from .kernels import fill_matrix, gap_terms, slip_world, store_bodies, update_positions, fused_step
 from .model import Model
+from .precision import float64
 from .trajectory import Trajectory
 from .validation import finite_number, positive
 
@@ -69,6 +72,13 @@ class SimulationError(RuntimeError):
     def __init__(self, message, step, time, trajectory=None, result=None):
         super().__init__(f"step {step} (t = {time:.6g} s): {message}")
         self.step, self.time, self.trajectory, self.result = step, time, trajectory, result
+
+
+class _Basis:
+    """The per-contact bases (r, 2, 2) and branches of a fused step (what world_force reads)."""
+
+    def __init__(self, basis, kinetic):
+        self.basis, self.kinetic = basis, kinetic
 
 
 class Simulation:
@@ -90,12 +100,16 @@ class Simulation:
     fallback_method : method used when the first fails (``"auto"``: lemke for judice-pires and
         vice versa; nsgs <-> Siconos for coulomb); ``None`` stops at the first failure.
     solver_options : dict of options for ``method`` (see each method's ``Options``).
+    fused : for ``regularized`` and ``box`` with ``judice-pires``, assemble and run the first
+        pivoting pass in one compiled call (:func:`lcpdyn.kernels.fused_step`). Same problem, same
+        algorithm, same residual test, bit-identical results; ``False`` runs the general path
+        (separately timed assembly and solve).
     """
 
     def __init__(self, model: Model, friction="regularized", dt: float = 1e-3, *, method: str | None = None,
                  tolerance: float = 1e-9, position_update: str = "paper", stabilization: float = 1.0,
                  normal_force_iterations: int = 0, fallback_method: str | None = "auto",
-                 solver_options: dict | None = None):
+                 solver_options: dict | None = None, fused: bool = True):
         if not isinstance(model, Model):
             raise TypeError(f"model must be an lcpdyn Model, got {type(model).__name__}")
         self.model = model
@@ -131,12 +145,18 @@ class Simulation:
                 given = self.solver_options if name == self.method else {}
                 self._options[name] = build_options(module.Options, name, given)
                 self._warm_capable[name] = name == "judice-pires"  # its run() takes warm_start=
+        if not isinstance(fused, bool):
+            raise ValueError(f"fused must be True or False, got {fused!r}")
+        self._fused = (fused and self.method == "judice-pires" and isinstance(self.friction, (Regularized, Box))
+                       and self.solver_options.get("warm_start") is None)
         self.evaluate = model.compile()
         self.M = model.mass_matrix()
         self.mu = np.array([c.mu for c in model.contacts])
         self.n_holonomic = sum(c.size for c in model.holonomic)
         self.has_disks = any(isinstance(c, DiskContact) for c in model.contacts)
         size = self.M.shape[0] + model.n_bilateral + len(model.contacts)
+        self._size = size + (2 * len(model.contacts) if isinstance(self.friction, (Regularized, Box)) else 0)
+        self._no_warm = np.zeros(self._size, np.int8)
         self._free_lo = np.full(size, -np.inf)
         self._free_hi = np.full(size, np.inf)
         self.reset()
@@ -159,7 +179,7 @@ class Simulation:
         return {"lcpdyn_version": __version__, "dt": self.dt, "friction": self.friction.parameters(),
                 "method": self.method, "fallback_method": self.fallback_method, "tolerance": self.tolerance,
                 "position_update": self.position_update, "stabilization": self.stabilization,
-                "normal_force_iterations": self.normal_force_iterations,
+                "normal_force_iterations": self.normal_force_iterations, "fused": self._fused,
                 "solver_options": {k: v for k, v in self.solver_options.items() if k != "warm_start"},
                 "bodies": [{"name": b.name, "mass": b.mass, "inertia": b.inertia_matrix.tolist(),
                             "position": b.position.tolist(), "orientation": b.orientation.tolist(),
@@ -191,7 +211,7 @@ class Simulation:
         n, r, m = self.M.shape[0], k.gap.shape[0], k.A.shape[0]
         v = self.v
         paper = self.position_update == "paper"
-        e_N = _gap_terms(k.gap, k.N, v, h, paper, self.stabilization)
+        e_N = gap_terms(k.gap, k.N, v, h, paper, self.stabilization)
         g = k.holonomic_error
         if g.size:
             g_pred = g + h * (k.A[:g.size] @ v) if paper else g
@@ -203,9 +223,9 @@ class Simulation:
         else:
             out = self._solve_lcp(k, rhs, u, e_N, h, n, m, r)
         v_new = out["v"]
-        out["slip_world"] = _slip_world(k.D, v_new, k.tangent)
+        out["slip_world"] = slip_world(k.D, v_new, k.tangent)
         out["gap"] = k.gap
-        self.q = _update_positions(self.q, v if paper else v_new, h)
+        self.q = update_positions(self.q, v if paper else v_new, h)
         self.v = v_new
         self.t = (self.steps_done + 1) * h
         self.steps_done += 1
@@ -221,7 +241,7 @@ class Simulation:
         nf = block.F.shape[0]
         size = n + m + r + nf
         K = np.zeros((size, size))
-        _fill_matrix(K, self.M, k.A, k.N, block.F, block.G, block.C,
+        fill_matrix(K, self.M, k.A, k.N, block.F, block.G, block.C,
                      block.P if block.P is not None else np.zeros((nf, r)))
         qv = np.concatenate((-rhs, -u, e_N, block.c))
         lo = np.concatenate((self._free_lo[:n + m], np.zeros(r), block.lo))
@@ -245,9 +265,15 @@ class Simulation:
         fallback = False
         for _ in range(passes):
             start = time.perf_counter()
-            block, K, qv, lo, hi = self._assemble(k, rhs, u, e_N, h, n, m, r, normal_force)
-            middle = time.perf_counter()
-            result = self._call(self.method, K, qv, lo, hi, warm)
+            if self._fused:
+                block, K, qv, lo, hi, result = self._fused_pass(k, rhs, u, e_N, h, normal_force, warm)
+                middle = time.perf_counter()
+                if result is None:  # pivoting did not converge: the full method (proximal fallback)
+                    result = self._call(self.method, K, qv, lo, hi, warm)
+            else:
+                block, K, qv, lo, hi = self._assemble(k, rhs, u, e_N, h, n, m, r, normal_force)
+                middle = time.perf_counter()
+                result = self._call(self.method, K, qv, lo, hi, warm)
             self._clock[0] += middle - start
             self._clock[1] += time.perf_counter() - middle
             if not result.success:
@@ -271,6 +297,34 @@ class Simulation:
         return {"v": z[:n].copy(), "normal_force": normal_force, "friction_force": friction_force,
                 "status": int(result.status), "iterations": iterations, "residual": result.relative_residual,
                 "fallback": fallback, "kinetic": block.kinetic.copy(), "problem": (K, qv, lo, hi)}
+
+    def _fused_pass(self, k, rhs, u, e_N, h, normal_force, warm):
+        """The regularized/box model with judice-pires in one compiled call
+        (:func:`lcpdyn.kernels.fused_step`); the same problem and the same first pivoting run as
+        the general path, and the same residual test. Returns (block, K, q, lo, hi, result or None
+        when the pivoting did not converge)."""
+        options = self._options[self.method]
+        friction = self.friction
+        regularized = isinstance(friction, Regularized)
+        compliance = 0.0
+        if regularized and not math.isinf(friction.tangential_stiffness):
+            compliance = 1.0 / (friction.tangential_stiffness * h * h)
+        use_warm = warm is not None and warm.shape[0] == self._size
+        (K, qv, lo, hi, basis, kinetic, z, w, active_set, code, iterations, residual, violation,
+         scale) = fused_step(self.M, k.A, k.N, k.D, k.tangent, rhs, u, e_N, self.v, h, self.mu, normal_force,
+                             self.friction_force, compliance,
+                             friction.velocity_threshold if regularized else 0.0, not regularized,
+                             warm if use_warm else self._no_warm, use_warm,
+                             options.max_iterations or default_max_iterations(self._size), options.max_stall,
+                             options.pivot_tolerance)
+        block = _Basis(basis, kinetic)
+        relative = max(residual, violation) / scale
+        if code != 0 or not relative <= self.tolerance:
+            return block, K, qv, lo, hi, None
+        result = LCPResult(z, w, Status.SOLVED, int(iterations), float(residual), float(violation), float(scale),
+                           float(relative), self.tolerance, f"basic-set pivoting: solved after {iterations} "
+                           "iterations (fused stepper path)", self.method, active_set, {})
+        return block, K, qv, lo, hi, result
 
     def _solve_coulomb(self, k, rhs, u, e_N, h):
         n, m, r = self.M.shape[0], k.A.shape[0], k.gap.shape[0]
@@ -341,97 +395,27 @@ class Simulation:
         k = self.evaluate(self.q, self.v, self.t)
         record.initial(self, k)
         last_print = time.perf_counter()
-        for i in range(steps):
-            try:
-                out = self.step(k)
+        evaluate = self.evaluate.unscoped
+        with float64():  # the whole loop inside JAX's float64 scope (see lcpdyn.precision)
+            for i in range(steps):
+                try:
+                    out = self.step(k)
+                    start = time.perf_counter()
+                    k = evaluate(self.q, self.v, self.t)
+                    jacobians = time.perf_counter() - start
+                except SimulationError as exc:
+                    exc.trajectory = record.finish(i)
+                    raise
                 start = time.perf_counter()
-                k = self.evaluate(self.q, self.v, self.t)
-                jacobians = time.perf_counter() - start
-            except SimulationError as exc:
-                exc.trajectory = record.finish(i)
-                raise
-            start = time.perf_counter()
-            record.store(i, self, out, k)
-            record.timing(i, jacobians, out["timing"], time.perf_counter() - start)
-            if progress and time.perf_counter() - last_print > 1.0:
-                last_print = time.perf_counter()
-                print(f"\r  {self.friction.name}: t = {self.t:.3f} / {t_end:g} s ({100 * (i + 1) / steps:.0f} %)",
-                      end="", file=sys.stderr, flush=True)
+                record.store(i, self, out, k)
+                record.timing(i, jacobians, out["timing"], time.perf_counter() - start)
+                if progress and time.perf_counter() - last_print > 1.0:
+                    last_print = time.perf_counter()
+                    print(f"\r  {self.friction.name}: t = {self.t:.3f} / {t_end:g} s "
+                          f"({100 * (i + 1) / steps:.0f} %)", end="", file=sys.stderr, flush=True)
         if progress:
             print(f"\r  {self.friction.name}: t = {self.t:.3f} / {t_end:g} s (100 %)", file=sys.stderr)
         return record.finish(steps)
-
-
-@njit(cache=True)
-def _gap_terms(gap, N, v, h, paper, beta):
-    """e_N of the gap rows (module docstring): Phi~/h, or beta Phi~/h when penetrating."""
-    out = np.empty(gap.shape[0])
-    for i in range(gap.shape[0]):
-        predicted = gap[i]
-        if paper:
-            for j in range(v.shape[0]):
-                predicted += h * N[i, j] * v[j]
-        out[i] = (predicted if predicted >= 0.0 else beta * predicted) / h
-    return out
-
-
-@njit(cache=True)
-def _slip_world(D, v, tangent):
-    """World slip velocity (r, 3) of the material contact points: (D v) in (t1, t2)."""
-    r = tangent.shape[0]
-    out = np.empty((r, 3))
-    for i in range(r):
-        s1 = 0.0
-        s2 = 0.0
-        for j in range(v.shape[0]):
-            s1 += D[2 * i, j] * v[j]
-            s2 += D[2 * i + 1, j] * v[j]
-        for j in range(3):
-            out[i, j] = s1 * tangent[i, 0, j] + s2 * tangent[i, 1, j]
-    return out
-
-
-@njit(cache=True)
-def _fill_matrix(K, M, A, N, F, G, C, P):
-    """K = [[M, -A^T, -N^T, -G^T], [A, 0, 0, 0], [N, 0, 0, 0], [F, 0, P, C]] into a zeroed K."""
-    n, m, r, nf = M.shape[0], A.shape[0], N.shape[0], F.shape[0]
-    b, c = n + m, n + m + r
-    for i in range(n):
-        for j in range(n):
-            K[i, j] = M[i, j]
-        for j in range(m):
-            K[i, n + j] = -A[j, i]
-            K[n + j, i] = A[j, i]
-        for j in range(r):
-            K[i, b + j] = -N[j, i]
-            K[b + j, i] = N[j, i]
-        for j in range(nf):
-            K[i, c + j] = -G[j, i]
-            K[c + j, i] = F[j, i]
-    for i in range(nf):
-        for j in range(r):
-            K[c + i, b + j] = P[i, j]
-        for j in range(nf):
-            K[c + i, c + j] = C[i, j]
-
-
-@njit(cache=True)
-def _update_positions(q, v, h):
-    """q+ = q + h Gamma(q) v (Eq. 7 with the chosen v), quaternions renormalized; a new array."""
-    q = q.copy()
-    nb = q.shape[0] // 7
-    for i in range(nb):
-        for j in range(3):
-            q[7 * i + j] += h * v[6 * i + j]
-        w, a, b, c = q[7 * i + 3], q[7 * i + 4], q[7 * i + 5], q[7 * i + 6]
-        ox, oy, oz = v[6 * i + 3], v[6 * i + 4], v[6 * i + 5]
-        w1 = w + 0.5 * h * (-a * ox - b * oy - c * oz)
-        a1 = a + 0.5 * h * (w * ox - c * oy + b * oz)
-        b1 = b + 0.5 * h * (c * ox + w * oy - a * oz)
-        c1 = c + 0.5 * h * (-b * ox + a * oy + w * oz)
-        norm = math.sqrt(w1 * w1 + a1 * a1 + b1 * b1 + c1 * c1)
-        q[7 * i + 3], q[7 * i + 4], q[7 * i + 5], q[7 * i + 6] = w1 / norm, a1 / norm, b1 / norm, c1 / norm
-    return q
 
 
 class _Recorder:
@@ -464,7 +448,7 @@ class _Recorder:
     def store(self, i, sim, out, k):
         a = self.a
         a["t"][i] = sim.t
-        _store_bodies(sim.q, sim.v, a["position"][i], a["quaternion"][i], a["velocity"][i], a["angular_velocity"][i])
+        store_bodies(sim.q, sim.v, a["position"][i], a["quaternion"][i], a["velocity"][i], a["angular_velocity"][i])
         a["contact_normal_force"][i] = out["normal_force"]
         a["contact_friction_force"][i] = out["friction_force"]
         a["contact_slip_velocity"][i] = out["slip_world"]
@@ -480,22 +464,6 @@ class _Recorder:
         sim = self.sim
         trajectory = Trajectory(self.a, sim.parameters(), [b.name for b in sim.model.bodies])
         return trajectory.truncated(steps)
-
-
-@njit(cache=True)
-def _store_bodies(q, v, position, quaternion, velocity, angular_velocity):
-    """Per body: position, quaternion, velocity and the *world* angular velocity R omega_b."""
-    for b in range(position.shape[0]):
-        w, x, y, z = q[7 * b + 3], q[7 * b + 4], q[7 * b + 5], q[7 * b + 6]
-        for j in range(3):
-            position[b, j] = q[7 * b + j]
-            velocity[b, j] = v[6 * b + j]
-        for j in range(4):
-            quaternion[b, j] = q[7 * b + 3 + j]
-        ox, oy, oz = v[6 * b + 3], v[6 * b + 4], v[6 * b + 5]
-        angular_velocity[b, 0] = (1 - 2 * (y * y + z * z)) * ox + 2 * (x * y - w * z) * oy + 2 * (x * z + w * y) * oz
-        angular_velocity[b, 1] = 2 * (x * y + w * z) * ox + (1 - 2 * (x * x + z * z)) * oy + 2 * (y * z - w * x) * oz
-        angular_velocity[b, 2] = 2 * (x * z - w * y) * ox + 2 * (y * z + w * x) * oy + (1 - 2 * (x * x + y * y)) * oz
 
 
 def simulate(model: Model, friction="regularized", dt: float = 1e-3, t_end: float = 1.0, progress=False,

@@ -52,7 +52,7 @@ import numpy as np
 from numba import njit
 
 from .options import check_count, check_nonnegative, check_positive, check_warm_start
-from .result import Status, measure
+from .result import Status, _measure_kernel, measure
 
 NAME = "judice-pires"
 
@@ -251,6 +251,23 @@ def pivot(M, q, lo, hi, state, max_iterations, max_stall, pivot_tolerance, rho, 
         for i in range(n):
             z[i] = min(max(z[i], lo[i]), hi[i])
     return z, code, iterations
+
+
+@njit(cache=True)
+def pivot_and_measure(M, q, lo, hi, warm, use_warm, max_iterations, max_stall, pivot_tolerance):
+    """One compiled call for callers inside Numba code (the time stepper's fused path): the
+    initial active set (from ``warm`` if ``use_warm``), one pivoting run, and the framework's
+    residual of :func:`solvers.result.measure`. No proximal fallback: on a nonzero ``code`` call
+    :func:`run`. Returns (z, w, active_set, code, iterations, residual, bound_violation, scale);
+    ``code`` 0 means the pivoting converged (the caller still judges the residual)."""
+    n = q.shape[0]
+    state = _initial_state(lo, hi, warm, use_warm)
+    z, code, iterations = pivot(M, q, lo, hi, state, max_iterations, max_stall, pivot_tolerance, 0.0,
+                                np.zeros(n))
+    w = np.empty(n)
+    active_set = np.empty(n, np.int8)
+    residual, violation, scale = _measure_kernel(M, q, lo, hi, z, w, active_set)
+    return z, w, active_set, code, iterations, residual, violation, scale
 
 
 def default_max_iterations(n: int) -> int:

@@ -440,3 +440,16 @@ def test_fallback_is_recorded_exactly_where_the_first_method_failed(block_runs):
     # the block ends at rest near v0^2 / (2 mu g) = 0.408 m
     np.testing.assert_allclose(with_fallback.velocity[-1, 0], 0.0, atol=1e-6)
     assert with_fallback.position[-1, 0, 0] == pytest.approx(2.0 ** 2 / (2 * 0.5 * 9.81), abs=5e-3)
+
+
+def test_fused_and_general_paths_give_bit_identical_runs():
+    """The fused regularized/box step (one compiled call) poses and solves exactly the general
+    path's problem."""
+    import scenes as _scenes
+    from lcpdyn.stepper import Simulation as _Simulation
+    for friction in ("regularized", "box"):
+        scene = _scenes.wheel.build(t_end=2.1)
+        runs = [_Simulation(_scenes.wheel.build(t_end=2.1).model, scene.friction(friction), scene.dt,
+                            fused=fused).run(scene.t_end) for fused in (True, False)]
+        for name, array in runs[0].arrays.items():
+            np.testing.assert_array_equal(array, runs[1].arrays[name], err_msg=f"{friction}: {name}")

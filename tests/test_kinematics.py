@@ -11,14 +11,14 @@ from lcpdyn.constraints import BallJoint
 from lcpdyn.model import Model
 from lcpdyn.precision import float64
 from lcpdyn.rotation import np_rotation_matrix
-from lcpdyn.stepper import _update_positions
+from lcpdyn.kernels import update_positions
 
 from .engine_helpers import random_pose_model, wheel_model
 
 
 def _advance(q, v, eps):
     """q moved by eps along Gamma(q) v, quaternion renormalized (a curve in the configuration space)."""
-    return _update_positions(q, v, eps)
+    return update_positions(q, v, eps)
 
 
 @pytest.mark.parametrize("seed", range(5))
