@@ -2,6 +2,7 @@
 # lcpdyn's one-stop set-up and run script (see README, "Two commands").
 #   ./dev.sh demo   set up if needed, then run the main job
 #   ./dev.sh test   set up if needed, then run the test suite
+#   ./dev.sh bench [solvers|wheel]   the benchmarks (both by default), results in results/
 # Set-up (idempotent): Debian's python3-siconos through apt where apt is usable (root or
 # sudo), a venv at .venv made from /usr/bin/python3 with --system-site-packages (so Siconos
 # is visible), NumPy < 2 (Siconos is built against NumPy 1.x), and lcpdyn installed editable
@@ -49,6 +50,13 @@ case "$cmd" in
   setup) setup ;;
   demo) setup; exec $VENV/bin/python -m lcpdyn "$@" ;;
   test) setup; exec $VENV/bin/python -m pytest "$@" ;;
-  bench) setup; exec $VENV/bin/python benchmarks/bench_solvers.py "$@" ;;
+  bench)
+    setup
+    case "${1:-all}" in
+      solvers) shift; exec $VENV/bin/python benchmarks/bench_solvers.py "$@" ;;
+      wheel) shift; exec $VENV/bin/python benchmarks/bench_wheel.py "$@" ;;
+      all) $VENV/bin/python benchmarks/bench_solvers.py && exec $VENV/bin/python benchmarks/bench_wheel.py ;;
+      *) echo "usage: ./dev.sh bench [solvers|wheel|all] [args...]" >&2; exit 2 ;;
+    esac ;;
   *) echo "usage: ./dev.sh {demo|test|bench|setup} [args...]" >&2; exit 2 ;;
 esac

@@ -48,7 +48,8 @@ from solvers.siconos_route import available as siconos_available  # noqa: E402
 PHASES = ("jacobians", "assembly", "solve", "rest", "record")
 ENTRIES = [("regularized", None), ("regularized", "general-path"), ("box", None), ("polygonal", None),
            ("coulomb", None), ("regularized", "siconos"), ("coulomb", "siconos-nsn-ac")]
-PEER = {("regularized", None): ("regularized", "siconos"), ("coulomb", None): ("coulomb", "siconos-nsn-ac")}
+PEER = {("regularized", None): ("regularized", "siconos"), ("regularized", "general-path"): ("regularized", "siconos"),
+        ("coulomb", None): ("coulomb", "siconos-nsn-ac")}
 
 
 def _label(friction, method):
@@ -118,9 +119,10 @@ def main(argv=None) -> int:
     for ours, peer in PEER.items():
         if _label(*peer) in results:
             a, b = results[_label(*ours)], results[_label(*peer)]
+            fused = ours == ("regularized", None)  # its solve happens inside the 'assembly' phase
             ratios[f"{_label(*ours)} / {_label(*peer)}"] = {
                 "wall": a["wall_per_simulated_second_s"] / b["wall_per_simulated_second_s"],
-                "solve_phase": a["phases_median_us"]["solve"] / b["phases_median_us"]["solve"]}
+                "solve_phase": None if fused else a["phases_median_us"]["solve"] / b["phases_median_us"]["solve"]}
 
     lines = [f"lcpdyn {__version__}: Peiret 2016 wheel, h = 1 ms, {args.t_end:g} s per run, median of "
              f"{args.repeats} runs (BLAS 1 thread)",
@@ -132,7 +134,8 @@ def main(argv=None) -> int:
                      + " ".join(f"{r['phases_median_us'][p]:9.1f}" for p in PHASES))
     lines.append("")
     for name, ratio in ratios.items():
-        lines.append(f"ratio {name}: wall {ratio['wall']:.2f}, solve phase {ratio['solve_phase']:.2f}")
+        solve = "" if ratio["solve_phase"] is None else f", solve phase {ratio['solve_phase']:.2f}"
+        lines.append(f"ratio {name}: wall {ratio['wall']:.2f}{solve}")
     lines.append("Target: <= 100 us per step for 'regularized'. MuJoCo (quoted, not measured): ~3 us per step.")
     text = "\n".join(lines)
     print(text)

@@ -1,8 +1,14 @@
 """lcpdyn -- contact dynamics on complementarity solvers.
 
-The complementarity solvers live in the separate top-level package :mod:`solvers` (importable
-without JAX). The engine (time stepper, friction models, scenes) builds on them.
+The engine: rigid-body models with JAX kinematics (:mod:`lcpdyn.model`), contact geometry
+(:mod:`lcpdyn.contact`), the Peiret 2016 time stepper (:mod:`lcpdyn.stepper`), friction models
+(:mod:`lcpdyn.friction`) and metrics (:mod:`lcpdyn.metrics`). The complementarity solvers live
+in the separate top-level package :mod:`solvers` (importable without JAX).
+
+The names below are imported lazily, so ``import lcpdyn`` (and ``lcpdyn --version``) does not
+load JAX until an engine name is used.
 """
+from importlib import import_module as _import_module
 from importlib import metadata as _metadata
 
 try:
@@ -10,4 +16,21 @@ try:
 except _metadata.PackageNotFoundError:  # running from a source tree that is not installed
     __version__ = "0.1.0+source"
 
-__all__ = ["__version__"]
+_EXPORTS = {
+    "Model": "model", "RigidBody": "body", "Plane": "contact", "DiskContact": "contact",
+    "SphereContact": "contact", "PointContact": "contact", "BodyForce": "forces", "SpringDamper": "forces",
+    "Holonomic": "constraints", "BallJoint": "constraints", "Nonholonomic": "constraints",
+    "Simulation": "stepper", "SimulationError": "stepper", "simulate": "stepper", "Trajectory": "trajectory",
+    "load": "trajectory", "Regularized": "friction", "Polygonal": "friction", "Box": "friction",
+    "Coulomb": "friction", "euler_zxy": "rotation",
+}
+
+__all__ = ["__version__", *_EXPORTS]
+
+
+def __getattr__(name):
+    if name in _EXPORTS:
+        value = getattr(_import_module(f".{_EXPORTS[name]}", __name__), name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module 'lcpdyn' has no attribute {name!r}")
