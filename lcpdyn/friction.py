@@ -42,20 +42,6 @@ class FrictionBlock:
     kinetic: np.ndarray  # (r,) bool, the regularized model's branch (False for the others)
 
 
-def _rotate_rows(D, e):
-    """D_hat = R^T D per contact, R = [[e0, -e1], [e1, e0]] (Peiret 2016 Eqs. 14, 17)."""
-    r = e.shape[0]
-    D2 = D.reshape(r, 2, -1)
-    first = e[:, 0, None] * D2[:, 0] + e[:, 1, None] * D2[:, 1]
-    second = -e[:, 1, None] * D2[:, 0] + e[:, 0, None] * D2[:, 1]
-    return np.stack([first, second], axis=1).reshape(2 * r, -1)
-
-
-def _basis(e):
-    """(r, 2, 2) with columns e and its left normal."""
-    return np.stack([np.stack([e[:, 0], e[:, 1]], 1), np.stack([-e[:, 1], e[:, 0]], 1)], axis=2)
-
-
 @njit(cache=True)
 def regularized_block(D, v, h, mu, normal_force, friction_force, tangent, compliance, v_th,
                        F, C, c, hi, basis, kinetic):
@@ -101,6 +87,20 @@ def regularized_block(D, v, h, mu, normal_force, friction_force, tangent, compli
         basis[i, 1, 0] = e2
         basis[i, 0, 1] = -e2
         basis[i, 1, 1] = e1
+
+
+@njit(cache=True)
+def box_block(D, h, mu, normal_force, F, C, c, hi, basis, kinetic):
+    """Box friction rows (see :class:`lcpdyn.friction.Box`): F = D, C = 0, bounds h mu lam_N."""
+    for i in range(mu.shape[0]):
+        for k in range(2):
+            C[2 * i + k] = 0.0
+            c[2 * i + k] = 0.0
+            hi[2 * i + k] = h * mu[i] * normal_force[i]
+            for j in range(D.shape[1]):
+                F[2 * i + k, j] = D[2 * i + k, j]
+        basis[i, 0, 0], basis[i, 1, 0], basis[i, 0, 1], basis[i, 1, 1] = 1.0, 0.0, 0.0, 1.0
+        kinetic[i] = False
 
 
 class Regularized:
@@ -184,11 +184,15 @@ class Box:
         return {"model": self.name}
 
     def block(self, D, v, h, mu, normal_force, friction_force, tangent) -> FrictionBlock:
-        r = mu.shape[0]
-        hi = np.repeat(h * mu * normal_force, 2)  # bounds on the impulses h lam_T
-        e = np.tile([1.0, 0.0], (r, 1))
-        return FrictionBlock(D, D, None, np.zeros((2 * r, 2 * r)), np.zeros(2 * r), -hi, hi, _basis(e),
-                             np.zeros(r, bool))
+        r, n = D.shape[0] // 2, D.shape[1]
+        F = np.empty((2 * r, n))
+        C = np.empty(2 * r)
+        c = np.empty(2 * r)
+        hi = np.empty(2 * r)
+        basis = np.empty((r, 2, 2))
+        kinetic = np.empty(r, np.bool_)
+        box_block(D, h, mu, normal_force, F, C, c, hi, basis, kinetic)
+        return FrictionBlock(F, F, None, np.diag(C), c, -hi, hi, basis, kinetic)
 
     def world_force(self, x, block, tangent, h):
         return _world(x.reshape(-1, 2), block, tangent, h)
@@ -238,8 +242,8 @@ class Polygonal:
             C[i * k:(i + 1) * k, r * k + i] = 1.0
             C[r * k + i, i * k:(i + 1) * k] = -1.0
             P[r * k + i, i] = mu[i]
-        e = np.tile([1.0, 0.0], (r, 1))
-        return FrictionBlock(F, F, P, C, np.zeros(nf), np.zeros(nf), np.full(nf, np.inf), _basis(e),
+        identity = np.tile(np.eye(2), (r, 1, 1))  # the directions are in the base basis
+        return FrictionBlock(F, F, P, C, np.zeros(nf), np.zeros(nf), np.full(nf, np.inf), identity,
                              np.zeros(r, bool))
 
     def world_force(self, x, block, tangent, h):

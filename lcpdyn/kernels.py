@@ -12,7 +12,7 @@ from numba import njit
 
 from solvers.judice_pires import pivot_and_measure
 
-from .friction import regularized_block
+from .friction import box_block, regularized_block
 
 @njit(cache=True)
 def gap_terms(gap, N, v, h, paper, beta):
@@ -103,17 +103,23 @@ def store_bodies(q, v, position, quaternion, velocity, angular_velocity):
 
 
 @njit(cache=True)
-def box_block(D, h, mu, normal_force, F, C, c, hi, basis, kinetic):
-    """Box friction rows (see :class:`lcpdyn.friction.Box`): F = D, C = 0, bounds h mu lam_N."""
-    for i in range(mu.shape[0]):
-        for k in range(2):
-            C[2 * i + k] = 0.0
-            c[2 * i + k] = 0.0
-            hi[2 * i + k] = h * mu[i] * normal_force[i]
-            for j in range(D.shape[1]):
-                F[2 * i + k, j] = D[2 * i + k, j]
-        basis[i, 0, 0], basis[i, 1, 0], basis[i, 0, 1], basis[i, 1, 1] = 1.0, 0.0, 0.0, 1.0
-        kinetic[i] = False
+def bounded_vectors(rhs, u, e_N, c, lo_friction, hi_friction):
+    """q, lo, hi of Eq. (30): (-(M v + h f), -u, e_N, c) with v+ and h lam free, h lam_N >= 0
+    and the friction unknowns in [lo_friction, hi_friction]."""
+    n, m, r, nf = rhs.shape[0], u.shape[0], e_N.shape[0], c.shape[0]
+    size = n + m + r + nf
+    q = np.empty(size)
+    lo = np.empty(size)
+    hi = np.empty(size)
+    for i in range(n):
+        q[i], lo[i], hi[i] = -rhs[i], -np.inf, np.inf
+    for i in range(m):
+        q[n + i], lo[n + i], hi[n + i] = -u[i], -np.inf, np.inf
+    for i in range(r):
+        q[n + m + i], lo[n + m + i], hi[n + m + i] = e_N[i], 0.0, np.inf
+    for i in range(nf):
+        q[n + m + r + i], lo[n + m + r + i], hi[n + m + r + i] = c[i], lo_friction[i], hi_friction[i]
+    return q, lo, hi
 
 
 @njit(cache=True)
@@ -141,17 +147,7 @@ def fused_step(M, A, N, D, tangent, rhs, u, e_N, v, h, mu, normal_force, frictio
     for i in range(nf):
         compliance_block[i, i] = C[i]
     fill_matrix(K, M, A, N, F, F, compliance_block, np.zeros((nf, r)))
-    q = np.empty(size)
-    lo = np.empty(size)
-    hi = np.empty(size)
-    for i in range(n):
-        q[i], lo[i], hi[i] = -rhs[i], -np.inf, np.inf
-    for i in range(m):
-        q[n + i], lo[n + i], hi[n + i] = -u[i], -np.inf, np.inf
-    for i in range(r):
-        q[n + m + i], lo[n + m + i], hi[n + m + i] = e_N[i], 0.0, np.inf
-    for i in range(nf):
-        q[n + m + r + i], lo[n + m + r + i], hi[n + m + r + i] = c[i], -bound[i], bound[i]
+    q, lo, hi = bounded_vectors(rhs, u, e_N, c, -bound, bound)
     z, w, active_set, code, iterations, residual, violation, scale = pivot_and_measure(
         K, q, lo, hi, warm, use_warm, max_iterations, max_stall, pivot_tolerance)
     return K, q, lo, hi, basis, kinetic, z, w, active_set, code, iterations, residual, violation, scale

@@ -51,7 +51,7 @@ from solvers.result import LCPResult, Status
 from . import __version__
 from .contact import DiskContact
 from .friction import Box, Coulomb, Regularized, make_friction
-from .kernels import fill_matrix, gap_terms, slip_world, store_bodies, update_positions, fused_step
+from .kernels import bounded_vectors, fill_matrix, fused_step, gap_terms, slip_world, store_bodies, update_positions
 from .model import Model
 from .precision import float64
 from .trajectory import Trajectory
@@ -157,8 +157,6 @@ class Simulation:
         size = self.M.shape[0] + model.n_bilateral + len(model.contacts)
         self._size = size + (2 * len(model.contacts) if isinstance(self.friction, (Regularized, Box)) else 0)
         self._no_warm = np.zeros(self._size, np.int8)
-        self._free_lo = np.full(size, -np.inf)
-        self._free_hi = np.full(size, np.inf)
         self.reset()
 
     # --- state ------------------------------------------------------------------------
@@ -242,10 +240,8 @@ class Simulation:
         size = n + m + r + nf
         K = np.zeros((size, size))
         fill_matrix(K, self.M, k.A, k.N, block.F, block.G, block.C,
-                     block.P if block.P is not None else np.zeros((nf, r)))
-        qv = np.concatenate((-rhs, -u, e_N, block.c))
-        lo = np.concatenate((self._free_lo[:n + m], np.zeros(r), block.lo))
-        hi = np.concatenate((self._free_hi[:n + m + r], block.hi))
+                    block.P if block.P is not None else np.zeros((nf, r)))
+        qv, lo, hi = bounded_vectors(rhs, u, e_N, block.c, block.lo, block.hi)
         return block, K, qv, lo, hi
 
     def _call(self, method, K, qv, lo, hi, warm):
@@ -276,18 +272,8 @@ class Simulation:
                 result = self._call(self.method, K, qv, lo, hi, warm)
             self._clock[0] += middle - start
             self._clock[1] += time.perf_counter() - middle
-            if not result.success:
-                first = result
-                if self.fallback_method is None:
-                    raise SimulationError(f"{first.method} failed: {first.status.name}: {first.message}",
-                                          self.steps_done, self.t, result=first)
-                result = self._call(self.fallback_method, K, qv, lo, hi, None)
-                fallback = True
-                if not result.success:
-                    raise SimulationError(
-                        f"{first.method} failed ({first.status.name}: {first.message}) and the fallback "
-                        f"{result.method} failed too ({result.status.name}: {result.message})",
-                        self.steps_done, self.t, result=result)
+            result, retried = self._accept(result, lambda method: self._call(method, K, qv, lo, hi, None))
+            fallback = fallback or retried
             iterations += result.iterations
             warm = result.active_set
             normal_force = result.z[n + m:n + m + r] / h
@@ -326,7 +312,23 @@ class Simulation:
                            "iterations (fused stepper path)", self.method, active_set, {})
         return block, K, qv, lo, hi, result
 
+    def _accept(self, result, retry):
+        """(result, False) if it succeeded; else (retry(fallback_method), True) if that succeeded;
+        else :class:`SimulationError` -- a failed answer is never returned."""
+        if result.success:
+            return result, False
+        if self.fallback_method is None:
+            raise SimulationError(f"{result.method} failed: {result.status.name}: {result.message}",
+                                  self.steps_done, self.t, result=result)
+        second = retry(self.fallback_method)
+        if not second.success:
+            raise SimulationError(f"{result.method} failed ({result.status.name}: {result.message}) and the "
+                                  f"fallback {second.method} failed too ({second.status.name}: {second.message})",
+                                  self.steps_done, self.t, result=second)
+        return second, True
+
     def _solve_coulomb(self, k, rhs, u, e_N, h):
+        start = time.perf_counter()
         n, m, r = self.M.shape[0], k.A.shape[0], k.gap.shape[0]
         KKT = np.zeros((n + m, n + m))
         KKT[:n, :n] = self.M
@@ -340,7 +342,6 @@ class Simulation:
         right[:n, 0] = rhs
         right[n:, 0] = u
         right[:n, 1:] = H.T
-        start = time.perf_counter()
         solution = np.linalg.solve(KKT, right)
         free, response = solution[:, 0], solution[:, 1:]
         W = H @ response[:n]
@@ -351,18 +352,7 @@ class Simulation:
         result = self._solve_fc(W, b, self.method)
         self._clock[0] += middle - start
         self._clock[1] += time.perf_counter() - middle
-        fallback = False
-        if not result.success:
-            first = result
-            if self.fallback_method is None:
-                raise SimulationError(f"{first.method} failed: {first.status.name}: {first.message}",
-                                      self.steps_done, self.t, result=first)
-            result = self._solve_fc(W, b, self.fallback_method)
-            fallback = True
-            if not result.success:
-                raise SimulationError(f"{first.method} failed ({first.status.name}) and the fallback "
-                                      f"{result.method} failed too ({result.status.name}: {result.message})",
-                                      self.steps_done, self.t, result=result)
+        result, fallback = self._accept(result, lambda method: self._solve_fc(W, b, method))
         impulse = result.r
         self.impulse_guess = impulse
         x = free + response @ impulse
