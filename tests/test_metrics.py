@@ -335,12 +335,15 @@ def test_summary_returns_every_metric_with_the_hand_derived_values():
     result = metrics.summary(model, reference, MU, velocity_threshold=0.01, settle=0.1)
     assert set(result) == {"force_rms_deviation_percent", "force_rms_deviation_sliding_percent",
                            "misalignment_rms_deg", "position_error_final", "position_error_max",
-                           "energy_error_final_J", "energy_error_max_abs_J", "energy_error_max_relative"}
+                           "position_error_final_per_path", "energy_error_final_J", "energy_error_max_abs_J",
+                           "energy_error_max_relative"}
     assert all(isinstance(v, float) and math.isfinite(v) for v in result.values()), result
     assert result["force_rms_deviation_percent"] == pytest.approx(5.0, rel=1e-9)
     assert result["force_rms_deviation_sliding_percent"] == pytest.approx(5.0, rel=1e-9)
     assert result["misalignment_rms_deg"] == pytest.approx(20.0, rel=1e-9)
     assert result["position_error_final"] == pytest.approx(0.005 / (2.0 * 0.2), rel=1e-9)
+    # a straight reference: the path travelled equals the distance from the start
+    assert result["position_error_final_per_path"] == pytest.approx(0.005 / (2.0 * 0.2), rel=1e-9)
     first_late = t[t >= 0.1][0]  # the largest relative error after settling is the earliest one
     assert first_late == pytest.approx(0.1, abs=1.5e-3)
     assert result["position_error_max"] == pytest.approx(0.005 / (2.0 * first_late), rel=1e-9)
@@ -377,3 +380,21 @@ def test_summary_energy_errors_are_signed_final_and_absolute_maxima():
     assert result["energy_error_final_J"] == pytest.approx(-0.5, rel=1e-9)
     assert result["energy_error_max_abs_J"] == pytest.approx(0.5, rel=1e-9)
     assert result["energy_error_max_relative"] == pytest.approx(0.5 / 8.0, rel=1e-9)
+
+
+def test_position_error_per_path_length_uses_the_distance_travelled():
+    """A reference going 1 m out along x and 1 m back along y... here: out 1 m along x then
+    1 m along y (path 2 m, displacement sqrt(2) m); the model is 0.02 m off at the end."""
+    from lcpdyn.metrics import position_error
+    from lcpdyn.trajectory import Trajectory
+    t = np.array([1.0, 2.0])
+    ref_positions = np.array([[[1.0, 0.0, 0.0]], [[1.0, 1.0, 0.0]]])
+    reference = Trajectory({"t": t, "position": ref_positions, "initial_position": np.zeros((1, 3))}, {}, ["b"])
+    model = Trajectory({"t": t, "position": ref_positions + [0.0, 0.02, 0.0], "initial_position": np.zeros((1, 3))},
+                       {}, ["b"])
+    _, per_path = position_error(model, reference, normalize="path")
+    _, per_start = position_error(model, reference)
+    np.testing.assert_allclose(per_path, [0.02, 0.01])
+    np.testing.assert_allclose(per_start, [0.02, 0.02 / np.sqrt(2.0)])
+    with pytest.raises(ValueError, match="normalize"):
+        position_error(model, reference, normalize="odometer")
