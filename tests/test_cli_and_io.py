@@ -226,8 +226,8 @@ def test_compare_writes_the_json_and_both_figures(tmp_path, capsys):
     assert result["mu"] == 0.3
     assert set(result["metrics"]) == set(MODELS)
     keys = {"force_rms_deviation_percent", "force_rms_deviation_sliding_percent", "misalignment_rms_deg",
-            "position_error_final", "position_error_max", "energy_error_final_J", "energy_error_max_abs_J",
-            "energy_error_max_relative"}
+            "position_error_final", "position_error_max", "position_error_final_per_path", "energy_error_final_J",
+            "energy_error_max_abs_J", "energy_error_max_relative"}
     for name, row in result["metrics"].items():
         assert set(row) == keys, name
         for key, value in row.items():
