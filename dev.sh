@@ -3,6 +3,7 @@
 #   ./dev.sh demo   set up if needed, then run the main job
 #   ./dev.sh test   set up if needed, then run the test suite
 #   ./dev.sh bench [solvers|wheel]   the benchmarks (both by default), results in results/
+#   ./dev.sh reproduce   the rolling-disk, swivel- and caster-shimmy checks and figures (results/)
 # Set-up (idempotent): Debian's python3-siconos through apt where apt is usable (root or
 # sudo), a venv at .venv made from /usr/bin/python3 with --system-site-packages (so Siconos
 # is visible), NumPy < 2 (Siconos is built against NumPy 1.x), and lcpdyn installed editable
@@ -49,6 +50,7 @@ shift || true
 case "$cmd" in
   setup) setup ;;
   demo) setup; exec $VENV/bin/python -m lcpdyn "$@" ;;
+  reproduce) setup; exec $VENV/bin/python -m lcpdyn reproduce rolling-disk swivel-shimmy caster-shimmy "$@" ;;
   test) setup; exec $VENV/bin/python -m pytest "$@" ;;
   bench)
     setup
@@ -58,5 +60,5 @@ case "$cmd" in
       all) $VENV/bin/python benchmarks/bench_solvers.py && exec $VENV/bin/python benchmarks/bench_wheel.py ;;
       *) echo "usage: ./dev.sh bench [solvers|wheel|all] [args...]" >&2; exit 2 ;;
     esac ;;
-  *) echo "usage: ./dev.sh {demo|test|bench|setup} [args...]" >&2; exit 2 ;;
+  *) echo "usage: ./dev.sh {demo|test|bench|reproduce|setup} [args...]" >&2; exit 2 ;;
 esac

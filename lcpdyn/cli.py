@@ -4,12 +4,16 @@
     lcpdyn run wheel --friction regularized --dt 1e-3 --t-end 4 --out wheel.npz --plot wheel.png
     lcpdyn run wheel --set theta_deg=30 --set mu=0.5 --out w.npz
     lcpdyn compare wheel --out-dir results/
+    lcpdyn stability rolling-disk --param speed=0:1:101 --plot roots.png
+    lcpdyn reproduce rolling-disk swivel-shimmy caster-shimmy --out-dir results/
 """
 from __future__ import annotations
 
 import argparse
 import os
 import sys
+
+import numpy as np
 
 from . import __version__
 
@@ -50,6 +54,19 @@ def _parser() -> argparse.ArgumentParser:
     compare.add_argument("--set", action="append", metavar="KEY=VALUE", help="override a scene parameter")
     compare.add_argument("--out-dir", default="results", help="directory for the JSON and figures")
     compare.add_argument("--quiet", action="store_true")
+
+    stability = sub.add_parser("stability", help="eigenvalues of the linearized equations over a parameter "
+                                                 "(Schwab–Meijaard 2003 Eq. 29)")
+    stability.add_argument("scene")
+    stability.add_argument("--param", default=None, metavar="NAME=START:STOP:COUNT",
+                           help="the swept parameter (default: the scene's)")
+    stability.add_argument("--set", action="append", metavar="KEY=VALUE", help="fix another parameter")
+    stability.add_argument("--plot", default=None, help="root-locus PNG")
+    stability.add_argument("--out", default=None, help="JSON with the eigenvalues")
+
+    reproduce = sub.add_parser("reproduce", help="the paper checks and figures of stability scenes")
+    reproduce.add_argument("scenes", nargs="+")
+    reproduce.add_argument("--out-dir", default="results")
     return parser
 
 
@@ -58,9 +75,17 @@ def main(argv=None) -> int:
     from scenes import SCENES, describe  # imported here so `lcpdyn --version` stays fast
 
     if args.command == "scenes":
-        for name, line in describe():
-            print(f"{name:16s} {line}")
+        for name, line, kinds in describe():
+            print(f"{name:16s} [{kinds}] {line}")
         return 0
+    try:
+        if args.command == "stability":
+            return _stability(args)
+        if args.command == "reproduce":
+            return _reproduce(args)
+    except (ValueError, TypeError) as exc:
+        print(f"lcpdyn: {exc}", file=sys.stderr)
+        return 2
     if args.scene not in SCENES:
         print(f"lcpdyn: unknown scene {args.scene!r}; choose one of {sorted(SCENES)}", file=sys.stderr)
         return 2
@@ -114,6 +139,59 @@ def _compare(args, module, parameters) -> int:
         write_json(result, prefix + ".json")
         paths = write_figures(result, prefix)
         print(f"wrote {prefix}.json, " + ", ".join(paths) + "\n")
+    return 0
+
+
+def _stability(args) -> int:
+    import json
+
+    from scenes import STABILITY
+
+    from .stability import parse_sweep, plot_root_locus, root_locus, write_root_locus
+
+    if args.scene not in STABILITY:
+        raise ValueError(f"unknown stability scene {args.scene!r}; choose one of {sorted(STABILITY)}")
+    module = STABILITY[args.scene]
+    if args.param is None:
+        name, start, stop, count = module.SWEEP
+        values = np.linspace(start, stop, count)
+    else:
+        name, values = parse_sweep(args.param)
+    fixed = {k: float(v) for k, v in _parse_sets(args.set).items()}
+    module.system().params(**{name: values[0]}, **fixed)  # unknown names raise here
+    result = root_locus(module, name, values, **fixed)
+    unstable = [float(v) for v, row in zip(values, result["eigenvalues"]) if row.real.max() > 1e-9]
+    print(f"{args.scene}: {len(values)} values of {name} in [{values[0]:g}, {values[-1]:g}]; "
+          f"state size {result['eigenvalues'].shape[1]}; max Re > 1e-9 at {len(unstable)} values")
+    if args.plot:
+        plot_root_locus(result, args.plot)
+        print(f"wrote {args.plot}")
+    if args.out:
+        write_root_locus(result, args.out)
+        print(f"wrote {args.out}")
+    if not args.plot and not args.out:
+        print(json.dumps({"values": values.tolist(), "max_real": result["eigenvalues"].real.max(axis=1).tolist()}))
+    return 0
+
+
+def _reproduce(args) -> int:
+    import json
+
+    from scenes import STABILITY
+
+    from . import __version__
+
+    os.makedirs(args.out_dir, exist_ok=True)
+    for name in args.scenes:
+        if name not in STABILITY:
+            raise ValueError(f"unknown stability scene {name!r}; choose one of {sorted(STABILITY)}")
+    for name in args.scenes:
+        numbers = STABILITY[name].report(args.out_dir)
+        path = os.path.join(args.out_dir, f"{name}.json")
+        with open(path, "w") as handle:
+            json.dump({"lcpdyn_version": __version__, "scene": name, **numbers}, handle, indent=2)
+        print(f"{name}: " + ", ".join(f"{k} = {v}" for k, v in numbers.items()))
+        print(f"wrote {path} and {name}-*.png in {args.out_dir}")
     return 0
 
 

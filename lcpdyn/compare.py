@@ -54,7 +54,9 @@ def compare(scene_module, reference_dt: float = 1e-4, models=MODELS, progress: b
                    for name in models}
     same_step = {name: metrics.summary(runs[name], runs["coulomb"], mu, threshold)
                  for name in models if name != "coulomb"} if "coulomb" in models else {}
+    transitions = {name: metrics.slip_transitions(run, threshold) for name, run in runs.items()}
     return {"scene": scene.name, "parameters": scene.parameters, "reference_dt": reference_dt, "dt": scene.dt,
+            "transitions": transitions,
             "position_update": position_update,
             "t_end": scene.t_end, "mu": mu, "velocity_threshold": threshold, "runs": runs,
             "metrics": out_metrics, "metrics_same_step": same_step, "timing": timing,
@@ -68,7 +70,7 @@ def format_table(result: dict) -> str:
              f"'{result['position_update']}')", ""]
     head = (f"{'model':12s} {'force RMS dev %':>16s} {'paper %':>8s} {'(sliding) %':>12s} {'misalign RMS °':>15s} "
             f"{'paper °':>8s} {'pos err end':>12s} {'pos err max':>12s} {'energy err end J':>17s} "
-            f"{'vs Coulomb@h: force %':>22s} {'wall s':>8s}")
+            f"{'vs Coulomb@h: force %':>22s} {'slide->roll s':>14s} {'wall s':>8s}")
     lines.append(head)
     lines.append("-" * len(head))
     for name, row in m.items():
@@ -79,10 +81,21 @@ def format_table(result: dict) -> str:
                      f"{row['force_rms_deviation_sliding_percent']:12.2f} {row['misalignment_rms_deg']:15.2f} "
                      f"{cell('misalignment_rms_deg'):>8s} {row['position_error_final']:12.2e} "
                      f"{row['position_error_max']:12.2e} {row['energy_error_final_J']:17.3e} {vs:22.2f} "
-                     f"{result['timing'][name]:8.2f}")
+                     f"{_transition_cell(result['transitions'][name]):>14s} {result['timing'][name]:8.2f}")
+    reference = result["transitions"]["coulomb-reference"]
+    lines.append(f"{'(Coulomb, reference step)':>28s}: slide->roll at {_transition_cell(reference)} s")
     lines.append("")
     lines.append("Paper values: Peiret 2016, 'Example' (1 kHz models, 10 kHz Coulomb reference).")
     return "\n".join(lines)
+
+
+def _transition_cell(transitions: dict) -> str:
+    """First slide-to-roll time, with the number of later returns to sliding."""
+    first = transitions["first_roll"]
+    if not np.isfinite(first):
+        return "never"
+    again = sum(1 for t in transitions["to_slide"] if t > first)
+    return f"{first:.3f}" + (f" (+{again} slip)" if again else "")
 
 
 def _jsonable(value):

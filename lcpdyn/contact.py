@@ -138,14 +138,35 @@ class DiskContact(Contact):
 
     The single-point model is undefined when the disk lies flat (h -> 0); the simulation stops
     with an error if h falls below ``min_sin_tilt`` (default 1e-6).
+
+    Rolling (Bauchau 2002 Sec. 5, Eq. 19; Schwab–Meijaard 2002 Eq. 4): the rolling constraints are
+    zero slip of the candidate contact point in the driving and transverse directions, i.e. the
+    contact's two tangential rows D v+ = 0.
+
+    * ``rolling="friction"`` (default): those rows carry the friction model's bounds -- they hold
+      (rolling) while the required tangential force stays within the friction limit, are released
+      into sliding when it does not, and are re-imposed when the slip falls back to the threshold
+      (``regularized``: static branch at |v_T| <= v_th, Bauchau 2002 Sec. 6.3; ``coulomb``: the
+      cone's stick/slide complementarity).
+    * ``rolling="ideal"``: the rows are bilateral non-holonomic constraints (Peiret 2016 Eq. 2,
+      u = 0) -- the wheel never slips; ``mu`` is then unused.
+    * ``spin="ideal"`` adds the zero-spin condition n . (omega - 0) = 0 of a finite contact patch
+      (Schwab–Meijaard 2003 Sec. 3.3) as one more bilateral row; default ``"free"``.
     """
 
     radius: float = 0.0
     axis: object = (0.0, 1.0, 0.0)
     min_sin_tilt: float = 1e-6
+    rolling: str = "friction"
+    spin: str = "free"
 
     def __post_init__(self):
         self._check()
+        if self.rolling not in ("friction", "ideal"):
+            raise ValueError(f"disk contact on {self.body.name!r}: rolling must be 'friction' or 'ideal', "
+                             f"got {self.rolling!r}")
+        if self.spin not in ("free", "ideal"):
+            raise ValueError(f"disk contact on {self.body.name!r}: spin must be 'free' or 'ideal', got {self.spin!r}")
         self.radius = positive(f"disk contact on {self.body.name!r}: radius", self.radius)
         axis = finite_vector(f"disk contact on {self.body.name!r}: axis", self.axis, 3)
         if np.linalg.norm(axis) < 1e-12:

@@ -20,12 +20,14 @@ within the reference's). Definitions:
   Reported as the final value and the maximum after the first ``settle`` seconds (default
   0.1 s, where the distance is small), and the final value per path length.
 * energy error (Fig. 5b): E(t) - E_ref(t) in J, and relative to the initial energy.
+* slip transitions: the times a contact passes from sliding (|v_T| > v_th) to rolling/sticking
+  (|v_T| <= v_th) and back.
 """
 from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["normalized_friction_force", "force_rms_deviation", "misalignment_angles", "misalignment_rms",
+__all__ = ["slip_transitions", "normalized_friction_force", "force_rms_deviation", "misalignment_angles", "misalignment_rms",
            "position_error", "energy_error", "on_grid", "summary"]
 
 
@@ -127,3 +129,17 @@ def summary(model, reference, mu: float, velocity_threshold: float = 0.01, settl
         "energy_error_max_abs_J": float(np.max(np.abs(energy))),
         "energy_error_max_relative": float(np.max(np.abs(energy_relative))),
     }
+
+
+def slip_transitions(trajectory, velocity_threshold: float = 0.01, contact: int = 0) -> dict:
+    """Times (s) of slide-to-roll (``to_roll``) and roll-to-slide (``to_slide``) transitions of
+    ``contact``, judged by |v_T| against ``velocity_threshold`` at the end of each step; the time
+    is that of the first step in the new state. ``first_roll`` is the first slide-to-roll time
+    (NaN if the contact never stops sliding)."""
+    sliding = np.linalg.norm(trajectory.contact_slip_velocity[:, contact], axis=1) > velocity_threshold
+    change = np.flatnonzero(sliding[1:] != sliding[:-1]) + 1
+    to_roll = [float(trajectory.t[i]) for i in change if not sliding[i]]
+    to_slide = [float(trajectory.t[i]) for i in change if sliding[i]]
+    return {"to_roll": to_roll, "to_slide": to_slide,
+            "first_roll": to_roll[0] if to_roll else float("nan"),
+            "sliding_at_start": bool(sliding[0]), "sliding_at_end": bool(sliding[-1])}

@@ -120,7 +120,20 @@ class Model:
 
     @property
     def n_bilateral(self) -> int:
-        return sum(c.size for c in self.holonomic) + sum(c.size for c in self.nonholonomic)
+        return (sum(c.size for c in self.holonomic) + sum(c.size for c in self.nonholonomic)
+                + sum(self._rolling_rows(c) for c in self.contacts))
+
+    @staticmethod
+    def _rolling_rows(contact) -> int:
+        """Bilateral rows an ideally rolling disk adds (2 slip rows, plus 1 for zero spin)."""
+        if not isinstance(contact, DiskContact):
+            return 0
+        return (2 if contact.rolling == "ideal" else 0) + (1 if contact.spin == "ideal" else 0)
+
+    def friction_coefficients(self) -> np.ndarray:
+        """mu per contact; 0 for ideally rolling disks, whose tangential rows are bilateral."""
+        return np.array([0.0 if isinstance(c, DiskContact) and c.rolling == "ideal" else c.mu
+                         for c in self.contacts])
 
     def index(self) -> dict:
         return {id(b): i for i, b in enumerate(self.bodies)}
@@ -229,11 +242,22 @@ class Model:
         else:
             A_h = jnp.zeros((0, n))
         A_nh = jax.jacfwd(self.nonholonomic_velocity, argnums=1)(q, v) if self.nonholonomic else jnp.zeros((0, n))
+        rolling = []  # ideal rolling and zero spin: bilateral rows from the same JAX Jacobians
+        for i, c in enumerate(self.contacts):
+            if isinstance(c, DiskContact) and c.rolling == "ideal":
+                rolling.append(D[2 * i:2 * i + 2])
+            if isinstance(c, DiskContact) and c.spin == "ideal":  # n . omega = 0 (the plane is fixed)
+                spin = jax.jacfwd(lambda w, c=c, i=i: StateView(self.index(), q, w).angular_velocity(c.body)
+                                  @ normal[i])(v)
+                rolling.append(spin[None, :])
+        A_roll = jnp.concatenate(rolling) if rolling else jnp.zeros((0, n))
+        u_roll = jnp.zeros(A_roll.shape[0])
         view = StateView(self.index(), q)
         tilts = [c.sin_tilt(view.rotation(c.body)) for c in self.contacts if isinstance(c, DiskContact)]
         min_tilt = jnp.min(jnp.stack(tilts)) if tilts else jnp.asarray(1.0)
-        return (self.generalized_force(q, v, t), gap, N, D, jnp.concatenate([A_h, A_nh]), g,
-                self.nonholonomic_target(q, t), point, normal, tangent, min_tilt, self.potential_energy(q))
+        return (self.generalized_force(q, v, t), gap, N, D, jnp.concatenate([A_h, A_nh, A_roll]), g,
+                jnp.concatenate([self.nonholonomic_target(q, t), u_roll]), point, normal, tangent, min_tilt,
+                self.potential_energy(q))
 
     def gap_jacobian(self, q):
         """dPhi/dq Gamma(q) (r, n) by differentiating the gap functions themselves. The engine's

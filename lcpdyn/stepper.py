@@ -151,7 +151,7 @@ class Simulation:
                        and self.solver_options.get("warm_start") is None)
         self.evaluate = model.compile()
         self.M = model.mass_matrix()
-        self.mu = np.array([c.mu for c in model.contacts])
+        self.mu = model.friction_coefficients()
         self.n_holonomic = sum(c.size for c in model.holonomic)
         self.has_disks = any(isinstance(c, DiskContact) for c in model.contacts)
         size = self.M.shape[0] + model.n_bilateral + len(model.contacts)

@@ -1,19 +1,32 @@
 """Ready scenes reproducing the source papers and the analytic checks.
 
+Time-stepper scenes are listed in :data:`SCENES`, stability (linearization) scenes in
+:data:`STABILITY`.
+
 Each scene module provides ``build(**parameters) -> Scene``; :data:`SCENES` maps names to
 modules. ``Scene.model`` is an :class:`lcpdyn.model.Model`; ``Scene.friction(name)`` gives the
 friction model with the scene's contact-model parameters (e.g. the wheel's k_T and v_th).
 """
 from __future__ import annotations
 
-from . import blocks, wheel
+from . import blocks, caster_shimmy, rolling_disk, swivel_shimmy, wheel
 from .scene import Scene, build_scene, describe
 
+# time-stepper scenes (``lcpdyn run``)
 SCENES = {
     "wheel": wheel,
     "sliding-block": blocks.SlidingBlock,
     "incline-block": blocks.InclineBlock,
     "puck": blocks.Puck,
+    "rolling-disk": rolling_disk,
 }
 
-__all__ = ["SCENES", "Scene", "build_scene", "describe"]
+# linearization scenes in minimal coordinates (``lcpdyn stability`` and ``lcpdyn reproduce``):
+# each has system(), nominal(p), SWEEP and report(out_dir)
+STABILITY = {
+    "rolling-disk": rolling_disk,
+    "swivel-shimmy": swivel_shimmy,
+    "caster-shimmy": caster_shimmy,
+}
+
+__all__ = ["SCENES", "STABILITY", "Scene", "build_scene", "describe"]

@@ -36,6 +36,9 @@ def override(defaults: dict, overrides: dict, scene: str) -> dict:
         raise ValueError(f"scene {scene!r}: unknown parameter(s) {unknown}; known: {sorted(defaults)}")
     out = dict(defaults)
     for key, value in overrides.items():
+        if isinstance(defaults[key], str):
+            out[key] = str(value)
+            continue
         if isinstance(defaults[key], (int, float)) and not isinstance(defaults[key], bool):
             try:
                 value = float(value)
@@ -55,5 +58,11 @@ def build_scene(name: str, **parameters) -> Scene:
 
 
 def describe() -> list[tuple[str, str]]:
-    from . import SCENES
-    return [(name, (module.__doc__ or "").strip().splitlines()[0]) for name, module in SCENES.items()]
+    """(name, first docstring line, kinds) of every scene; kinds: run and/or stability."""
+    from . import SCENES, STABILITY
+    out = []
+    for name in dict.fromkeys(list(SCENES) + list(STABILITY)):
+        module = SCENES.get(name) or STABILITY[name]
+        kinds = "+".join(k for k, table in (("run", SCENES), ("stability", STABILITY)) if name in table)
+        out.append((name, (module.__doc__ or "").strip().splitlines()[0], kinds))
+    return out

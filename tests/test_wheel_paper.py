@@ -52,3 +52,17 @@ def test_polygonal_and_box_are_clearly_worse_in_the_paper_order(comparison):
             < m["box"]["force_rms_deviation_percent"])
     assert (m["regularized"]["position_error_final"] < m["polygonal"]["position_error_final"]
             and m["regularized"]["position_error_final"] < m["box"]["position_error_final"])
+
+
+def test_slide_to_roll_transition_under_every_model(comparison):
+    """Every model shows the wheel's slide-to-roll transition (issue 4, item 4): Coulomb (both
+    steps) and regularized at 2.00 s within a step or two, polygonal within 0.1 s of it; the box
+    model stops sliding earlier and slips again later."""
+    transitions = comparison["transitions"]
+    reference = transitions["coulomb-reference"]["first_roll"]
+    assert 1.95 < reference < 2.05
+    for name in ("coulomb", "regularized"):
+        assert transitions[name]["first_roll"] == pytest.approx(reference, abs=3e-3), name
+    assert transitions["polygonal"]["first_roll"] == pytest.approx(reference, abs=0.1)
+    assert np.isfinite(transitions["box"]["first_roll"])
+    assert transitions["box"]["to_slide"]  # re-slides after its first stop

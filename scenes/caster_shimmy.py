@@ -1,0 +1,144 @@
+"""Kinematic shimmy of a caster wheel (Schwab–Meijaard 2003 Sec. 3.3, Figs. 7-8, Eqs. 34-35).
+
+The yoke's hinge B moves forward at constant speed v; zero trail and rake: the wheel centre A
+hangs a yoke length l below B and the contact point C below A. Three non-holonomic conditions at
+C: zero longitudinal slip, zero lateral slip and zero spin (a finite contact patch); the radial
+deflection of the tyre is released. No degrees of freedom; kinematic coordinates q_k = (yaw psi,
+roll theta, pitch phi), R = Rz(psi) Rx(theta) Ry(phi).
+
+Rigid yoke: the linearized state equations have the eigenvalues 0, +-i v/r -- a sinusoidal path of
+the contact point with wavelength 2 pi r.
+
+Flexible yoke, modelled as simply as the check allows: a massless, inextensible cantilever that
+bends in the yoke's lateral plane, loaded quasi-statically at A by the lateral contact force F and
+the moment F r it makes about A: tip deflection w = F (l^3/3 + r l^2/2)/EI and tip rotation (the
+wheel's roll theta) F (l^2/2 + r l)/EI, so w = kappa r theta with kappa = (2 L^2 + 3 L) / (3 L + 6),
+L = l/r (their text after Eq. 35, where with their roll sign y = -r theta it reads -kappa r theta;
+kappa = 5/9 at L = 1). Hence A = B - l e_z + w (lateral unit vector of the yawed yoke). The
+wavelength becomes 2 pi r sqrt(1 + kappa): 7.836 at r = l = 1 (their simulation with a beam of
+bending stiffness 10: 7.83). ``flexible=0`` gives the rigid yoke.
+"""
+from __future__ import annotations
+
+import functools
+import math
+
+import jax.numpy as jnp
+import numpy as np
+
+from lcpdyn.nonholonomic import MinimalSystem
+
+NAME = "caster-shimmy"
+SWEEP = ("yoke_length", 0.25, 4.0, 61)
+
+
+def bending_factor(length_over_radius: float) -> float:
+    """kappa(L) = (2 L^2 + 3 L) / (3 L + 6) of the quasi-static cantilever (module docstring)."""
+    L = length_over_radius
+    return (2 * L * L + 3 * L) / (3 * L + 6)
+
+
+def _rotation(psi, theta, phi):
+    cz, sz, cx, sx, cy, sy = jnp.cos(psi), jnp.sin(psi), jnp.cos(theta), jnp.sin(theta), jnp.cos(phi), jnp.sin(phi)
+    Rz = jnp.array([[cz, -sz, 0.0], [sz, cz, 0.0], [0.0, 0.0, 1.0]])
+    Rx = jnp.array([[1.0, 0.0, 0.0], [0.0, cx, -sx], [0.0, sx, cx]])
+    Ry = jnp.array([[cy, 0.0, sy], [0.0, 1.0, 0.0], [-sy, 0.0, cy]])
+    return Rz @ Rx @ Ry
+
+
+def _pose(q, t, p):
+    psi, theta, phi = q
+    r, l = p["radius"], p["yoke_length"]
+    kappa = p["flexible"] * (2 * (l / r) ** 2 + 3 * (l / r)) / (3 * (l / r) + 6)
+    lateral = jnp.array([-jnp.sin(psi), jnp.cos(psi), 0.0])
+    # the tip deflects to the same side as the roll moves the contact point (both from F_y)
+    centre = jnp.array([p["speed"] * t, 0.0, r]) + kappa * r * theta * lateral
+    return centre[None, :], _rotation(psi, theta, phi)[None]
+
+
+def _contact_point(q, t, p):
+    (centre,), (R,) = _pose(q, t, p)
+    axis = R[:, 1]
+    c = jnp.cross(jnp.array([0.0, 0.0, 1.0]), axis)
+    d2 = c / jnp.sqrt(c @ c)
+    return centre + p["radius"] * jnp.cross(d2, axis)
+
+
+@functools.lru_cache(maxsize=None)
+def system() -> MinimalSystem:
+    """Parameters: radius r, yoke_length l, speed v, flexible (0 rigid, 1 quasi-static cantilever)."""
+
+    def slip(q, qdot, t, p):
+        velocity, omega = caster.body_velocities(q, qdot, t, p)
+        centre = _pose(q, t, p)[0][0]
+        material = velocity[0] + jnp.cross(omega[0], _contact_point(q, t, p) - centre)
+        return jnp.array([material[0], material[1], omega[0][2]])
+
+    caster = MinimalSystem(NAME, (), ("yaw", "roll", "pitch"), _pose, slip, masses=jnp.array([1.0]),
+                           inertias=(jnp.diag(jnp.array([0.25, 0.5, 0.25])))[None], gravity=(0.0, 0.0, -1.0),
+                           parameters={"radius": 1.0, "yoke_length": 1.0, "speed": 1.0, "flexible": 1.0})
+    return caster
+
+
+def nominal(p) -> np.ndarray:
+    return np.zeros(3)
+
+
+def wavelength_linear(**parameters) -> float:
+    """2 pi v / Im(lambda) of the oscillatory eigenvalue pair."""
+    caster = system()
+    eigenvalues = caster.linearize(np.zeros(3), **parameters).eigenvalues
+    p = caster.params(**parameters)
+    return 2 * math.pi * p["speed"] / float(np.max(np.abs(eigenvalues.imag)))
+
+
+def transient(yaw0: float = 0.1, distance: float = 40.0, **parameters) -> dict:
+    """Integrate q_k_dot = b(q_k, t) from yaw ``yaw0``; the contact-point path and its wavelength
+    (mean distance between successive upward zero crossings of the lateral position)."""
+    caster = system()
+    p = caster.params(**parameters)
+    t_end = distance / p["speed"]
+    t, states = caster.simulate(np.array([yaw0, 0.0, 0.0]), t_end, samples=int(200 * distance) + 1, **parameters)
+    # contact point from the pose: centre + r d1 (Bauchau 2002 Eq. 2)
+    positions, rotations = caster.poses_along(t, states, **parameters)
+    axis = rotations[:, 0, :, 1]
+    c = np.cross([0.0, 0.0, 1.0], axis)
+    d2 = c / np.linalg.norm(c, axis=1)[:, None]
+    points = positions[:, 0] + p["radius"] * np.cross(d2, axis)
+    x, y = points[:, 0], points[:, 1]
+    up = np.flatnonzero((y[:-1] < 0) & (y[1:] >= 0))
+    crossings = x[up] - y[up] * (x[up + 1] - x[up]) / (y[up + 1] - y[up])
+    wavelength = float(np.mean(np.diff(crossings))) if crossings.size > 1 else math.nan
+    return {"t": t, "states": states, "contact": points, "wavelength": wavelength, "crossings": crossings}
+
+
+def report(out_dir) -> dict:
+    """Wavelengths (linearized and from the transient) for the rigid and the flexible yoke, the
+    contact-point paths (cf. Fig. 8a) and the root locus over the yoke length."""
+    import os
+
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from lcpdyn.stability import plot_root_locus, root_locus
+
+    locus = root_locus(__import__(__name__, fromlist=["x"]), "yoke_length", np.linspace(0.25, 4.0, 61))
+    plot_root_locus(locus, os.path.join(out_dir, "caster-shimmy-root-locus.png"))
+    rigid, flexible = transient(flexible=0.0), transient(flexible=1.0)
+    fig, ax = plt.subplots(figsize=(10, 4))
+    ax.plot(rigid["contact"][:, 0], rigid["contact"][:, 1], label=f"rigid yoke, wavelength {rigid['wavelength']:.4f}")
+    ax.plot(flexible["contact"][:, 0], flexible["contact"][:, 1],
+            label=f"flexible yoke (l = r), wavelength {flexible['wavelength']:.4f}")
+    ax.set_xlabel("x / r")
+    ax.set_ylabel("lateral contact position y / r")
+    ax.set_title("caster wheel kinematic shimmy from yaw 0.1 rad (cf. Schwab–Meijaard 2003 Fig. 8a)")
+    ax.legend()
+    ax.grid(alpha=0.3)
+    fig.tight_layout()
+    fig.savefig(os.path.join(out_dir, "caster-shimmy-path.png"), dpi=120)
+    plt.close(fig)
+    return {"wavelength_rigid_linear": wavelength_linear(flexible=0.0), "wavelength_rigid_transient": rigid["wavelength"],
+            "expected_rigid": 2 * math.pi, "wavelength_flexible_linear": wavelength_linear(flexible=1.0),
+            "wavelength_flexible_transient": flexible["wavelength"],
+            "expected_flexible": 2 * math.pi * math.sqrt(1 + bending_factor(1.0)), "paper_simulation": 7.83}

@@ -1,0 +1,190 @@
+"""A uniform thin disk rolling on a horizontal plane (Schwab–Meijaard 2003 Sec. 3.2, Figs. 3-6).
+
+Units: m = r = g = 1 (speed in sqrt(g r), time in sqrt(r / g)). Inertia of a uniform thin disk:
+axial m r^2 / 2, diametral m r^2 / 4 (the wheel axis is the body y axis).
+
+* Linearization (:func:`system`, :func:`nominal`): degrees of freedom q_d = (yaw psi, roll theta,
+  spin phi) with R = Rz(psi) Rx(theta) Ry(phi), kinematic coordinates q_k = (x, y) of the contact
+  point; the centre is the contact point minus r d1 (Bauchau 2002 Eqs. 2-4), so the contact
+  condition holds by construction; two non-holonomic conditions: zero slip of the material
+  contact point in x and y. State dimension 8 (six zero eigenvalues). Upright rolling at speed v
+  is unstable below the critical speed 1/sqrt(3) (real pair) and neutrally stable above it
+  (imaginary pair, the slalom mode).
+* Transient (:func:`transient`): upright, forward speed 0.4116, roll rate -0.01, zero yaw rate,
+  87 time units: the disk wobbles forward on an alternately turning path (Fig. 5); the ratio of
+  in-plane to normal contact force stays at most ~0.52 (Fig. 6).
+* Time-stepper scene (:func:`build`, ``lcpdyn run rolling-disk``): the same initial state as a
+  :class:`~lcpdyn.model.Model` with a :class:`~lcpdyn.contact.DiskContact`, rolling ``"ideal"``
+  (default) or ``"friction"`` (coefficient ``mu``).
+"""
+from __future__ import annotations
+
+import functools
+import math
+
+import jax.numpy as jnp
+import numpy as np
+from scipy.optimize import brentq
+
+from lcpdyn.body import RigidBody
+from lcpdyn.contact import DiskContact, Plane
+from lcpdyn.model import Model
+from lcpdyn.nonholonomic import MinimalSystem
+
+from .scene import Scene, override
+
+NAME = "rolling-disk"
+SWEEP = ("speed", 0.0, 1.0, 101)
+DEFAULTS = {"mass": 1.0, "radius": 1.0, "gravity": 1.0, "speed": 0.4116, "roll_rate": -0.01, "mu": 0.6,
+            "rolling": "ideal", "dt": 1e-3, "t_end": 87.0, "tangential_stiffness": 1e10, "velocity_threshold": 1e-3}
+
+
+def _rz(a):
+    c, s = jnp.cos(a), jnp.sin(a)
+    return jnp.array([[c, -s, 0.0], [s, c, 0.0], [0.0, 0.0, 1.0]])
+
+
+def _rx(a):
+    c, s = jnp.cos(a), jnp.sin(a)
+    return jnp.array([[1.0, 0.0, 0.0], [0.0, c, -s], [0.0, s, c]])
+
+
+def _ry(a):
+    c, s = jnp.cos(a), jnp.sin(a)
+    return jnp.array([[c, 0.0, s], [0.0, 1.0, 0.0], [-s, 0.0, c]])
+
+
+def _pose(q, t, p):
+    psi, theta, phi, x, y = q
+    R = _rz(psi) @ _rx(theta) @ _ry(phi)
+    axis = R[:, 1]
+    c = jnp.cross(jnp.array([0.0, 0.0, 1.0]), axis)
+    d2 = c / jnp.sqrt(c @ c)
+    d1 = jnp.cross(d2, axis)  # from the centre to the contact point (Bauchau 2002 Eq. 2)
+    centre = jnp.array([x, y, 0.0]) - p["radius"] * d1
+    return centre[None, :], R[None]
+
+
+@functools.lru_cache(maxsize=None)
+def system() -> MinimalSystem:
+    """The disk in minimal coordinates (module docstring); parameters mass, radius, gravity, speed."""
+
+    def slip(q, qdot, t, p):
+        velocity, omega = disk.body_velocities(q, qdot, t, p)
+        centre = _pose(q, t, p)[0][0]
+        contact = jnp.array([q[3], q[4], 0.0])
+        return (velocity[0] + jnp.cross(omega[0], contact - centre))[:2]
+
+    disk = MinimalSystem(
+        NAME, ("yaw", "roll", "spin"), ("x", "y"), _pose, slip,
+        masses=lambda p: jnp.array([p["mass"]]),
+        inertias=lambda p: (p["mass"] * p["radius"] ** 2 * jnp.diag(jnp.array([0.25, 0.5, 0.25])))[None],
+        gravity=lambda p: jnp.array([0.0, 0.0, -p["gravity"]]),
+        parameters={"mass": 1.0, "radius": 1.0, "gravity": 1.0, "speed": 0.5})
+    return disk
+
+
+def nominal(p) -> np.ndarray:
+    """Upright rolling along x at ``speed``: spin rate speed / radius, everything else zero."""
+    return np.array([0.0, 0.0, p["speed"] / p["radius"], 0.0, 0.0, 0.0, 0.0, 0.0])
+
+
+def oscillation_square(speed: float, **parameters) -> float:
+    """s = lambda^2 of the non-zero eigenvalue pair (+-sqrt(s)): > 0 unstable, < 0 oscillatory."""
+    disk = system()
+    p = disk.params(speed=speed, **parameters)
+    eigenvalues = disk.linearize(nominal(p), speed=speed, **parameters).eigenvalues
+    largest = eigenvalues[np.argmax(np.abs(eigenvalues))]
+    return float((largest ** 2).real)
+
+
+def critical_speed(**parameters) -> float:
+    """The speed where the pair turns from real to imaginary (Neimark-Fufaev: sqrt(g r / 3))."""
+    return brentq(lambda v: oscillation_square(v, **parameters), 0.05, 2.0, xtol=1e-14, rtol=1e-14)
+
+
+def transient(t_end: float = 87.0, speed: float = 0.4116, roll_rate: float = -0.01, samples: int = 8701) -> dict:
+    """The Fig. 5-6 transient by integrating the state equations (Eq. 22): paths of the centre
+    and the contact point, contact force (= m (a_c - g)) and its in-plane / normal ratio."""
+    disk = system()
+    p = disk.params()
+    x0 = np.array([0.0, roll_rate, speed / p["radius"], 0.0, 0.0, 0.0, 0.0, 0.0])
+    t, states = disk.simulate(x0, t_end, samples=samples)
+    forces = disk.forces_along(t, states)[:, 0]
+    ratio = np.linalg.norm(forces[:, :2], axis=1) / forces[:, 2]
+    centres = disk.poses_along(t, states)[0][:, 0]
+    return {"t": t, "states": states, "centre": centres, "contact": states[:, 6:8], "force": forces,
+            "force_ratio": ratio, "max_force_ratio": float(ratio.max())}
+
+
+def build(**parameters) -> Scene:
+    """The transient's initial state for the time stepper (module docstring)."""
+    p = override(DEFAULTS, parameters, NAME)
+    if p["rolling"] not in ("ideal", "friction"):
+        raise ValueError(f"scene {NAME!r}: rolling must be 'ideal' or 'friction', got {p['rolling']!r}")
+    model = Model(gravity=(0.0, 0.0, -p["gravity"]))
+    r, m = p["radius"], p["mass"]
+    disk = model.add_body(RigidBody("disk", m, (0.25 * m * r * r, 0.5 * m * r * r, 0.25 * m * r * r) if m > 0 and r > 0
+                                    else (-1.0, -1.0, -1.0), position=(0.0, 0.0, r),
+                                    # rolling-consistent: v_c = omega x (r e_z) = (v, -roll_rate r, 0)
+                                    velocity=(p["speed"], -p["roll_rate"] * r, 0.0),
+                                    angular_velocity=(p["roll_rate"], p["speed"] / r if r > 0 else 0.0, 0.0)))
+    model.add_contact(DiskContact(disk, Plane(), p["mu"], radius=r, rolling=p["rolling"]))
+    return Scene(NAME, model, p, p["dt"], p["t_end"], __doc__.splitlines()[0],
+                 {"tangential_stiffness": p["tangential_stiffness"], "velocity_threshold": p["velocity_threshold"]})
+
+
+def wobble_period(result: dict) -> float:
+    """Mean time between the sharp turns (peaks of the yaw rate magnitude) of a transient."""
+    yaw_rate = np.abs(result["states"][:, 0])
+    t = result["t"]
+    peaks = [i for i in range(1, len(t) - 1) if yaw_rate[i] > yaw_rate[i - 1] and yaw_rate[i] >= yaw_rate[i + 1]
+             and yaw_rate[i] > 0.5 * yaw_rate.max()]
+    return float(np.mean(np.diff(t[peaks]))) if len(peaks) > 1 else math.nan
+
+
+def report(out_dir, stepper_dt: float = 2e-3) -> dict:
+    """Root locus over speed 0..1 (Fig. 4), critical speed, the 87-unit transient from the state
+    equations (Figs. 5-6) and the same transient in the LCP time stepper with ideal rolling;
+    writes ``rolling-disk-*.png`` and returns the numbers."""
+    import os
+
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from lcpdyn.stability import plot_root_locus, root_locus
+    from lcpdyn.stepper import Simulation
+
+    locus = root_locus(__import__(__name__, fromlist=["x"]), "speed", np.linspace(0.0, 1.0, 101))
+    plot_root_locus(locus, os.path.join(out_dir, "rolling-disk-root-locus.png"))
+    result = transient()
+    scene = build(dt=stepper_dt)
+    stepped = Simulation(scene.model, "regularized", stepper_dt, position_update="symplectic").run(scene.t_end)
+    fig, axes = plt.subplots(1, 2, figsize=(12, 5))
+    axes[0].plot(result["centre"][:, 0], result["centre"][:, 1], "k", lw=1, label="centre (state equations)")
+    axes[0].plot(result["contact"][:, 0], result["contact"][:, 1], "C1", lw=0.8, label="contact point")
+    axes[0].plot(stepped.position[:, 0, 0], stepped.position[:, 0, 1], "C0--", lw=0.8,
+                 label=f"centre (LCP stepper, ideal rolling, h = {stepper_dt:g})")
+    axes[0].set_aspect("equal", adjustable="datalim")
+    axes[0].set_xlabel("x / r")
+    axes[0].set_ylabel("y / r")
+    axes[0].legend(fontsize=8)
+    axes[0].set_title("rolling disk, v = 0.4116, roll rate -0.01, 87 time units (cf. Fig. 5)")
+    force = result["force"]
+    for k, label in enumerate(("F_x", "F_y", "F_z (normal)")):
+        axes[1].plot(result["t"], force[:, k], lw=0.8, label=label)
+    axes[1].plot(result["t"], result["force_ratio"], "k", lw=0.8, label="|F_xy| / F_z")
+    axes[1].set_xlabel("t / sqrt(r/g)")
+    axes[1].legend(fontsize=8)
+    axes[1].set_title(f"contact force on the plane (cf. Fig. 6), max ratio {result['max_force_ratio']:.3f}")
+    fig.tight_layout()
+    fig.savefig(os.path.join(out_dir, "rolling-disk-transient.png"), dpi=120)
+    plt.close(fig)
+    gap = np.linalg.norm(stepped.position[:, 0, :2] - np.array([np.interp(stepped.t, result["t"], result["centre"][:, j])
+                                                                for j in range(2)]).T, axis=1)
+    return {"critical_speed": critical_speed(), "critical_speed_exact": 1 / math.sqrt(3),
+            "max_force_ratio": result["max_force_ratio"], "paper_max_force_ratio": 0.52,
+            "wobble_period": wobble_period(result),
+            "stepper_vs_state_equations_max_centre_distance_first_10": float(gap[stepped.t <= 10.0].max()),
+            "stepper_dt": stepper_dt}
