@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import functools
 import math
+import sys
 
 import jax.numpy as jnp
 import numpy as np
@@ -123,7 +124,7 @@ def report(out_dir) -> dict:
 
     from lcpdyn.stability import plot_root_locus, root_locus
 
-    locus = root_locus(__import__(__name__, fromlist=["x"]), "yoke_length", np.linspace(0.25, 4.0, 61))
+    locus = root_locus(sys.modules[__name__], "yoke_length", np.linspace(0.25, 4.0, 61))
     plot_root_locus(locus, os.path.join(out_dir, "caster-shimmy-root-locus.png"))
     rigid, flexible = transient(flexible=0.0), transient(flexible=1.0)
     fig, ax = plt.subplots(figsize=(10, 4))

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import functools
 import math
+import sys
 
 import jax.numpy as jnp
 import numpy as np
@@ -156,7 +157,7 @@ def report(out_dir, stepper_dt: float = 2e-3) -> dict:
     from lcpdyn.stability import plot_root_locus, root_locus
     from lcpdyn.stepper import Simulation
 
-    locus = root_locus(__import__(__name__, fromlist=["x"]), "speed", np.linspace(0.0, 1.0, 101))
+    locus = root_locus(sys.modules[__name__], "speed", np.linspace(0.0, 1.0, 101))
     plot_root_locus(locus, os.path.join(out_dir, "rolling-disk-root-locus.png"))
     result = transient()
     scene = build(dt=stepper_dt)

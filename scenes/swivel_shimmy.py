@@ -15,6 +15,7 @@ asymptotically stable iff v > 0 and a (l - a) > r^2 -- for I = 0.21 m l^2, 0.3 l
 from __future__ import annotations
 
 import functools
+import sys
 
 import jax.numpy as jnp
 import numpy as np
@@ -100,7 +101,7 @@ def report(out_dir) -> dict:
 
     from lcpdyn.stability import plot_root_locus, root_locus
 
-    locus = root_locus(__import__(__name__, fromlist=["x"]), "a_over_l", np.linspace(0.0, 1.0, 201))
+    locus = root_locus(sys.modules[__name__], "a_over_l", np.linspace(0.0, 1.0, 201))
     plot_root_locus(locus, os.path.join(out_dir, "swivel-shimmy-root-locus.png"))
     low, high = stability_boundaries()
     worst = 0.0
