@@ -47,10 +47,12 @@ def test_python_dash_m_lcpdyn_scenes_lists_every_scene():
     done = subprocess.run([sys.executable, "-m", "lcpdyn", "scenes"], cwd=ROOT, capture_output=True, text=True,
                           timeout=120)
     assert done.returncode == 0, done.stderr
-    names = [line.split()[0] for line in done.stdout.splitlines() if line.strip()]
-    assert sorted(names) == ["incline-block", "puck", "sliding-block", "wheel"]
+    rows = {line.split()[0]: line.split()[1] for line in done.stdout.splitlines() if line.strip()}
+    assert rows == {"wheel": "[run]", "sliding-block": "[run]", "incline-block": "[run]", "puck": "[run]",
+                    "rolling-disk": "[run+stability]", "swivel-shimmy": "[stability]",
+                    "caster-shimmy": "[stability]"}
     for line in done.stdout.splitlines():  # each with its one-line description
-        assert len(line.split()) > 1
+        assert len(line.split()) > 2
 
 
 # --- lcpdyn run ---------------------------------------------------------------------------------
