@@ -69,18 +69,30 @@ class Plane:
 
 @dataclass(eq=False)
 class Contact:
-    """Base class: a contact of ``body`` with ``plane`` with Coulomb coefficient ``mu`` (>= 0)."""
+    """Base class: a contact of ``body`` with ``plane``.
+
+    ``mu`` (>= 0) is the kinetic Coulomb coefficient; ``mu_static`` (default ``mu``) the static one,
+    which must not be below ``mu`` (Bauchau 2002 Eqs. 26-27: sliding |F_f| = mu_k F_n, sticking
+    |F_f| <= mu_s F_n)."""
 
     body: RigidBody
     plane: Plane
     mu: float
+    mu_static: float | None = None
 
     def _check(self):
         if not isinstance(self.body, RigidBody):
             raise TypeError(f"contact body must be a RigidBody, got {type(self.body).__name__}")
         if not isinstance(self.plane, Plane):
             raise TypeError(f"contact plane must be a Plane, got {type(self.plane).__name__}")
-        self.mu = nonnegative(f"contact on body {self.body.name!r}: friction coefficient mu", self.mu)
+        label = f"contact on body {self.body.name!r}"
+        self.mu = nonnegative(f"{label}: friction coefficient mu", self.mu)
+        if self.mu_static is None:
+            self.mu_static = self.mu
+        self.mu_static = nonnegative(f"{label}: static friction coefficient mu_static", self.mu_static)
+        if self.mu_static < self.mu:
+            raise ValueError(f"{label}: static friction coefficient mu_static = {self.mu_static!r} is below the "
+                             f"kinetic mu = {self.mu!r} (mu_s >= mu_k is required)")
 
     def frame(self, x, R):
         """(gap, point, normal, t1, t2) for a body at position x with rotation R (JAX)."""

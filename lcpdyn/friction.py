@@ -43,7 +43,7 @@ class FrictionBlock:
 
 
 @njit(cache=True)
-def regularized_block(D, v, h, mu, normal_force, friction_force, tangent, compliance, v_th,
+def regularized_block(D, v, h, mu, mu_static, normal_force, friction_force, tangent, compliance, v_th,
                        F, C, c, hi, basis, kinetic):
     """Fills the regularized model's rows (see :class:`Regularized`) contact by contact."""
     r, n = D.shape[0] // 2, D.shape[1]
@@ -60,7 +60,7 @@ def regularized_block(D, v, h, mu, normal_force, friction_force, tangent, compli
             p1 += tangent[i, 0, j] * friction_force[i, j]
             p2 += tangent[i, 1, j] * friction_force[i, j]
         magnitude = math.sqrt(p1 * p1 + p2 * p2)
-        bound = mu[i] * normal_force[i]
+        bound = mu[i] * normal_force[i]  # kinetic branch: mu_k (replaced by mu_s when static)
         C[2 * i] = compliance
         C[2 * i + 1] = compliance
         if speed > v_th:  # kinetic, Eqs. 16-20 and 27
@@ -76,6 +76,7 @@ def regularized_block(D, v, h, mu, normal_force, friction_force, tangent, compli
             else:
                 e1, e2 = 1.0, 0.0
             target = -magnitude
+            bound = mu_static[i] * normal_force[i]  # sticking: the static coefficient
         for j in range(n):
             F[2 * i, j] = e1 * D[2 * i, j] + e2 * D[2 * i + 1, j]
             F[2 * i + 1, j] = -e2 * D[2 * i, j] + e1 * D[2 * i + 1, j]
@@ -118,6 +119,9 @@ class Regularized:
       1/(b_mu h)), lam~ = (-mu lam_N, 0) (Eq. 27).
     * both: unified row D v+ + C_T h lam_T+ - C_T h lam~ = sigma (Eq. 25), bounds
       -mu lam_N <= lam_T+ <= mu lam_N per component (Eq. 12), complementarity Eq. (28).
+    * static and kinetic coefficients (Bauchau 2002 Eqs. 26-27): the static branch's bounds use
+      the contact's ``mu_static`` (mu_s), the kinetic branch mu_k (``mu``): -mu_k lam_N in
+      lam~ and b_mu = mu_k lam_N / v_T1.
     * ``tangential_stiffness=math.inf`` gives Eq. (29): C_T = 0 (static) and
       diag(0, 1/(b_mu h)) (kinetic).
 
@@ -138,8 +142,9 @@ class Regularized:
         return {"model": self.name, "tangential_stiffness": self.tangential_stiffness,
                 "velocity_threshold": self.velocity_threshold}
 
-    def block(self, D, v, h, mu, normal_force, friction_force, tangent) -> FrictionBlock:
+    def block(self, D, v, h, mu, normal_force, friction_force, tangent, mu_static=None) -> FrictionBlock:
         r, n = D.shape[0] // 2, D.shape[1]
+        mu_static = mu if mu_static is None else mu_static
         compliance = 0.0 if math.isinf(self.tangential_stiffness) else 1.0 / (self.tangential_stiffness * h * h)
         F = np.empty((2 * r, n))
         C = np.empty(2 * r)
@@ -147,7 +152,7 @@ class Regularized:
         hi = np.empty(2 * r)
         basis = np.empty((r, 2, 2))
         kinetic = np.empty(r, np.bool_)
-        regularized_block(D, v, h, mu, normal_force, friction_force, tangent, compliance,
+        regularized_block(D, v, h, mu, mu_static, normal_force, friction_force, tangent, compliance,
                            self.velocity_threshold, F, C, c, hi, basis, kinetic)
         return FrictionBlock(F, F, None, np.diag(C), c, -hi, hi, basis, kinetic)
 
@@ -183,7 +188,7 @@ class Box:
     def parameters(self) -> dict:
         return {"model": self.name}
 
-    def block(self, D, v, h, mu, normal_force, friction_force, tangent) -> FrictionBlock:
+    def block(self, D, v, h, mu, normal_force, friction_force, tangent, mu_static=None) -> FrictionBlock:
         r, n = D.shape[0] // 2, D.shape[1]
         F = np.empty((2 * r, n))
         C = np.empty(2 * r)
@@ -228,7 +233,7 @@ class Polygonal:
     def parameters(self) -> dict:
         return {"model": self.name, "directions": self.directions}
 
-    def block(self, D, v, h, mu, normal_force, friction_force, tangent) -> FrictionBlock:
+    def block(self, D, v, h, mu, normal_force, friction_force, tangent, mu_static=None) -> FrictionBlock:
         r, k = mu.shape[0], self.directions
         n = D.shape[1]
         D2 = D.reshape(r, 2, n)

@@ -123,8 +123,8 @@ def bounded_vectors(rhs, u, e_N, c, lo_friction, hi_friction):
 
 
 @njit(cache=True)
-def fused_step(M, A, N, D, tangent, rhs, u, e_N, v, h, mu, normal_force, friction_force, compliance, v_th,
-               box, warm, use_warm, max_iterations, max_stall, pivot_tolerance):
+def fused_step(M, A, N, D, tangent, rhs, u, e_N, v, h, mu, mu_static, normal_force, friction_force, compliance,
+               v_th, box, warm, use_warm, max_iterations, max_stall, pivot_tolerance):
     """Friction block, Eq. (30) matrix and one Júdice–Pires run with the framework's residual,
     in one compiled call (the regularized or box model with ``judice-pires``). Returns
     (K, q, lo, hi, basis, kinetic, z, w, active_set, code, iterations, residual, violation, scale)."""
@@ -139,7 +139,7 @@ def fused_step(M, A, N, D, tangent, rhs, u, e_N, v, h, mu, normal_force, frictio
     if box:
         box_block(D, h, mu, normal_force, F, C, c, bound, basis, kinetic)
     else:
-        regularized_block(D, v, h, mu, normal_force, friction_force, tangent, compliance, v_th,
+        regularized_block(D, v, h, mu, mu_static, normal_force, friction_force, tangent, compliance, v_th,
                            F, C, c, bound, basis, kinetic)
     size = n + m + r + nf
     K = np.zeros((size, size))

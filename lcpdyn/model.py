@@ -130,10 +130,11 @@ class Model:
             return 0
         return (2 if contact.rolling == "ideal" else 0) + (1 if contact.spin == "ideal" else 0)
 
-    def friction_coefficients(self) -> np.ndarray:
-        """mu per contact; 0 for ideally rolling disks, whose tangential rows are bilateral."""
-        return np.array([0.0 if isinstance(c, DiskContact) and c.rolling == "ideal" else c.mu
-                         for c in self.contacts])
+    def friction_coefficients(self, static: bool = False) -> np.ndarray:
+        """Kinetic (or, with ``static=True``, static) mu per contact; 0 for ideally rolling disks,
+        whose tangential rows are bilateral."""
+        return np.array([0.0 if isinstance(c, DiskContact) and c.rolling == "ideal"
+                         else (c.mu_static if static else c.mu) for c in self.contacts])
 
     def index(self) -> dict:
         return {id(b): i for i, b in enumerate(self.bodies)}

@@ -100,6 +100,8 @@ class Simulation:
     fallback_method : method used when the first fails (``"auto"``: lemke for judice-pires and
         vice versa; nsgs <-> Siconos for coulomb); ``None`` stops at the first failure.
     solver_options : dict of options for ``method`` (see each method's ``Options``).
+    static_threshold : slip speed (m/s) below which a contact counts as sticking when choosing
+        between mu_s and mu_k for box, polygonal and coulomb (the regularized model uses its v_th).
     fused : for ``regularized`` and ``box`` with ``judice-pires``, assemble and run the first
         pivoting pass in one compiled call (:func:`lcpdyn.kernels.fused_step`). Same problem, same
         algorithm, same residual test, bit-identical results; ``False`` runs the general path
@@ -109,13 +111,16 @@ class Simulation:
     def __init__(self, model: Model, friction="regularized", dt: float = 1e-3, *, method: str | None = None,
                  tolerance: float = 1e-9, position_update: str = "paper", stabilization: float = 1.0,
                  normal_force_iterations: int = 0, fallback_method: str | None = "auto",
-                 solver_options: dict | None = None, fused: bool = True):
+                 solver_options: dict | None = None, fused: bool = True, static_threshold: float = 0.01):
         if not isinstance(model, Model):
             raise TypeError(f"model must be an lcpdyn Model, got {type(model).__name__}")
         self.model = model
         self.friction = make_friction(friction)
         self.dt = positive("dt", dt)
         self.tolerance = positive("tolerance", tolerance)
+        self.static_threshold = finite_number("static_threshold", static_threshold)
+        if self.static_threshold < 0:
+            raise ValueError(f"static_threshold must be >= 0, got {static_threshold!r}")
         if position_update not in ("paper", "symplectic"):
             raise ValueError(f"position_update must be 'paper' or 'symplectic', got {position_update!r}")
         self.position_update = position_update
@@ -152,6 +157,8 @@ class Simulation:
         self.evaluate = model.compile()
         self.M = model.mass_matrix()
         self.mu = model.friction_coefficients()
+        self.mu_static = model.friction_coefficients(static=True)
+        self._two_coefficients = bool(np.any(self.mu_static != self.mu))
         self.n_holonomic = sum(c.size for c in model.holonomic)
         self.has_disks = any(isinstance(c, DiskContact) for c in model.contacts)
         size = self.M.shape[0] + model.n_bilateral + len(model.contacts)
@@ -178,12 +185,13 @@ class Simulation:
                 "method": self.method, "fallback_method": self.fallback_method, "tolerance": self.tolerance,
                 "position_update": self.position_update, "stabilization": self.stabilization,
                 "normal_force_iterations": self.normal_force_iterations, "fused": self._fused,
+                "static_threshold": self.static_threshold,
                 "solver_options": {k: v for k, v in self.solver_options.items() if k != "warm_start"},
                 "bodies": [{"name": b.name, "mass": b.mass, "inertia": b.inertia_matrix.tolist(),
                             "position": b.position.tolist(), "orientation": b.orientation.tolist(),
                             "velocity": b.velocity.tolist(), "angular_velocity": b.angular_velocity.tolist()}
                            for b in self.model.bodies],
-                "contacts": [{"type": type(c).__name__, "body": c.body.name, "mu": c.mu,
+                "contacts": [{"type": type(c).__name__, "body": c.body.name, "mu": c.mu, "mu_static": c.mu_static,
                               "plane_normal": c.plane.normal.tolist(), "plane_point": c.plane.point.tolist(),
                               **({"radius": c.radius} if hasattr(c, "radius") else {})}
                              for c in self.model.contacts],
@@ -208,6 +216,7 @@ class Simulation:
                                   "contact is undefined", self.steps_done, self.t)
         n, r, m = self.M.shape[0], k.gap.shape[0], k.A.shape[0]
         v = self.v
+        self._mu_now = self._coefficients_now(k)
         paper = self.position_update == "paper"
         e_N = gap_terms(k.gap, k.N, v, h, paper, self.stabilization)
         g = k.holonomic_error
@@ -233,9 +242,20 @@ class Simulation:
         out["timing"] = (self._clock[0], self._clock[1], total - self._clock[0] - self._clock[1])
         return out
 
+    def _coefficients_now(self, k):
+        """mu per contact for this step. With mu_s > mu_k: mu_k where the contact slid in the
+        previous step (|D v| > ``static_threshold``) and mu_s where it stuck -- for box, polygonal and
+        coulomb; the regularized model gets mu_k here and applies mu_s in its own static branch."""
+        if not self._two_coefficients or isinstance(self.friction, Regularized):
+            return self.mu
+        slip = (k.D @ self.v).reshape(-1, 2)
+        sliding = np.sqrt((slip ** 2).sum(axis=1)) > self.static_threshold
+        return np.where(sliding, self.mu, self.mu_static)
+
     def _assemble(self, k, rhs, u, e_N, h, n, m, r, normal_force):
         """Eq. (30) with the friction model's block (see :mod:`lcpdyn.friction`)."""
-        block = self.friction.block(k.D, self.v, h, self.mu, normal_force, self.friction_force, k.tangent)
+        block = self.friction.block(k.D, self.v, h, self._mu_now, normal_force, self.friction_force, k.tangent,
+                                    mu_static=self.mu_static)
         nf = block.F.shape[0]
         size = n + m + r + nf
         K = np.zeros((size, size))
@@ -297,7 +317,8 @@ class Simulation:
             compliance = 1.0 / (friction.tangential_stiffness * h * h)
         use_warm = warm is not None and warm.shape[0] == self._size
         (K, qv, lo, hi, basis, kinetic, z, w, active_set, code, iterations, residual, violation,
-         scale) = fused_step(self.M, k.A, k.N, k.D, k.tangent, rhs, u, e_N, self.v, h, self.mu, normal_force,
+         scale) = fused_step(self.M, k.A, k.N, k.D, k.tangent, rhs, u, e_N, self.v, h, self._mu_now, self.mu_static,
+                             normal_force,
                              self.friction_force, compliance,
                              friction.velocity_threshold if regularized else 0.0, not regularized,
                              warm if use_warm else self._no_warm, use_warm,
@@ -366,7 +387,7 @@ class Simulation:
     def _solve_fc(self, W, b, method):
         options = dict(self.solver_options) if method == self.method else {}
         guess = self.impulse_guess if method == "nsgs" else None
-        return friction_contact.solve_friction_contact(W, b, self.mu, method=method, tolerance=self.tolerance,
+        return friction_contact.solve_friction_contact(W, b, self._mu_now, method=method, tolerance=self.tolerance,
                                                        initial_guess=guess, **options)
 
     # --- runs ---------------------------------------------------------------------------

@@ -42,10 +42,12 @@ class SlidingBlock:
 
 
 class InclineBlock:
-    """A point block at rest on a plane inclined by angle_deg: sticks iff tan(angle) <= mu, else slides at g (sin - mu cos)."""
+    """A point block at rest on a plane inclined by angle_deg: sticks iff tan(angle) <= mu_s, else slides at g (sin - mu_k cos).
 
-    DEFAULTS = {"angle_deg": 20.0, "mass": 1.0, "mu": 0.5, "gravity": 9.81, "dt": 1e-3, "t_end": 0.5,
-                "tangential_stiffness": 1e10, "velocity_threshold": 0.01}
+    ``mu`` is the kinetic coefficient mu_k, ``mu_static`` the static one (NaN: equal to mu)."""
+
+    DEFAULTS = {"angle_deg": 20.0, "mass": 1.0, "mu": 0.5, "mu_static": math.nan, "gravity": 9.81, "dt": 1e-3,
+                "t_end": 0.5, "tangential_stiffness": 1e10, "velocity_threshold": 0.01}
 
     @staticmethod
     def build(**parameters) -> Scene:
@@ -53,15 +55,17 @@ class InclineBlock:
         plane = Plane.inclined(math.radians(p["angle_deg"]))
         model = Model(gravity=(0.0, 0.0, -p["gravity"]))
         block = model.add_body(RigidBody("block", p["mass"], (0.01, 0.01, 0.01)))
-        model.add_contact(PointContact(block, plane, p["mu"]))
+        mu_static = None if math.isnan(p["mu_static"]) else p["mu_static"]
+        model.add_contact(PointContact(block, plane, p["mu"], mu_static))
         return Scene("incline-block", model, p, p["dt"], p["t_end"], InclineBlock.__doc__.splitlines()[0],
                      {"tangential_stiffness": p["tangential_stiffness"], "velocity_threshold": p["velocity_threshold"]})
 
     @staticmethod
     def acceleration(p: dict) -> float:
-        """Downhill acceleration: 0 if tan(angle) <= mu, else g (sin - mu cos)."""
+        """Downhill acceleration from rest: 0 if tan(angle) <= mu_s, else g (sin - mu_k cos)."""
         angle = math.radians(p["angle_deg"])
-        if math.tan(angle) <= p["mu"]:
+        mu_static = p["mu"] if math.isnan(p["mu_static"]) else p["mu_static"]
+        if math.tan(angle) <= mu_static:
             return 0.0
         return p["gravity"] * (math.sin(angle) - p["mu"] * math.cos(angle))
 

@@ -174,3 +174,33 @@ def test_infinite_tangential_stiffness_sticks_rigidly():
     scene = InclineBlock.build(angle_deg=20.0)
     trajectory = Simulation(scene.model, Regularized(tangential_stiffness=math.inf), scene.dt).run(scene.t_end)
     np.testing.assert_allclose(trajectory.position[:, 0], 0.0, atol=1e-12)
+
+
+# --- static and kinetic coefficients (issue 5) ------------------------------------------------
+@pytest.mark.parametrize("friction", MODELS)
+def test_incline_between_kinetic_and_static_coefficients_holds_without_creep(friction):
+    """mu_k = 0.4 < tan(30 deg) = 0.577 < mu_s = 0.8: a block at rest stays at rest (no creep
+    beyond the bristle deflection m g sin / k_T ~ 5e-10 m)."""
+    scene = InclineBlock.build(angle_deg=30.0, mu=0.4, mu_static=0.8, t_end=1.0)
+    trajectory = Simulation(scene.model, scene.friction(friction), scene.dt).run(scene.t_end)
+    assert np.max(np.abs(trajectory.position[:, 0])) < 1e-9
+    assert np.max(np.abs(trajectory.position[-1, 0] - trajectory.position[len(trajectory.t) // 2, 0])) < 1e-12
+
+
+@pytest.mark.parametrize("friction", MODELS)
+def test_incline_steeper_than_static_coefficient_breaks_away_at_kinetic_rate(friction):
+    """tan(40 deg) = 0.839 > mu_s = 0.8: it breaks away and then slides at g (sin - mu_k cos)."""
+    scene = InclineBlock.build(angle_deg=40.0, mu=0.4, mu_static=0.8, t_end=0.5)
+    trajectory = Simulation(scene.model, scene.friction(friction), scene.dt).run(scene.t_end)
+    downhill = np.array([math.cos(math.radians(40.0)), 0.0, -math.sin(math.radians(40.0))])
+    speed = trajectory.velocity[:, 0] @ downhill
+    sliding = speed > 0.05
+    rate = np.diff(speed[sliding]) / scene.dt
+    np.testing.assert_allclose(rate, InclineBlock.acceleration(scene.parameters), rtol=1e-8)
+    assert InclineBlock.acceleration(scene.parameters) == pytest.approx(
+        9.81 * (math.sin(math.radians(40.0)) - 0.4 * math.cos(math.radians(40.0))))
+
+
+def test_static_coefficient_below_kinetic_is_rejected():
+    with pytest.raises(ValueError, match="mu_static = 0.3 is below the kinetic mu = 0.5"):
+        InclineBlock.build(mu=0.5, mu_static=0.3)
