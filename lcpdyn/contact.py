@@ -73,12 +73,15 @@ class Contact:
 
     ``mu`` (>= 0) is the kinetic Coulomb coefficient; ``mu_static`` (default ``mu``) the static one,
     which must not be below ``mu`` (Bauchau 2002 Eqs. 26-27: sliding |F_f| = mu_k F_n, sticking
-    |F_f| <= mu_s F_n)."""
+    |F_f| <= mu_s F_n). ``normal_law`` makes the contact compliant (a
+    :class:`~lcpdyn.compliance.SpringDamperLaw` or :class:`~lcpdyn.compliance.PolynomialLaw` of the
+    approach a = -Phi); ``None`` is the rigid contact Phi >= 0."""
 
     body: RigidBody
     plane: Plane
     mu: float
     mu_static: float | None = None
+    normal_law: object = None  # None: rigid; else a law of lcpdyn.compliance
 
     def _check(self):
         if not isinstance(self.body, RigidBody):
@@ -90,6 +93,10 @@ class Contact:
         if self.mu_static is None:
             self.mu_static = self.mu
         self.mu_static = nonnegative(f"{label}: static friction coefficient mu_static", self.mu_static)
+        from .compliance import PolynomialLaw, SpringDamperLaw
+        if self.normal_law is not None and not isinstance(self.normal_law, (SpringDamperLaw, PolynomialLaw)):
+            raise TypeError(f"{label}: normal_law must be a SpringDamperLaw, a PolynomialLaw or None, "
+                            f"got {type(self.normal_law).__name__}")
         if self.mu_static < self.mu:
             raise ValueError(f"{label}: static friction coefficient mu_static = {self.mu_static!r} is below the "
                              f"kinetic mu = {self.mu!r} (mu_s >= mu_k is required)")

@@ -44,10 +44,13 @@ def slip_world(D, v, tangent):
 
 
 @njit(cache=True)
-def fill_matrix(K, M, A, N, F, G, C, P):
-    """K = [[M, -A^T, -N^T, -G^T], [A, 0, 0, 0], [N, 0, 0, 0], [F, 0, P, C]] into a zeroed K."""
+def fill_matrix(K, M, A, N, F, G, C, P, CN):
+    """K = [[M, -A^T, -N^T, -G^T], [A, 0, 0, 0], [N, 0, diag(CN), 0], [F, 0, P, C]] into a zeroed K
+    (CN: normal compliance of compliant contacts, 0 for rigid ones)."""
     n, m, r, nf = M.shape[0], A.shape[0], N.shape[0], F.shape[0]
     b, c = n + m, n + m + r
+    for i in range(r):
+        K[b + i, b + i] = CN[i]
     for i in range(n):
         for j in range(n):
             K[i, j] = M[i, j]
@@ -123,7 +126,7 @@ def bounded_vectors(rhs, u, e_N, c, lo_friction, hi_friction):
 
 
 @njit(cache=True)
-def fused_step(M, A, N, D, tangent, rhs, u, e_N, v, h, mu, mu_static, normal_force, friction_force, compliance,
+def fused_step(M, A, N, D, tangent, rhs, u, e_N, CN, v, h, mu, mu_static, normal_force, friction_force, compliance,
                v_th, box, warm, use_warm, max_iterations, max_stall, pivot_tolerance):
     """Friction block, Eq. (30) matrix and one Júdice–Pires run with the framework's residual,
     in one compiled call (the regularized or box model with ``judice-pires``). Returns
@@ -146,7 +149,7 @@ def fused_step(M, A, N, D, tangent, rhs, u, e_N, v, h, mu, mu_static, normal_for
     compliance_block = np.zeros((nf, nf))
     for i in range(nf):
         compliance_block[i, i] = C[i]
-    fill_matrix(K, M, A, N, F, F, compliance_block, np.zeros((nf, r)))
+    fill_matrix(K, M, A, N, F, F, compliance_block, np.zeros((nf, r)), CN)
     q, lo, hi = bounded_vectors(rhs, u, e_N, c, -bound, bound)
     z, w, active_set, code, iterations, residual, violation, scale = pivot_and_measure(
         K, q, lo, hi, warm, use_warm, max_iterations, max_stall, pivot_tolerance)

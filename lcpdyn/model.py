@@ -24,6 +24,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from .body import RigidBody
+from .compliance import elastic_energy
 from .constraints import Holonomic, Nonholonomic
 from .contact import Contact, DiskContact
 from .forces import BodyForce, SpringDamper
@@ -215,8 +216,14 @@ class Model:
         return jnp.concatenate([jnp.concatenate(b) for b in blocks])
 
     def potential_energy(self, q):
+        """Gravity, springs and the elastic energy of compliant contacts (J)."""
         view = StateView(self.index(), q)
         energy = 0.0
+        compliant = [(i, c) for i, c in enumerate(self.contacts) if c.normal_law is not None]
+        if compliant:
+            gaps = self.gaps(q)
+            for i, c in compliant:
+                energy = energy + elastic_energy(c.normal_law, -gaps[i])
         for b in self.bodies:
             energy = energy - b.mass * (jnp.asarray(self.gravity) @ view.position(b))
         for force in self.forces:

@@ -49,6 +49,7 @@ from solvers.problem import checked_problem
 from solvers.result import LCPResult, Status
 
 from . import __version__
+from .compliance import force_and_slope
 from .contact import DiskContact
 from .friction import Box, Coulomb, Regularized, make_friction
 from .kernels import bounded_vectors, fill_matrix, fused_step, gap_terms, slip_world, store_bodies, update_positions
@@ -159,6 +160,8 @@ class Simulation:
         self.mu = model.friction_coefficients()
         self.mu_static = model.friction_coefficients(static=True)
         self._two_coefficients = bool(np.any(self.mu_static != self.mu))
+        self._compliant = [(i, c.normal_law) for i, c in enumerate(model.contacts) if c.normal_law is not None]
+        self._normal_compliance = np.zeros(len(model.contacts))
         self.n_holonomic = sum(c.size for c in model.holonomic)
         self.has_disks = any(isinstance(c, DiskContact) for c in model.contacts)
         size = self.M.shape[0] + model.n_bilateral + len(model.contacts)
@@ -192,6 +195,9 @@ class Simulation:
                             "velocity": b.velocity.tolist(), "angular_velocity": b.angular_velocity.tolist()}
                            for b in self.model.bodies],
                 "contacts": [{"type": type(c).__name__, "body": c.body.name, "mu": c.mu, "mu_static": c.mu_static,
+                              "normal_law": None if c.normal_law is None else {
+                                  "type": type(c.normal_law).__name__, "coefficients": list(c.normal_law.coefficients),
+                                  "damping": c.normal_law.damping},
                               "plane_normal": c.plane.normal.tolist(), "plane_point": c.plane.point.tolist(),
                               **({"radius": c.radius} if hasattr(c, "radius") else {})}
                              for c in self.model.contacts],
@@ -219,6 +225,8 @@ class Simulation:
         self._mu_now = self._coefficients_now(k)
         paper = self.position_update == "paper"
         e_N = gap_terms(k.gap, k.N, v, h, paper, self.stabilization)
+        if self._compliant:
+            e_N = self._compliant_rows(k, v, h, paper, e_N)
         g = k.holonomic_error
         if g.size:
             g_pred = g + h * (k.A[:g.size] @ v) if paper else g
@@ -242,6 +250,20 @@ class Simulation:
         out["timing"] = (self._clock[0], self._clock[1], total - self._clock[0] - self._clock[1])
         return out
 
+    def _compliant_rows(self, k, v, h, paper, e_N):
+        """Compliant contacts (:mod:`lcpdyn.compliance`): their rows become
+        N v+ + C_N h lam_N+ - F(a~)/(F' h + c) >= 0 at the predicted approach a~ = -Phi~."""
+        e_N = e_N.copy()
+        for i, law in self._compliant:
+            approach = -(k.gap[i] + h * (k.N[i] @ v) if paper else k.gap[i])
+            force, slope = force_and_slope(law, approach)
+            # the damper acts only in contact: ahead of it (a~ <= 0) the spring alone decides whether
+            # the step closes the gap, so no force acts before the surfaces touch
+            effective = slope * h + (law.damping if approach > 0.0 else 0.0)
+            self._normal_compliance[i] = 1.0 / (h * effective)
+            e_N[i] = -force / effective
+        return e_N
+
     def _coefficients_now(self, k):
         """mu per contact for this step. With mu_s > mu_k: mu_k where the contact slid in the
         previous step (|D v| > ``static_threshold``) and mu_s where it stuck -- for box, polygonal and
@@ -260,7 +282,7 @@ class Simulation:
         size = n + m + r + nf
         K = np.zeros((size, size))
         fill_matrix(K, self.M, k.A, k.N, block.F, block.G, block.C,
-                    block.P if block.P is not None else np.zeros((nf, r)))
+                    block.P if block.P is not None else np.zeros((nf, r)), self._normal_compliance)
         qv, lo, hi = bounded_vectors(rhs, u, e_N, block.c, block.lo, block.hi)
         return block, K, qv, lo, hi
 
@@ -317,7 +339,8 @@ class Simulation:
             compliance = 1.0 / (friction.tangential_stiffness * h * h)
         use_warm = warm is not None and warm.shape[0] == self._size
         (K, qv, lo, hi, basis, kinetic, z, w, active_set, code, iterations, residual, violation,
-         scale) = fused_step(self.M, k.A, k.N, k.D, k.tangent, rhs, u, e_N, self.v, h, self._mu_now, self.mu_static,
+         scale) = fused_step(self.M, k.A, k.N, k.D, k.tangent, rhs, u, e_N, self._normal_compliance, self.v, h,
+                             self._mu_now, self.mu_static,
                              normal_force,
                              self.friction_force, compliance,
                              friction.velocity_threshold if regularized else 0.0, not regularized,
@@ -367,6 +390,7 @@ class Simulation:
         free, response = solution[:, 0], solution[:, 1:]
         W = H @ response[:n]
         W = 0.5 * (W + W.T)
+        W[0::3, 0::3] += np.diag(self._normal_compliance)  # compliant contacts
         b = H @ free[:n]
         b[0::3] += e_N
         middle = time.perf_counter()

@@ -238,7 +238,7 @@ class FrictionContactResult:
 def _project3(mu, xn, x1, x2, out):
     """out <- projection of (xn, x1, x2) onto K_mu = {|x_T| <= mu x_N} (closed form)."""
     t = math.sqrt(x1 * x1 + x2 * x2)
-    if t <= mu * xn:
+    if t <= mu * xn and xn >= 0.0:  # (xn >= 0 matters for mu = 0, where the cone is a ray)
         out[0], out[1], out[2] = xn, x1, x2
     elif mu * t <= -xn:
         out[0], out[1], out[2] = 0.0, 0.0, 0.0

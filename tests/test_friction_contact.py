@@ -457,3 +457,14 @@ def test_siconos_info_is_not_trusted(siconos):
     result = solve_friction_contact(W, b, 0.5, "siconos-nsgs", max_iterations=1)
     assert not result.success
     assert result.status in (Status.EXTERNAL_FAILURE, Status.INACCURATE)
+
+
+def test_frictionless_separation_is_recognized_as_solved():
+    """mu = 0 with a separating normal velocity: r = 0 is the solution, and the framework's
+    natural-map residual must say so (the cone K_0 is a ray: the projection of a point with
+    negative normal part is 0, not the point itself)."""
+    W = np.diag([1.000001e6, 1.0, 1.0])
+    result = solve_friction_contact(W, np.array([99.0, 0.0, 0.0]), 0.0)
+    assert result.success and result.iterations == 0
+    np.testing.assert_array_equal(result.r, 0.0)
+    np.testing.assert_allclose(project_on_cone(np.array([-2.0, 0.0, 0.0]), 0.0), 0.0)

@@ -1,0 +1,78 @@
+"""Compliant normal contact: a force law of the approach a (Bauchau 2002 Sec. 4.2, Sec. 8).
+
+The approach a = -Phi is the distance the wheel centre comes closer to the plane than a rigid
+wheel could (a > 0 when the tyre deflects). A law gives F(a) for a > 0 plus viscous damping
+c a_dot; separation is still possible: the normal force is never negative.
+
+Inside the time step (see :mod:`lcpdyn.stepper`) the law is linearized at the predicted approach
+a~ (the approach at the configuration v+ will move, like the gap rows):
+
+    lam_N+ = max(0, F(a~) + (F'(a~) h + c) a_dot+),  a_dot+ = -N v+,
+
+which is the complementarity row  N v+ + C_N h lam_N+ - F(a~)/(F' h + c) >= 0  _|_  h lam_N+ >= 0
+with the compliance C_N = 1 / (h (F' h + c)). For a~ <= 0 the elastic law is continued linearly
+with F'(0) and the damper is left out (c = 0 there), so a contact that is about to touch is caught
+within the step by the spring alone and no force acts before the surfaces touch.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import jax.numpy as jnp
+
+from .validation import nonnegative, positive
+
+__all__ = ["SpringDamperLaw", "PolynomialLaw"]
+
+
+@dataclass(frozen=True)
+class SpringDamperLaw:
+    """F = k a + c a_dot (N; k in N/m, c in N s/m), as in Bauchau 2002 Sec. 8.2."""
+
+    stiffness: float
+    damping: float = 0.0
+
+    def __post_init__(self):
+        object.__setattr__(self, "stiffness", positive("normal law stiffness k", self.stiffness))
+        object.__setattr__(self, "damping", nonnegative("normal law damping c", self.damping))
+
+    @property
+    def coefficients(self) -> tuple:
+        return (self.stiffness,)
+
+
+@dataclass(frozen=True)
+class PolynomialLaw:
+    """F = sum_i k_i a^i, i = 1, 2, ... (``coefficients`` = (k_1, k_2, ...), SI units N/m^i),
+    plus c a_dot -- Bauchau 2002 Sec. 8.1's tyre: k_1 = 1.755e6, k_2 = 463.5e6, k_3 = -18.560e9,
+    k_4 = 303.750e9. k_1 must be > 0 (the linear continuation for a <= 0 uses it)."""
+
+    coefficients: tuple
+    damping: float = 0.0
+
+    def __post_init__(self):
+        coefficients = tuple(float(k) for k in self.coefficients)
+        if not coefficients:
+            raise ValueError("polynomial normal law needs at least k_1")
+        positive("polynomial normal law k_1", coefficients[0])
+        for i, k in enumerate(coefficients):
+            if k != k or k in (float("inf"), float("-inf")):
+                raise ValueError(f"polynomial normal law k_{i + 1} must be finite, got {k!r}")
+        object.__setattr__(self, "coefficients", coefficients)
+        object.__setattr__(self, "damping", nonnegative("normal law damping c", self.damping))
+
+
+def force_and_slope(law, approach: float) -> tuple[float, float]:
+    """(F(a), F'(a)) of a law's elastic part; for a <= 0 the linear continuation k_1 a, k_1."""
+    k = law.coefficients
+    if approach <= 0.0:
+        return k[0] * approach, k[0]
+    force = sum(ki * approach ** (i + 1) for i, ki in enumerate(k))
+    slope = sum((i + 1) * ki * approach ** i for i, ki in enumerate(k))
+    return force, slope
+
+
+def elastic_energy(law, approach):
+    """U(a) = sum_i k_i a^(i+1)/(i+1) for a > 0, 0 otherwise (JAX-traceable)."""
+    a = jnp.maximum(approach, 0.0)
+    return sum(ki * a ** (i + 2) / (i + 2) for i, ki in enumerate(law.coefficients))
