@@ -22,7 +22,8 @@ _EXPORTS = {
     "Holonomic": "constraints", "BallJoint": "constraints", "Nonholonomic": "constraints",
     "Simulation": "stepper", "SimulationError": "stepper", "simulate": "stepper", "Trajectory": "trajectory",
     "load": "trajectory", "Regularized": "friction", "Polygonal": "friction", "Box": "friction",
-    "Coulomb": "friction", "euler_zxy": "rotation",
+    "Coulomb": "friction", "Continuous": "friction", "SpringDamperLaw": "compliance",
+    "PolynomialLaw": "compliance", "euler_zxy": "rotation",
 }
 
 __all__ = ["__version__", *_EXPORTS]

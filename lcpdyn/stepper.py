@@ -51,7 +51,7 @@ from solvers.result import LCPResult, Status
 from . import __version__
 from .compliance import force_and_slope
 from .contact import DiskContact
-from .friction import Box, Coulomb, Regularized, make_friction
+from .friction import Box, Continuous, Coulomb, Regularized, make_friction
 from .kernels import bounded_vectors, fill_matrix, fused_step, gap_terms, slip_world, store_bodies, update_positions
 from .model import Model
 from .precision import float64
@@ -88,7 +88,8 @@ class Simulation:
     Parameters
     ----------
     model : the scene.
-    friction : ``"regularized"`` (default), ``"polygonal"``, ``"box"``, ``"coulomb"`` or a model
+    friction : ``"regularized"`` (default), ``"polygonal"``, ``"box"``, ``"coulomb"``,
+        ``"continuous"`` or a model
         object from :mod:`lcpdyn.friction` (e.g. ``Regularized(tangential_stiffness=math.inf)``).
     dt : step size h (s), > 0.
     method : solver; default the friction model's (``judice-pires``; ``lemke`` for polygonal;
@@ -268,7 +269,7 @@ class Simulation:
         """mu per contact for this step. With mu_s > mu_k: mu_k where the contact slid in the
         previous step (|D v| > ``static_threshold``) and mu_s where it stuck -- for box, polygonal and
         coulomb; the regularized model gets mu_k here and applies mu_s in its own static branch."""
-        if not self._two_coefficients or isinstance(self.friction, Regularized):
+        if not self._two_coefficients or isinstance(self.friction, (Regularized, Continuous)):
             return self.mu
         slip = (k.D @ self.v).reshape(-1, 2)
         sliding = np.sqrt((slip ** 2).sum(axis=1)) > self.static_threshold

@@ -26,6 +26,8 @@ class Scene:
         """Friction model ``name`` with the scene's contact-model parameters."""
         if name == "regularized":
             return make_friction(name, **self.contact_model)
+        if name == "continuous" and "characteristic_velocity" in self.contact_model:
+            return make_friction(name, characteristic_velocity=self.contact_model["characteristic_velocity"])
         return make_friction(name)
 
 

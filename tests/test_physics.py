@@ -204,3 +204,25 @@ def test_incline_steeper_than_static_coefficient_breaks_away_at_kinetic_rate(fri
 def test_static_coefficient_below_kinetic_is_rejected():
     with pytest.raises(ValueError, match="mu_static = 0.3 is below the kinetic mu = 0.5"):
         InclineBlock.build(mu=0.5, mu_static=0.3)
+
+
+# --- the continuous law (Bauchau 2002 Eq. 28) ----------------------------------------------------
+def test_continuous_law_creeps_down_an_incline_at_the_closed_form_speed():
+    """tan(20 deg) = 0.364 < mu = 0.5: instead of sticking, the block creeps at the speed where
+    mu cos (1 - exp(-v/v0)) = sin, i.e. v = -v0 ln(1 - tan / mu)."""
+    from lcpdyn.friction import Continuous
+    v0 = 0.01
+    scene = InclineBlock.build(angle_deg=20.0, t_end=0.5)
+    trajectory = Simulation(scene.model, Continuous(v0), 1e-4).run(scene.t_end)
+    downhill = np.array([math.cos(math.radians(20.0)), 0.0, -math.sin(math.radians(20.0))])
+    creep = -v0 * math.log(1.0 - math.tan(math.radians(20.0)) / 0.5)
+    assert trajectory.velocity[-1, 0] @ downhill == pytest.approx(creep, rel=1e-6)
+
+
+def test_continuous_law_slides_at_nearly_mu_g():
+    """Far above v0 the factor 1 - exp(-v/v0) is 1: the sliding block decelerates at mu g."""
+    from lcpdyn.friction import Continuous
+    scene = SlidingBlock.build(t_end=0.2)
+    trajectory = Simulation(scene.model, Continuous(1e-3), scene.dt).run(scene.t_end)
+    expected = scene.parameters["speed"] - scene.parameters["mu"] * 9.81 * trajectory.t
+    np.testing.assert_allclose(trajectory.velocity[:, 0, 0], expected, atol=1e-9)
