@@ -19,7 +19,8 @@ except _metadata.PackageNotFoundError:  # running from a source tree that is not
 _EXPORTS = {
     "Model": "model", "RigidBody": "body", "Plane": "contact", "DiskContact": "contact",
     "SphereContact": "contact", "PointContact": "contact", "BodyForce": "forces", "SpringDamper": "forces",
-    "Holonomic": "constraints", "BallJoint": "constraints", "Nonholonomic": "constraints",
+    "Holonomic": "constraints", "BallJoint": "constraints", "RevoluteJoint": "constraints",
+    "Nonholonomic": "constraints", "TorsionalSpringDamper": "forces",
     "Simulation": "stepper", "SimulationError": "stepper", "simulate": "stepper", "Trajectory": "trajectory",
     "load": "trajectory", "Regularized": "friction", "Polygonal": "friction", "Box": "friction",
     "Coulomb": "friction", "Continuous": "friction", "SpringDamperLaw": "compliance",

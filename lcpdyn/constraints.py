@@ -1,9 +1,11 @@
 """Bilateral constraints (Peiret 2016 Eq. 2: u = A v).
 
-* :class:`Holonomic` -- g(q) = 0 (m equations). A = dg/dq Gamma(q) comes from JAX; the
-  stepper adds drift stabilization through u (see :mod:`lcpdyn.stepper`).
+* :class:`Holonomic` -- g(q, t) = 0 (m equations). A = dg/dq Gamma(q) and the rheonomic rate
+  dg/dt come from JAX; the stepper imposes A v+ = -dg/dt plus drift stabilization through u
+  (see :mod:`lcpdyn.stepper`).
 * :class:`BallJoint` -- a holonomic spherical joint: two body points (or a body point and a
-  world point) coincide.
+  world point, which may move at a constant ``anchor_velocity``) coincide.
+* :class:`RevoluteJoint` -- a ball joint whose two axes also stay parallel (5 equations).
 * :class:`Nonholonomic` -- a(q, v) = u(q, t) with a linear in v; A = da/dv comes from JAX.
 
 Functions receive a :class:`~lcpdyn.state_view.StateView` and must be JAX-traceable.
@@ -13,20 +15,23 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import jax.numpy as jnp
+import numpy as np
 
 from .body import RigidBody
 from .validation import finite_vector
 
-__all__ = ["Holonomic", "BallJoint", "Nonholonomic"]
+__all__ = ["Holonomic", "BallJoint", "RevoluteJoint", "Nonholonomic"]
 
 
 @dataclass(eq=False)
 class Holonomic:
-    """g(q) = 0: ``function(state) -> (m,)`` array, using positions and rotations only."""
+    """g(q, t) = 0: ``function(state) -> (m,)`` using positions and rotations only, or
+    ``function(state, t)`` with ``time_dependent=True`` (rheonomic)."""
 
     function: object
     size: int
     name: str = "holonomic"
+    time_dependent: bool = False
 
     def __post_init__(self):
         if not callable(self.function):
@@ -34,14 +39,16 @@ class Holonomic:
         if isinstance(self.size, bool) or not isinstance(self.size, int) or self.size < 1:
             raise ValueError(f"constraint {self.name!r}: size must be an integer >= 1, got {self.size!r}")
 
-    def residual(self, state):
-        return jnp.reshape(jnp.asarray(self.function(state), dtype=float), (self.size,))
+    def residual(self, state, t=0.0):
+        value = self.function(state, t) if self.time_dependent else self.function(state)
+        return jnp.reshape(jnp.asarray(value, dtype=float), (self.size,))
 
 
 @dataclass(eq=False)
 class BallJoint(Holonomic):
     """p_a = p_b: point ``offset_a`` of ``body_a`` coincides with point ``offset_b`` of ``body_b``
-    (or with the fixed world point ``offset_b`` if ``body_b`` is None). Three equations."""
+    (or with the world point ``offset_b + anchor_velocity t`` if ``body_b`` is None). Three
+    equations."""
 
     function: object = None
     size: int = 3
@@ -50,18 +57,62 @@ class BallJoint(Holonomic):
     offset_a: object = (0.0, 0.0, 0.0)
     body_b: RigidBody | None = None
     offset_b: object = (0.0, 0.0, 0.0)
+    anchor_velocity: object = (0.0, 0.0, 0.0)
 
     def __post_init__(self):
         if not isinstance(self.body_a, RigidBody) or not (self.body_b is None or isinstance(self.body_b, RigidBody)):
-            raise TypeError("BallJoint needs body_a (RigidBody) and body_b (RigidBody or None for the world)")
-        self.offset_a = finite_vector("ball joint offset_a", self.offset_a, 3)
-        self.offset_b = finite_vector("ball joint offset_b", self.offset_b, 3)
+            raise TypeError(f"{type(self).__name__} needs body_a (RigidBody) and body_b (RigidBody or None for the world)")
+        self.offset_a = finite_vector(f"{self.name} offset_a", self.offset_a, 3)
+        self.offset_b = finite_vector(f"{self.name} offset_b", self.offset_b, 3)
+        self.anchor_velocity = finite_vector(f"{self.name} anchor_velocity", self.anchor_velocity, 3)
+        if self.body_b is not None and np.any(self.anchor_velocity != 0):
+            raise ValueError(f"{self.name}: anchor_velocity applies only to a world anchor (body_b=None)")
+        self.time_dependent = bool(np.any(self.anchor_velocity != 0))
         self.size = 3
 
-    def residual(self, state):
+    def _points(self, state, t):
         pa = state.point(self.body_a, self.offset_a)
-        pb = jnp.asarray(self.offset_b) if self.body_b is None else state.point(self.body_b, self.offset_b)
+        if self.body_b is None:
+            pb = jnp.asarray(self.offset_b) + jnp.asarray(self.anchor_velocity) * t
+        else:
+            pb = state.point(self.body_b, self.offset_b)
+        return pa, pb
+
+    def residual(self, state, t=0.0):
+        pa, pb = self._points(state, t)
         return pa - pb
+
+
+@dataclass(eq=False)
+class RevoluteJoint(BallJoint):
+    """A hinge: the ball joint's points coincide and the unit axes ``axis_a`` (body a frame) and
+    ``axis_b`` (body b frame, or world) stay parallel -- two more equations,
+    (R_a axis_a) . (R_b n_1) = (R_a axis_a) . (R_b n_2) = 0 with n_1, n_2 orthonormal to axis_b."""
+
+    name: str = "revolute joint"
+    axis_a: object = (0.0, 1.0, 0.0)
+    axis_b: object = (0.0, 1.0, 0.0)
+
+    def __post_init__(self):
+        super().__post_init__()
+        axes = []
+        for label in ("axis_a", "axis_b"):
+            axis = finite_vector(f"{self.name} {label}", getattr(self, label), 3)
+            if np.linalg.norm(axis) < 1e-12:
+                raise ValueError(f"{self.name}: {label} must be nonzero")
+            axes.append(axis / np.linalg.norm(axis))
+        self.axis_a, self.axis_b = axes
+        helper = np.eye(3)[int(np.argmin(np.abs(self.axis_b)))]
+        first = np.cross(self.axis_b, helper)
+        first /= np.linalg.norm(first)
+        self._normals = (first, np.cross(self.axis_b, first))
+        self.size = 5
+
+    def residual(self, state, t=0.0):
+        pa, pb = self._points(state, t)
+        axis = state.rotation(self.body_a) @ jnp.asarray(self.axis_a)
+        Rb = jnp.eye(3) if self.body_b is None else state.rotation(self.body_b)
+        return jnp.concatenate([pa - pb, jnp.stack([axis @ (Rb @ jnp.asarray(n)) for n in self._normals])])
 
 
 @dataclass(eq=False)

@@ -8,11 +8,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import jax.numpy as jnp
+import numpy as np
 
 from .body import RigidBody
 from .validation import finite_vector, nonnegative
 
-__all__ = ["BodyForce", "SpringDamper"]
+__all__ = ["BodyForce", "SpringDamper", "TorsionalSpringDamper"]
 
 
 @dataclass(eq=False)
@@ -87,3 +88,61 @@ class SpringDamper:
         pa, pb = self._points(state)
         d = pa - pb
         return 0.5 * self.stiffness * (jnp.sqrt(d @ d) - self.rest_length) ** 2
+
+
+@dataclass(eq=False)
+class TorsionalSpringDamper:
+    """A torsional spring-damper between ``body_a`` and ``body_b`` (or the world) about the unit
+    ``axis`` (body a frame), e.g. across a revolute joint: torque on a
+
+        tau_a = -(k (theta - theta_0) + c theta_dot) e,   e = R_a axis,
+
+    and -tau_a on b; theta is the rotation of a relative to b about e, measured between the
+    reference vectors ``reference_a`` (body a frame) and ``reference_b`` (body b frame, or world),
+    both perpendicular to the axis: theta = atan2((r_b x r_a) . e, r_b . r_a), in (-pi, pi] --
+    the spring is meant for relative rotations below half a turn (a damper alone, k = 0, has no
+    such limit); theta_dot = (omega_a - omega_b) . e. Potential energy k (theta - theta_0)^2 / 2.
+    Units: k in N m/rad, c in N m s/rad."""
+
+    body_a: RigidBody
+    body_b: RigidBody | None
+    axis: object = (0.0, 1.0, 0.0)
+    reference_a: object = (1.0, 0.0, 0.0)
+    reference_b: object = (1.0, 0.0, 0.0)
+    stiffness: float = 0.0
+    damping: float = 0.0
+    rest_angle: float = 0.0
+
+    def __post_init__(self):
+        if not isinstance(self.body_a, RigidBody) or not (self.body_b is None or isinstance(self.body_b, RigidBody)):
+            raise TypeError("TorsionalSpringDamper bodies must be RigidBody (body_b may be None for the world)")
+        self.axis = finite_vector("torsional spring axis", self.axis, 3)
+        self.reference_a = finite_vector("torsional spring reference_a", self.reference_a, 3)
+        self.reference_b = finite_vector("torsional spring reference_b", self.reference_b, 3)
+        if min(np.linalg.norm(self.axis), np.linalg.norm(self.reference_a), np.linalg.norm(self.reference_b)) < 1e-12:
+            raise ValueError("torsional spring axis and reference vectors must be nonzero")
+        self.axis = self.axis / np.linalg.norm(self.axis)
+        self.stiffness = nonnegative("torsional spring stiffness", self.stiffness)
+        self.damping = nonnegative("torsional spring damping", self.damping)
+        self.rest_angle = float(self.rest_angle)
+
+    def angle(self, state):
+        e = state.rotation(self.body_a) @ jnp.asarray(self.axis)
+        ra = state.rotation(self.body_a) @ jnp.asarray(self.reference_a)
+        Rb = jnp.eye(3) if self.body_b is None else state.rotation(self.body_b)
+        rb = Rb @ jnp.asarray(self.reference_b)
+        return jnp.arctan2(jnp.cross(rb, ra) @ e, rb @ ra), e
+
+    def wrenches(self, t, state):
+        theta, e = self.angle(state)
+        omega_b = jnp.zeros(3) if self.body_b is None else state.angular_velocity(self.body_b)
+        rate = (state.angular_velocity(self.body_a) - omega_b) @ e
+        torque = -(self.stiffness * (theta - self.rest_angle) + self.damping * rate) * e
+        out = [(self.body_a, jnp.zeros(3), torque)]
+        if self.body_b is not None:
+            out.append((self.body_b, jnp.zeros(3), -torque))
+        return out
+
+    def potential(self, state):
+        theta, _ = self.angle(state)
+        return 0.5 * self.stiffness * (theta - self.rest_angle) ** 2

@@ -27,7 +27,7 @@ from .body import RigidBody
 from .compliance import elastic_energy
 from .constraints import Holonomic, Nonholonomic
 from .contact import Contact, DiskContact
-from .forces import BodyForce, SpringDamper
+from .forces import BodyForce, SpringDamper, TorsionalSpringDamper
 from .precision import float64
 from .rotation import quaternion_rate_matrix
 from .state_view import StateView
@@ -52,6 +52,7 @@ class Kinematics:
     tangent: np.ndarray  # (r, 2, 3) base tangent basis (t1, t2) per contact
     min_sin_tilt: float  # smallest |n x e| over disk contacts (1 if none)
     potential_energy: float
+    holonomic_rate: np.ndarray  # (m_h,) dg/dt (rheonomic constraints; zeros otherwise)
 
 
 class Model:
@@ -90,8 +91,9 @@ class Model:
         return contact
 
     def add_force(self, force):
-        if not isinstance(force, (BodyForce, SpringDamper)):
-            raise TypeError(f"add_force expects a BodyForce or SpringDamper, got {type(force).__name__}")
+        if not isinstance(force, (BodyForce, SpringDamper, TorsionalSpringDamper)):
+            raise TypeError(f"add_force expects a BodyForce, SpringDamper or TorsionalSpringDamper, "
+                            f"got {type(force).__name__}")
         for name in ("body", "body_a", "body_b"):
             self._check_member(getattr(force, name, None), "force")
         self.forces.append(force)
@@ -185,9 +187,9 @@ class Model:
         velocity = self.contact_velocities(q, v)
         return jnp.stack([jnp.sum(t1 * velocity, axis=1), jnp.sum(t2 * velocity, axis=1)], axis=1).reshape(-1)
 
-    def holonomic_residual(self, q):
+    def holonomic_residual(self, q, t=0.0):
         view = StateView(self.index(), q)
-        return jnp.concatenate([c.residual(view) for c in self.holonomic]) if self.holonomic else jnp.zeros(0)
+        return jnp.concatenate([c.residual(view, t) for c in self.holonomic]) if self.holonomic else jnp.zeros(0)
 
     def nonholonomic_velocity(self, q, v):
         view = StateView(self.index(), q, v)
@@ -243,12 +245,14 @@ class Model:
             gap, N, D = jnp.zeros(0), jnp.zeros((0, n)), jnp.zeros((0, n))
             point = normal = jnp.zeros((0, 3))
             tangent = jnp.zeros((0, 2, 3))
-        g = self.holonomic_residual(q)
+        g = self.holonomic_residual(q, t)
         if self.holonomic:
             Gamma = jax.jacfwd(self.gamma_v, argnums=1)(q, v)  # (p, n); gamma_v is linear in v
-            A_h = jax.jacfwd(self.holonomic_residual)(q) @ Gamma
+            A_h = jax.jacfwd(self.holonomic_residual)(q, t) @ Gamma
+            g_t = jax.jacfwd(self.holonomic_residual, argnums=1)(q, t)  # rheonomic rate dg/dt
         else:
             A_h = jnp.zeros((0, n))
+            g_t = jnp.zeros(0)
         A_nh = jax.jacfwd(self.nonholonomic_velocity, argnums=1)(q, v) if self.nonholonomic else jnp.zeros((0, n))
         rolling = []  # ideal rolling and zero spin: bilateral rows from the same JAX Jacobians
         for i, c in enumerate(self.contacts):
@@ -265,7 +269,7 @@ class Model:
         min_tilt = jnp.min(jnp.stack(tilts)) if tilts else jnp.asarray(1.0)
         return (self.generalized_force(q, v, t), gap, N, D, jnp.concatenate([A_h, A_nh, A_roll]), g,
                 jnp.concatenate([self.nonholonomic_target(q, t), u_roll]), point, normal, tangent, min_tilt,
-                self.potential_energy(q))
+                self.potential_energy(q), g_t)
 
     def gap_jacobian(self, q):
         """dPhi/dq Gamma(q) (r, n) by differentiating the gap functions themselves. The engine's
@@ -306,7 +310,7 @@ class Model:
             flat = np.asarray(executable(q, v, np.float64(t)))
             a = [flat[i:j].reshape(shape) for i, j, shape in slices]
             return Kinematics(a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7], a[8], a[9], float(a[10]),
-                              float(a[11]))
+                              float(a[11]), a[12])
 
         def evaluate(q, v, t) -> Kinematics:
             with float64():

@@ -229,9 +229,9 @@ class Simulation:
         if self._compliant:
             e_N = self._compliant_rows(k, v, h, paper, e_N)
         g = k.holonomic_error
-        if g.size:
-            g_pred = g + h * (k.A[:g.size] @ v) if paper else g
-            g = -self.stabilization * g_pred / h
+        if g.size:  # A v+ = -dg/dt - beta g~/h (rheonomic rate, drift at the configuration v+ moves)
+            g_pred = g + h * (k.A[:g.size] @ v + k.holonomic_rate) if paper else g
+            g = -self.stabilization * g_pred / h - k.holonomic_rate
         u = np.concatenate([g, k.nonholonomic_rhs])
         rhs = self.M @ v + h * k.force
         if self.coulomb:

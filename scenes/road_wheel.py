@@ -1,0 +1,79 @@
+"""Bauchau 2002 Sec. 8.1: a wheel on a beam swinging down onto a moving road (Fig. 3-9).
+
+A uniform beam (length 3.75 m, 1.61 kg/m; rigid here -- the paper's is flexible) is pinned at a
+support h = 3.995 m above a road that moves at V = 8 m/s; at its tip a wheel (M = 15 kg, uniform
+disk of radius rho = 0.25 m) turns on a revolute joint with a torsional damper C = 0.01 N m s.
+The tyre is the polynomial law F = k1 a + k2 a^2 + k3 a^3 + k4 a^4 of the approach a
+(k1 = 1.755 MN/m, k2 = 463.5 MN/m^2, k3 = -18.560 GN/m^3, k4 = 303.750 GN/m^4), undamped;
+mu_s = mu_k = 0.4. The beam is released horizontal, on the side from which its tip meets the
+road moving with it (the paper: a small relative velocity at the first contact).
+
+Frame: the road's. By Galilean invariance the road is the fixed plane z = 0 and the support moves
+at -V along x (a rheonomic revolute joint); speeds relative to the road are what the paper plots.
+
+Checks: the first contact time, against the rigid compound pendulum (the beam swinging with the
+wheel's mass at its tip; the wheel's spin is not excited before contact) -- the paper's flexible
+beam: 1.092 s; and the wheel's spin approaching V / rho = 32 rad/s once it rolls continuously.
+"""
+from __future__ import annotations
+
+import math
+
+from scipy.integrate import quad
+
+from lcpdyn.body import RigidBody
+from lcpdyn.compliance import PolynomialLaw
+from lcpdyn.constraints import RevoluteJoint
+from lcpdyn.contact import DiskContact, Plane
+from lcpdyn.forces import TorsionalSpringDamper
+from lcpdyn.model import Model
+
+from .scene import Scene, override
+
+NAME = "road-wheel"
+DEFAULTS = {
+    "beam_length": 3.75, "beam_mass_per_length": 1.61, "support_height": 3.995, "road_speed": 8.0,
+    "wheel_mass": 15.0, "wheel_radius": 0.25, "joint_damping": 0.01, "mu": 0.4, "mu_static": 0.4,
+    "k1": 1.755e6, "k2": 463.5e6, "k3": -18.560e9, "k4": 303.750e9, "tyre_damping": 0.0, "gravity": 9.81,
+    "dt": 2e-4, "t_end": 12.0, "tangential_stiffness": 1e10, "velocity_threshold": 0.05,
+    "characteristic_velocity": 0.05,
+}
+
+
+def build(**parameters) -> Scene:
+    p = override(DEFAULTS, parameters, NAME)
+    l, h, V = p["beam_length"], p["support_height"], p["road_speed"]
+    m_beam, M, rho = p["beam_mass_per_length"] * l, p["wheel_mass"], p["wheel_radius"]
+    if not (l > 0 and rho > 0 and h > rho):
+        raise ValueError(f"scene {NAME!r}: need beam_length > 0, wheel_radius > 0 and support_height > wheel_radius")
+    model = Model(gravity=(0.0, 0.0, -p["gravity"]))
+    slender = m_beam * l * l / 12.0 if m_beam > 0 else -1.0
+    beam = model.add_body(RigidBody("beam", m_beam, (1e-3 * slender, slender, slender),
+                                    position=(-l / 2, 0.0, h), velocity=(-V, 0.0, 0.0)))
+    wheel = model.add_body(RigidBody("wheel", M, (M * rho * rho / 4, M * rho * rho / 2, M * rho * rho / 4)
+                                     if M > 0 else (-1.0, -1.0, -1.0), position=(-l, 0.0, h),
+                                     velocity=(-V, 0.0, 0.0)))
+    model.add_constraint(RevoluteJoint(body_a=beam, offset_a=(l / 2, 0.0, 0.0), offset_b=(0.0, 0.0, h),
+                                       anchor_velocity=(-V, 0.0, 0.0), name="support"))
+    model.add_constraint(RevoluteJoint(body_a=wheel, body_b=beam, offset_b=(-l / 2, 0.0, 0.0), name="axle"))
+    model.add_force(TorsionalSpringDamper(wheel, beam, damping=p["joint_damping"]))
+    law = PolynomialLaw((p["k1"], p["k2"], p["k3"], p["k4"]), damping=p["tyre_damping"])
+    model.add_contact(DiskContact(wheel, Plane(), p["mu"], p["mu_static"], law, radius=rho))
+    return Scene(NAME, model, p, p["dt"], p["t_end"], __doc__.splitlines()[0],
+                 {"tangential_stiffness": p["tangential_stiffness"], "velocity_threshold": p["velocity_threshold"],
+                  "characteristic_velocity": p["characteristic_velocity"]})
+
+
+def first_contact_rigid(**parameters) -> float:
+    """Time for the rigid compound pendulum (beam + wheel mass at the tip) to swing from
+    horizontal to the angle where the undeformed wheel touches the road:
+    t = int_0^phi_c dphi / sqrt(2 G sin(phi) / I_R), G = (m_b/2 + M) l g, I_R = m_b l^2/3 + M l^2,
+    sin(phi_c) = (h - rho) / l."""
+    p = override(DEFAULTS, parameters, NAME)
+    l, M, g = p["beam_length"], p["wheel_mass"], p["gravity"]
+    m_beam = p["beam_mass_per_length"] * l
+    G = (m_beam / 2 + M) * l * g
+    I_R = m_beam * l * l / 3 + M * l * l
+    phi_c = math.asin((p["support_height"] - p["wheel_radius"]) / l)
+    value, _ = quad(lambda phi: 1.0 / math.sqrt(2 * G * math.sin(phi) / I_R), 0.0, phi_c, limit=200)
+    return value
