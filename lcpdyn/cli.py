@@ -64,7 +64,8 @@ def _parser() -> argparse.ArgumentParser:
     stability.add_argument("--plot", default=None, help="root-locus PNG")
     stability.add_argument("--out", default=None, help="JSON with the eigenvalues")
 
-    reproduce = sub.add_parser("reproduce", help="the paper checks and figures of stability scenes")
+    reproduce = sub.add_parser("reproduce", help="the paper checks and figures of a scene (rolling-disk, "
+                                                 "swivel-shimmy, caster-shimmy, road-wheel, incline-pendulum)")
     reproduce.add_argument("scenes", nargs="+")
     reproduce.add_argument("--out-dir", default="results")
     return parser
@@ -177,19 +178,19 @@ def _stability(args) -> int:
 def _reproduce(args) -> int:
     import json
 
-    from scenes import STABILITY
+    from scenes import REPORTS
 
     from . import __version__
 
     os.makedirs(args.out_dir, exist_ok=True)
     for name in args.scenes:
-        if name not in STABILITY:
-            raise ValueError(f"unknown stability scene {name!r}; choose one of {sorted(STABILITY)}")
+        if name not in REPORTS:
+            raise ValueError(f"unknown report scene {name!r}; choose one of {sorted(REPORTS)}")
     for name in args.scenes:
-        numbers = STABILITY[name].report(args.out_dir)
+        numbers = REPORTS[name].report(args.out_dir)
         path = os.path.join(args.out_dir, f"{name}.json")
         with open(path, "w") as handle:
-            json.dump({"lcpdyn_version": __version__, "scene": name, **numbers}, handle, indent=2)
+            json.dump({"lcpdyn_version": __version__, "scene": name, **numbers}, handle, indent=2, default=float)
         print(f"{name}: " + ", ".join(f"{k} = {v}" for k, v in numbers.items()))
         print(f"wrote {path} and {name}-*.png in {args.out_dir}")
     return 0

@@ -9,7 +9,7 @@ friction model with the scene's contact-model parameters (e.g. the wheel's k_T a
 """
 from __future__ import annotations
 
-from . import blocks, caster_shimmy, rolling_disk, swivel_shimmy, wheel
+from . import blocks, caster_shimmy, incline_pendulum, road_wheel, rolling_disk, swivel_shimmy, wheel
 from .scene import Scene, build_scene, describe
 
 # time-stepper scenes (``lcpdyn run``)
@@ -19,14 +19,24 @@ SCENES = {
     "incline-block": blocks.InclineBlock,
     "puck": blocks.Puck,
     "rolling-disk": rolling_disk,
+    "road-wheel": road_wheel,
+    "incline-pendulum": incline_pendulum,
 }
 
-# linearization scenes in minimal coordinates (``lcpdyn stability`` and ``lcpdyn reproduce``):
-# each has system(), nominal(p), SWEEP and report(out_dir)
+# scenes with a paper report (``lcpdyn reproduce``): report(out_dir) -> numbers
+REPORTS = {
+    "rolling-disk": rolling_disk,
+    "swivel-shimmy": swivel_shimmy,
+    "caster-shimmy": caster_shimmy,
+    "road-wheel": road_wheel,
+    "incline-pendulum": incline_pendulum,
+}
+
+# linearization scenes in minimal coordinates (``lcpdyn stability``): system(), nominal(p), SWEEP
 STABILITY = {
     "rolling-disk": rolling_disk,
     "swivel-shimmy": swivel_shimmy,
     "caster-shimmy": caster_shimmy,
 }
 
-__all__ = ["SCENES", "STABILITY", "Scene", "build_scene", "describe"]
+__all__ = ["SCENES", "STABILITY", "REPORTS", "Scene", "build_scene", "describe"]

@@ -25,7 +25,8 @@ class Scene:
     def friction(self, name: str):
         """Friction model ``name`` with the scene's contact-model parameters."""
         if name == "regularized":
-            return make_friction(name, **self.contact_model)
+            keys = ("tangential_stiffness", "velocity_threshold")
+            return make_friction(name, **{k: v for k, v in self.contact_model.items() if k in keys})
         if name == "continuous" and "characteristic_velocity" in self.contact_model:
             return make_friction(name, characteristic_velocity=self.contact_model["characteristic_velocity"])
         return make_friction(name)
@@ -61,10 +62,11 @@ def build_scene(name: str, **parameters) -> Scene:
 
 def describe() -> list[tuple[str, str]]:
     """(name, first docstring line, kinds) of every scene; kinds: run and/or stability."""
-    from . import SCENES, STABILITY
+    from . import REPORTS, SCENES, STABILITY
     out = []
     for name in dict.fromkeys(list(SCENES) + list(STABILITY)):
         module = SCENES.get(name) or STABILITY[name]
-        kinds = "+".join(k for k, table in (("run", SCENES), ("stability", STABILITY)) if name in table)
+        kinds = "+".join(k for k, table in (("run", SCENES), ("stability", STABILITY), ("reproduce", REPORTS))
+                         if name in table)
         out.append((name, (module.__doc__ or "").strip().splitlines()[0], kinds))
     return out

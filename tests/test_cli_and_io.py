@@ -49,8 +49,9 @@ def test_python_dash_m_lcpdyn_scenes_lists_every_scene():
     assert done.returncode == 0, done.stderr
     rows = {line.split()[0]: line.split()[1] for line in done.stdout.splitlines() if line.strip()}
     assert rows == {"wheel": "[run]", "sliding-block": "[run]", "incline-block": "[run]", "puck": "[run]",
-                    "rolling-disk": "[run+stability]", "swivel-shimmy": "[stability]",
-                    "caster-shimmy": "[stability]"}
+                    "rolling-disk": "[run+stability+reproduce]", "swivel-shimmy": "[stability+reproduce]",
+                    "caster-shimmy": "[stability+reproduce]", "road-wheel": "[run+reproduce]",
+                    "incline-pendulum": "[run+reproduce]"}
     for line in done.stdout.splitlines():  # each with its one-line description
         assert len(line.split()) > 2
 

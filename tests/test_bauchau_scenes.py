@@ -1,0 +1,90 @@
+"""Issue 5: joints, moving supports, torsional springs, and Bauchau 2002 Sec. 8's wheel scenes."""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from lcpdyn import RevoluteJoint, RigidBody, Simulation, TorsionalSpringDamper
+from lcpdyn.model import Model
+from scenes import incline_pendulum, road_wheel
+
+
+def _pendulum(anchor_velocity):
+    model = Model()
+    bob = model.add_body(RigidBody("bob", 2.0, (0.02, 0.05, 0.05), position=(-1.0, 0.0, 0.0),
+                                   velocity=tuple(anchor_velocity)))
+    model.add_constraint(RevoluteJoint(body_a=bob, offset_a=(1.0, 0.0, 0.0), anchor_velocity=anchor_velocity))
+    return model
+
+
+def test_moving_support_pendulum_is_the_fixed_one_seen_from_the_support():
+    """Galilean invariance through the rheonomic joint (A v+ = -dg/dt): a pendulum whose hinge
+    moves at constant velocity swings exactly like the fixed one, shifted by V t."""
+    V = np.array([-8.0, 0.0, 0.0])
+    fixed = Simulation(_pendulum((0.0, 0.0, 0.0)), "coulomb", 1e-3).run(2.0)
+    moving = Simulation(_pendulum(tuple(V)), "coulomb", 1e-3).run(2.0)
+    np.testing.assert_allclose(moving.position[:, 0] - V * moving.t[:, None], fixed.position[:, 0], atol=1e-9)
+    np.testing.assert_allclose(moving.velocity[:, 0] - V, fixed.velocity[:, 0], atol=1e-9)
+
+
+def test_revolute_joint_keeps_the_hinge_axis_and_point():
+    h = 1e-3
+    trajectory = Simulation(_pendulum((0.0, 0.0, 0.0)), "coulomb", h, position_update="symplectic").run(2.0)
+    # each step's position update leaves the O(h^2 v^2 / L) arc error, removed the next step
+    np.testing.assert_allclose(np.linalg.norm(trajectory.position[:, 0], axis=1), 1.0, atol=h * h * 2 * 9.81)
+    np.testing.assert_allclose(trajectory.angular_velocity[:, 0, [0, 2]], 0.0, atol=1e-9)  # only about y
+
+
+def test_torsional_spring_period():
+    """A disk on a hinge with a torsional spring k: theta(t) = theta_0 cos(sqrt(k/I) t)."""
+    model = Model(gravity=(0.0, 0.0, 0.0))
+    inertia, k = 0.5, 8.0
+    disk = model.add_body(RigidBody("disk", 1.0, (0.3, inertia, 0.3), angular_velocity=(0.0, 0.0, 0.0)))
+    model.add_constraint(RevoluteJoint(body_a=disk))
+    model.add_force(TorsionalSpringDamper(disk, None, stiffness=k, rest_angle=0.2))
+    trajectory = Simulation(model, "coulomb", 1e-4, position_update="symplectic").run(3.0)
+    q = trajectory.quaternion[:, 0]
+    theta = 2 * np.arctan2(q[:, 2], q[:, 0])  # rotation about y; rest angle 0.2 -> oscillates about it
+    expected = 0.2 - 0.2 * np.cos(math.sqrt(k / inertia) * trajectory.t)
+    np.testing.assert_allclose(theta, expected, atol=2e-3)
+
+
+def test_road_wheel_first_contact_matches_the_rigid_compound_pendulum():
+    """The rigid beam's closed form (quadrature of the energy equation) 1.0919 s; the paper's
+    flexible beam 1.092 s."""
+    rigid = road_wheel.first_contact_rigid()
+    assert rigid == pytest.approx(1.092, abs=1e-3)
+    scene = road_wheel.build(t_end=1.2)
+    trajectory = Simulation(scene.model, scene.friction("coulomb"), scene.dt, position_update="symplectic").run(1.2)
+    assert road_wheel.summary(trajectory, scene)["first_contact_s"] == pytest.approx(rigid, abs=2 * scene.dt)
+    np.testing.assert_allclose(road_wheel.root_rotation(trajectory)[0], 0.0, atol=0.1)
+
+
+def test_road_wheel_spins_up_to_road_speed_over_radius():
+    scene = road_wheel.build()
+    trajectory = Simulation(scene.model, scene.friction("coulomb"), scene.dt, position_update="symplectic").run(
+        scene.t_end)
+    numbers = road_wheel.summary(trajectory, scene)
+    assert numbers["final_spin_rad_per_s"] == pytest.approx(32.0, rel=0.01)
+    assert numbers["continuous_rolling_from_s"] < scene.t_end - 0.5
+    spin = np.abs(trajectory.angular_velocity[:, 1, 1])
+    assert 44.0 < spin[(trajectory.t > 3.2) & (trajectory.t < 3.6)].max() < 48.0  # the paper: ~46 rad/s at t2
+
+
+def test_incline_pendulum_rolling_events():
+    """Coulomb with rolling constraints and the regularized model: five rolling events in 3 s,
+    separated by sliding; the continuous law creeps only at the start, then slides for good."""
+    results = incline_pendulum.compare_models()
+    assert results["coulomb"]["count"] == 5
+    assert results["regularized"]["count"] == 5
+    for (a, b), (c, d) in zip(results["coulomb"]["events"], results["regularized"]["events"]):
+        assert abs(a - c) < 0.03 and abs(b - d) < 0.03
+    assert results["coulomb"]["max_slip_in_events"] < 1e-6  # true rolling
+    continuous = results["continuous"]
+    assert continuous["events"] and continuous["events"][-1][1] < 0.2
+    assert continuous["max_slip_in_events"] > 1e-4  # creep, not rolling
+    events = results["coulomb"]["events"]
+    sliding = [events[i + 1][0] - events[i][1] for i in range(len(events) - 1)]
+    assert sliding[-1] > sliding[0]
