@@ -75,13 +75,16 @@ class Contact:
     which must not be below ``mu`` (Bauchau 2002 Eqs. 26-27: sliding |F_f| = mu_k F_n, sticking
     |F_f| <= mu_s F_n). ``normal_law`` makes the contact compliant (a
     :class:`~lcpdyn.compliance.SpringDamperLaw` or :class:`~lcpdyn.compliance.PolynomialLaw` of the
-    approach a = -Phi); ``None`` is the rigid contact Phi >= 0."""
+    approach a = -Phi); ``None`` is the rigid contact Phi >= 0. ``friction_profile``, a function
+    t -> mu (plain Python, evaluated at the start of each step), replaces both coefficients by a
+    road whose grip varies in time (Ikoki 2022 Eq. 36)."""
 
     body: RigidBody
     plane: Plane
     mu: float
     mu_static: float | None = None
     normal_law: object = None  # None: rigid; else a law of lcpdyn.compliance
+    friction_profile: object = None  # optional mu(t) (both coefficients), e.g. a slippery stretch
 
     def _check(self):
         if not isinstance(self.body, RigidBody):
@@ -93,6 +96,8 @@ class Contact:
         if self.mu_static is None:
             self.mu_static = self.mu
         self.mu_static = nonnegative(f"{label}: static friction coefficient mu_static", self.mu_static)
+        if self.friction_profile is not None and not callable(self.friction_profile):
+            raise TypeError(f"{label}: friction_profile must be a function of t")
         from .compliance import PolynomialLaw, SpringDamperLaw
         if self.normal_law is not None and not isinstance(self.normal_law, (SpringDamperLaw, PolynomialLaw)):
             raise TypeError(f"{label}: normal_law must be a SpringDamperLaw, a PolynomialLaw or None, "

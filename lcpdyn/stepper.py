@@ -161,6 +161,8 @@ class Simulation:
         self.mu = model.friction_coefficients()
         self.mu_static = model.friction_coefficients(static=True)
         self._two_coefficients = bool(np.any(self.mu_static != self.mu))
+        self._profiles = [(i, c.friction_profile) for i, c in enumerate(model.contacts)
+                          if c.friction_profile is not None]
         self._compliant = [(i, c.normal_law) for i, c in enumerate(model.contacts) if c.normal_law is not None]
         self._normal_compliance = np.zeros(len(model.contacts))
         self.n_holonomic = sum(c.size for c in model.holonomic)
@@ -223,7 +225,7 @@ class Simulation:
                                   "contact is undefined", self.steps_done, self.t)
         n, r, m = self.M.shape[0], k.gap.shape[0], k.A.shape[0]
         v = self.v
-        self._mu_now = self._coefficients_now(k)
+        self._mu_now, self._mu_static_now = self._coefficients_now(k)
         paper = self.position_update == "paper"
         e_N = gap_terms(k.gap, k.N, v, h, paper, self.stabilization)
         if self._compliant:
@@ -266,19 +268,29 @@ class Simulation:
         return e_N
 
     def _coefficients_now(self, k):
-        """mu per contact for this step. With mu_s > mu_k: mu_k where the contact slid in the
-        previous step (|D v| > ``static_threshold``) and mu_s where it stuck -- for box, polygonal and
-        coulomb; the regularized model gets mu_k here and applies mu_s in its own static branch."""
+        """(mu, mu_s) per contact for this step: friction profiles mu(t) first; then, with
+        mu_s > mu_k, mu is mu_k where the contact slid in the previous step (|D v| >
+        ``static_threshold``) and mu_s where it stuck -- for box, polygonal and coulomb; the
+        regularized model gets mu_k and applies mu_s in its own static branch."""
+        mu, mu_static = self.mu, self.mu_static
+        if self._profiles:
+            mu, mu_static = mu.copy(), mu_static.copy()
+            for i, profile in self._profiles:
+                value = float(profile(self.t))
+                if not (np.isfinite(value) and value >= 0):
+                    raise SimulationError(f"friction_profile of contact {i} gave mu = {value!r}", self.steps_done,
+                                          self.t)
+                mu[i] = mu_static[i] = value
         if not self._two_coefficients or isinstance(self.friction, (Regularized, Continuous)):
-            return self.mu
+            return mu, mu_static
         slip = (k.D @ self.v).reshape(-1, 2)
         sliding = np.sqrt((slip ** 2).sum(axis=1)) > self.static_threshold
-        return np.where(sliding, self.mu, self.mu_static)
+        return np.where(sliding, mu, mu_static), mu_static
 
     def _assemble(self, k, rhs, u, e_N, h, n, m, r, normal_force):
         """Eq. (30) with the friction model's block (see :mod:`lcpdyn.friction`)."""
         block = self.friction.block(k.D, self.v, h, self._mu_now, normal_force, self.friction_force, k.tangent,
-                                    mu_static=self.mu_static)
+                                    mu_static=self._mu_static_now)
         nf = block.F.shape[0]
         size = n + m + r + nf
         K = np.zeros((size, size))
@@ -341,7 +353,7 @@ class Simulation:
         use_warm = warm is not None and warm.shape[0] == self._size
         (K, qv, lo, hi, basis, kinetic, z, w, active_set, code, iterations, residual, violation,
          scale) = fused_step(self.M, k.A, k.N, k.D, k.tangent, rhs, u, e_N, self._normal_compliance, self.v, h,
-                             self._mu_now, self.mu_static,
+                             self._mu_now, self._mu_static_now,
                              normal_force,
                              self.friction_force, compliance,
                              friction.velocity_threshold if regularized else 0.0, not regularized,
