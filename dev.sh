@@ -3,7 +3,7 @@
 #   ./dev.sh demo   set up if needed, then run the main job
 #   ./dev.sh test   set up if needed, then run the test suite
 #   ./dev.sh bench [solvers|wheel]   the benchmarks (both by default), results in results/
-#   ./dev.sh reproduce   the rolling-disk, swivel- and caster-shimmy checks and figures (results/)
+#   ./dev.sh reproduce   every paper check and figure besides the wheel comparison (results/, ~10 min)
 # Set-up (idempotent): Debian's python3-siconos through apt where apt is usable (root or
 # sudo), a venv at .venv made from /usr/bin/python3 with --system-site-packages (so Siconos
 # is visible), NumPy < 2 (Siconos is built against NumPy 1.x), and lcpdyn installed editable
@@ -50,7 +50,7 @@ shift || true
 case "$cmd" in
   setup) setup ;;
   demo) setup; exec $VENV/bin/python -m lcpdyn "$@" ;;
-  reproduce) setup; exec $VENV/bin/python -m lcpdyn reproduce rolling-disk swivel-shimmy caster-shimmy "$@" ;;
+  reproduce) setup; exec $VENV/bin/python -m lcpdyn reproduce rolling-disk swivel-shimmy caster-shimmy road-wheel incline-pendulum half-car "$@" ;;
   test) setup; exec $VENV/bin/python -m pytest "$@" ;;
   bench)
     setup

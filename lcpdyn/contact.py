@@ -143,7 +143,8 @@ class SphereContact(Contact):
     def frame(self, x, R):
         n = jnp.asarray(self.plane.normal)
         gap = n @ (x - jnp.asarray(self.plane.point)) - self.radius
-        return gap, x - self.radius * n, n, jnp.asarray(self.plane.t1), jnp.asarray(self.plane.t2)
+        reach = self.radius if self.normal_law is None else self.radius - jnp.maximum(-gap, 0.0)
+        return gap, x - reach * n, n, jnp.asarray(self.plane.t1), jnp.asarray(self.plane.t2)
 
 
 @dataclass(eq=False)
@@ -158,7 +159,9 @@ class DiskContact(Contact):
         point = x + rho d1,  Phi = n . (x - P) - rho h.
 
     Tangent basis (Bauchau 2002 Eqs. 17-18): t1 = d2, the wheel *driving* direction, and
-    t2 = n x d2, the *transverse* direction.
+    t2 = n x d2, the *transverse* direction. With a compliant ``normal_law`` the tyre deflects by
+    the approach a = -Phi and the contact point is x + (rho - a/h) d1, on the road (Bauchau 2002
+    Eqs. 14-16 use rho - a): a rolling tyre then turns at v / (rho - a).
 
     The single-point model is undefined when the disk lies flat (h -> 0); the simulation stops
     with an error if h falls below ``min_sin_tilt`` (default 1e-6).
@@ -205,8 +208,10 @@ class DiskContact(Contact):
         safe_h = jnp.where(h > self.min_sin_tilt, h, 1.0)  # keeps the trace NaN-free; checked by the stepper
         d2 = c / safe_h
         d1 = jnp.cross(d2, e)
-        point = x + self.radius * d1
         gap = n @ (x - jnp.asarray(self.plane.point)) - self.radius * h
+        # a compliant tyre touches the road at radius rho - a (Bauchau 2002 Eq. 14), a = approach
+        reach = self.radius if self.normal_law is None else self.radius - jnp.maximum(-gap, 0.0) / safe_h
+        point = x + reach * d1
         return gap, point, n, d2, jnp.cross(n, d2)
 
     def sin_tilt(self, R):

@@ -123,6 +123,8 @@ class MinimalSystem:
     def kinematic_rates(self, q, qd_dot, t, p):
         """q_k_dot = A q_d_dot + b from slip(q, qdot) = 0 (Eqs. 7, 20)."""
         nd = self.n_d
+        if self.n_k == 0:  # no non-holonomic constraints: every coordinate is a degree of freedom
+            return jnp.zeros(0)
         zero = jnp.zeros(nd + self.n_k)
         S = jax.jacfwd(lambda v: self.slip(q, v, t, p))(zero)
         s0 = self.slip(q, zero, t, p)

@@ -31,6 +31,7 @@ REPORTS = {
     "caster-shimmy": caster_shimmy,
     "road-wheel": road_wheel,
     "incline-pendulum": incline_pendulum,
+    "half-car": half_car,
 }
 
 # linearization scenes in minimal coordinates (``lcpdyn stability``): system(), nominal(p), SWEEP

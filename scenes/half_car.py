@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import math
 
+import jax
 import jax.numpy as jnp
 import numpy as np
 
@@ -146,3 +147,251 @@ def wheel_speeds(trajectory) -> tuple[np.ndarray, np.ndarray]:
 def traction(trajectory, contact: int = 1) -> np.ndarray:
     """Longitudinal friction force on the rear wheel (N, contact 1)."""
     return trajectory.contact_friction_force[:, contact, 0]
+
+
+# --- the Udwadia–Kalaba formulation of the same car (Ikoki 2022 Secs. 2-3) ------------------------
+COORDINATES = ("x", "z", "pitch", "front arm", "front wheel", "rear wheel", "rear arm")  # q1..q7 as in the paper
+
+
+def _ry(angle):
+    c, s = jnp.cos(angle), jnp.sin(angle)
+    return jnp.array([[c, 0.0, s], [0.0, 1.0, 0.0], [-s, 0.0, c]])
+
+
+def _geometry(p):
+    """Chassis-frame hinge offsets, the axle height and the spring rest angles of :func:`build`."""
+    g, L, r = p["gravity"], p["arm_length"], p["wheel_radius"]
+    wheelbase = p["front_axle"] + p["rear_axle"]
+    total = p["chassis_mass"] + 2 * p["arm_mass"] + 2 * p["wheel_mass"]
+    loads = {"front": total * g * p["rear_axle"] / wheelbase, "rear": total * g * p["front_axle"] / wheelbase}
+    axle_height = r - 0.5 * (loads["front"] + loads["rear"]) / p["tyre_stiffness"]
+    z_chassis = p["cg_height"] + axle_height - r
+    k_t = p["suspension_stiffness"] * L * L
+    hinges = {"front": np.array([p["front_axle"] + L, 0.0, axle_height - z_chassis]),
+              "rear": np.array([-p["rear_axle"] + L, 0.0, axle_height - z_chassis])}
+    rest = {side: -((loads[side] - (p["wheel_mass"] + p["arm_mass"] / 2) * g) * L) / k_t for side in loads}
+    return hinges, z_chassis, rest, total
+
+
+def _poses(q, p, hinges):
+    x, z, pitch, arm_f, wheel_f, wheel_r, arm_r = (q[i] for i in range(7))
+    L = p["arm_length"]
+    centre = jnp.array([x, 0.0, z])
+    Rc = _ry(pitch)
+    positions, rotations = [centre], [Rc]
+    for hinge, arm, spin in ((hinges["front"], arm_f, wheel_f), (hinges["rear"], arm_r, wheel_r)):
+        pivot = centre + Rc @ jnp.asarray(hinge)
+        Ra = Rc @ _ry(arm)
+        positions += [pivot + Ra @ jnp.array([-L / 2, 0.0, 0.0]), pivot + Ra @ jnp.array([-L, 0.0, 0.0])]
+        rotations += [Ra, Ra @ _ry(spin)]
+    return jnp.stack(positions), jnp.stack(rotations)  # chassis, front arm, front wheel, rear arm, rear wheel
+
+
+def udwadia_kalaba(**parameters):
+    """(UdwadiaKalaba model, initial state, parameters) of the half car in the paper's relative
+    coordinates q1..q7 (:data:`COORDINATES`), with the same bodies, springs, tyres and loads as
+    :func:`build`. Constraints: zero longitudinal slip of each wheel (Eq. 29a, 29c); weights
+    s_i = 1 - tanh^2(k_s (T_mot,i + T_b,i) / (3 mu N_i r_i)) (Eq. 32); sliding friction
+    F_i = mu N_i tanh(k_F (T_mot,i + T_b,i) / (3 mu N_i r_i)) tanh(omega_i r_i - x_dot_i) (Eq. 33),
+    with k_s = k_F = 3 (their values are lost); Baumgarte rate ``uk_gamma`` (default 20 /s); the
+    penalty weights are scaled by the vehicle's total mass (``weight_scale``, see
+    :mod:`lcpdyn.udwadia_kalaba`)."""
+    from lcpdyn.nonholonomic import MinimalSystem
+    from lcpdyn.udwadia_kalaba import UdwadiaKalaba
+
+    extra = {"k_s": 3.0, "k_F": 3.0, "uk_gamma": 20.0}
+    p = override(DEFAULTS | extra, parameters, NAME)
+    hinges, z_chassis, rest, total = _geometry(p)
+    L, r = p["arm_length"], p["wheel_radius"]
+    k_t, c_t = p["suspension_stiffness"] * L * L, p["suspension_damping"] * L * L
+
+    def pose(q, t, p_):
+        return _poses(q, p, hinges)
+
+    def contact_state(q, qdot, t, p_):
+        """Per wheel (front, rear): centre height, its rate, absolute spin rate, centre x rate, tyre force."""
+        (positions, _), (rates, _) = jax.jvp(lambda q_: _poses(q_, p, hinges), (q,), (qdot,))
+        out = []
+        for index, spin_rate in ((2, qdot[2] + qdot[3] + qdot[4]), (4, qdot[2] + qdot[6] + qdot[5])):
+            height, height_rate = positions[index][2], rates[index][2]
+            approach = r - height
+            normal = jnp.where(approach > 0, jnp.maximum(p["tyre_stiffness"] * approach
+                                                         - p["tyre_damping"] * height_rate, 0.0), 0.0)
+            out.append((height, height_rate, spin_rate, rates[index][0], normal))
+        return out
+
+    def loads(t, qdot):
+        brake = braking_envelope(t, p)
+        front = -brake * jnp.tanh(qdot[4]) - p["bearing_coefficient"] * qdot[4] * jnp.abs(qdot[4])
+        rear = driving_torque(t, p) - brake * jnp.tanh(qdot[5]) - p["bearing_coefficient"] * qdot[5] * jnp.abs(qdot[5])
+        return front, rear
+
+    def contact_force_map(q, qdot, t, forces):
+        """Generalized force of world forces at the two contact points (on the wheels)."""
+        def material(v):
+            (positions, R), (rates, R_dot) = jax.jvp(lambda q_: _poses(q_, p, hinges), (q,), (v,))
+            velocities = []
+            for index in (2, 4):
+                S = R_dot[index] @ R[index].T  # [omega]x in world components
+                omega = jnp.array([S[2, 1] - S[1, 2], S[0, 2] - S[2, 0], S[1, 0] - S[0, 1]]) / 2.0
+                contact = positions[index] - jnp.array([0.0, 0.0, positions[index][2]])
+                velocities.append(rates[index] + jnp.cross(omega, contact - positions[index]))
+            return jnp.stack(velocities)
+        _, pullback = jax.vjp(material, qdot)
+        return pullback(forces)[0]
+
+    def force(q, qdot, t, p_):
+        front, rear = loads(t, qdot)
+        drag = -0.5 * p["air_density"] * p["frontal_area"] * p["drag_coefficient"] * qdot[0] * jnp.abs(qdot[0])
+        generalized = jnp.array([drag, 0.0, 0.0,
+                                 -k_t * (q[3] - rest["front"]) - c_t * qdot[3], front, rear,
+                                 -k_t * (q[6] - rest["rear"]) - c_t * qdot[6]])
+        (_, _, _, _, n_f), (_, _, _, _, n_r) = contact_state(q, qdot, t, p_)
+        normals = jnp.array([[0.0, 0.0, n_f], [0.0, 0.0, n_r]])
+        return generalized + contact_force_map(q, qdot, t, normals)
+
+    masses = jnp.array([p["chassis_mass"], p["arm_mass"], p["wheel_mass"], p["arm_mass"], p["wheel_mass"]])
+    I_c, ma, mw = p["chassis_pitch_inertia"], p["arm_mass"], p["wheel_mass"]
+    chassis_inertia = jnp.diag(jnp.array([0.3 * I_c, I_c, I_c]))
+    arm_inertia = jnp.diag(jnp.array([0.01, ma * L * L / 12, ma * L * L / 12]))
+    wheel_inertia = jnp.diag(jnp.array([mw * r * r / 4, mw * r * r / 2, mw * r * r / 4]))
+    inertias = jnp.stack([chassis_inertia, arm_inertia, wheel_inertia, arm_inertia, wheel_inertia])
+    system = MinimalSystem("half-car (minimal coordinates)", COORDINATES, (), pose, lambda *a: jnp.zeros(0),
+                           masses=masses, inertias=inertias, force=force,
+                           gravity=(0.0, 0.0, -p["gravity"]), parameters={"unused": 0.0})
+
+    def mu_of(t):
+        return p["mu_low"] + (p["mu_high"] - p["mu_low"]) * jnp.tanh((t - p["slippery_time"]) / p["slippery_width"]) ** 4
+
+    def demand(q, qdot, t):
+        front, rear = loads(t, qdot)
+        states = contact_state(q, qdot, t, None)
+        brake = braking_envelope(t, p)
+        torques = (jnp.abs(brake * jnp.tanh(qdot[4])), jnp.abs(driving_torque(t, p)) + jnp.abs(brake * jnp.tanh(qdot[5])))
+        ratios = [torque / jnp.maximum(mu_of(t) * state[4] * state[0], 1e-9) for torque, state in zip(torques, states)]
+        return states, ratios
+
+    def constraint(q, qdot, t, p_):
+        states = contact_state(q, qdot, t, p_)
+        return jnp.array([state[3] - state[2] * state[0] for state in states])
+
+    def weights(q, qdot, t, p_):
+        _, ratios = demand(q, qdot, t)
+        return jnp.array([1.0 - jnp.tanh(p["k_s"] * ratio / 3.0) ** 2 for ratio in ratios])
+
+    def nonideal(q, qdot, t, p_):
+        states, ratios = demand(q, qdot, t)
+        forces = []
+        for state, ratio in zip(states, ratios):
+            slip = state[2] * state[0] - state[3]
+            forces.append(jnp.array([mu_of(t) * state[4] * jnp.tanh(p["k_F"] * ratio / 3.0) * jnp.tanh(slip), 0.0, 0.0]))
+        return contact_force_map(q, qdot, t, jnp.stack(forces))
+
+    model = UdwadiaKalaba(system, constraint, weights, nonideal, gamma=p["uk_gamma"], weight_scale=total)
+    q0 = np.array([0.0, z_chassis, 0.0, 0.0, 0.0, 0.0, 0.0])
+    return model, np.concatenate([q0, np.zeros(7)]), p
+
+
+def run_engine(torque_max: float, friction: str = "coulomb", t_end: float | None = None, **parameters):
+    """The complementarity engine on the car; returns (trajectory, scene, CPU seconds)."""
+    import time
+
+    from lcpdyn.stepper import Simulation
+
+    scene = build(torque_max=torque_max, **parameters)
+    start = time.process_time()
+    trajectory = Simulation(scene.model, scene.friction(friction), scene.dt, position_update="symplectic",
+                            normal_force_iterations=1).run(t_end or scene.t_end)
+    return trajectory, scene, time.process_time() - start
+
+
+def run_udwadia_kalaba(torque_max: float, t_end: float = 12.0, samples_per_second: int = 100, **parameters) -> dict:
+    """The Udwadia–Kalaba car: times, speed, wheel rim speeds (omega r_eff), rear traction
+    (constraint force + sliding friction, N), rear mu N, CPU seconds."""
+    import time
+
+    from lcpdyn.precision import float64
+
+    model, x0, p = udwadia_kalaba(torque_max=torque_max, **parameters)
+    start = time.process_time()
+    t, x = model.simulate(x0, t_end, samples=int(t_end * samples_per_second) + 1)
+    cpu = time.process_time() - start
+    hinges, *_ = _geometry(p)
+    params = model.system.params()
+
+    def sample(state, time_):
+        positions, _ = _poses(state[:7], p, hinges)
+        lam, C = model.multipliers(state, time_, params)
+        qd = state[7:]
+        spins = jnp.array([qd[2] + qd[3] + qd[4], qd[2] + qd[6] + qd[5]])
+        return positions[jnp.array([2, 4]), 2], spins, lam, C
+
+    with float64():
+        heights, spins, lam, C = jax.jit(jax.vmap(sample))(jnp.asarray(x), jnp.asarray(t))
+    heights, spins, lam = np.asarray(heights), np.asarray(spins), np.asarray(lam)
+    rear_height = heights[:, 1]
+    normal = np.maximum(p["tyre_stiffness"] * (p["wheel_radius"] - rear_height)
+                        - p["tyre_damping"] * np.gradient(rear_height, t), 0.0)
+    mu = np.array([grip(ti, p) for ti in t])
+    return {"t": t, "speed": x[:, 7], "front_rim": spins[:, 0] * heights[:, 0], "rear_rim": spins[:, 1] * heights[:, 1],
+            "rear_constraint_force": lam[:, 1], "rear_mu_normal": mu * normal, "cpu_s": cpu}
+
+
+def report(out_dir, torques=(150.0, 550.0, 700.0)) -> dict:
+    """Both formulations at each T_max (cf. Ikoki 2022 Figs. 6-9): wheel speeds, traction against
+    mu N, the bound check, CPU time; writes ``half-car-*.png``."""
+    import os
+
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    numbers = {}
+    fig, axes = plt.subplots(len(torques), 2, figsize=(13, 3.6 * len(torques)), squeeze=False)
+    for row, torque in enumerate(torques):
+        trajectory, scene, cpu = run_engine(torque)
+        p = scene.parameters
+        mu = np.array([grip(t - scene.dt, p) for t in trajectory.t])
+        normal = trajectory.contact_normal_force
+        ratio = np.linalg.norm(trajectory.contact_friction_force, axis=2) / (mu[:, None] * normal)
+        front, rear = wheel_speeds(trajectory)
+        speed = trajectory.velocity[:, 0, 0]
+        radius_front = trajectory.position[:, 2, 2]
+        radius_rear = trajectory.position[:, 4, 2]
+        uk = run_udwadia_kalaba(torque)
+        saturated = np.abs(traction(trajectory)) >= 0.999 * mu * normal[:, 1]
+        numbers[f"T_max={torque:g}"] = {
+            "engine_cpu_s": cpu, "uk_cpu_s": uk["cpu_s"],
+            "engine_max_friction_over_mu_N": float(np.nanmax(ratio)),
+            "engine_rear_max_spin_excess_m_per_s": float(np.max(rear * radius_rear - speed)),
+            "engine_front_max_slip_m_per_s": float(np.max(np.abs(front * radius_front - speed))),
+            "engine_traction_saturated_s": float(saturated.sum() * scene.dt),
+            "engine_final_speed": float(speed[-1]),
+            "uk_rear_max_spin_excess_m_per_s": float(np.max(uk["rear_rim"] - uk["speed"])),
+            "uk_front_max_slip_m_per_s": float(np.max(np.abs(uk["front_rim"] - uk["speed"]))),
+            "uk_final_speed": float(uk["speed"][-1]),
+        }
+        ax = axes[row, 0]
+        ax.plot(trajectory.t, speed, "k", lw=1, label="car speed (engine)")
+        ax.plot(trajectory.t, front * radius_front, "C0", lw=0.8, label="front rim speed (engine)")
+        ax.plot(trajectory.t, rear * radius_rear, "C3", lw=0.8, label="rear rim speed (engine)")
+        ax.plot(uk["t"], uk["speed"], "k--", lw=1, label="car speed (Udwadia-Kalaba)")
+        ax.plot(uk["t"], uk["front_rim"], "C0--", lw=0.8, label="front rim (UK)")
+        ax.plot(uk["t"], uk["rear_rim"], "C3--", lw=0.8, label="rear rim (UK)")
+        ax.set_ylabel("m/s")
+        ax.set_title(f"T_max = {torque:g} N m: wheel speeds (cf. Ikoki Figs. 6-7, 9)")
+        ax.legend(fontsize=7)
+        ax = axes[row, 1]
+        ax.plot(trajectory.t, traction(trajectory), "C3", lw=0.8, label="rear traction (engine)")
+        ax.plot(trajectory.t, mu * normal[:, 1], "k", lw=0.8, label="mu N (engine)")
+        ax.plot(uk["t"], uk["rear_constraint_force"], "C3--", lw=0.8, label="rear constraint force (UK)")
+        ax.plot(uk["t"], uk["rear_mu_normal"], "k--", lw=0.8, label="mu N (UK)")
+        ax.set_ylabel("N")
+        ax.set_title("rear traction against mu N (cf. Ikoki Fig. 8)")
+        ax.legend(fontsize=7)
+    for ax in axes[-1]:
+        ax.set_xlabel("t (s)")
+    fig.tight_layout()
+    fig.savefig(os.path.join(out_dir, "half-car-formulations.png"), dpi=110)
+    plt.close(fig)
+    return numbers
