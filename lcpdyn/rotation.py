@@ -15,7 +15,7 @@ from __future__ import annotations
 import jax.numpy as jnp
 import numpy as np
 
-__all__ = ["rotation_matrix", "quaternion_rate_matrix", "np_rotation_matrix", "np_quaternion_multiply",
+__all__ = ["rotation_matrix", "quaternion_rate_matrix", "rot_x", "rot_y", "rot_z", "np_rotation_matrix", "np_quaternion_multiply",
            "np_axis_angle", "euler_zxy", "np_quaternion_from_matrix", "skew"]
 
 
@@ -33,6 +33,24 @@ def quaternion_rate_matrix(q):
     """L(q) (4 x 3) with q_dot = L(q) omega_b (omega_b in the body frame)."""
     w, x, y, z = q[0], q[1], q[2], q[3]
     return 0.5 * jnp.array([[-x, -y, -z], [w, -z, y], [z, w, -x], [-y, x, w]])
+
+
+def rot_x(angle):
+    """Rotation by ``angle`` about the x axis (JAX)."""
+    c, s = jnp.cos(angle), jnp.sin(angle)
+    return jnp.array([[1.0, 0.0, 0.0], [0.0, c, -s], [0.0, s, c]])
+
+
+def rot_y(angle):
+    """Rotation by ``angle`` about the y axis (JAX)."""
+    c, s = jnp.cos(angle), jnp.sin(angle)
+    return jnp.array([[c, 0.0, s], [0.0, 1.0, 0.0], [-s, 0.0, c]])
+
+
+def rot_z(angle):
+    """Rotation by ``angle`` about the z axis (JAX)."""
+    c, s = jnp.cos(angle), jnp.sin(angle)
+    return jnp.array([[c, -s, 0.0], [s, c, 0.0], [0.0, 0.0, 1.0]])
 
 
 def skew(a):

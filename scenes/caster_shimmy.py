@@ -28,6 +28,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from lcpdyn.nonholonomic import MinimalSystem
+from lcpdyn.rotation import rot_x, rot_y, rot_z
 
 NAME = "caster-shimmy"
 SWEEP = ("yoke_length", 0.25, 4.0, 61)
@@ -39,14 +40,6 @@ def bending_factor(length_over_radius: float) -> float:
     return (2 * L * L + 3 * L) / (3 * L + 6)
 
 
-def _rotation(psi, theta, phi):
-    cz, sz, cx, sx, cy, sy = jnp.cos(psi), jnp.sin(psi), jnp.cos(theta), jnp.sin(theta), jnp.cos(phi), jnp.sin(phi)
-    Rz = jnp.array([[cz, -sz, 0.0], [sz, cz, 0.0], [0.0, 0.0, 1.0]])
-    Rx = jnp.array([[1.0, 0.0, 0.0], [0.0, cx, -sx], [0.0, sx, cx]])
-    Ry = jnp.array([[cy, 0.0, sy], [0.0, 1.0, 0.0], [-sy, 0.0, cy]])
-    return Rz @ Rx @ Ry
-
-
 def _pose(q, t, p):
     psi, theta, phi = q
     r, l = p["radius"], p["yoke_length"]
@@ -54,7 +47,7 @@ def _pose(q, t, p):
     lateral = jnp.array([-jnp.sin(psi), jnp.cos(psi), 0.0])
     # the tip deflects to the same side as the roll moves the contact point (both from F_y)
     centre = jnp.array([p["speed"] * t, 0.0, r]) + kappa * r * theta * lateral
-    return centre[None, :], _rotation(psi, theta, phi)[None]
+    return centre[None, :], (rot_z(psi) @ rot_x(theta) @ rot_y(phi))[None]
 
 
 def _contact_point(q, t, p):

@@ -38,6 +38,7 @@ from lcpdyn.constraints import Holonomic, RevoluteJoint
 from lcpdyn.contact import DiskContact, Plane
 from lcpdyn.forces import BodyForce, TorsionalSpringDamper
 from lcpdyn.model import Model
+from lcpdyn.rotation import rot_y
 
 from .scene import Scene, override
 
@@ -153,11 +154,6 @@ def traction(trajectory, contact: int = 1) -> np.ndarray:
 COORDINATES = ("x", "z", "pitch", "front arm", "front wheel", "rear wheel", "rear arm")  # q1..q7 as in the paper
 
 
-def _ry(angle):
-    c, s = jnp.cos(angle), jnp.sin(angle)
-    return jnp.array([[c, 0.0, s], [0.0, 1.0, 0.0], [-s, 0.0, c]])
-
-
 def _geometry(p):
     """Chassis-frame hinge offsets, the axle height and the spring rest angles of :func:`build`."""
     g, L, r = p["gravity"], p["arm_length"], p["wheel_radius"]
@@ -177,13 +173,13 @@ def _poses(q, p, hinges):
     x, z, pitch, arm_f, wheel_f, wheel_r, arm_r = (q[i] for i in range(7))
     L = p["arm_length"]
     centre = jnp.array([x, 0.0, z])
-    Rc = _ry(pitch)
+    Rc = rot_y(pitch)
     positions, rotations = [centre], [Rc]
     for hinge, arm, spin in ((hinges["front"], arm_f, wheel_f), (hinges["rear"], arm_r, wheel_r)):
         pivot = centre + Rc @ jnp.asarray(hinge)
-        Ra = Rc @ _ry(arm)
+        Ra = Rc @ rot_y(arm)
         positions += [pivot + Ra @ jnp.array([-L / 2, 0.0, 0.0]), pivot + Ra @ jnp.array([-L, 0.0, 0.0])]
-        rotations += [Ra, Ra @ _ry(spin)]
+        rotations += [Ra, Ra @ rot_y(spin)]
     return jnp.stack(positions), jnp.stack(rotations)  # chassis, front arm, front wheel, rear arm, rear wheel
 
 

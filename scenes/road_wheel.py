@@ -36,7 +36,7 @@ DEFAULTS = {
     "beam_length": 3.75, "beam_mass_per_length": 1.61, "support_height": 3.995, "road_speed": 8.0,
     "wheel_mass": 15.0, "wheel_radius": 0.25, "joint_damping": 0.01, "mu": 0.4, "mu_static": 0.4,
     "k1": 1.755e6, "k2": 463.5e6, "k3": -18.560e9, "k4": 303.750e9, "tyre_damping": 0.0, "gravity": 9.81,
-    "dt": 2e-4, "t_end": 14.0, "tangential_stiffness": 1e10, "velocity_threshold": 0.05,
+    "dt": 2e-4, "t_end": 16.0, "tangential_stiffness": 1e10, "velocity_threshold": 0.05,
     "characteristic_velocity": 0.05,
 }
 
@@ -88,19 +88,23 @@ def root_rotation(trajectory) -> np.ndarray:
 
 
 def summary(trajectory, scene) -> dict:
-    """First contact time, wheel spin at the end, and when the wheel last slid."""
+    """First contact time; wheel spin over the last 0.5 s; the time after which the wheel's slip
+    relative to the road stays <= v_th (it rolls; with the undamped tyre and a rigid beam it keeps
+    making micro-hops of some micrometres, during which its rim speed still matches the road);
+    the share of the last 2 s in contact and the largest gap then."""
     gap = trajectory.contact_gap[:, 0]
     touching = np.flatnonzero(gap <= 0)
     slip = np.linalg.norm(trajectory.contact_slip_velocity[:, 0], axis=1)
-    in_contact = trajectory.contact_normal_force[:, 0] > 0
-    rolling = in_contact & (slip <= scene.parameters["velocity_threshold"])
-    last_free = np.flatnonzero(~rolling)
-    settled = float(trajectory.t[last_free[-1] + 1]) if last_free.size and last_free[-1] + 1 < len(trajectory.t) \
+    sliding = np.flatnonzero(slip > scene.parameters["velocity_threshold"])
+    settled = float(trajectory.t[sliding[-1] + 1]) if sliding.size and sliding[-1] + 1 < len(trajectory.t) \
         else float("nan")
     tail = trajectory.t > trajectory.t[-1] - 0.5
+    late = trajectory.t > trajectory.t[-1] - 2.0
     return {"first_contact_s": float(trajectory.t[touching[0]]) if touching.size else float("nan"),
             "final_spin_rad_per_s": float(np.abs(trajectory.angular_velocity[tail, 1, 1]).mean()),
-            "continuous_rolling_from_s": settled}
+            "rolling_from_s": settled,
+            "contact_share_last_2s": float((trajectory.contact_normal_force[late, 0] > 0).mean()),
+            "largest_gap_last_2s_m": float(gap[late].max())}
 
 
 def report(out_dir, models=("coulomb", "regularized", "continuous")) -> dict:

@@ -31,6 +31,7 @@ from lcpdyn.body import RigidBody
 from lcpdyn.contact import DiskContact, Plane
 from lcpdyn.model import Model
 from lcpdyn.nonholonomic import MinimalSystem
+from lcpdyn.rotation import rot_x, rot_y, rot_z
 
 from .scene import Scene, override
 
@@ -40,24 +41,9 @@ DEFAULTS = {"mass": 1.0, "radius": 1.0, "gravity": 1.0, "speed": 0.4116, "roll_r
             "rolling": "ideal", "dt": 1e-3, "t_end": 87.0, "tangential_stiffness": 1e10, "velocity_threshold": 1e-3}
 
 
-def _rz(a):
-    c, s = jnp.cos(a), jnp.sin(a)
-    return jnp.array([[c, -s, 0.0], [s, c, 0.0], [0.0, 0.0, 1.0]])
-
-
-def _rx(a):
-    c, s = jnp.cos(a), jnp.sin(a)
-    return jnp.array([[1.0, 0.0, 0.0], [0.0, c, -s], [0.0, s, c]])
-
-
-def _ry(a):
-    c, s = jnp.cos(a), jnp.sin(a)
-    return jnp.array([[c, 0.0, s], [0.0, 1.0, 0.0], [-s, 0.0, c]])
-
-
 def _pose(q, t, p):
     psi, theta, phi, x, y = q
-    R = _rz(psi) @ _rx(theta) @ _ry(phi)
+    R = rot_z(psi) @ rot_x(theta) @ rot_y(phi)
     axis = R[:, 1]
     c = jnp.cross(jnp.array([0.0, 0.0, 1.0]), axis)
     d2 = c / jnp.sqrt(c @ c)

@@ -51,7 +51,7 @@ def test_python_dash_m_lcpdyn_scenes_lists_every_scene():
     assert rows == {"wheel": "[run]", "sliding-block": "[run]", "incline-block": "[run]", "puck": "[run]",
                     "rolling-disk": "[run+stability+reproduce]", "swivel-shimmy": "[stability+reproduce]",
                     "caster-shimmy": "[stability+reproduce]", "road-wheel": "[run+reproduce]",
-                    "incline-pendulum": "[run+reproduce]"}
+                    "incline-pendulum": "[run+reproduce]", "half-car": "[run+reproduce]"}
     for line in done.stdout.splitlines():  # each with its one-line description
         assert len(line.split()) > 2
 
