@@ -44,6 +44,14 @@ class FrictionBlock:
 
 
 @njit(cache=True)
+def row_buffers(r, n):
+    """Uninitialized (F (2r, n), C (2r), c (2r), hi (2r), basis (r, 2, 2), kinetic (r)) for the
+    two-rows-per-contact models, filled by :func:`regularized_block` or :func:`box_block`."""
+    return (np.empty((2 * r, n)), np.empty(2 * r), np.empty(2 * r), np.empty(2 * r), np.empty((r, 2, 2)),
+            np.empty(r, np.bool_))
+
+
+@njit(cache=True)
 def regularized_block(D, v, h, mu, mu_static, normal_force, friction_force, tangent, compliance, v_th,
                        F, C, c, hi, basis, kinetic):
     """Fills the regularized model's rows (see :class:`Regularized`) contact by contact."""
@@ -147,12 +155,7 @@ class Regularized:
         r, n = D.shape[0] // 2, D.shape[1]
         mu_static = mu if mu_static is None else mu_static
         compliance = 0.0 if math.isinf(self.tangential_stiffness) else 1.0 / (self.tangential_stiffness * h * h)
-        F = np.empty((2 * r, n))
-        C = np.empty(2 * r)
-        c = np.empty(2 * r)
-        hi = np.empty(2 * r)
-        basis = np.empty((r, 2, 2))
-        kinetic = np.empty(r, np.bool_)
+        F, C, c, hi, basis, kinetic = row_buffers(r, n)
         regularized_block(D, v, h, mu, mu_static, normal_force, friction_force, tangent, compliance,
                            self.velocity_threshold, F, C, c, hi, basis, kinetic)
         return FrictionBlock(F, F, None, np.diag(C), c, -hi, hi, basis, kinetic)
@@ -191,12 +194,7 @@ class Box:
 
     def block(self, D, v, h, mu, normal_force, friction_force, tangent, mu_static=None) -> FrictionBlock:
         r, n = D.shape[0] // 2, D.shape[1]
-        F = np.empty((2 * r, n))
-        C = np.empty(2 * r)
-        c = np.empty(2 * r)
-        hi = np.empty(2 * r)
-        basis = np.empty((r, 2, 2))
-        kinetic = np.empty(r, np.bool_)
+        F, C, c, hi, basis, kinetic = row_buffers(r, n)
         box_block(D, h, mu, normal_force, F, C, c, hi, basis, kinetic)
         return FrictionBlock(F, F, None, np.diag(C), c, -hi, hi, basis, kinetic)
 

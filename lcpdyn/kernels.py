@@ -12,7 +12,7 @@ from numba import njit
 
 from solvers.judice_pires import pivot_and_measure
 
-from .friction import box_block, regularized_block
+from .friction import box_block, regularized_block, row_buffers
 
 @njit(cache=True)
 def gap_terms(gap, N, v, h, paper, beta):
@@ -133,12 +133,7 @@ def fused_step(M, A, N, D, tangent, rhs, u, e_N, CN, v, h, mu, mu_static, normal
     (K, q, lo, hi, basis, kinetic, z, w, active_set, code, iterations, residual, violation, scale)."""
     n, m, r = M.shape[0], A.shape[0], N.shape[0]
     nf = 2 * r
-    F = np.empty((nf, n))
-    C = np.empty(nf)
-    c = np.empty(nf)
-    bound = np.empty(nf)
-    basis = np.empty((r, 2, 2))
-    kinetic = np.empty(r, np.bool_)
+    F, C, c, bound, basis, kinetic = row_buffers(r, n)
     if box:
         box_block(D, h, mu, normal_force, F, C, c, bound, basis, kinetic)
     else:
