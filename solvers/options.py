@@ -6,7 +6,7 @@ import math
 
 import numpy as np
 
-from .result import AT_LOWER, AT_UPPER, BASIC, FIXED
+from .result import AT_LOWER, FIXED
 
 __all__ = ["build_options", "check_positive", "check_nonnegative", "check_count", "check_warm_start"]
 
