@@ -130,7 +130,8 @@ def fused_step(M, A, N, D, tangent, rhs, u, e_N, CN, v, h, mu, mu_static, normal
                v_th, box, warm, use_warm, max_iterations, max_stall, pivot_tolerance):
     """Friction block, Eq. (30) matrix and one Júdice–Pires run with the framework's residual,
     in one compiled call (the regularized or box model with ``judice-pires``). Returns
-    (K, q, lo, hi, basis, kinetic, z, w, active_set, code, iterations, residual, violation, scale)."""
+    (K, q, lo, hi, basis, kinetic, z, w, active_set, code, iterations, relative, worst, residual, violation)
+    with the outputs of :func:`solvers.judice_pires.pivot_and_measure`."""
     n, m, r = M.shape[0], A.shape[0], N.shape[0]
     nf = 2 * r
     F, C, c, bound, basis, kinetic = row_buffers(r, n)
@@ -146,6 +147,6 @@ def fused_step(M, A, N, D, tangent, rhs, u, e_N, CN, v, h, mu, mu_static, normal
         compliance_block[i, i] = C[i]
     fill_matrix(K, M, A, N, F, F, compliance_block, np.zeros((nf, r)), CN)
     q, lo, hi = bounded_vectors(rhs, u, e_N, c, -bound, bound)
-    z, w, active_set, code, iterations, residual, violation, scale = pivot_and_measure(
+    z, w, active_set, code, iterations, relative, worst, residual, violation = pivot_and_measure(
         K, q, lo, hi, warm, use_warm, max_iterations, max_stall, pivot_tolerance)
-    return K, q, lo, hi, basis, kinetic, z, w, active_set, code, iterations, residual, violation, scale
+    return K, q, lo, hi, basis, kinetic, z, w, active_set, code, iterations, relative, worst, residual, violation

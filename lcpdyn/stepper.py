@@ -46,7 +46,7 @@ from solvers import friction_contact
 from solvers.judice_pires import default_max_iterations
 from solvers.options import build_options
 from solvers.problem import checked_problem
-from solvers.result import LCPResult, Status
+from solvers.result import Status, result_from_kernel
 
 from . import __version__
 from .compliance import force_and_slope
@@ -351,8 +351,8 @@ class Simulation:
         if regularized and not math.isinf(friction.tangential_stiffness):
             compliance = 1.0 / (friction.tangential_stiffness * h * h)
         use_warm = warm is not None and warm.shape[0] == self._size
-        (K, qv, lo, hi, basis, kinetic, z, w, active_set, code, iterations, residual, violation,
-         scale) = fused_step(self.M, k.A, k.N, k.D, k.tangent, rhs, u, e_N, self._normal_compliance, self.v, h,
+        (K, qv, lo, hi, basis, kinetic, z, w, active_set, code, iterations, relative, worst, residual,
+         violation) = fused_step(self.M, k.A, k.N, k.D, k.tangent, rhs, u, e_N, self._normal_compliance, self.v, h,
                              self._mu_now, self._mu_static_now,
                              normal_force,
                              self.friction_force, compliance,
@@ -361,12 +361,11 @@ class Simulation:
                              options.max_iterations or default_max_iterations(self._size), options.max_stall,
                              options.pivot_tolerance)
         block = _Basis(basis, kinetic)
-        relative = max(residual, violation) / scale
         if code != 0 or not relative <= self.tolerance:
             return block, K, qv, lo, hi, None
-        result = LCPResult(z, w, Status.SOLVED, int(iterations), float(residual), float(violation), float(scale),
-                           float(relative), self.tolerance, f"basic-set pivoting: solved after {iterations} "
-                           "iterations (fused stepper path)", self.method, active_set, {})
+        result = result_from_kernel(z, w, active_set, Status.SOLVED, iterations, relative, worst, residual,
+                                    violation, f"basic-set pivoting: solved after {iterations} iterations "
+                                    "(fused stepper path)", self.method, self.tolerance)
         return block, K, qv, lo, hi, result
 
     def _accept(self, result, retry):

@@ -5,8 +5,10 @@ import math
 
 from . import judice_pires, lemke, pgs, siconos_route
 from .options import build_options
-from .problem import BoundedLCP, make_problem
-from .result import LCPResult, SolverFailure
+import numpy as np
+
+from .problem import BoundedLCP, make_problem, zero_row_certificate
+from .result import LCPResult, SolverFailure, Status, measure
 
 __all__ = ["solve", "METHODS"]
 
@@ -24,6 +26,8 @@ def solve(M, q=None, lo=None, hi=None, method: str = "judice-pires", *, toleranc
     M, q, lo, hi : the problem (``lo`` defaults to 0, ``hi`` to +inf), or a
         :class:`~solvers.problem.BoundedLCP` passed as ``M`` with ``q, lo, hi`` omitted.
     method : ``"judice-pires"`` (default), ``"lemke"``, ``"pgs"`` or ``"siconos"``.
+    Before any method runs, a zero row of M that no z can complement is reported as
+    ``INFEASIBLE`` (:func:`~solvers.problem.zero_row_certificate`).
     tolerance : the framework's acceptance bound on the relative residual (see
         :mod:`solvers.result`); a method's answer beyond it is reported ``INACCURATE``.
     raise_on_failure : raise :class:`~solvers.result.SolverFailure` instead of returning a
@@ -51,7 +55,12 @@ def solve(M, q=None, lo=None, hi=None, method: str = "judice-pires", *, toleranc
         problem = make_problem(M, q, lo, hi)
     module = METHODS[method]
     method_options = build_options(module.Options, method, options) if options else _DEFAULTS[method]
-    result = module.run(problem, method_options, float(tolerance))
+    certificate = zero_row_certificate(problem)
+    if certificate is not None:  # a proof of infeasibility: no method is run
+        result = measure(problem, np.clip(np.zeros(problem.n), problem.lo, problem.hi), Status.INFEASIBLE, 0,
+                         certificate, method, float(tolerance))
+    else:
+        result = module.run(problem, method_options, float(tolerance))
     if raise_on_failure and not result.success:
         raise SolverFailure(result)
     return result

@@ -30,10 +30,11 @@ Equivalently (De Saxcé's bipotential formulation), with the modified velocity
 Residual (computed here, never trusted from a method)
 -----------------------------------------------------
 The natural map of De Saxcé's formulation, per contact ``||r_i - proj_{K_i}(r_i - û_i)||_2``
-(zero exactly at a solution), combined as the maximum over contacts, together with the cone
-violation ``max_i ||r_i - proj_{K_i}(r_i)||_2``; both relative to the scale
-``1 + ||b||_inf + ||W||_inf ||r||_inf`` (``||W||_inf`` the largest absolute row sum), as in
-:mod:`solvers.result`. The projection onto ``K = K_mu`` is in closed form: for ``x = (x_N, x_T)``,
+(zero exactly at a solution), together with the cone violation ``||r_i - proj_{K_i}(r_i)||_2``,
+each measured per contact against that contact's own scales -- ``r_i`` against its reaction
+scale, ``u_i`` against its velocity scale, the scales of :mod:`solvers.result` taken per contact
+-- and combined as the maximum over contacts. A problem and its rescaling by one positive factor
+per contact (``D W D``, ``D b``: the same physics in other units) are judged alike. The projection onto ``K = K_mu`` is in closed form: for ``x = (x_N, x_T)``,
 ``t = |x_T|``: ``x`` if ``t <= mu x_N``; ``0`` if ``mu t <= -x_N`` (the polar cone); otherwise
 ``p (1, mu x_T / t)`` with ``p = (x_N + mu t) / (1 + mu^2)``.
 
@@ -83,10 +84,9 @@ the update along the block's null space. Sweeps stop as soon as the framework's 
 residual is ``<= tolerance`` (checked before the first sweep too, so a warm start that already
 solves the problem costs no sweep). NSGS converges linearly: a few sweeps when the contacts are
 weakly coupled, up to ~10^3 for a body resting on many contacts (see ``relaxation`` in
-:class:`Options`). Beware that the relative residual's scale grows with ``|r|``: on a problem
-without solution (an approaching contact that ``W`` cannot push apart) ``r`` diverges and the
-relative residual decays like ``1/|r|``, so an absurdly large ``max_sweeps`` could end up
-reporting such a run as solved; inspect ``r`` when it is huge.
+:class:`Options`). On a problem without solution (an approaching contact that ``W`` cannot push
+apart) ``r`` diverges; the per-contact measure does not decay with ``|r|`` (the velocity of such a
+contact stays a full row scale wrong), so the run ends with ``MAX_ITERATIONS``, never a success.
 
 ``"siconos-nsgs"`` / ``"siconos-nsn-ac"``: the same problem posed to Siconos numerics,
 ``FrictionContactProblem(3, nc, W, b, mu)`` + ``fc3d_driver`` with ``SICONOS_FRICTION_3D_NSGS``
@@ -107,7 +107,8 @@ import numpy as np
 from numba import njit
 
 from .options import build_options, check_count, check_positive
-from .result import SolverFailure, Status
+from .result import SolverFailure, Status, normalized, row_scales
+from .scaling import equilibrate
 
 __all__ = ["solve_friction_contact", "FrictionContactResult", "Options", "SiconosOptions",
            "METHODS", "UnknownOptionError", "measure_friction_contact", "project_on_cone"]
@@ -122,6 +123,7 @@ METHODS = (NSGS,) + tuple(SICONOS_SOLVERS)
 # Local-solve outcome codes (counted in ``info``).
 _SEPARATE, _STICK, _SLIDE, _INEXACT = 0, 1, 2, -1
 _DENSE_GRID = 2048
+_EPS = float(np.finfo(np.float64).eps)
 _EXACT = 1e-12  # a local candidate is "exact" when its residual is below _EXACT x local scale
 
 
@@ -199,10 +201,12 @@ class FrictionContactResult:
     status : :class:`~solvers.result.Status`.
     success : ``status == SOLVED`` (implies ``relative_residual <= tolerance``).
     iterations : sweeps (``nsgs``) or Siconos' iteration count.
-    residual : ``max_i ||r_i - proj_{K_i}(r_i - û_i)||_2`` (absolute; De Saxcé natural map).
-    cone_violation : ``max_i ||r_i - proj_{K_i}(r_i)||_2`` (absolute).
-    scale : ``1 + ||b||_inf + ||W||_inf ||r||_inf``.
-    relative_residual : ``max(residual, cone_violation) / scale``.
+    residual : ``max_i ||r_i - proj_{K_i}(r_i - û_i)||_2`` (absolute; De Saxcé natural map;
+        information).
+    cone_violation : ``max_i ||r_i - proj_{K_i}(r_i)||_2`` (absolute; information).
+    relative_residual : the acceptance measure: the largest per-contact error in the contact's
+        own scales (module docstring; invariant under one positive scale per contact).
+    worst_contact : the contact where it is attained (-1 if none).
     tolerance : the bound ``relative_residual`` was judged against.
     message : human-readable account.
     method : the method name used.
@@ -215,8 +219,8 @@ class FrictionContactResult:
     iterations: int
     residual: float
     cone_violation: float
-    scale: float
     relative_residual: float
+    worst_contact: int
     tolerance: float
     message: str
     method: str
@@ -260,35 +264,54 @@ def _contact_errors(mu, r0, r1, r2, u0, u1, u2, tmp):
 
 @njit(cache=True, error_model="numpy")
 def _measure_kernel(W, b, mu, r, u):
-    """u <- W r + b; returns (residual, cone violation, scale), all NaN if r is not finite."""
+    """u <- W r + b; returns (relative residual, worst contact, absolute residual, absolute cone
+    violation), NaN (worst -1) if r or u is not finite. Per contact c the scales of
+    :mod:`solvers.result` (one implementation, :func:`~solvers.result.row_scales`): velocity
+    scale ``s_c = max`` of its three row scales, reaction scale
+    ``zeta_c = max(min`` of its three variable scales, ``|r_c|_inf)``; the error is De Saxcé's
+    natural map in ``r~ = r / zeta_c``, ``u~ = u / s_c`` (2-norm over the contact), with the
+    cone violation of ``r~`` and the normal complementarity ``|r~_N - max(r~_N - u_N / s_N, 0)|``
+    against the normal row's own scale ``s_N``."""
     n = b.shape[0]
     for i in range(n):
         if not np.isfinite(r[i]):
-            return np.nan, np.nan, np.nan
-    w_norm = 0.0
-    r_norm = 0.0
-    b_norm = 0.0
+            return np.nan, -1, np.nan, np.nan
+    s = np.empty(n)
+    zeta = np.empty(n)
+    unbounded = np.full(n, np.inf)
+    _, _, _, _, row, col = equilibrate(W, b, -unbounded, unbounded)
+    growth = row_scales(W, b, -unbounded, unbounded, r, u, s, zeta, row, col)
     for i in range(n):
-        s = b[i]
-        row = 0.0
-        for j in range(n):
-            s += W[i, j] * r[j]
-            row += abs(W[i, j])
-        u[i] = s
-        w_norm = max(w_norm, row)
-        r_norm = max(r_norm, abs(r[i]))
-        b_norm = max(b_norm, abs(b[i]))
+        if not np.isfinite(u[i]):
+            return np.nan, -1, np.nan, np.nan
     residual = 0.0
     violation = 0.0
+    relative = 0.0
+    worst = -1
     tmp = np.empty(3)
     for c in range(n // 3):
         k = 3 * c
         res, vio = _contact_errors(mu[c], r[k], r[k + 1], r[k + 2], u[k], u[k + 1], u[k + 2], tmp)
         residual = max(residual, res)
         violation = max(violation, vio)
-    if not (np.isfinite(residual) and np.isfinite(w_norm)):
-        return np.nan, np.nan, np.nan
-    return residual, violation, 1.0 + b_norm + w_norm * r_norm
+        sc = max(s[k], s[k + 1], s[k + 2])
+        zc = max(min(zeta[k], zeta[k + 1], zeta[k + 2]), abs(r[k]), abs(r[k + 1]), abs(r[k + 2]))
+        ur0 = normalized(u[k], sc) if sc > 0.0 else 0.0
+        ur1 = normalized(u[k + 1], sc) if sc > 0.0 else 0.0
+        ur2 = normalized(u[k + 2], sc) if sc > 0.0 else 0.0
+        rn = normalized(r[k], zc)
+        res, vio = _contact_errors(mu[c], rn, normalized(r[k + 1], zc), normalized(r[k + 2], zc),
+                                   ur0, ur1, ur2, tmp)
+        # the normal complementarity r_N >= 0 _|_ u_N >= 0 alone, against the normal row's own scale
+        # (a necessary condition in every case -- separation, stick, slide -- which the common
+        # contact scale, set by a large slip, would judge too loosely)
+        un = normalized(u[k], s[k]) if s[k] > 0.0 else 0.0
+        normal = abs(rn - max(rn - un, 0.0))
+        error = max(res, vio, normal)
+        if not error <= relative:
+            relative = error
+            worst = c
+    return max(relative, _EPS * growth), worst, residual, violation
 
 
 def project_on_cone(x, mu):
@@ -421,16 +444,44 @@ def _slide_candidate(A, c, mu, phi, cand):
 
 
 @njit(cache=True, error_model="numpy")
+def _local_relative_residual(A, c, mu, r, a_norm, tmp):
+    """The local residual in the contact's own scales (as :func:`_measure_kernel` measures a
+    contact): u = A r + c against sigma = max_k (|c_k| + sum_j |A_kj r_j|), r against
+    max(|r|_inf, sigma / max|A|)."""
+    u = np.empty(3)
+    sigma = 0.0
+    a_max = 0.0
+    for k in range(3):
+        acc = c[k]
+        size = abs(c[k])
+        for j in range(3):
+            t = A[k, j] * r[j]
+            acc += t
+            size += abs(t)
+            a_max = max(a_max, abs(A[k, j]))
+        u[k] = acc
+        sigma = max(sigma, size)
+    if sigma == 0.0:
+        return 0.0
+    zeta = max(abs(r[0]), abs(r[1]), abs(r[2]), sigma / a_max if a_max > 0.0 else 0.0)
+    if zeta == 0.0:
+        zeta = 1.0  # r = 0 with a zero block: only the sign of u matters
+    res, vio = _contact_errors(mu, r[0] / zeta, r[1] / zeta, r[2] / zeta, u[0] / sigma, u[1] / sigma,
+                               u[2] / sigma, tmp)
+    return max(res, vio)
+
+
+@njit(cache=True, error_model="numpy")
 def _consider(A, c, mu, cand, rp, a_norm, best, state, tmp):
     """Keep cand in best if it beats the current best. A candidate is exact when its local
-    residual is at rounding level of its own scale 1 + |c| + |A| |cand|. state = [best residual,
-    best distance to r_prev, best-is-exact flag]; exact beats inexact, then closest to r_prev."""
-    res = _local_residual(A, c, mu, cand, tmp)
+    residual, in the contact's own scales (:func:`_local_relative_residual`), is at rounding
+    level. state = [best residual, best distance to r_prev, best-is-exact flag]; exact beats
+    inexact, then closest to r_prev."""
+    res = _local_relative_residual(A, c, mu, cand, a_norm, tmp)
     if not np.isfinite(res):
         return
-    scale = 1.0 + max(abs(c[0]), abs(c[1]), abs(c[2])) + a_norm * max(abs(cand[0]), abs(cand[1]), abs(cand[2]))
     dist = (cand[0] - rp[0]) ** 2 + (cand[1] - rp[1]) ** 2 + (cand[2] - rp[2]) ** 2
-    exact = res <= _EXACT * scale
+    exact = res <= _EXACT
     take = False
     if exact:
         take = state[2] == 0.0 or dist < state[1]
@@ -565,8 +616,7 @@ def _nsgs_kernel(W, b, mu, r, max_sweeps, tolerance, proximal, singular_ratio, r
             _inverse3(blocks[i], inverses[i])
             regularized += 1
     u = np.empty(n)
-    res, vio, scale = _measure_kernel(W, b, mu, r, u)
-    relative = max(res, vio) / scale
+    relative, _, _, _ = _measure_kernel(W, b, mu, r, u)
     c = np.empty(3)
     rp = np.empty(3)
     out = np.empty(3)
@@ -591,8 +641,7 @@ def _nsgs_kernel(W, b, mu, r, max_sweeps, tolerance, proximal, singular_ratio, r
                 _project3(mu[i], rp[0] + relaxation * (out[0] - rp[0]), rp[1] + relaxation * (out[1] - rp[1]),
                           rp[2] + relaxation * (out[2] - rp[2]), out)
             r[k], r[k + 1], r[k + 2] = out[0], out[1], out[2]
-        res, vio, scale = _measure_kernel(W, b, mu, r, u)
-        relative = max(res, vio) / scale
+        relative, _, _, _ = _measure_kernel(W, b, mu, r, u)
     return sweeps, relative, regularized
 
 
@@ -619,17 +668,16 @@ def measure_friction_contact(W, b, mu, r, status: Status, iterations: int, messa
     r = np.ascontiguousarray(r, dtype=np.float64)
     n = b.shape[0]
     u = np.empty(n)
-    residual, violation, scale = _measure_kernel(W, b, mu, r, u)
-    if not np.isfinite(scale):
+    relative, worst, residual, violation = _measure_kernel(W, b, mu, r, u)
+    if not np.isfinite(relative):
         nan = float("nan")
         return FrictionContactResult(r, np.full(n, nan), Status.NUMERICAL_ERROR, int(iterations), nan, nan, nan,
-                                     nan, tolerance, f"non-finite solution; {message}", method, info or {})
-    relative = max(residual, violation) / scale
+                                     -1, tolerance, f"non-finite solution; {message}", method, info or {})
     if status == Status.SOLVED and not relative <= tolerance:
         status = Status.INACCURATE
-        message = f"{message}; framework residual {relative:.3g} exceeds tolerance {tolerance:.3g}"
-    return FrictionContactResult(r, u, status, int(iterations), float(residual), float(violation), float(scale),
-                                 float(relative), float(tolerance), message, method, info or {})
+        message = f"{message}; framework residual {relative:.3g} (contact {worst}) exceeds tolerance {tolerance:.3g}"
+    return FrictionContactResult(r, u, status, int(iterations), float(residual), float(violation), float(relative),
+                                 int(worst), float(tolerance), message, method, info or {})
 
 
 def _as_array(name, value, ndim):

@@ -52,7 +52,8 @@ import numpy as np
 from numba import njit
 
 from .options import check_count, check_nonnegative, check_positive, check_warm_start
-from .result import Status, _measure_kernel, measure
+from .result import Status, _measure_kernel, measure, row_scales
+from .scaling import equilibrate
 
 NAME = "judice-pires"
 
@@ -60,9 +61,11 @@ _SOLVED, _MAX_ITERATIONS, _CYCLING, _SINGULAR = 0, 1, 2, 4
 _CODE_TO_STATUS = {_SOLVED: Status.SOLVED, _MAX_ITERATIONS: Status.MAX_ITERATIONS,
                    _CYCLING: Status.CYCLING, _SINGULAR: Status.SINGULAR_BASIS}
 _CONTINUATION_START = 0.1  # first proximal weight, relative to ||M||_inf
+_PROXIMAL_PATIENCE = 50  # outer iterations at the final weight without halving the residual
 _CODE_TO_TEXT = {code: status.name.lower() for code, status in _CODE_TO_STATUS.items()}
 # Numerically singular when ||A|| ||x|| / ||r|| (a lower bound on cond(A)) exceeds this.
-_CONDITION_LIMIT = 1.0 / (1000.0 * np.finfo(float).eps)
+_EPS = float(np.finfo(float).eps)
+_CONDITION_LIMIT = 1.0 / (1000.0 * _EPS)
 
 
 @dataclass(frozen=True)
@@ -129,24 +132,57 @@ def _state_hash(state):
 
 
 @njit(cache=True)
-def pivot(M, q, lo, hi, state, max_iterations, max_stall, pivot_tolerance, rho, center):
-    """Basic-set pivoting on BLCP(M + rho I, q - rho center, lo, hi).
+def _basic_solve(A, r):
+    """Solve A x = r by LU (LAPACK) with one step of iterative refinement when the componentwise
+    backward error max_i |r - A x|_i / (|r| + |A| |x|)_i exceeds 8 eps (Skeel 1980: one step
+    of fixed-precision refinement makes LU componentwise backward stable). Returns (x, ok):
+    ok is False for an exactly singular LU."""
+    try:
+        x = np.linalg.solve(A, r)
+    except Exception:  # exactly singular LU
+        return r, False
+    m = r.shape[0]
+    res = np.empty(m)
+    worst = 0.0
+    for a in range(m):
+        acc = r[a]
+        size = abs(r[a])
+        for b in range(m):
+            t = A[a, b] * x[b]
+            acc -= t
+            size += abs(t)
+        res[a] = acc
+        if size > 0.0:
+            worst = max(worst, abs(acc) / size)
+    if worst > 8.0 * _EPS:
+        try:
+            x = x + np.linalg.solve(A, res)
+        except Exception:
+            return r, False
+    return x, True
 
-    ``state`` (int8 active-set codes) is updated in place. Returns ``(z, code, iterations)``
-    with code 0 solved, 1 iteration limit, 2 cycling, 4 singular basis.
+
+@njit(cache=True)
+def pivot(M, q, lo, hi, state, max_iterations, max_stall, pivot_tolerance, rho, center):
+    """Basic-set pivoting on BLCP(M + rho I, q - rho center, lo, hi) (best on an equilibrated
+    problem, :func:`solvers.scaling.equilibrate`).
+
+    Infeasibility is judged per row against that row's own scale (:mod:`solvers.result`):
+    a sign of w_i against ``pivot_tolerance x s_i`` (s_i = |q_i| + sum_j |M_ij z_j|), a bound on
+    z_i against ``pivot_tolerance x zeta_i`` (zeta_i the variable scale). ``state`` (int8
+    active-set codes) is updated in place. Returns ``(z, code, iterations)`` with code 0 solved,
+    1 iteration limit, 2 cycling, 4 singular basis.
     """
     n = q.shape[0]
     z = np.zeros(n)
     w = np.zeros(n)
+    s = np.zeros(n)
+    zeta = np.zeros(n)
     q_eff = q - rho * center
-    m_norm = 0.0
-    q_norm = 0.0
+    ones = np.ones(n)
+    M_eff = M.copy()
     for i in range(n):
-        row = rho
-        for j in range(n):
-            row += abs(M[i, j])
-        m_norm = max(m_norm, row)
-        q_norm = max(q_norm, abs(q_eff[i]))
+        M_eff[i, i] += rho
     basic = np.empty(n, np.int64)
     murty_hashes = np.zeros(max_iterations + 1, np.uint64)
     n_hashes = 0
@@ -172,21 +208,19 @@ def pivot(M, q, lo, hi, state, max_iterations, max_stall, pivot_tolerance, rho, 
             a_norm = 0.0
             for a in range(n_basic):
                 i = basic[a]
-                s = q_eff[i]
+                acc = q_eff[i]
                 for j in range(n):
                     if state[j] != 0:
-                        s += M[i, j] * z[j]
-                r[a] = -s
-                r_norm = max(r_norm, abs(s))
+                        acc += M_eff[i, j] * z[j]
+                r[a] = -acc
+                r_norm = max(r_norm, abs(acc))
                 row = 0.0
                 for b in range(n_basic):
-                    A[a, b] = M[i, basic[b]]
+                    A[a, b] = M_eff[i, basic[b]]
                     row += abs(A[a, b])
-                A[a, a] += rho
-                a_norm = max(a_norm, row + rho)
-            try:
-                x = np.linalg.solve(A, r)
-            except Exception:  # exactly singular LU
+                a_norm = max(a_norm, row)
+            x, ok = _basic_solve(A, r)
+            if not ok:
                 code = _SINGULAR
                 break
             x_norm = 0.0
@@ -197,22 +231,15 @@ def pivot(M, q, lo, hi, state, max_iterations, max_stall, pivot_tolerance, rho, 
                 break
             for a in range(n_basic):
                 z[basic[a]] = x[a]
-        z_norm = 0.0
-        for i in range(n):
-            z_norm = max(z_norm, abs(z[i]))
-        for i in range(n):
-            s = q_eff[i] + rho * z[i]
-            for j in range(n):
-                s += M[i, j] * z[j]
-            w[i] = s
-        tol_z = pivot_tolerance * (1.0 + z_norm)
-        tol_w = pivot_tolerance * (1.0 + q_norm + m_norm * z_norm)
+        row_scales(M_eff, q_eff, lo, hi, z, w, s, zeta, ones, ones)
         count = 0
         first_infeasible = -1
         for i in range(n):
-            s = state[i]
-            if (s == 0 and (z[i] < lo[i] - tol_z or z[i] > hi[i] + tol_z)) or \
-                    (s == -1 and w[i] < -tol_w) or (s == 1 and w[i] > tol_w):
+            st = state[i]
+            tol_z = pivot_tolerance * zeta[i]
+            tol_w = pivot_tolerance * s[i]
+            if (st == 0 and (z[i] < lo[i] - tol_z or z[i] > hi[i] + tol_z)) or \
+                    (st == -1 and w[i] < -tol_w) or (st == 1 and w[i] > tol_w):
                 count += 1
                 if first_infeasible < 0:
                     first_infeasible = i
@@ -237,15 +264,17 @@ def pivot(M, q, lo, hi, state, max_iterations, max_stall, pivot_tolerance, rho, 
             n_hashes += 1
             first, stop = first_infeasible, first_infeasible + 1  # Murty: least infeasible index
         for i in range(first, stop):
-            s = state[i]
-            if s == 0:
+            st = state[i]
+            tol_z = pivot_tolerance * zeta[i]
+            tol_w = pivot_tolerance * s[i]
+            if st == 0:
                 if z[i] < lo[i] - tol_z:
                     state[i] = -1
                 elif z[i] > hi[i] + tol_z:
                     state[i] = 1
-            elif s == -1 and w[i] < -tol_w:
+            elif st == -1 and w[i] < -tol_w:
                 state[i] = 0
-            elif s == 1 and w[i] > tol_w:
+            elif st == 1 and w[i] > tol_w:
                 state[i] = 0
     if code == _SOLVED:  # basic values within tolerance of a bound are put on it
         for i in range(n):
@@ -256,18 +285,31 @@ def pivot(M, q, lo, hi, state, max_iterations, max_stall, pivot_tolerance, rho, 
 @njit(cache=True)
 def pivot_and_measure(M, q, lo, hi, warm, use_warm, max_iterations, max_stall, pivot_tolerance):
     """One compiled call for callers inside Numba code (the time stepper's fused path): the
-    initial active set (from ``warm`` if ``use_warm``), one pivoting run, and the framework's
-    residual of :func:`solvers.result.measure`. No proximal fallback: on a nonzero ``code`` call
-    :func:`run`. Returns (z, w, active_set, code, iterations, residual, bound_violation, scale);
-    ``code`` 0 means the pivoting converged (the caller still judges the residual)."""
+    initial active set (from ``warm`` if ``use_warm``), equilibration, one pivoting run, and the
+    framework's residual of :func:`solvers.result.measure` on the original problem. No proximal
+    fallback: on a nonzero ``code`` call :func:`run`. Returns (z, w, active_set, code,
+    iterations, relative, worst, residual, violation); ``code`` 0 means the pivoting converged
+    (the caller still judges ``relative`` against its tolerance)."""
     n = q.shape[0]
     state = _initial_state(lo, hi, warm, use_warm)
-    z, code, iterations = pivot(M, q, lo, hi, state, max_iterations, max_stall, pivot_tolerance, 0.0,
-                                np.zeros(n))
+    Ms, qs, los, his, row, col = equilibrate(M, q, lo, hi)
+    zs, code, iterations = pivot(Ms, qs, los, his, state, max_iterations, max_stall, pivot_tolerance, 0.0,
+                                 np.zeros(n))
+    z = _unscale(zs, col, lo, hi)
     w = np.empty(n)
     active_set = np.empty(n, np.int8)
-    residual, violation, scale = _measure_kernel(M, q, lo, hi, z, w, active_set)
-    return z, w, active_set, code, iterations, residual, violation, scale
+    relative, worst, residual, violation = _measure_kernel(M, q, lo, hi, z, w, active_set)
+    return z, w, active_set, code, iterations, relative, worst, residual, violation
+
+
+@njit(cache=True)
+def _unscale(zs, col, lo, hi):
+    """z = col * z' (exact: powers of two), clipped to the original bounds (an unscaled bound
+    times its factor is the bound itself, so a variable on its bound stays exactly on it)."""
+    z = np.empty(zs.shape[0])
+    for i in range(zs.shape[0]):
+        z[i] = min(max(col[i] * zs[i], lo[i]), hi[i])
+    return z
 
 
 def default_max_iterations(n: int) -> int:
@@ -290,65 +332,82 @@ def run(problem, options: Options, tolerance: float, warm_start: np.ndarray | No
     initial = _initial_state(problem.lo, problem.hi,
                              warm if warm is not None else np.zeros(n, np.int8), warm is not None)
     max_iterations = options.max_iterations or default_max_iterations(n)
-    M, q, lo, hi = problem.M, problem.q, problem.lo, problem.hi
-    z, code, iterations = pivot(M, q, lo, hi, initial.copy(), max_iterations, options.max_stall,
-                                options.pivot_tolerance, 0.0, np.zeros(n))
-    first = measure(problem, z, _CODE_TO_STATUS[code], iterations,
+    scaled = equilibrate(problem.M, problem.q, problem.lo, problem.hi)
+    Ms, qs, los, his, _, col = scaled
+    zs, code, iterations = pivot(Ms, qs, los, his, initial.copy(), max_iterations, options.max_stall,
+                                 options.pivot_tolerance, 0.0, np.zeros(n))
+    first = measure(problem, _unscale(zs, col, problem.lo, problem.hi), _CODE_TO_STATUS[code], iterations,
                     f"basic-set pivoting: {_CODE_TO_TEXT[code]} after {iterations} iterations",
                     NAME, tolerance, {"regularization": None})
     if first.success or options.regularization == 0.0:
         return first
     # The fallback restarts from the initial active set: the failed run's last set is often
     # far from the solution (it is where pivoting went wrong).
-    return _proximal_fallback(problem, options, tolerance, first, initial, max_iterations)
+    return _proximal_fallback(problem, scaled, options, tolerance, first, zs, initial, max_iterations)
 
 
-def _proximal_fallback(problem, options: Options, tolerance: float, first, state, max_iterations):
-    """Proximal-point regularization (see module docstring): active sets from ``state``
-    (updated in place), first proximal centre the failed run's z clipped to the bounds.
+def _proximal_fallback(problem, scaled, options: Options, tolerance: float, first, first_zs, state,
+                       max_iterations):
+    """Proximal-point regularization (see module docstring) on the equilibrated problem: active
+    sets from ``state`` (updated in place), first proximal centre the failed run's z clipped to
+    the bounds.
 
-    Outer iterations continue until the unregularized relative residual is below
-    ``tolerance / 1000`` (cheap: each is warm-started and takes few pivots) or stops improving;
-    the best iterate is returned, and it is a success only if it meets ``tolerance``."""
-    M, q, lo, hi = problem.M, problem.q, problem.lo, problem.hi
-    m_norm = float(np.abs(M).sum(axis=1).max()) if problem.n else 0.0
-    m_norm = max(m_norm, np.finfo(float).tiny)
+    Outer iterations continue until the framework's relative residual (on the original problem)
+    is below ``tolerance / 1000`` (cheap: each is warm-started and takes few pivots), or the
+    iterate stops moving, or leaves the range of finite numbers (an infeasible problem drives it
+    away: that is reported, never accepted); the best iterate is returned, and it is a success
+    only if it meets ``tolerance``."""
+    Ms, qs, los, his, _, col = scaled
+    lo, hi = problem.lo, problem.hi
+    m_norm = float(np.abs(Ms).sum(axis=1).max()) if problem.n else 0.0
+    if not m_norm > 0.0:
+        m_norm = 1.0  # a zero matrix: the equilibrated problem's natural unit
     rho_final = options.regularization * m_norm
     # Continuation: start better conditioned (pivoting on M + rho I is fast when rho is a
     # sizeable part of ||M||) and shrink rho tenfold per outer iteration down to rho_final.
     rho = max(rho_final, _CONTINUATION_START * m_norm)
-    center = np.clip(first.z, lo, hi) if np.all(np.isfinite(first.z)) else np.clip(0.0, lo, hi)
+    center = np.clip(first_zs, los, his) if np.all(np.isfinite(first_zs)) else np.clip(0.0, los, his)
     iterations = first.iterations
     why = first.status.name.lower()
     best = None
     outer = 0
+    code = _SOLVED
     ending = f"the outer iteration limit {options.max_proximal_iterations}"
+    since_progress = 0
+    limit = 1e150  # far beyond any physical answer of an equilibrated problem, far below overflow
     while outer < options.max_proximal_iterations:
         outer += 1
-        z, code, its = pivot(M, q, lo, hi, state, max_iterations, options.max_stall,
-                             options.pivot_tolerance, rho, center)
+        zs, code, its = pivot(Ms, qs, los, his, state, max_iterations, options.max_stall,
+                              options.pivot_tolerance, rho, center)
         iterations += its
         if code != _SOLVED:
             ending = f"an inner {_CODE_TO_TEXT[code]}"
             break
-        trial = measure(problem, z, Status.SOLVED, iterations, "", NAME, tolerance)
+        size = float(np.max(np.abs(zs), initial=0.0))
+        if not size < limit:
+            ending = f"iterates growing without bound (|z'| = {size:.3g}): the problem may have no solution"
+            break
+        trial = measure(problem, _unscale(zs, col, lo, hi), Status.SOLVED, iterations, "", NAME, tolerance)
+        if best is None or trial.relative_residual < 0.5 * best.relative_residual:
+            since_progress = 0
+        else:
+            since_progress += 1
         if best is None or trial.relative_residual < best.relative_residual:
             best = trial
         if trial.relative_residual <= 1e-3 * tolerance:
             break
-        if float(np.max(np.abs(z - center), initial=0.0)) <= 4 * np.finfo(float).eps * (
-                1.0 + float(np.max(np.abs(z), initial=0.0))):
-            ending = "a stationary iterate"
+        if rho == rho_final and since_progress >= _PROXIMAL_PATIENCE:
+            ending = f"no progress in {_PROXIMAL_PATIENCE} outer iterations at the final rho"
             break
-        center = z
+        center = zs
         rho = max(rho_final, 0.1 * rho)
     info = {"regularization": rho, "proximal_iterations": outer, "first_attempt": why}
     if best is not None and best.relative_residual <= tolerance:
         return measure(problem, best.z, Status.SOLVED, iterations,
                        f"pivoting failed ({why}); solved by the proximal-point fallback, rho={rho:.3g}, "
                        f"best of {outer} outer iterations", NAME, tolerance, info)
-    status = Status.MAX_ITERATIONS if best is not None else _CODE_TO_STATUS[code]
-    z = best.z if best is not None else z
+    status = Status.MAX_ITERATIONS if best is not None else _CODE_TO_STATUS.get(code, Status.MAX_ITERATIONS)
+    z = best.z if best is not None else first.z
     return measure(problem, z, status, iterations,
                    f"pivoting failed ({why}); the proximal-point fallback (rho={rho:.3g}) ended on {ending} "
                    f"without reaching the tolerance", NAME, tolerance, info)

@@ -23,7 +23,9 @@ from numba import njit
 
 from .options import check_count, check_positive
 from .reformulate import eliminate_free_or_report, split_boxes
-from .result import Status, measure
+from .judice_pires import _basic_solve
+from .result import Status, measure, relative_residual
+from .scaling import equilibrate
 
 NAME = "lemke"
 
@@ -136,6 +138,41 @@ def lemke(M, q, max_pivots, pivot_tolerance):
 
 
 @njit(cache=True)
+def polish(M, q, x):
+    """Recompute the solution of the complementary basis Lemke ended on directly: with
+    F = {j : x_j > 0}, solve M_FF x_F = -q_F by LU with one refinement step
+    (:func:`solvers.judice_pires._basic_solve`) and set the rest to 0. The pivots' product-form
+    updates accumulate rounding at the scale of the largest rows (the covering vector couples
+    all rows); the direct solve is componentwise backward stable. Returns (x, ok); ok is False
+    if the basic system is singular or the polished point leaves x >= 0 (then the caller keeps
+    Lemke's own x)."""
+    n = q.shape[0]
+    basic = np.empty(n, np.int64)
+    k = 0
+    for j in range(n):
+        if x[j] > 0.0:
+            basic[k] = j
+            k += 1
+    if k == 0:
+        return x, True
+    A = np.empty((k, k))
+    r = np.empty(k)
+    for a in range(k):
+        r[a] = -q[basic[a]]
+        for b in range(k):
+            A[a, b] = M[basic[a], basic[b]]
+    y, ok = _basic_solve(A, r)
+    if not ok:
+        return x, False
+    out = np.zeros(n)
+    for a in range(k):
+        if not (y[a] >= 0.0 and np.isfinite(y[a])):
+            return x, False
+        out[basic[a]] = y[a]
+    return out, True
+
+
+@njit(cache=True)
 def _extract(basis, x, n):
     z = np.zeros(n)
     for i in range(n):
@@ -152,9 +189,31 @@ def run(problem, options: Options, tolerance: float):
     split = split_boxes(elimination.reduced)
     m = split.q.shape[0]
     max_pivots = options.max_pivots or 10_000 + 100 * m
-    x, code, pivots = lemke(split.M, split.q, max_pivots, options.pivot_tolerance)
-    z = elimination.recover(split.recover(x))
+    # equilibrated (solvers.scaling): LCP(E q, E M D) has the solutions x = D x'
+    Ms, qs, _, _, _, col = equilibrate(split.M, split.q, np.zeros(m), np.full(m, np.inf))
+    xs, code, pivots = lemke(Ms, qs, max_pivots, options.pivot_tolerance)
+    retried = False
+    if code != _SOLVED:
+        # A different scaling is a different covering vector, hence a different path; on degenerate
+        # problems (noise-level q entries) rounding can end one path on a ray that the other avoids.
+        x_raw, code_raw, pivots_raw = lemke(split.M, split.q, max_pivots, options.pivot_tolerance)
+        pivots += pivots_raw
+        retried = True
+        if code_raw == _SOLVED:
+            Ms, qs, col, xs, code = split.M, split.q, np.ones(m), x_raw, code_raw
+    polished = False
+    if code == _SOLVED:
+        candidate, ok = polish(Ms, qs, xs)
+        if ok:
+            z_polished = elimination.recover(split.recover(col * candidate))
+            z_raw = elimination.recover(split.recover(col * xs))
+            if relative_residual(problem.M, problem.q, problem.lo, problem.hi, z_polished) <= \
+                    relative_residual(problem.M, problem.q, problem.lo, problem.hi, z_raw):
+                xs, polished = candidate, True
+    z = elimination.recover(split.recover(col * xs))
     status = _CODE_TO_STATUS[code]
     return measure(problem, z, status, pivots,
-                   f"lexicographic Lemke on a {m}-variable LCP: {status.name.lower()} after {pivots} pivots",
-                   NAME, tolerance, {"lcp_size": m})
+                   f"lexicographic Lemke on a {m}-variable LCP: {status.name.lower()} after {pivots} pivots"
+                   + (", basis solution recomputed" if polished else "")
+                   + (" (equilibrated path failed; retried unscaled)" if retried else ""),
+                   NAME, tolerance, {"lcp_size": m, "polished": polished, "retried_unscaled": retried})

@@ -21,7 +21,7 @@ from numba import njit
 
 from .options import check_count, check_positive
 from .reformulate import eliminate_free_or_report
-from .result import Status, _measure_kernel, measure
+from .result import Status, measure, relative_residual
 
 NAME = "pgs"
 
@@ -48,19 +48,11 @@ class Options:
 
 
 @njit(cache=True)
-def _relative_residual(M, q, lo, hi, z):
-    """The framework's relative residual (:func:`solvers.result._measure_kernel`) of z."""
-    n = q.shape[0]
-    residual, violation, scale = _measure_kernel(M, q, lo, hi, z, np.empty(n), np.empty(n, np.int8))
-    return max(residual, violation) / scale
-
-
-@njit(cache=True)
 def projected_sor(M, q, lo, hi, z, omega, max_sweeps, check_every, stop):
     """Sweeps in place on z. Returns (sweeps, converged, relative residual)."""
     n = q.shape[0]
     sweeps = 0
-    residual = _relative_residual(M, q, lo, hi, z)
+    residual = relative_residual(M, q, lo, hi, z)
     while residual > stop and sweeps < max_sweeps:
         for _ in range(min(check_every, max_sweeps - sweeps)):  # never more than max_sweeps in all
             sweeps += 1
@@ -69,7 +61,7 @@ def projected_sor(M, q, lo, hi, z, omega, max_sweeps, check_every, stop):
                 for j in range(n):
                     s += M[i, j] * z[j]
                 z[i] = min(max(z[i] - omega * s / M[i, i], lo[i]), hi[i])
-        residual = _relative_residual(M, q, lo, hi, z)
+        residual = relative_residual(M, q, lo, hi, z)
     return sweeps, residual <= stop, residual
 
 

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 import numpy as np
 from numba import njit
 
-__all__ = ["BoundedLCP", "make_problem", "checked_problem"]
+__all__ = ["BoundedLCP", "make_problem", "checked_problem", "zero_row_certificate"]
 
 
 @dataclass(frozen=True, eq=False)
@@ -162,3 +162,34 @@ def checked_problem(M: np.ndarray, q: np.ndarray, lo: np.ndarray, hi: np.ndarray
     if what != _OK:
         make_problem(M, q, lo, hi)  # raises with the full message
     return BoundedLCP(M, q, lo, hi)
+
+
+@njit(cache=True)
+def _zero_row_conflict(M, q, lo, hi):
+    """First row i with M[i, :] = 0 whose constant w_i = q_i no z_i can complement, else -1."""
+    n = q.shape[0]
+    for i in range(n):
+        zero = True
+        for j in range(n):
+            if M[i, j] != 0.0:
+                zero = False
+                break
+        if not zero or lo[i] == hi[i]:
+            continue
+        if (q[i] < 0.0 and hi[i] == np.inf) or (q[i] > 0.0 and lo[i] == -np.inf):
+            return i
+    return -1
+
+
+def zero_row_certificate(problem: BoundedLCP) -> str | None:
+    """A proof that ``problem`` has no solution, from a zero row of M, or None.
+
+    If row i of M is zero, ``w_i = q_i`` whatever z is. ``q_i < 0`` needs ``z_i = hi_i`` (so hi_i
+    finite), ``q_i > 0`` needs ``z_i = lo_i`` (so lo_i finite); a zero-width box accepts any w_i.
+    """
+    i = _zero_row_conflict(problem.M, problem.q, problem.lo, problem.hi)
+    if i < 0:
+        return None
+    side = "upper" if problem.q[i] < 0 else "lower"
+    return (f"row {i} of M is zero, so w[{i}] = q[{i}] = {problem.q[i]!r} whatever z is, and z[{i}] has no "
+            f"finite {side} bound to complement it: the problem has no solution")

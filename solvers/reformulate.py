@@ -29,6 +29,7 @@ import scipy.linalg as sla
 
 from .problem import BoundedLCP
 from .result import Status, measure
+from .scaling import equilibrate
 
 __all__ = ["SingularFreeBlock", "FreeElimination", "eliminate_free", "eliminate_free_or_report", "BoxSplit", "split_boxes"]
 
@@ -40,6 +41,19 @@ class SingularFreeBlock(ValueError):
     """The free-variable block M_ff is singular, so it cannot be eliminated."""
 
 
+class _ScaledLU:
+    """LU of the equilibrated block ``diag(row) M_ff diag(col)``; ``solve(b)`` returns
+    ``M_ff^{-1} b = col * (LU^{-1} (row * b))`` (exact scalings: powers of two)."""
+
+    def __init__(self, lu, row, col):
+        self.lu, self.row, self.col = lu, row, col
+
+    def solve(self, b):
+        scaled = (self.row[:, None] * b) if b.ndim == 2 else self.row * b
+        x = sla.lu_solve(self.lu, scaled, check_finite=False)
+        return (self.col[:, None] * x) if b.ndim == 2 else self.col * x
+
+
 @dataclass(frozen=True, eq=False)
 class FreeElimination:
     """Result of :func:`eliminate_free`: the reduced BLCP and what is needed to recover z."""
@@ -47,7 +61,7 @@ class FreeElimination:
     reduced: BoundedLCP
     free: np.ndarray  # indices f
     bounded: np.ndarray  # indices b
-    lu: tuple | None  # LU factors of M_ff
+    lu: object  # _ScaledLU of M_ff (None without free variables)
     M_fb: np.ndarray
     q_f: np.ndarray
     n: int
@@ -57,7 +71,7 @@ class FreeElimination:
         z = np.empty(self.n)
         z[self.bounded] = z_bounded
         if self.free.size:
-            z[self.free] = -sla.lu_solve(self.lu, self.q_f + self.M_fb @ z_bounded, check_finite=False)
+            z[self.free] = -self.lu.solve(self.q_f + self.M_fb @ z_bounded)
         return z
 
 
@@ -72,21 +86,26 @@ def eliminate_free(problem: BoundedLCP) -> FreeElimination:
     M_ff = M[np.ix_(free, free)]
     M_fb = M[np.ix_(free, bounded)]
     M_bf = M[np.ix_(bounded, free)]
+    # Equilibrate M_ff first (solvers.scaling; exact powers of two): a mass matrix spanning 1e-9 kg
+    # and 1e6 kg is badly scaled, not singular, and its condition is judged after scaling.
+    nf = free.size
+    scaled, _, _, _, row, col = equilibrate(M_ff, np.zeros(nf), np.zeros(nf), np.zeros(nf))
     with warnings.catch_warnings():  # singularity is judged by the rcond test below
         warnings.simplefilter("ignore", sla.LinAlgWarning)
-        lu = sla.lu_factor(M_ff, check_finite=False)
-    anorm = np.abs(M_ff).sum(axis=0).max()
+        lu = sla.lu_factor(scaled, check_finite=False)
+    anorm = np.abs(scaled).sum(axis=0).max()
     rcond, _ = sla.lapack.dgecon(lu[0], anorm, norm="1")
     if not rcond > _RCOND_LIMIT:
         raise SingularFreeBlock(
-            f"the block of the {free.size} free variables is singular (reciprocal condition {rcond:.2g}); "
-            "it cannot be eliminated")
-    solved = sla.lu_solve(lu, np.column_stack([M_fb, q[free]]), check_finite=False)
+            f"the block of the {free.size} free variables is singular (reciprocal condition {rcond:.2g} after "
+            "equilibration); it cannot be eliminated")
+    factor = _ScaledLU(lu, row, col)
+    solved = factor.solve(np.column_stack([M_fb, q[free]]))
     reduced_M = M[np.ix_(bounded, bounded)] - M_bf @ solved[:, :-1]
     reduced_q = q[bounded] - M_bf @ solved[:, -1]
     reduced = BoundedLCP(np.ascontiguousarray(reduced_M), reduced_q, problem.lo[bounded].copy(),
                          problem.hi[bounded].copy())
-    return FreeElimination(reduced, free, bounded, lu, M_fb, q[free].copy(), problem.n)
+    return FreeElimination(reduced, free, bounded, factor, M_fb, q[free].copy(), problem.n)
 
 
 def eliminate_free_or_report(problem: BoundedLCP, method: str, tolerance: float):

@@ -1,14 +1,76 @@
 """Solver status, the result object, and the framework's own residual check.
 
-Every answer returned by :func:`solvers.solve` is measured here, independently of the method
-that produced it: ``w`` is recomputed as ``M z + q`` and the natural-map residual
+Every answer returned by :func:`solvers.solve` (and by
+:func:`solvers.friction_contact.solve_friction_contact`) is measured here, independently of
+the method that produced it. The measure is *per row, against that row's own scale*, so that a
+problem and any diagonal rescaling of it -- ``E M D``, ``E q``, ``lo / D``, ``hi / D`` with
+positive diagonal E and D: the same physics in other units -- are accepted or rejected alike.
 
-    r(z) = || z - clip(z - w, lo, hi) ||_inf
+Scales (:func:`row_scales`, one implementation for every solver)
+----------------------------------------------------------------
+With ``w = M z + q``:
 
-(zero exactly at a solution of the bounded LCP, see :mod:`solvers.problem`) is reported
-together with the bound violation ``|| max(lo - z, z - hi, 0) ||_inf``. Both are judged
-relative to the problem's scale ``1 + ||q||_inf + ||M||_inf ||z||_inf`` (``||M||_inf`` the
-largest absolute row sum), which is the size of the terms that cancel in ``w``.
+* the **row scale** ``s_i = |q_i| + sum_j |M_ij z_j|``: the size of the terms that cancel in
+  ``w_i``; ``|w_i| / s_i <= 1`` is the componentwise backward error of row i (Oettli & Prager
+  1964, Skeel 1980);
+* the **variable scale** ``zeta_j = min_{i: M_ij != 0} s_i / |M_ij|``: the smallest change of
+  ``z_j`` that moves some row by its own scale (``+inf`` for a zero column); ``zeta_j >= |z_j|``.
+  Bounds are data in the units of z, so ``zeta_j`` is at least ``|lo_j|`` and ``|hi_j|`` where
+  they are finite (a friction impulse is measured against its box).
+
+Both transform as the problem does under every rescaling above (``s_i -> E_i s_i``,
+``w_i -> E_i w_i``, ``zeta_j -> zeta_j / D_j``), so the measure below is invariant.
+
+Rounding noise: where a whole subspace of the answer vanishes (a body at rest with no force
+across it), every term of its rows is rounding noise carried over from the rest of the problem
+and no data give those rows a scale of their own. So ``s_i`` and ``zeta_j`` are floored at
+``NOISE_FLOOR = 1e-6`` of the problem's global scale taken in its equilibrated form
+(:func:`solvers.scaling.equilibrate`: ``G = max(|E q|_inf, max_j |E M e_j|_inf b_j)``, b_j the
+largest finite bound of z_j -- the data that drive the answer; the floors are
+``NOISE_FLOOR G / E_i`` and ``NOISE_FLOOR G D_j``). A row more than 1e6 below the
+problem's scale is then judged to ``tol x NOISE_FLOOR G / s_i`` of its own scale, and pure noise
+rows pass. The equilibration follows a rescaling of the input up to a power of two, so the
+floor is invariant to within that factor.
+
+Acceptance
+----------
+In normalized variables ``z~ = z / zeta``, ``w~ = w / s`` (and ``lo~ = lo / zeta``,
+``hi~ = hi / zeta``; ``0 / 0 = 0``, ``x / inf = 0`` for finite x), each row's error is the
+natural map of the bounded LCP (:mod:`solvers.problem`)
+
+    e_i = | z~_i - clip(z~_i - w~_i, lo~_i, hi~_i) |,
+
+together with the bound violation ``max(lo~_i - z~_i, z~_i - hi~_i, 0)``. The relative
+residual is ``max_i`` of both; an answer is ``SOLVED`` only if it is at most the tolerance.
+Reading it: an equation row (interior z_i, free variable) must hold to ``tol`` of its own
+scale; a variable at a bound must have w of the right sign to ``tol`` of its row scale; a
+variable off its bound by more than ``tol`` of its own scale must have ``w_i = 0`` to ``tol``.
+
+For the 3D friction-contact problem the same scales are taken per contact (``max`` of the
+three row scales, ``max(min`` of the three variable scales, ``|r_c|_inf)``), which keeps the
+cone and is invariant under one positive scale per contact; the natural map there is De
+Saxcé's (:mod:`solvers.friction_contact`).
+
+Why not one global scale: a global ``1 + |q| + |M| |z|`` lets the rows of the largest numbers
+set the bar for all, so small rows (a 1e-9 kg body next to a 1e6 kg one, a problem written in
+other units) are not checked at all, and a few huge entries of z make every residual look
+small (a solver that diverges to 1e307 looked converged).
+
+Two more rules close what a componentwise test alone cannot see:
+
+* a bound violation is measured against the variable's own magnitude and bounds,
+  ``max(lo_i - z_i, z_i - hi_i, 0) / max(|z_i|, |lo_i|, |hi_i|)`` (finite ones), so a huge
+  ``zeta_i`` cannot hide it;
+* **growth**: terms far larger than the data cancel to rounding, and no residual can verify the
+  answer below that rounding. With ``growth = max_j |E M e_j|_inf |z_j| / G`` (equilibrated
+  units; ``inf`` if the data are all zero and z is not), ``eps x growth`` is added to the
+  relative residual as the part of it that cannot be checked. A problem with no solution whose
+  rows cancel exactly (``y^T M = 0``, ``y^T q < 0``) admits "solutions" of size 1/eps that are
+  backward stable; this rule rejects them (at tolerance 1e-9, any answer more than ~4.5e6 times
+  the data's scale).
+
+The absolute natural-map residual ``||z - clip(z - w, lo, hi)||_inf`` and bound violation are
+kept in the result for information only.
 """
 from __future__ import annotations
 
@@ -18,9 +80,15 @@ from dataclasses import dataclass, field
 import numpy as np
 from numba import njit
 
-__all__ = ["Status", "LCPResult", "SolverFailure", "measure", "AT_LOWER", "BASIC", "AT_UPPER", "FIXED"]
+from .scaling import equilibrate
+
+__all__ = ["Status", "LCPResult", "SolverFailure", "measure", "row_scales", "relative_residual",
+           "AT_LOWER", "BASIC", "AT_UPPER", "FIXED"]
 
 # Active-set codes shared by all solvers (``LCPResult.active_set``), also the warm-start format.
+_EPS = float(np.finfo(np.float64).eps)
+NOISE_FLOOR = 1e-6  # rows and variables are judged against at least this fraction of the global scale
+
 AT_LOWER = -1  # z_i = lo_i, w_i >= 0 required
 BASIC = 0  # lo_i < z_i < hi_i, w_i = 0 imposed (free variables are always basic)
 AT_UPPER = 1  # z_i = hi_i, w_i <= 0 required
@@ -46,12 +114,14 @@ class Status(enum.IntEnum):
     """Non-finite numbers appeared, or the method cannot be applied (e.g. zero diagonal in PGS)."""
     EXTERNAL_FAILURE = 7
     """An external library (Siconos) reported failure."""
+    INFEASIBLE = 8
+    """The problem has no solution (a certificate was found, e.g. a row that no z can satisfy)."""
 
 
 class SolverFailure(RuntimeError):
     """Raised by ``solve(..., raise_on_failure=True)`` when the result is not a success."""
 
-    def __init__(self, result: "LCPResult"):
+    def __init__(self, result):
         super().__init__(f"{result.method}: {result.status.name}: {result.message}")
         self.result = result
 
@@ -66,10 +136,11 @@ class LCPResult:
     status : :class:`Status`.
     success : ``status == SOLVED`` (implies ``relative_residual <= tolerance``).
     iterations : pivots (pivoting methods) or sweeps (PGS), summed over restarts.
-    residual : natural-map residual ``||z - clip(z - w, lo, hi)||_inf`` (absolute).
-    bound_violation : ``||max(lo - z, z - hi, 0)||_inf`` (absolute).
-    scale : ``1 + ||q||_inf + ||M||_inf ||z||_inf``.
-    relative_residual : ``max(residual, bound_violation) / scale``.
+    residual : absolute natural-map residual ``||z - clip(z - w, lo, hi)||_inf`` (information).
+    bound_violation : absolute ``||max(lo - z, z - hi, 0)||_inf`` (information).
+    relative_residual : the acceptance measure of the module docstring: the largest per-row
+        error in normalized variables (dimensionless, invariant under diagonal rescaling).
+    worst_row : the row where ``relative_residual`` is attained (-1 if n = 0).
     tolerance : the tolerance ``relative_residual`` was judged against.
     message : human-readable account, including any fallback taken.
     method : the method name used.
@@ -84,8 +155,8 @@ class LCPResult:
     iterations: int
     residual: float
     bound_violation: float
-    scale: float
     relative_residual: float
+    worst_row: int
     tolerance: float
     message: str
     method: str
@@ -105,31 +176,114 @@ class LCPResult:
 
 
 @njit(cache=True)
-def _measure_kernel(M, q, lo, hi, z, w, active_set):
-    """w <- M z + q; returns (residual, bound_violation, scale), all NaN if z is not finite;
-    fills active_set codes."""
+def row_scales(M, q, lo, hi, z, w, s, zeta, row, col):
+    """w <- M z + q; zeta <- variable scales; s <- row scales (module docstring, with the
+    bounds and the noise floor); ``row``, ``col``: the equilibration factors of M
+    (:func:`solvers.scaling.equilibrate`; ones for a problem that is already equilibrated).
+    Returns the growth ``max_j |E M e_j|_inf |z_j| / G`` (module docstring)."""
     n = q.shape[0]
+    for i in range(n):  # w and the componentwise sizes c (kept in s for now)
+        acc = q[i]
+        size = abs(q[i])
+        for j in range(n):
+            term = M[i, j] * z[j]
+            acc += term
+            size += abs(term)
+        w[i] = acc
+        s[i] = size
+    for j in range(n):
+        zeta[j] = np.inf
+    for i in range(n):
+        for j in range(n):
+            a = abs(M[i, j])
+            if a > 0.0:
+                ratio = s[i] / a
+                if ratio < zeta[j]:
+                    zeta[j] = ratio
+    for j in range(n):
+        if np.isfinite(lo[j]):
+            zeta[j] = max(zeta[j], abs(lo[j]))
+        if np.isfinite(hi[j]):
+            zeta[j] = max(zeta[j], abs(hi[j]))
+    # noise floor: NOISE_FLOOR x the global scale of the equilibrated problem (solvers.scaling)
+    big = 0.0
+    for i in range(n):
+        big = max(big, abs(row[i] * q[i]))
+    for j in range(n):
+        bound = 0.0
+        if np.isfinite(lo[j]):
+            bound = abs(lo[j])
+        if np.isfinite(hi[j]):
+            bound = max(bound, abs(hi[j]))
+        if bound > 0.0:
+            column = 0.0
+            for i in range(n):
+                column = max(column, abs(row[i] * M[i, j]))
+            big = max(big, column * bound)
+    floor = NOISE_FLOOR * big
+    for j in range(n):
+        if zeta[j] == np.inf:  # a zero column: w does not see z_j; only its bounds and the floor scale it
+            zeta[j] = 0.0
+            if np.isfinite(lo[j]):
+                zeta[j] = abs(lo[j])
+            if np.isfinite(hi[j]):
+                zeta[j] = max(zeta[j], abs(hi[j]))
+        zeta[j] = max(zeta[j], floor * col[j])
+    for i in range(n):
+        s[i] = max(s[i], floor / row[i])
+    # growth: the largest term of the equilibrated problem relative to its data scale
+    growth = 0.0
+    for j in range(n):
+        if z[j] != 0.0:
+            column = 0.0
+            for i in range(n):
+                column = max(column, abs(row[i] * M[i, j]))
+            term = column * abs(z[j])
+            if term > 0.0:
+                growth = max(growth, term / big if big > 0.0 else np.inf)
+    return growth
+
+
+@njit(cache=True, inline="always")
+def normalized(x, scale):
+    """x / scale with 0 / 0 = 0, finite / inf = 0 and x / 0 = +-inf (the rules of the module
+    docstring)."""
+    if x == 0.0:
+        return 0.0
+    if scale == np.inf:
+        return x if np.isinf(x) else 0.0
+    if scale == 0.0:
+        return np.inf if x > 0.0 else -np.inf
+    return x / scale
+
+
+@njit(cache=True)
+def _lcp_errors(z, w, lo, hi, s, zeta, active_set):
+    """(relative residual, worst row, absolute residual, absolute violation); fills active_set."""
+    n = z.shape[0]
+    relative = 0.0
+    worst = -1
     residual = 0.0
     violation = 0.0
-    m_norm = 0.0
-    z_norm = 0.0
-    q_norm = 0.0
     for i in range(n):
-        if not np.isfinite(z[i]):
-            return np.nan, np.nan, np.nan
-    for i in range(n):
-        s = q[i]
-        row = 0.0
-        for j in range(n):
-            s += M[i, j] * z[j]
-            row += abs(M[i, j])
-        w[i] = s
-        m_norm = max(m_norm, row)
-        z_norm = max(z_norm, abs(z[i]))
-        q_norm = max(q_norm, abs(q[i]))
-        projected = min(max(z[i] - s, lo[i]), hi[i])
+        projected = min(max(z[i] - w[i], lo[i]), hi[i])
         residual = max(residual, abs(z[i] - projected))
         violation = max(violation, lo[i] - z[i], z[i] - hi[i])
+        zt = normalized(z[i], zeta[i])
+        wt = normalized(w[i], s[i]) if s[i] > 0.0 else 0.0
+        lt = normalized(lo[i], zeta[i])
+        ht = normalized(hi[i], zeta[i])
+        error = abs(zt - min(max(zt - wt, lt), ht))
+        size = abs(z[i])  # a bound is violated relative to the variable's own magnitude and bounds
+        if np.isfinite(lo[i]):
+            size = max(size, abs(lo[i]))
+        if np.isfinite(hi[i]):
+            size = max(size, abs(hi[i]))
+        if size > 0.0:
+            error = max(error, (lo[i] - z[i]) / size, (z[i] - hi[i]) / size)
+        if not error <= relative:  # also catches NaN
+            relative = error
+            worst = i
         if lo[i] == hi[i]:
             active_set[i] = 2
         elif z[i] <= lo[i]:
@@ -138,7 +292,34 @@ def _measure_kernel(M, q, lo, hi, z, w, active_set):
             active_set[i] = 1
         else:
             active_set[i] = 0
-    return residual, violation, 1.0 + q_norm + m_norm * z_norm
+    return relative, worst, residual, violation
+
+
+@njit(cache=True)
+def _measure_kernel(M, q, lo, hi, z, w, active_set):
+    """w <- M z + q; returns (relative residual, worst row, absolute residual, absolute bound
+    violation), all NaN (worst -1) if z is not finite; fills active_set codes."""
+    n = q.shape[0]
+    for i in range(n):
+        if not np.isfinite(z[i]):
+            return np.nan, -1, np.nan, np.nan
+    s = np.empty(n)
+    zeta = np.empty(n)
+    _, _, _, _, row, col = equilibrate(M, q, lo, hi)
+    growth = row_scales(M, q, lo, hi, z, w, s, zeta, row, col)
+    for i in range(n):
+        if not np.isfinite(w[i]):
+            return np.nan, -1, np.nan, np.nan
+    relative, worst, residual, violation = _lcp_errors(z, w, lo, hi, s, zeta, active_set)
+    return max(relative, _EPS * growth), worst, residual, violation
+
+
+@njit(cache=True)
+def relative_residual(M, q, lo, hi, z):
+    """The framework's relative residual of ``z`` (module docstring); NaN if not finite."""
+    n = q.shape[0]
+    relative, _, _, _ = _measure_kernel(M, q, lo, hi, z, np.empty(n), np.empty(n, np.int8))
+    return relative
 
 
 def measure(problem, z, status: Status, iterations: int, message: str, method: str,
@@ -146,22 +327,29 @@ def measure(problem, z, status: Status, iterations: int, message: str, method: s
     """Build an :class:`LCPResult` for ``z``, recomputing ``w`` and the residual here.
 
     A method's claim of ``SOLVED`` is downgraded to ``INACCURATE`` when the framework's
-    relative residual exceeds ``tolerance``; a non-finite ``z`` becomes ``NUMERICAL_ERROR``.
+    relative residual exceeds ``tolerance``; a non-finite ``z`` (or ``w``) becomes
+    ``NUMERICAL_ERROR``.
     """
     z = np.ascontiguousarray(z, dtype=np.float64)
     n = problem.n
     w = np.empty(n)
     active_set = np.empty(n, dtype=np.int8)
-    residual, violation, scale = _measure_kernel(problem.M, problem.q, problem.lo, problem.hi, z, w,
-                                                 active_set)
-    if not np.isfinite(scale):
+    relative, worst, residual, violation = _measure_kernel(problem.M, problem.q, problem.lo, problem.hi, z, w,
+                                                           active_set)
+    if not np.isfinite(relative):
         nan = float("nan")
-        return LCPResult(z, np.full(n, nan), Status.NUMERICAL_ERROR, iterations, nan, nan, nan, nan,
-                         tolerance, f"non-finite solution; {message}", method,
-                         np.zeros(n, np.int8), info or {})
-    relative = max(residual, violation) / scale
+        return LCPResult(z, np.full(n, nan), Status.NUMERICAL_ERROR, int(iterations), nan, nan, nan, -1,
+                         tolerance, f"non-finite solution; {message}", method, np.zeros(n, np.int8), info or {})
+    return result_from_kernel(z, w, active_set, status, iterations, relative, worst, residual, violation,
+                              message, method, tolerance, info)
+
+
+def result_from_kernel(z, w, active_set, status, iterations, relative, worst, residual, violation, message,
+                       method, tolerance, info=None) -> LCPResult:
+    """An :class:`LCPResult` from the outputs of :func:`_measure_kernel` (for compiled callers
+    that measured already, e.g. the stepper's fused path); applies the same acceptance."""
     if status == Status.SOLVED and not relative <= tolerance:
         status = Status.INACCURATE
-        message = (f"{message}; framework residual {relative:.3g} exceeds tolerance {tolerance:.3g}")
-    return LCPResult(z, w, status, int(iterations), float(residual), float(violation), float(scale),
-                     float(relative), float(tolerance), message, method, active_set, info or {})
+        message = (f"{message}; framework residual {relative:.3g} (row {worst}) exceeds tolerance {tolerance:.3g}")
+    return LCPResult(z, w, status, int(iterations), float(residual), float(violation), float(relative), int(worst),
+                     float(tolerance), message, method, active_set, info or {})
