@@ -18,6 +18,7 @@ SCENES = {
     "sliding-block": blocks.SlidingBlock,
     "incline-block": blocks.InclineBlock,
     "puck": blocks.Puck,
+    "sliding-sphere": blocks.SlidingSphere,
     "rolling-disk": rolling_disk,
     "road-wheel": road_wheel,
     "incline-pendulum": incline_pendulum,

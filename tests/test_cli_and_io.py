@@ -49,6 +49,7 @@ def test_python_dash_m_lcpdyn_scenes_lists_every_scene():
     assert done.returncode == 0, done.stderr
     rows = {line.split()[0]: line.split()[1] for line in done.stdout.splitlines() if line.strip()}
     assert rows == {"wheel": "[run]", "sliding-block": "[run]", "incline-block": "[run]", "puck": "[run]",
+                    "sliding-sphere": "[run]",
                     "rolling-disk": "[run+stability+reproduce]", "swivel-shimmy": "[stability+reproduce]",
                     "caster-shimmy": "[stability+reproduce]", "road-wheel": "[run+reproduce]",
                     "incline-pendulum": "[run+reproduce]", "half-car": "[run+reproduce]"}
