@@ -18,6 +18,12 @@ With ``w = M z + q``:
   Bounds are data in the units of z, so ``zeta_j`` is at least ``|lo_j|`` and ``|hi_j|`` where
   they are finite (a friction impulse is measured against its box).
 
+A free variable (an equation's unknown: a velocity, a bilateral multiplier) is determined by its
+own row to the scale ``c_j / |M_jj|`` (momentum over mass), whatever its value; rows that
+contain it see it at that scale: ``s_i += sum_{j free} |M_ij| c_j / |M_jj|``. Otherwise a row
+whose terms all vanish at the solution (the gap row ``N v+`` of a body resting or sliding on a
+plane) would be judged against the rounding noise of ``v+`` itself.
+
 Both transform as the problem does under every rescaling above (``s_i -> E_i s_i``,
 ``w_i -> E_i w_i``, ``zeta_j -> zeta_j / D_j``), so the measure below is invariant.
 
@@ -56,18 +62,17 @@ set the bar for all, so small rows (a 1e-9 kg body next to a 1e6 kg one, a probl
 other units) are not checked at all, and a few huge entries of z make every residual look
 small (a solver that diverges to 1e307 looked converged).
 
-Two more rules close what a componentwise test alone cannot see:
+One more rule closes what a componentwise test alone cannot see:
 
-* a bound violation is measured against the variable's own magnitude and bounds,
-  ``max(lo_i - z_i, z_i - hi_i, 0) / max(|z_i|, |lo_i|, |hi_i|)`` (finite ones), so a huge
-  ``zeta_i`` cannot hide it;
 * **growth**: terms far larger than the data cancel to rounding, and no residual can verify the
-  answer below that rounding. With ``growth = max_j |E M e_j|_inf |z_j| / G`` (equilibrated
-  units; ``inf`` if the data are all zero and z is not), ``eps x growth`` is added to the
-  relative residual as the part of it that cannot be checked. A problem with no solution whose
-  rows cancel exactly (``y^T M = 0``, ``y^T q < 0``) admits "solutions" of size 1/eps that are
-  backward stable; this rule rejects them (at tolerance 1e-9, any answer more than ~4.5e6 times
-  the data's scale).
+  answer below that rounding. With the data of row i, ``d_i = |q_i| + sum_k |M_ik| b_k`` (q and
+  the finite bounds ``b_k``), the largest size the data can ask of ``z_j`` is
+  ``max_i d_i / |M_ij|``, and ``growth = max_j |z_j| / max_i (d_i / |M_ij|)`` (exactly
+  invariant under rescaling; ``inf`` for a nonzero z_j that no data reach). ``eps x growth`` is
+  added to the relative residual as the part of it that cannot be checked. A problem with no
+  solution whose rows cancel exactly (``y^T M = 0``, ``y^T q < 0``) admits "solutions" of size
+  1/eps that are backward stable; this rule rejects them (at tolerance 1e-9, any answer more
+  than ~4.5e6 times what the data ask). A basic matrix that ill-conditioned is rejected too.
 
 The absolute natural-map residual ``||z - clip(z - w, lo, hi)||_inf`` and bound violation are
 kept in the result for information only.
@@ -180,7 +185,7 @@ def row_scales(M, q, lo, hi, z, w, s, zeta, row, col):
     """w <- M z + q; zeta <- variable scales; s <- row scales (module docstring, with the
     bounds and the noise floor); ``row``, ``col``: the equilibration factors of M
     (:func:`solvers.scaling.equilibrate`; ones for a problem that is already equilibrated).
-    Returns the growth ``max_j |E M e_j|_inf |z_j| / G`` (module docstring)."""
+    Returns the growth ``max_j |z_j| / max_i (d_i / |M_ij|)`` (module docstring)."""
     n = q.shape[0]
     for i in range(n):  # w and the componentwise sizes c (kept in s for now)
         acc = q[i]
@@ -205,6 +210,18 @@ def row_scales(M, q, lo, hi, z, w, s, zeta, row, col):
             zeta[j] = max(zeta[j], abs(lo[j]))
         if np.isfinite(hi[j]):
             zeta[j] = max(zeta[j], abs(hi[j]))
+    # rows see the free variables (equations: velocities, bilateral multipliers) at the scale their
+    # own row determines them, c_j / |M_jj|, not at their value, which may be rounding noise
+    own = np.zeros(n)
+    for j in range(n):
+        if lo[j] == -np.inf and hi[j] == np.inf and M[j, j] != 0.0:
+            own[j] = s[j] / abs(M[j, j])
+    for i in range(n):
+        extra = 0.0
+        for j in range(n):
+            if own[j] > 0.0:
+                extra += abs(M[i, j]) * own[j]
+        s[i] += extra
     # noise floor: NOISE_FLOOR x the global scale of the equilibrated problem (solvers.scaling)
     big = 0.0
     for i in range(n):
@@ -231,16 +248,31 @@ def row_scales(M, q, lo, hi, z, w, s, zeta, row, col):
         zeta[j] = max(zeta[j], floor * col[j])
     for i in range(n):
         s[i] = max(s[i], floor / row[i])
-    # growth: the largest term of the equilibrated problem relative to its data scale
+    # growth: |z_j| against the largest size the data can ask of it, max_i d_i / |M_ij|, with
+    # d_i = |q_i| + sum_k |M_ik| b_k the data of row i (q and the finite bounds b_k)
+    data = np.empty(n)
+    for i in range(n):
+        acc = abs(q[i])
+        for k in range(n):
+            if M[i, k] != 0.0:
+                bound = 0.0
+                if np.isfinite(lo[k]):
+                    bound = abs(lo[k])
+                if np.isfinite(hi[k]):
+                    bound = max(bound, abs(hi[k]))
+                acc += abs(M[i, k]) * bound
+        data[i] = acc
     growth = 0.0
     for j in range(n):
-        if z[j] != 0.0:
-            column = 0.0
-            for i in range(n):
-                column = max(column, abs(row[i] * M[i, j]))
-            term = column * abs(z[j])
-            if term > 0.0:
-                growth = max(growth, term / big if big > 0.0 else np.inf)
+        if z[j] == 0.0:
+            continue
+        largest = 0.0
+        for i in range(n):
+            a = abs(M[i, j])
+            if a > 0.0:
+                largest = max(largest, data[i] / a)
+        largest = max(largest, floor * col[j])  # noise in a column that no data reach
+        growth = max(growth, abs(z[j]) / largest if largest > 0.0 else np.inf)
     return growth
 
 
@@ -274,13 +306,7 @@ def _lcp_errors(z, w, lo, hi, s, zeta, active_set):
         lt = normalized(lo[i], zeta[i])
         ht = normalized(hi[i], zeta[i])
         error = abs(zt - min(max(zt - wt, lt), ht))
-        size = abs(z[i])  # a bound is violated relative to the variable's own magnitude and bounds
-        if np.isfinite(lo[i]):
-            size = max(size, abs(lo[i]))
-        if np.isfinite(hi[i]):
-            size = max(size, abs(hi[i]))
-        if size > 0.0:
-            error = max(error, (lo[i] - z[i]) / size, (z[i] - hi[i]) / size)
+        error = max(error, lt - zt, zt - ht)
         if not error <= relative:  # also catches NaN
             relative = error
             worst = i

@@ -402,9 +402,9 @@ def test_single_sweep_pgs_on_the_wheel_with_the_default_fallback():
 
 @pytest.fixture(scope="module")
 def block_runs():
-    """The sliding block (stops at t = v0 / (mu g) = 0.408 s) under PGS limited to 10 sweeps:
-    PGS solves the sliding steps but not the stick transition at step 403."""
-    options = {"max_sweeps": 10, "check_every": 1}
+    """The sliding block (stops at t = v0 / (mu g) = 0.408 s) under PGS limited to 20 sweeps:
+    PGS solves the sliding steps but not the stick transition (step 406)."""
+    options = {"max_sweeps": 20, "check_every": 1}
     scene = scenes.build_scene("sliding-block")
     sim = Simulation(scene.model, "regularized", 1e-3, method="pgs", solver_options=options, fallback_method=None)
     with pytest.raises(SimulationError) as info:
