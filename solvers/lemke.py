@@ -69,13 +69,20 @@ def _lexico_less(x, B_inv, i, k, d):
 @njit(cache=True)
 def lemke(M, q, max_pivots, pivot_tolerance):
     """Lexicographic Lemke on LCP(q, M). Returns (z, code, pivots); code 0/1/3."""
+    z, code, pivots, _ = lemke_with_basis(M, q, max_pivots, pivot_tolerance)
+    return z, code, pivots
+
+
+@njit(cache=True)
+def lemke_with_basis(M, q, max_pivots, pivot_tolerance):
+    """:func:`lemke`, also returning the final basis as a mask of the basic z variables."""
     n = q.shape[0]
     z = np.zeros(n)
     if n == 0:
-        return z, _SOLVED, 0
+        return z, _SOLVED, 0, np.zeros(0, np.bool_)
     q_min = q.min()
     if q_min >= 0.0:
-        return z, _SOLVED, 0
+        return z, _SOLVED, 0, np.zeros(n, np.bool_)
     # Variables: 0..n-1 are w, n..2n-1 are z, 2n is z0. Column of w_i: e_i; of z_j: -M[:, j];
     # of z0: -d.
     basis = np.arange(n)
@@ -110,7 +117,7 @@ def lemke(M, q, max_pivots, pivot_tolerance):
         if leaving == 2 * n:
             break
         if pivots >= max_pivots:
-            return _extract(basis, x, n), _MAX_ITERATIONS, pivots
+            return _extract(basis, x, n), _MAX_ITERATIONS, pivots, _basic_mask(basis, n)
         # complement of the leaving variable enters
         entering = leaving + n if leaving < n else leaving - n
         if entering < n:  # a w column: B^{-1} e_i
@@ -133,24 +140,25 @@ def lemke(M, q, max_pivots, pivot_tolerance):
                 if r < 0 or _lexico_less(x, B_inv, i, r, d):
                     r = i
         if r < 0:
-            return _extract(basis, x, n), _RAY, pivots
-    return _extract(basis, x, n), _SOLVED, pivots
+            return _extract(basis, x, n), _RAY, pivots, _basic_mask(basis, n)
+    return _extract(basis, x, n), _SOLVED, pivots, _basic_mask(basis, n)
 
 
 @njit(cache=True)
-def polish(M, q, x):
+def polish(M, q, x, basic_mask):
     """Recompute the solution of the complementary basis Lemke ended on directly: with
-    F = {j : x_j > 0}, solve M_FF x_F = -q_F by LU with one refinement step
+    F = the basic z variables of that basis, solve M_FF x_F = -q_F by LU with one refinement step
     (:func:`solvers.judice_pires._basic_solve`) and set the rest to 0. The pivots' product-form
     updates accumulate rounding at the scale of the largest rows (the covering vector couples
-    all rows); the direct solve is componentwise backward stable. Returns (x, ok); ok is False
-    if the basic system is singular or the polished point leaves x >= 0 (then the caller keeps
-    Lemke's own x)."""
+    all rows); the direct solve is componentwise backward stable. A degenerate basic variable
+    that comes out at -rounding is put at 0. Returns (x, ok); ok is False if the basic system is
+    singular or the answer is not finite (then the caller keeps Lemke's own x, as it does when
+    that measures better)."""
     n = q.shape[0]
     basic = np.empty(n, np.int64)
     k = 0
     for j in range(n):
-        if x[j] > 0.0:
+        if basic_mask[j]:
             basic[k] = j
             k += 1
     if k == 0:
@@ -166,10 +174,19 @@ def polish(M, q, x):
         return x, False
     out = np.zeros(n)
     for a in range(k):
-        if not (y[a] >= 0.0 and np.isfinite(y[a])):
+        if not np.isfinite(y[a]):
             return x, False
-        out[basic[a]] = y[a]
+        out[basic[a]] = max(y[a], 0.0)  # a degenerate basic variable may come out at -rounding
     return out, True
+
+
+@njit(cache=True)
+def _basic_mask(basis, n):
+    mask = np.zeros(n, np.bool_)
+    for i in range(n):
+        if n <= basis[i] < 2 * n:
+            mask[basis[i] - n] = True
+    return mask
 
 
 @njit(cache=True)
@@ -191,19 +208,20 @@ def run(problem, options: Options, tolerance: float):
     max_pivots = options.max_pivots or 10_000 + 100 * m
     # equilibrated (solvers.scaling): LCP(E q, E M D) has the solutions x = D x'
     Ms, qs, _, _, _, col = equilibrate(split.M, split.q, np.zeros(m), np.full(m, np.inf))
-    xs, code, pivots = lemke(Ms, qs, max_pivots, options.pivot_tolerance)
+    xs, code, pivots, basic = lemke_with_basis(Ms, qs, max_pivots, options.pivot_tolerance)
     retried = False
     if code != _SOLVED:
         # A different scaling is a different covering vector, hence a different path; on degenerate
         # problems (noise-level q entries) rounding can end one path on a ray that the other avoids.
-        x_raw, code_raw, pivots_raw = lemke(split.M, split.q, max_pivots, options.pivot_tolerance)
+        x_raw, code_raw, pivots_raw, basic_raw = lemke_with_basis(split.M, split.q, max_pivots,
+                                                                 options.pivot_tolerance)
         pivots += pivots_raw
         retried = True
         if code_raw == _SOLVED:
-            Ms, qs, col, xs, code = split.M, split.q, np.ones(m), x_raw, code_raw
+            Ms, qs, col, xs, code, basic = split.M, split.q, np.ones(m), x_raw, code_raw, basic_raw
     polished = False
     if code == _SOLVED:
-        candidate, ok = polish(Ms, qs, xs)
+        candidate, ok = polish(Ms, qs, xs, basic)
         if ok:
             z_polished = elimination.recover(split.recover(col * candidate))
             z_raw = elimination.recover(split.recover(col * xs))

@@ -65,8 +65,10 @@ small (a solver that diverges to 1e307 looked converged).
 One more rule closes what a componentwise test alone cannot see:
 
 * **growth**: terms far larger than the data cancel to rounding, and no residual can verify the
-  answer below that rounding. With the data of row i, ``d_i = |q_i| + sum_k |M_ik| b_k`` (q and
-  the finite bounds ``b_k``), the largest size the data can ask of ``z_j`` is
+  answer below that rounding. With the data of row i, ``d_i = |q_i| + sum_k |M_ik| B_k`` (q, the
+  finite bounds ``B_k``, and for a free variable with a diagonal its own row's data over
+  ``|M_kk|``: a velocity enters at its momentum over its mass), the largest size the data can
+  ask of ``z_j`` is
   ``max_i d_i / |M_ij|``, and ``growth = max_j |z_j| / max_i (d_i / |M_ij|)`` (exactly
   invariant under rescaling; ``inf`` for a nonzero z_j that no data reach). ``eps x growth`` is
   added to the relative residual as the part of it that cannot be checked. A problem with no
@@ -250,17 +252,29 @@ def row_scales(M, q, lo, hi, z, w, s, zeta, row, col):
         s[i] = max(s[i], floor / row[i])
     # growth: |z_j| against the largest size the data can ask of it, max_i d_i / |M_ij|, with
     # d_i = |q_i| + sum_k |M_ik| b_k the data of row i (q and the finite bounds b_k)
+    # B_k: the size the data give z_k -- its finite bounds, or for a free variable (a velocity) its own
+    # row's data over the diagonal (momentum over mass); d_i = |q_i| + sum_k |M_ik| B_k
+    size = np.zeros(n)
+    for k in range(n):
+        if np.isfinite(lo[k]):
+            size[k] = abs(lo[k])
+        if np.isfinite(hi[k]):
+            size[k] = max(size[k], abs(hi[k]))
     data = np.empty(n)
     for i in range(n):
         acc = abs(q[i])
         for k in range(n):
-            if M[i, k] != 0.0:
-                bound = 0.0
-                if np.isfinite(lo[k]):
-                    bound = abs(lo[k])
-                if np.isfinite(hi[k]):
-                    bound = max(bound, abs(hi[k]))
-                acc += abs(M[i, k]) * bound
+            if size[k] > 0.0:
+                acc += abs(M[i, k]) * size[k]
+        data[i] = acc
+    for k in range(n):
+        if lo[k] == -np.inf and hi[k] == np.inf and M[k, k] != 0.0:
+            size[k] = data[k] / abs(M[k, k])
+    for i in range(n):
+        acc = abs(q[i])
+        for k in range(n):
+            if size[k] > 0.0:
+                acc += abs(M[i, k]) * size[k]
         data[i] = acc
     growth = 0.0
     for j in range(n):
