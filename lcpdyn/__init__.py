@@ -21,8 +21,9 @@ _EXPORTS = {
     "SphereContact": "contact", "PointContact": "contact", "BodyForce": "forces", "SpringDamper": "forces",
     "Holonomic": "constraints", "BallJoint": "constraints", "RevoluteJoint": "constraints",
     "Nonholonomic": "constraints", "TorsionalSpringDamper": "forces",
-    "Simulation": "stepper", "SimulationError": "stepper", "simulate": "stepper", "Trajectory": "trajectory",
-    "load": "trajectory", "Regularized": "friction", "Polygonal": "friction", "Box": "friction",
+    "Simulation": "stepper", "SimulationError": "stepper", "EnergyWarning": "stepper", "simulate": "stepper",
+    "Trajectory": "trajectory", "Health": "trajectory", "load": "trajectory", "Regularized": "friction",
+    "Polygonal": "friction", "Box": "friction",
     "Coulomb": "friction", "Continuous": "friction", "SpringDamperLaw": "compliance",
     "PolynomialLaw": "compliance", "euler_zxy": "rotation",
 }

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .rotation import np_rotation_matrix
-from .validation import finite_vector, positive
+from .validation import finite_vector, positive, unit_vector
 
 __all__ = ["RigidBody"]
 
@@ -26,12 +26,21 @@ class RigidBody:
     name : unique name within a model.
     mass : kg, > 0.
     inertia : body-frame inertia about the centre of mass (kg m^2): 3 principal moments or a
-        symmetric positive definite 3 x 3 matrix.
+        symmetric positive definite 3 x 3 matrix. The principal moments (the matrix's
+        eigenvalues) must satisfy the triangle inequalities I1 + I2 >= I3 (and permutations) that
+        every real mass distribution does (I1 + I2 - I3 = 2 * integral of z^2 dm >= 0 in principal
+        axes); equality is a flat lamina such as Peiret 2016's wheel (0.3 + 0.3 = 0.6). A relative
+        slack of 1e-10 absorbs rounding.
     position : initial centre of mass (m, world).
-    orientation : initial unit quaternion (w, x, y, z); normalized here (must not be zero).
+    orientation : initial quaternion (w, x, y, z), any finite nonzero scale: normalized here after
+        dividing by its largest entry, so (1e300, 1e300, 0, 0) is the 90-degree turn about x it
+        denotes rather than an overflow.
     velocity : initial centre-of-mass velocity (m/s, world).
     angular_velocity : initial angular velocity (rad/s) in the *world* frame (converted to the
         body frame internally).
+
+    The initial kinetic energy, m |v|^2 / 2 + omega . I omega / 2, must be finite (velocities of
+    1e200 m/s overflow it): the stepper's energy and its solves would be meaningless.
     """
 
     name: str
@@ -52,24 +61,34 @@ class RigidBody:
         if inertia.shape == (3,):
             if np.any(inertia <= 0):
                 raise ValueError(f"{label}: principal moments of inertia must be > 0, got {inertia.tolist()}")
-            matrix = np.diag(inertia)
+            matrix, moments = np.diag(inertia), inertia
         elif inertia.shape == (3, 3):
             if not np.allclose(inertia, inertia.T, rtol=0, atol=1e-12 * np.abs(inertia).max()):
                 raise ValueError(f"{label}: inertia matrix must be symmetric")
-            if np.linalg.eigvalsh(inertia).min() <= 0:
+            moments = np.linalg.eigvalsh(inertia)
+            if moments.min() <= 0:
                 raise ValueError(f"{label}: inertia matrix must be positive definite")
             matrix = inertia
         else:
             raise ValueError(f"{label}: inertia must have shape (3,) or (3, 3), got {inertia.shape}")
+        largest = int(np.argmax(moments))
+        if moments.sum() - 2.0 * moments[largest] < -1e-10 * moments[largest]:
+            raise ValueError(f"{label}: principal moments of inertia {moments.tolist()} violate the triangle "
+                             f"inequality: {moments[largest]!r} > the sum of the other two "
+                             f"{moments.sum() - moments[largest]!r} (no mass distribution has them)")
         self.inertia_matrix = matrix
         self.position = finite_vector(f"{label}: position", self.position, 3)
-        quaternion = finite_vector(f"{label}: orientation", self.orientation, 4)
-        norm = np.linalg.norm(quaternion)
-        if norm < 1e-12:
-            raise ValueError(f"{label}: orientation quaternion must be nonzero")
-        self.orientation = quaternion / norm
+        self.orientation = unit_vector(f"{label}: orientation", self.orientation, 4)
         self.velocity = finite_vector(f"{label}: velocity", self.velocity, 3)
         self.angular_velocity = finite_vector(f"{label}: angular_velocity", self.angular_velocity, 3)
+        with np.errstate(over="ignore"):
+            translational = 0.5 * self.mass * float(self.velocity @ self.velocity)
+            omega = self.body_angular_velocity
+            rotational = 0.5 * float(omega @ matrix @ omega)
+        for name, term, value in (("velocity", "m |v|^2 / 2", translational),
+                                  ("angular_velocity", "omega . I omega / 2", rotational)):
+            if not np.isfinite(value):
+                raise ValueError(f"{label}: {name} overflows the kinetic energy ({term} = {value!r} J)")
 
     @property
     def body_angular_velocity(self) -> np.ndarray:

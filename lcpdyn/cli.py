@@ -40,7 +40,15 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--dt", type=float, default=None, help="step size h (s); default the scene's")
     run.add_argument("--t-end", type=float, default=None, help="end time (s); default the scene's")
     run.add_argument("--method", default=None, help="solver (default: the friction model's)")
-    run.add_argument("--position-update", default="paper", choices=("paper", "symplectic"))
+    run.add_argument("--position-update", default="symplectic", choices=("symplectic", "paper"),
+                     help="symplectic: q+ with v+ and the midpoint gyroscopic step (default, adds no energy); "
+                          "paper: Peiret 2016 Eq. (7) with the known v and the explicit gyroscopic term")
+    run.add_argument("--gyroscopic", default=None, choices=("midpoint", "explicit"),
+                     help="treatment of omega x I omega (default: midpoint with symplectic, explicit with paper)")
+    run.add_argument("--energy-check", default="warn", choices=("warn", "stop", "off"),
+                     help="on a step whose energy rises above the budget: warn at the end (default), stop, or off")
+    run.add_argument("--energy-tolerance", type=float, default=1e-3,
+                     help="energy rise allowed, relative to the run's energy scale (default 1e-3)")
     run.add_argument("--normal-force-iterations", type=int, default=0)
     run.add_argument("--set", action="append", metavar="KEY=VALUE", help="override a scene parameter")
     run.add_argument("--out", required=True, help="output .npz")
@@ -50,7 +58,8 @@ def _parser() -> argparse.ArgumentParser:
     compare = sub.add_parser("compare", help="every friction model against exact Coulomb (Peiret 2016 Figs. 4-5)")
     compare.add_argument("scene")
     compare.add_argument("--reference-dt", type=float, default=1e-4, help="step of the Coulomb reference (s)")
-    compare.add_argument("--position-update", default="both", choices=("paper", "symplectic", "both"))
+    compare.add_argument("--position-update", default="both", choices=("symplectic", "paper", "both"),
+                         help="both (default): the engine's default v+ update first, then the paper's Eq. (7)")
     compare.add_argument("--set", action="append", metavar="KEY=VALUE", help="override a scene parameter")
     compare.add_argument("--out-dir", default="results", help="directory for the JSON and figures")
     compare.add_argument("--quiet", action="store_true")
@@ -110,7 +119,9 @@ def _run(args, module, parameters) -> int:
         parameters["t_end"] = args.t_end
     scene = module.build(**parameters)
     sim = Simulation(scene.model, scene.friction(args.friction), scene.dt, method=args.method,
-                     position_update=args.position_update, normal_force_iterations=args.normal_force_iterations)
+                     position_update=args.position_update, normal_force_iterations=args.normal_force_iterations,
+                     gyroscopic=args.gyroscopic, energy_check=args.energy_check,
+                     energy_tolerance=args.energy_tolerance)
     try:
         trajectory = sim.run(scene.t_end, progress=not args.quiet)
         code = 0
@@ -131,7 +142,7 @@ def _compare(args, module, parameters) -> int:
     from .compare import compare, format_table, write_figures, write_json
 
     os.makedirs(args.out_dir, exist_ok=True)
-    updates = ("paper", "symplectic") if args.position_update == "both" else (args.position_update,)
+    updates = ("symplectic", "paper") if args.position_update == "both" else (args.position_update,)
     for update in updates:
         result = compare(module, reference_dt=args.reference_dt, progress=not args.quiet, position_update=update,
                          **parameters)

@@ -17,6 +17,7 @@ import numpy as np
 from . import __version__
 from . import metrics
 from .stepper import Simulation
+from .trajectory import Health
 
 __all__ = ["PAPER", "compare", "format_table", "write_json", "write_figures"]
 
@@ -31,9 +32,12 @@ MODELS = ("regularized", "polygonal", "box", "coulomb")
 
 
 def compare(scene_module, reference_dt: float = 1e-4, models=MODELS, progress: bool = False,
-            position_update: str = "paper", **parameters) -> dict:
+            position_update: str = "symplectic", **parameters) -> dict:
     """Run ``scene_module.build(**parameters)`` under each model (every run with the same
-    ``position_update``, see :mod:`lcpdyn.stepper`); returns a dict with
+    ``position_update``: the engine's default ``"symplectic"``, or ``"paper"`` for Peiret 2016's
+    own Eq. (7) scheme, see :mod:`lcpdyn.stepper`; the gyroscopic treatment follows it).
+    Energy gains are flagged per step in each run's ``health`` (an
+    :class:`~lcpdyn.stepper.EnergyWarning` per flagged run). Returns a dict with
     ``runs`` (name -> Trajectory), ``metrics`` (name -> summary against the fine Coulomb run),
     ``metrics_same_step`` (against Coulomb at the scene's step), ``timing`` (s) and
     ``parameters``."""
@@ -84,6 +88,10 @@ def format_table(result: dict) -> str:
                      f"{_transition_cell(result['transitions'][name]):>14s} {result['timing'][name]:8.2f}")
     reference = result["transitions"]["coulomb-reference"]
     lines.append(f"{'(Coulomb, reference step)':>28s}: slide->roll at {_transition_cell(reference)} s")
+    gains = {name: int(np.count_nonzero(run.health & int(Health.ENERGY_GAIN))) for name, run in result["runs"].items()}
+    if any(gains.values()):
+        lines.append("Steps flagged with an energy gain (Health.ENERGY_GAIN): "
+                     + ", ".join(f"{name} {count}" for name, count in gains.items()))
     lines.append("")
     lines.append("Paper values: Peiret 2016, 'Example' (1 kHz models, 10 kHz Coulomb reference).")
     return "\n".join(lines)
@@ -117,6 +125,8 @@ def write_json(result: dict, path) -> None:
     payload["solver_status_counts"] = {name: {str(s): int(c) for s, c in zip(*np.unique(run.solver_status, return_counts=True))}
                                        for name, run in result["runs"].items()}
     payload["solver_fallbacks"] = {name: int(run.solver_fallback.sum()) for name, run in result["runs"].items()}
+    payload["energy_gain_steps"] = {name: int(np.count_nonzero(run.health & int(Health.ENERGY_GAIN)))
+                                    for name, run in result["runs"].items()}
     with open(path, "w") as handle:
         json.dump(_jsonable(payload), handle, indent=2, sort_keys=True)
 

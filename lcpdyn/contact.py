@@ -22,7 +22,8 @@ import jax.numpy as jnp
 import numpy as np
 
 from .body import RigidBody
-from .validation import finite_vector, nonnegative, positive
+from .rotation import np_rotation_matrix
+from .validation import finite_number, finite_vector, nonnegative, positive, unit_vector
 
 __all__ = ["Plane", "PointContact", "SphereContact", "DiskContact", "Contact"]
 
@@ -43,11 +44,8 @@ class Plane:
 
     def __post_init__(self):
         self.point = finite_vector("plane point", self.point, 3)
-        normal = finite_vector("plane normal", self.normal, 3)
-        if np.linalg.norm(normal) < 1e-12:
-            raise ValueError("plane normal must be nonzero")
-        self.normal = normal / np.linalg.norm(normal)
-        guess = np.array([1.0, 0.0, 0.0]) if self.tangent is None else finite_vector("plane tangent", self.tangent, 3)
+        self.normal = unit_vector("plane normal", self.normal, 3)
+        guess = np.array([1.0, 0.0, 0.0]) if self.tangent is None else unit_vector("plane tangent", self.tangent, 3)
         t1 = guess - self.normal * (guess @ self.normal)
         if np.linalg.norm(t1) < 1e-9:
             if self.tangent is not None:
@@ -164,7 +162,8 @@ class DiskContact(Contact):
     Eqs. 14-16 use rho - a): a rolling tyre then turns at v / (rho - a).
 
     The single-point model is undefined when the disk lies flat (h -> 0); the simulation stops
-    with an error if h falls below ``min_sin_tilt`` (default 1e-6).
+    with :class:`~lcpdyn.stepper.SimulationError` if h falls below this contact's ``min_sin_tilt``
+    (default 1e-6; it must lie in (0, 1) and below the disk's initial h, checked here).
 
     Rolling (Bauchau 2002 Sec. 5, Eq. 19; Schwab–Meijaard 2002 Eq. 4): the rolling constraints are
     zero slip of the candidate contact point in the driving and transverse directions, i.e. the
@@ -194,11 +193,17 @@ class DiskContact(Contact):
                              f"got {self.rolling!r}")
         if self.spin not in ("free", "ideal"):
             raise ValueError(f"disk contact on {self.body.name!r}: spin must be 'free' or 'ideal', got {self.spin!r}")
-        self.radius = positive(f"disk contact on {self.body.name!r}: radius", self.radius)
-        axis = finite_vector(f"disk contact on {self.body.name!r}: axis", self.axis, 3)
-        if np.linalg.norm(axis) < 1e-12:
-            raise ValueError(f"disk contact on {self.body.name!r}: axis must be nonzero")
-        self.axis = axis / np.linalg.norm(axis)
+        label = f"disk contact on {self.body.name!r}"
+        self.radius = positive(f"{label}: radius", self.radius)
+        self.axis = unit_vector(f"{label}: axis", self.axis, 3)
+        self.min_sin_tilt = finite_number(f"{label}: min_sin_tilt", self.min_sin_tilt)
+        if not 0.0 < self.min_sin_tilt < 1.0:
+            raise ValueError(f"{label}: min_sin_tilt must be in (0, 1), got {self.min_sin_tilt!r}")
+        tilt = float(np.linalg.norm(np.cross(self.plane.normal, np_rotation_matrix(self.body.orientation) @ self.axis)))
+        if not self.min_sin_tilt < tilt:
+            raise ValueError(f"{label}: min_sin_tilt = {self.min_sin_tilt!r} is not below the disk's initial tilt "
+                             f"sine |n x axis| = {tilt!r}: the disk starts (nearly) flat on the plane, where the "
+                             "single-point disk contact is undefined")
 
     def frame(self, x, R):
         n = jnp.asarray(self.plane.normal)

@@ -35,6 +35,10 @@ class BodyForce:
         force, torque = self.function(t, state)
         return [(self.body, jnp.asarray(force, dtype=float), jnp.asarray(torque, dtype=float))]
 
+    def nonconservative_wrenches(self, t, state):
+        """All of it: a body force has no potential, so its work counts as energy put in."""
+        return self.wrenches(t, state)
+
     def potential(self, state):
         return 0.0
 
@@ -70,15 +74,28 @@ class SpringDamper:
         pb = jnp.asarray(self.offset_b) if self.body_b is None else state.point(self.body_b, self.offset_b)
         return pa, pb
 
-    def wrenches(self, t, state):
+    def _geometry(self, state):
+        """(pa, pb, length, unit direction e from b to a, rate dl/dt)."""
         pa, pb = self._points(state)
         d = pa - pb
         length = jnp.sqrt(d @ d)
         e = d / jnp.where(length > 0, length, 1.0)
         va = state.point_velocity(self.body_a, pa)
         vb = jnp.zeros(3) if self.body_b is None else state.point_velocity(self.body_b, pb)
-        rate = e @ (va - vb)
-        force_a = -(self.stiffness * (length - self.rest_length) + self.damping * rate) * e
+        return pa, pb, length, e, e @ (va - vb)
+
+    def wrenches(self, t, state):
+        pa, pb, length, e, rate = self._geometry(state)
+        return self._wrenches(state, pa, pb, -(self.stiffness * (length - self.rest_length) + self.damping * rate) * e)
+
+    def nonconservative_wrenches(self, t, state):
+        """The damper's part alone, -c (dl/dt) e (the elastic part has the potential below)."""
+        if self.damping == 0.0:
+            return []
+        pa, pb, _, e, rate = self._geometry(state)
+        return self._wrenches(state, pa, pb, -self.damping * rate * e)
+
+    def _wrenches(self, state, pa, pb, force_a):
         out = [(self.body_a, force_a, jnp.cross(pa - state.position(self.body_a), force_a))]
         if self.body_b is not None:
             out.append((self.body_b, -force_a, jnp.cross(pb - state.position(self.body_b), -force_a)))
@@ -137,7 +154,17 @@ class TorsionalSpringDamper:
         theta, e = self.angle(state)
         omega_b = jnp.zeros(3) if self.body_b is None else state.angular_velocity(self.body_b)
         rate = (state.angular_velocity(self.body_a) - omega_b) @ e
-        torque = -(self.stiffness * (theta - self.rest_angle) + self.damping * rate) * e
+        return self._torques(-(self.stiffness * (theta - self.rest_angle) + self.damping * rate) * e)
+
+    def nonconservative_wrenches(self, t, state):
+        """The damper's part alone, -c theta_dot e."""
+        if self.damping == 0.0:
+            return []
+        _, e = self.angle(state)
+        omega_b = jnp.zeros(3) if self.body_b is None else state.angular_velocity(self.body_b)
+        return self._torques(-self.damping * ((state.angular_velocity(self.body_a) - omega_b) @ e) * e)
+
+    def _torques(self, torque):
         out = [(self.body_a, jnp.zeros(3), torque)]
         if self.body_b is not None:
             out.append((self.body_b, jnp.zeros(3), -torque))

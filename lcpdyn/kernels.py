@@ -150,3 +150,156 @@ def fused_step(M, A, N, D, tangent, rhs, u, e_N, CN, v, h, mu, mu_static, normal
     z, w, active_set, code, iterations, relative, worst, residual, violation = pivot_and_measure(
         K, q, lo, hi, warm, use_warm, max_iterations, max_stall, pivot_tolerance)
     return K, q, lo, hi, basis, kinetic, z, w, active_set, code, iterations, relative, worst, residual, violation
+
+
+@njit(cache=True)
+def _midpoint_residual(I, x, target, h, F):
+    """F = 2 I x + h x x I x - target (the gyroscopic midpoint equation); returns |F|."""
+    Ix0 = I[0, 0] * x[0] + I[0, 1] * x[1] + I[0, 2] * x[2]
+    Ix1 = I[1, 0] * x[0] + I[1, 1] * x[1] + I[1, 2] * x[2]
+    Ix2 = I[2, 0] * x[0] + I[2, 1] * x[1] + I[2, 2] * x[2]
+    F[0] = 2.0 * Ix0 + h * (x[1] * Ix2 - x[2] * Ix1) - target[0]
+    F[1] = 2.0 * Ix1 + h * (x[2] * Ix0 - x[0] * Ix2) - target[1]
+    F[2] = 2.0 * Ix2 + h * (x[0] * Ix1 - x[1] * Ix0) - target[2]
+    return math.sqrt(F[0] * F[0] + F[1] * F[1] + F[2] * F[2])
+
+
+@njit(cache=True)
+def _midpoint_newton(I, x, target, h, tolerance, max_iterations, J, trial, dx, F, G):
+    """Newton's method with backtracking on the midpoint equation from the given x (updated in
+    place); returns the final relative residual |F| / (|target| (1 + h |x0|))."""
+    scale = math.sqrt(target[0] ** 2 + target[1] ** 2 + target[2] ** 2) * (
+        1.0 + h * math.sqrt(x[0] ** 2 + x[1] ** 2 + x[2] ** 2))
+    norm = _midpoint_residual(I, x, target, h, F)
+    for _ in range(max_iterations):
+        if not norm > tolerance * scale:  # converged (or NaN: the caller's finiteness check names it)
+            break
+        Ix0 = I[0, 0] * x[0] + I[0, 1] * x[1] + I[0, 2] * x[2]
+        Ix1 = I[1, 0] * x[0] + I[1, 1] * x[1] + I[1, 2] * x[2]
+        Ix2 = I[2, 0] * x[0] + I[2, 1] * x[1] + I[2, 2] * x[2]
+        for c in range(3):  # J = 2 I + h (skew(x) I - skew(I x))
+            J[0, c] = 2.0 * I[0, c] + h * (x[1] * I[2, c] - x[2] * I[1, c])
+            J[1, c] = 2.0 * I[1, c] + h * (x[2] * I[0, c] - x[0] * I[2, c])
+            J[2, c] = 2.0 * I[2, c] + h * (x[0] * I[1, c] - x[1] * I[0, c])
+        J[0, 1] += h * Ix2
+        J[0, 2] -= h * Ix1
+        J[1, 0] -= h * Ix2
+        J[1, 2] += h * Ix0
+        J[2, 0] += h * Ix1
+        J[2, 1] -= h * Ix0
+        det = (J[0, 0] * (J[1, 1] * J[2, 2] - J[1, 2] * J[2, 1]) - J[0, 1] * (J[1, 0] * J[2, 2] - J[1, 2] * J[2, 0])
+               + J[0, 2] * (J[1, 0] * J[2, 1] - J[1, 1] * J[2, 0]))
+        if det == 0.0 or not math.isfinite(det):
+            break
+        dx[0] = (F[0] * (J[1, 1] * J[2, 2] - J[1, 2] * J[2, 1]) - J[0, 1] * (F[1] * J[2, 2] - J[1, 2] * F[2])
+                 + J[0, 2] * (F[1] * J[2, 1] - J[1, 1] * F[2])) / det
+        dx[1] = (J[0, 0] * (F[1] * J[2, 2] - J[1, 2] * F[2]) - F[0] * (J[1, 0] * J[2, 2] - J[1, 2] * J[2, 0])
+                 + J[0, 2] * (J[1, 0] * F[2] - F[1] * J[2, 0])) / det
+        dx[2] = (J[0, 0] * (J[1, 1] * F[2] - F[1] * J[2, 1]) - J[0, 1] * (J[1, 0] * F[2] - F[1] * J[2, 0])
+                 + F[0] * (J[1, 0] * J[2, 1] - J[1, 1] * J[2, 0])) / det
+        step = 1.0
+        while True:  # backtracking: the first step length that lowers |F|
+            for r in range(3):
+                trial[r] = x[r] - step * dx[r]
+            trial_norm = _midpoint_residual(I, trial, target, h, G)
+            if trial_norm < norm or step < 1e-3:
+                break
+            step *= 0.5
+        for r in range(3):
+            x[r] = trial[r]
+            F[r] = G[r]
+        norm = trial_norm
+    return norm / scale
+
+
+@njit(cache=True)
+def gyroscopic_midpoint(M, v, force, h, tolerance, max_iterations):
+    """rhs = M v* + h f_app of the step with the gyroscopic term treated by the implicit
+    midpoint rule (:mod:`lcpdyn.stepper`, "Gyroscopic term") instead of the explicit
+    c = omega x I omega that ``force`` = f_app - c holds.
+
+    Per body, with I the body's inertia block of M and omega its body-frame angular velocity,
+    the free Euler equations I omega_dot = -omega x I omega are stepped by
+
+        I (omega* - omega) = -h x x I x,   x = (omega + omega*) / 2,
+
+    solved by Newton's method with backtracking on F(x) = 2 I x + h x x I x - 2 I omega = 0
+    (Jacobian 2 I + h (skew(x) I - skew(I x)), Cramer's rule) from x = omega; should that stall
+    (h |omega| of order 10 and more), by continuation in h (K = ceil(h |omega|) + 1 stages
+    h k / K, each started from the last). Dotting the equation with x shows
+    omega* . I omega* = omega . I omega, and with I x that |I omega*| = |I omega|, whatever h. The
+    rotational rows of the right-hand side become I omega* + h (tau - c) + h c = I omega* + h tau.
+    The residual is relative to |2 I omega| (1 + h |omega|) (the rounding of the h x x I x term).
+    Returns (rhs, worst relative residual over the bodies, that body's index or -1) -- the
+    caller judges it against ``tolerance``."""
+    n = v.shape[0]
+    rhs = np.empty(n)
+    for i in range(n):
+        s = 0.0
+        for j in range(n):
+            s += M[i, j] * v[j]
+        rhs[i] = s + h * force[i]
+    worst = 0.0
+    worst_body = -1
+    I = np.empty((3, 3))
+    J = np.empty((3, 3))
+    x = np.empty(3)
+    trial = np.empty(3)
+    dx = np.empty(3)
+    target = np.empty(3)
+    F = np.empty(3)
+    G = np.empty(3)
+    for b in range(n // 6):
+        o = 6 * b + 3
+        for r in range(3):
+            for c in range(3):
+                I[r, c] = M[o + r, o + c]
+            x[r] = v[o + r]
+        for r in range(3):
+            target[r] = 2.0 * (I[r, 0] * x[0] + I[r, 1] * x[1] + I[r, 2] * x[2])
+        if target[0] == 0.0 and target[1] == 0.0 and target[2] == 0.0:  # not rotating: omega* = 0
+            continue
+        # the explicit c = omega x I omega, which force holds with a minus sign
+        c0 = 0.5 * (x[1] * target[2] - x[2] * target[1])
+        c1 = 0.5 * (x[2] * target[0] - x[0] * target[2])
+        c2 = 0.5 * (x[0] * target[1] - x[1] * target[0])
+        relative = _midpoint_newton(I, x, target, h, tolerance, max_iterations, J, trial, dx, F, G)
+        if not relative <= tolerance:  # continuation in h from omega
+            speed = math.sqrt(v[o] ** 2 + v[o + 1] ** 2 + v[o + 2] ** 2)
+            if math.isfinite(speed):
+                stages = int(math.ceil(h * speed)) + 1
+                for r in range(3):
+                    x[r] = v[o + r]
+                for k in range(1, stages + 1):
+                    relative = _midpoint_newton(I, x, target, h * k / stages, tolerance, max_iterations, J, trial,
+                                                dx, F, G)
+        if not relative <= worst:
+            worst, worst_body = relative, b
+        for r in range(3):  # omega* = 2 x - omega; rows I omega* + h tau
+            star = I[r, 0] * (2.0 * x[0] - v[o]) + I[r, 1] * (2.0 * x[1] - v[o + 1]) + I[r, 2] * (2.0 * x[2] - v[o + 2])
+            rhs[o + r] = star + h * force[o + r]
+        rhs[o] += h * c0
+        rhs[o + 1] += h * c1
+        rhs[o + 2] += h * c2
+    return rhs, worst, worst_body
+
+
+@njit(cache=True)
+def first_nonfinite(a):
+    """Index of the first NaN or infinite entry of the 1-D array ``a``, or -1 (the stepper's
+    per-step health check: one pass, no temporaries)."""
+    for i in range(a.shape[0]):
+        if not math.isfinite(a[i]):
+            return i
+    return -1
+
+
+@njit(cache=True)
+def all_finite(a, b, c, d):
+    """Whether the four 1-D arrays hold only finite numbers (one call for the common case; the
+    caller locates the culprit with :func:`first_nonfinite` when not)."""
+    for x in (a, b, c, d):
+        for i in range(x.shape[0]):
+            if not math.isfinite(x[i]):
+                return False
+    return True

@@ -50,9 +50,13 @@ class Kinematics:
     point: np.ndarray  # (r, 3) candidate contact points (world)
     normal: np.ndarray  # (r, 3)
     tangent: np.ndarray  # (r, 2, 3) base tangent basis (t1, t2) per contact
-    min_sin_tilt: float  # smallest |n x e| over disk contacts (1 if none)
+    sin_tilt: np.ndarray  # (d,) |n x e| of each disk contact, in the order of the model's disk contacts
+    tilt_margin: float  # min over disks of |n x e| - min_sin_tilt (< 0: a disk lies flat; 1 if none)
     potential_energy: float
     holonomic_rate: np.ndarray  # (m_h,) dg/dt (rheonomic constraints; zeros otherwise)
+    nonconservative_force: np.ndarray  # (n,) the part of f_app without a potential (body forces, dampers)
+    conservative_power: float  # (f_app - f_nc) . v: power of gravity and springs
+    finite: bool  # every entry above is finite
 
 
 class Model:
@@ -217,6 +221,20 @@ class Model:
                 blocks[i][1] = blocks[i][1] + view.rotation(body).T @ torque_world
         return jnp.concatenate([jnp.concatenate(b) for b in blocks])
 
+    def nonconservative_force(self, q, v, t):
+        """The generalized force (n,) of the applied loads that have no potential: every
+        :class:`~lcpdyn.forces.BodyForce` and the dampers of springs (their elastic parts are in
+        :meth:`potential_energy`). The stepper's energy check counts its work h f_nc . (v + v+)/2
+        as energy put in from outside (see :mod:`lcpdyn.stepper`, "Run health")."""
+        view = StateView(self.index(), q, v)
+        index = self.index()
+        out = [jnp.zeros(6) for _ in self.bodies]
+        for force in self.forces:
+            for body, f, torque_world in force.nonconservative_wrenches(t, view):
+                i = index[id(body)]
+                out[i] = out[i] + jnp.concatenate([f, view.rotation(body).T @ torque_world])
+        return jnp.concatenate(out) if out else jnp.zeros(0)
+
     def potential_energy(self, q):
         """Gravity, springs and the elastic energy of compliant contacts (J)."""
         view = StateView(self.index(), q)
@@ -265,11 +283,19 @@ class Model:
         A_roll = jnp.concatenate(rolling) if rolling else jnp.zeros((0, n))
         u_roll = jnp.zeros(A_roll.shape[0])
         view = StateView(self.index(), q)
-        tilts = [c.sin_tilt(view.rotation(c.body)) for c in self.contacts if isinstance(c, DiskContact)]
-        min_tilt = jnp.min(jnp.stack(tilts)) if tilts else jnp.asarray(1.0)
-        return (self.generalized_force(q, v, t), gap, N, D, jnp.concatenate([A_h, A_nh, A_roll]), g,
-                jnp.concatenate([self.nonholonomic_target(q, t), u_roll]), point, normal, tangent, min_tilt,
-                self.potential_energy(q), g_t)
+        disks = [c for c in self.contacts if isinstance(c, DiskContact)]
+        tilts = jnp.stack([c.sin_tilt(view.rotation(c.body)) for c in disks]) if disks else jnp.zeros(0)
+        margin = jnp.min(tilts - jnp.asarray([c.min_sin_tilt for c in disks])) if disks else jnp.asarray(1.0)
+        force, nonconservative = self.generalized_force(q, v, t), self.nonconservative_force(q, v, t)
+        minus_c = []  # -c = -omega x I omega per body, the part of force that does no work
+        for i, b in enumerate(self.bodies):
+            omega = v[6 * i + 3:6 * i + 6]
+            minus_c += [jnp.zeros(3), -jnp.cross(omega, jnp.asarray(b.inertia_matrix) @ omega)]
+        # power of gravity and springs, P_c = (f_app - f_nc) . v: c . v = 0 exactly, but not in rounding or overflow
+        power = (force - jnp.concatenate(minus_c) - nonconservative) @ v
+        return (force, gap, N, D, jnp.concatenate([A_h, A_nh, A_roll]), g,
+                jnp.concatenate([self.nonholonomic_target(q, t), u_roll]), point, normal, tangent, tilts, margin,
+                self.potential_energy(q), g_t, nonconservative, power)
 
     def gap_jacobian(self, q):
         """dPhi/dq Gamma(q) (r, n) by differentiating the gap functions themselves. The engine's
@@ -297,7 +323,8 @@ class Model:
             shapes = [tuple(x.shape) for x in jax.eval_shape(self._evaluate, q0, v0, np.float64(0.0))]
 
             def packed(q, v, t):
-                return jnp.concatenate([jnp.ravel(x) for x in self._evaluate(q, v, t)])
+                flat = jnp.concatenate([jnp.ravel(x) for x in self._evaluate(q, v, t)])
+                return jnp.concatenate([flat, jnp.all(jnp.isfinite(flat)).astype(flat.dtype)[None]])
 
             executable = jax.jit(packed).lower(q0, v0, np.float64(0.0)).compile()
         slices, start = [], 0
@@ -309,8 +336,8 @@ class Model:
         def unscoped(q, v, t) -> Kinematics:
             flat = np.asarray(executable(q, v, np.float64(t)))
             a = [flat[i:j].reshape(shape) for i, j, shape in slices]
-            return Kinematics(a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7], a[8], a[9], float(a[10]),
-                              float(a[11]), a[12])
+            return Kinematics(a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7], a[8], a[9], a[10], float(a[11]),
+                              float(a[12]), a[13], a[14], float(a[15]), bool(flat[-1] == 1.0))
 
         def evaluate(q, v, t) -> Kinematics:
             with float64():
@@ -321,6 +348,78 @@ class Model:
         evaluate.unscoped = unscoped
         self._compiled = evaluate
         return evaluate
+
+    def describe_force(self, i: int) -> str:
+        """A readable name of ``self.forces[i]`` for error messages."""
+        force = self.forces[i]
+        bodies = [getattr(force, k, None) for k in ("body", "body_a", "body_b")]
+        names = " and ".join(repr(b.name) for b in bodies if b is not None) or "the world"
+        function = getattr(force, "function", None)
+        extra = f" (function {getattr(function, '__name__', repr(function))!r})" if function is not None else ""
+        return f"force {i} ({type(force).__name__} on body {names}){extra}"
+
+    def describe_contact(self, i: int) -> str:
+        contact = self.contacts[i]
+        return f"contact {i} ({type(contact).__name__} on body {contact.body.name!r})"
+
+    def diagnose(self, q, v, t) -> list[str]:
+        """The pieces of the model that give a NaN or infinite value at (q, v, t), each named
+        (body, force, contact or constraint, and which quantity). Evaluates every user function
+        eagerly, one by one -- slow, meant for error messages only."""
+        found = []
+
+        def bad(value):
+            return not np.all(np.isfinite(np.asarray(value, dtype=float)))
+
+        def show(value):
+            return np.array2string(np.asarray(value, dtype=float), precision=4)
+
+        q = np.asarray(q, np.float64)
+        v = np.asarray(v, np.float64)
+        with float64(), np.errstate(all="ignore"):
+            view = StateView(self.index(), jnp.asarray(q), jnp.asarray(v))
+            for i, b in enumerate(self.bodies):
+                for name, value in (("position", q[7 * i:7 * i + 3]),
+                                    ("orientation quaternion", q[7 * i + 3:7 * i + 7]),
+                                    ("velocity", v[6 * i:6 * i + 3]), ("angular velocity", v[6 * i + 3:6 * i + 6])):
+                    if bad(value):
+                        found.append(f"body {b.name!r}: {name} = {show(value)}")
+                omega = v[6 * i + 3:6 * i + 6]
+                gyroscopic = np.cross(omega, b.inertia_matrix @ omega)
+                if not bad(omega) and bad(gyroscopic):
+                    found.append(f"body {b.name!r}: gyroscopic term omega x I omega = {show(gyroscopic)} overflows")
+            for b in self.bodies:
+                gravity = -b.mass * float(self.gravity @ np.asarray(view.position(b)))
+                if not bad(view.position(b)) and bad(gravity):
+                    found.append(f"body {b.name!r}: gravity's potential energy -m g . x = {gravity!r} J overflows")
+            compliant = [(i, c) for i, c in enumerate(self.contacts) if c.normal_law is not None]
+            for i, c in compliant:
+                gap = c.frame(view.position(c.body), view.rotation(c.body))[0]
+                energy = float(elastic_energy(c.normal_law, -gap))
+                if not bad(gap) and bad(energy):
+                    found.append(f"{self.describe_contact(i)}: elastic energy of its {type(c.normal_law).__name__} "
+                                 f"= {energy!r} J at the approach {-float(gap)!r} m")
+            for i, force in enumerate(self.forces):
+                for body, f, torque in force.wrenches(t, view):
+                    if bad(f) or bad(torque):
+                        found.append(f"{self.describe_force(i)} gave force = {show(f)}, torque = {show(torque)} "
+                                     f"on body {body.name!r}")
+                if bad(force.potential(view)):
+                    found.append(f"{self.describe_force(i)} gave potential energy {float(force.potential(view))!r}")
+            for i, c in enumerate(self.contacts):
+                labels = ("gap", "contact point", "normal", "tangent t1", "tangent t2")
+                for label, value in zip(labels, c.frame(view.position(c.body), view.rotation(c.body))):
+                    if bad(value):
+                        found.append(f"{self.describe_contact(i)}: {label} = {show(value)}")
+            for c in self.holonomic:
+                if bad(c.residual(view, t)):
+                    found.append(f"constraint {c.name!r}: residual g = {show(c.residual(view, t))}")
+            for c in self.nonholonomic:
+                if bad(c.velocity_residual(view)):
+                    found.append(f"constraint {c.name!r}: velocity map a(q, v) = {show(c.velocity_residual(view))}")
+                if bad(c.target(view, t)):
+                    found.append(f"constraint {c.name!r}: right-hand side u(q, t) = {show(c.target(view, t))}")
+        return found
 
     def kinetic_energy(self, v) -> float:
         v = np.asarray(v)

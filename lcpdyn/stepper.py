@@ -14,9 +14,38 @@ One step from the known state (t, q, v) with step size h:
    ``normal_force_iterations=k`` the step is re-solved k more times with the bounds from the
    latest lam_N+ (fixed-point iteration toward mu lam_N+, the paper's remark after Eq. 12). The
    first step has no previous lam_N and always does one such extra pass.
-4. Position update. ``position_update="paper"`` (default) is Eq. (7): q+ = q + h Gamma(q) v
-   with the *known* v; ``"symplectic"`` uses v+ instead (symplectic Euler). Quaternions are
+4. Position update. ``position_update="symplectic"`` (default) moves the configuration with the
+   new velocity, q+ = q + h Gamma(q) v+ (symplectic Euler); ``"paper"`` is Eq. (7),
+   q+ = q + h Gamma(q) v with the *known* v, kept to reproduce the paper. Quaternions are
    renormalized after the update.
+
+Why v+ is the default. Eq. (7) makes positions explicit in the velocity as well: in free flight
+under a constant force f (gravity) a step changes the energy by +h^2 f . M^-1 f / 2 > 0
+(explicit Euler), and a body in contact is moved with a velocity the contact impulse has not yet
+acted on. With v+ the same step changes it by -|v+ - v|_M^2 / 2 <= 0: M (v+ - v) = h f + J^T
+(impulses) and q+ = q + h v+ give E+ - E = -|v+ - v|_M^2 / 2 + (impulses) . v+ for constant f,
+so only impulses can add energy -- normal ones only while a penetration is pushed out (the
+stabilization below), friction ones never (Coulomb's maximal dissipation; box and polygon
+direction by direction; the regularized bristle returns at most the |lam_T|^2 / (2 k_T) it
+stored). Measured on the Table 1 wheel at h = 1 ms (``scenes.wheel``): released at rest at
+theta = 60 deg, Eq. (7) takes it from 2.45 J to 23.8 J (it flips and jumps 1.4 m, every step
+SOLVED); v+ lets it fall flat, energy never above 2.45 J. Rolling, Eq. (7) gains 0.21 J in 2 s.
+
+Gyroscopic term (``gyroscopic``). The paper evaluates c = omega x I omega at the known omega
+(Eq. 6). For a spinning body that is explicit Euler on Euler's equations, which multiplies the
+body-frame precession amplitude by sqrt(1 + (h lam)^2) per step (lam the precession rate), under
+either position update: the wheel with a yaw rate of -100 rad/s goes from 1.70e3 J to 5.7e4 J in
+4 s, at -1000 rad/s to overflow. ``gyroscopic="midpoint"`` (the default with the v+ update)
+first advances each body's free rotation by the implicit midpoint rule,
+
+    I (omega* - omega) = -h x x I x,   x = (omega + omega*) / 2,
+
+(Newton on three unknowns per body, :func:`lcpdyn.kernels.gyroscopic_midpoint`), which keeps
+omega . I omega and |I omega| exactly (the midpoint rule conserves quadratic invariants), and
+then solves Eq. (30) with M v* + h f_app in place of M v + h (f_app - c). M stays the constant,
+symmetric mass matrix, so the energy argument above holds with v* for v: with the defaults a
+step adds no energy but the impulses'. ``"explicit"`` is the paper's and the default with
+``position_update="paper"``, which therefore reproduces the paper exactly.
 
 Drift stabilization (not in the paper, whose Eqs. 22-23 are pure velocity constraints):
 each gap row is N v+ + e_N >= 0 and each holonomic row A v+ = -beta g~/h, where g~ and Phi~
@@ -32,12 +61,52 @@ Every solve is checked by the framework's own residual. A failed solve is never 
 silently: the step is re-solved with ``fallback_method`` (recorded in ``solver_fallback``), and
 if that fails too the run stops with :class:`SimulationError`, which carries the trajectory
 up to the failing step.
+
+Run health (:meth:`Simulation.run` records ``health``, :class:`lcpdyn.trajectory.Health` bit
+flags, per step):
+
+* Non-finite values stop the run. The compiled kinematics flags a NaN or inf anywhere in its
+  outputs (one reduction inside the compiled call); the step's right-hand side and gap terms,
+  and the new velocities and positions, are scanned (:func:`lcpdyn.kernels.first_nonfinite`, O(n)).
+  Either raises :class:`SimulationError` naming the culprit -- the body force, spring, contact,
+  constraint or body, and the quantity (:meth:`lcpdyn.model.Model.diagnose`) -- with the
+  trajectory so far. An exception raised inside a user function during a step (a
+  ``friction_profile``) or anywhere else in it becomes a :class:`SimulationError` with the
+  trajectory attached and the original as ``__cause__``.
+* Energy check (``energy_check``: ``"warn"`` default, ``"stop"``, ``"off"``). Let E_n be the
+  mechanical energy after step n (:meth:`Simulation.energy`) and W_n the work put in since the
+  start by the loads that have no potential (body forces and dampers, h f_nc(q, v, t) . (v + v+)/2
+  per step) and by driven constraints ((h lam) . u_drive with u_drive the rheonomic rate -dg/dt
+  and the non-holonomic right-hand side u). In a passive system D_n = E_n - W_n never rises.
+  A step is flagged ``ENERGY_GAIN`` when
+
+      D_n - min_{k <= n} D_k  >  energy_tolerance * S_n  (+ 1e-12 (|E_n| + S_n) for rounding),
+
+  measured from the running minimum, so that a gain after a dissipative phase is not hidden by
+  it (the Eq. (7) wheel gains its 0.21 J rolling after losing 18 J sliding). The energy scale
+  S_n = max(sum_b m_b |g| l_b, max_{k<=n} T_k, max_{k<=n} |V_k - V_0|, max_{k<=n} |W_k|) -- with
+  T kinetic and V potential energy, and l_b = sqrt(tr I_b / m_b) a body's size from its inertia
+  -- does not depend on the potential's datum. D_n also carries the O(h) term of the scheme's
+  modified energy, +h/2 P_c with the v+ update (-h/2 P_c with Eq. 7), P_c = (f_app - f_nc) . v the
+  power of gravity and springs: symplectic Euler conserves E + h/2 P_c exactly for a linear
+  spring and in free fall, so its bounded O(h) energy oscillation (a pendulum's, a coarse
+  spring's) is not taken for a gain. Default tolerance 1e-3: on the Table 1 wheel (S = 18.7 J)
+  that is 19 mJ; the default scheme's largest rise there is 1 mJ (any friction model), the
+  Eq. (7) gain 0.13 J (0.19 J under box). Drift stabilization (beta > 0) pushes a penetration d out at
+  beta d / h, doing work up to beta lam_N d: in steady contact the penetration is the O(h^2) gap
+  error of the rim's curvature, which first lowered the potential energy by as much, so the two
+  cancel within a step or two and the tolerance covers the rest; a deep penetration (a body
+  started inside the plane) is pushed out at d / h, and the kinetic energy this creates is
+  flagged, deliberately. ``"warn"`` issues one :class:`EnergyWarning` at the end of the run
+  (how many steps, the largest gain and when, the first flagged time); ``"stop"`` raises
+  :class:`SimulationError` at the first flagged step.
 """
 from __future__ import annotations
 
 import math
 import sys
 import time
+import warnings
 
 import numpy as np
 
@@ -52,13 +121,30 @@ from . import __version__
 from .compliance import force_and_slope
 from .contact import DiskContact
 from .friction import Box, Continuous, Coulomb, Regularized, make_friction
-from .kernels import bounded_vectors, fill_matrix, fused_step, gap_terms, slip_world, store_bodies, update_positions
+from .forces import BodyForce
+from .kernels import (all_finite, bounded_vectors, fill_matrix, first_nonfinite, fused_step, gap_terms,
+                      gyroscopic_midpoint, slip_world, store_bodies, update_positions)
 from .model import Model
 from .precision import float64
-from .trajectory import Trajectory
+from .trajectory import Health, Trajectory
 from .validation import finite_number, positive
 
-__all__ = ["Simulation", "SimulationError", "simulate"]
+__all__ = ["Simulation", "SimulationError", "EnergyWarning", "simulate", "MIN_DT", "MAX_STEPS"]
+
+MIN_DT = 1e-9
+"""Smallest step size (s) the stepper accepts -- a practical floor: a simulated second would take
+10^9 steps (a day at ~100 us per step), and the step's 1/h and 1/h^2 terms (Phi/h, the bristle
+compliance 1/(k_T h^2), compliant rows 1/(h (F' h + c))) grow against the O(1) masses of
+Eq. (30) -- 1e8 at 1 ns with k_T = 1e10 N/m; dt = 1e-300 overflows them outright. (Time itself
+never stalls at t + dt == t: the stepper computes t = (steps done) x dt.)"""
+
+_EMPTY = np.zeros(0)
+_NEWTON_TOLERANCE, _NEWTON_ITERATIONS = 1e-13, 50  # the gyroscopic midpoint step (relative residual)
+
+MAX_STEPS = 100_000_000
+"""Most steps one :meth:`Simulation.run` call takes: its recorder allocates every step up front
+(~150 bytes per step for one body and contact). Split longer runs into several ``run`` calls
+(each continues from the current state)."""
 
 _FALLBACKS = {"judice-pires": "lemke", "lemke": "judice-pires", "pgs": "judice-pires", "siconos": "judice-pires",
               "nsgs": "siconos-nsn-ac", "siconos-nsgs": "nsgs", "siconos-nsn-ac": "nsgs"}
@@ -73,6 +159,11 @@ class SimulationError(RuntimeError):
     def __init__(self, message, step, time, trajectory=None, result=None):
         super().__init__(f"step {step} (t = {time:.6g} s): {message}")
         self.step, self.time, self.trajectory, self.result = step, time, trajectory, result
+
+
+class EnergyWarning(RuntimeWarning):
+    """Issued at the end of :meth:`Simulation.run` when steps were flagged ``ENERGY_GAIN``
+    (see the module docstring, "Run health")."""
 
 
 class _Basis:
@@ -96,7 +187,14 @@ class Simulation:
         ``nsgs`` for coulomb). Any of :data:`solvers.METHODS` for the LCP models, any of
         ``solvers.friction_contact.METHODS`` for coulomb.
     tolerance : acceptance bound on the framework's relative residual.
-    position_update : ``"paper"`` (Eq. 7, known v) or ``"symplectic"`` (v+).
+    position_update : ``"symplectic"`` (default: q+ with v+) or ``"paper"`` (Eq. 7, known v); see
+        the module docstring for why.
+    gyroscopic : ``"midpoint"`` (implicit midpoint rule for omega x I omega, energy-conserving) or
+        ``"explicit"`` (the paper's c at the known omega); default: ``"midpoint"`` with the v+
+        update, ``"explicit"`` with ``"paper"``.
+    energy_check : ``"warn"`` (default), ``"stop"`` or ``"off"`` -- what :meth:`run` does about a
+        step whose energy rises more than ``energy_tolerance`` (module docstring, "Run health").
+    energy_tolerance : relative to the run's energy scale S_n, > 0 (default 1e-3).
     stabilization : beta in [0, 1] for penetration and holonomic drift (see module docstring).
     normal_force_iterations : extra fixed-point passes toward mu lam_N+ (>= 0).
     fallback_method : method used when the first fails (``"auto"``: lemke for judice-pires and
@@ -111,14 +209,22 @@ class Simulation:
     """
 
     def __init__(self, model: Model, friction="regularized", dt: float = 1e-3, *, method: str | None = None,
-                 tolerance: float = 1e-9, position_update: str = "paper", stabilization: float = 1.0,
+                 tolerance: float = 1e-9, position_update: str = "symplectic", stabilization: float = 1.0,
                  normal_force_iterations: int = 0, fallback_method: str | None = "auto",
-                 solver_options: dict | None = None, fused: bool = True, static_threshold: float = 0.01):
+                 solver_options: dict | None = None, fused: bool = True, static_threshold: float = 0.01,
+                 gyroscopic: str | None = None, energy_check: str = "warn", energy_tolerance: float = 1e-3):
         if not isinstance(model, Model):
             raise TypeError(f"model must be an lcpdyn Model, got {type(model).__name__}")
         self.model = model
         self.friction = make_friction(friction)
         self.dt = positive("dt", dt)
+        if self.dt < MIN_DT:
+            raise ValueError(f"dt = {dt!r} s is below the smallest step size MIN_DT = {MIN_DT:g} s (see "
+                             "lcpdyn.stepper.MIN_DT)")
+        if energy_check not in ("warn", "stop", "off"):
+            raise ValueError(f"energy_check must be 'warn', 'stop' or 'off', got {energy_check!r}")
+        self.energy_check = energy_check
+        self.energy_tolerance = positive("energy_tolerance", energy_tolerance)
         self.tolerance = positive("tolerance", tolerance)
         self.static_threshold = finite_number("static_threshold", static_threshold)
         if self.static_threshold < 0:
@@ -126,6 +232,11 @@ class Simulation:
         if position_update not in ("paper", "symplectic"):
             raise ValueError(f"position_update must be 'paper' or 'symplectic', got {position_update!r}")
         self.position_update = position_update
+        if gyroscopic is None:
+            gyroscopic = "explicit" if position_update == "paper" else "midpoint"
+        if gyroscopic not in ("explicit", "midpoint"):
+            raise ValueError(f"gyroscopic must be 'explicit' or 'midpoint', got {gyroscopic!r}")
+        self.gyroscopic = gyroscopic
         self.stabilization = finite_number("stabilization", stabilization)
         if not 0.0 <= self.stabilization <= 1.0:
             raise ValueError(f"stabilization must be in [0, 1], got {stabilization!r}")
@@ -167,6 +278,20 @@ class Simulation:
         self._normal_compliance = np.zeros(len(model.contacts))
         self.n_holonomic = sum(c.size for c in model.holonomic)
         self.has_disks = any(isinstance(c, DiskContact) for c in model.contacts)
+        self._disks = [i for i, c in enumerate(model.contacts) if isinstance(c, DiskContact)]
+        self._nonconservative = any(isinstance(f, BodyForce) or f.damping > 0 for f in model.forces)
+        self._driven = (any(c.time_dependent for c in model.holonomic)
+                        or any(c.rhs is not None for c in model.nonholonomic))
+        self._bilateral_rows = ([c.name for c in model.holonomic for _ in range(c.size)]
+                                + [c.name for c in model.nonholonomic for _ in range(c.size)]
+                                + [f"ideal rolling/spin of {model.describe_contact(i)}" for i, c in
+                                   enumerate(model.contacts) for _ in range(model._rolling_rows(c))])
+        gravity = float(np.linalg.norm(model.gravity))
+        # D_n carries the O(h) term of the scheme's modified energy (module docstring): +h/2 P_c with v+,
+        # -h/2 P_c with Eq. (7)
+        self._shadow = 0.5 * self.dt * (1.0 if position_update == "symplectic" else -1.0)
+        self._energy_floor = sum(b.mass * gravity * math.sqrt(np.trace(b.inertia_matrix) / b.mass)
+                                 for b in model.bodies)
         size = self.M.shape[0] + model.n_bilateral + len(model.contacts)
         self._size = size + (2 * len(model.contacts) if isinstance(self.friction, (Regularized, Box)) else 0)
         self._no_warm = np.zeros(self._size, np.int8)
@@ -184,12 +309,25 @@ class Simulation:
         self.active_set = None
         self.impulse_guess = None
         self.timing = None
+        k = self.evaluate(self.q, self.v, self.t)
+        kinetic = 0.5 * float(self.v @ self.M @ self.v)
+        if not math.isfinite(k.potential_energy):
+            culprits = self.model.diagnose(self.q, self.v, self.t)
+            raise ValueError("the initial potential energy is not finite (V = "
+                             f"{k.potential_energy!r} J){': ' + '; '.join(culprits) if culprits else ''}")
+        # the energy budget of "Run health" (module docstring), kept across run() calls until reset
+        self._potential_start = k.potential_energy
+        self._work = 0.0  # W_n, J
+        self._lowest = k.potential_energy + kinetic + self._shadow * k.conservative_power  # min_k D_k
+        self._scale = max(self._energy_floor, kinetic)  # S_n
 
     def parameters(self) -> dict:
         """Everything that determines a run (recorded in output files)."""
         return {"lcpdyn_version": __version__, "dt": self.dt, "friction": self.friction.parameters(),
                 "method": self.method, "fallback_method": self.fallback_method, "tolerance": self.tolerance,
-                "position_update": self.position_update, "stabilization": self.stabilization,
+                "position_update": self.position_update, "gyroscopic": self.gyroscopic,
+                "energy_check": self.energy_check, "energy_tolerance": self.energy_tolerance,
+                "stabilization": self.stabilization,
                 "normal_force_iterations": self.normal_force_iterations, "fused": self._fused,
                 "static_threshold": self.static_threshold,
                 "solver_options": {k: v for k, v in self.solver_options.items() if k != "warm_start"},
@@ -207,7 +345,8 @@ class Simulation:
                 "gravity": self.model.gravity.tolist()}
 
     def energy(self, kinematics=None) -> float:
-        """Mechanical energy of the current state (J)."""
+        """Mechanical energy of the current state (J): kinetic v . M v / 2 plus the potential of
+        :meth:`lcpdyn.model.Model.potential_energy` (gravity, springs, compliant contacts)."""
         k = kinematics or self.evaluate(self.q, self.v, self.t)
         return k.potential_energy + 0.5 * float(self.v @ self.M @ self.v)
 
@@ -215,14 +354,18 @@ class Simulation:
     def step(self, kinematics=None) -> dict:
         """Advance one step; returns what was solved (forces, slip, statuses) for recording,
         including ``timing`` = (assembly, solve, rest) in seconds (assembly includes the Schur
-        elimination for coulomb; rest is the gap terms, position update and bookkeeping)."""
+        elimination for coulomb; rest is the gap terms, position update and bookkeeping) and
+        ``work`` (J), the work of non-conservative loads and driven constraints in the step.
+        Raises :class:`SimulationError` on an invalid state or a failed solve (without a
+        trajectory: :meth:`run` attaches it)."""
         begin = time.perf_counter()
         self._clock = [0.0, 0.0]
         h = self.dt
         k = kinematics or self.evaluate(self.q, self.v, self.t)
-        if self.has_disks and k.min_sin_tilt < 1e-6:
-            raise SimulationError("a disk lies flat on its plane (|n x axis| < 1e-6): the single-point disk "
-                                  "contact is undefined", self.steps_done, self.t)
+        if not k.finite:
+            raise self._error(self._nonfinite_kinematics(k))
+        if k.tilt_margin < 0.0:
+            raise self._error(self._flat_disk(k))
         n, r, m = self.M.shape[0], k.gap.shape[0], k.A.shape[0]
         v = self.v
         self._mu_now, self._mu_static_now = self._coefficients_now(k)
@@ -235,7 +378,16 @@ class Simulation:
             g_pred = g + h * (k.A[:g.size] @ v + k.holonomic_rate) if paper else g
             g = -self.stabilization * g_pred / h - k.holonomic_rate
         u = np.concatenate([g, k.nonholonomic_rhs])
-        rhs = self.M @ v + h * k.force
+        if self.gyroscopic == "midpoint":
+            rhs, newton, body = gyroscopic_midpoint(self.M, v, k.force, h, _NEWTON_TOLERANCE, _NEWTON_ITERATIONS)
+            if not newton <= _NEWTON_TOLERANCE:
+                omega = float(np.linalg.norm(v[6 * body + 3:6 * body + 6]))
+                raise self._error(f"body {self.model.bodies[body].name!r}: the implicit midpoint step of the "
+                                  f"gyroscopic term did not converge (relative residual {newton:.3g} after "
+                                  f"{_NEWTON_ITERATIONS} Newton iterations, h |omega| = {h * omega:.3g})")
+        else:
+            rhs = self.M @ v + h * k.force
+        self._check_inputs(rhs, e_N, u)
         if self.coulomb:
             out = self._solve_coulomb(k, rhs, u, e_N, h)
         else:
@@ -243,7 +395,15 @@ class Simulation:
         v_new = out["v"]
         out["slip_world"] = slip_world(k.D, v_new, k.tangent)
         out["gap"] = k.gap
-        self.q = update_positions(self.q, v if paper else v_new, h)
+        q_new = update_positions(self.q, v if paper else v_new, h)
+        self._check_state(q_new, v_new, out)
+        work = 0.0
+        if self._nonconservative:  # h f_nc . (v + v+)/2
+            work = 0.5 * h * float(k.nonconservative_force @ (v + v_new))
+        if self._driven:  # (h lam) . u_drive
+            work += float(out["bilateral"] @ np.concatenate([-k.holonomic_rate, k.nonholonomic_rhs]))
+        out["work"] = work
+        self.q = q_new
         self.v = v_new
         self.t = (self.steps_done + 1) * h
         self.steps_done += 1
@@ -252,6 +412,70 @@ class Simulation:
         total = time.perf_counter() - begin
         out["timing"] = (self._clock[0], self._clock[1], total - self._clock[0] - self._clock[1])
         return out
+
+    # --- health checks (module docstring, "Run health") -----------------------------------
+    def _error(self, message, result=None) -> SimulationError:
+        return SimulationError(message, self.steps_done, self.t, result=result)
+
+    def _nonfinite_kinematics(self, k) -> str:
+        """Names what gave a NaN or inf in the kinematics at the current state."""
+        culprits = self.model.diagnose(self.q, self.v, self.t)
+        fields = [name for name in ("force", "gap", "N", "D", "A", "holonomic_error", "nonholonomic_rhs", "point",
+                                    "normal", "tangent", "sin_tilt", "tilt_margin", "potential_energy",
+                                    "holonomic_rate", "nonconservative_force", "conservative_power")
+                  if not np.all(np.isfinite(getattr(k, name)))]
+        where = f"NaN or inf in the kinematics ({', '.join(fields)}) at t = {self.t:.6g} s"
+        if culprits:
+            return f"{where}: " + "; ".join(culprits)
+        if "force" in fields:
+            j = first_nonfinite(k.force)
+            body = self.model.bodies[j // 6].name
+            return f"{where}: the generalized force f_app - c of body {body!r} (entry {j}) = {k.force[j]!r}"
+        return where
+
+    def _flat_disk(self, k) -> str:
+        thresholds = np.array([self.model.contacts[i].min_sin_tilt for i in self._disks])
+        j = int(np.argmin(k.sin_tilt - thresholds))
+        return (f"{self.model.describe_contact(self._disks[j])} lies flat on its plane (|n x axis| = "
+                f"{k.sin_tilt[j]:.3g} < min_sin_tilt = {thresholds[j]:g}): the single-point disk contact is undefined")
+
+    def _check_inputs(self, rhs, e_N, u):
+        """The right-hand sides of Eq. (30) must be finite before any solver sees them."""
+        if all_finite(rhs, e_N, u, _EMPTY):
+            return
+        j = first_nonfinite(rhs)
+        if j >= 0:
+            body = self.model.bodies[j // 6].name
+            raise self._error(f"body {body!r}: the momentum M v + h f of the step is not finite (entry {j} = "
+                              f"{rhs[j]!r})")
+        j = first_nonfinite(e_N)
+        if j >= 0:
+            law = self.model.contacts[j].normal_law
+            what = "gap term Phi~/h" if law is None else f"compliant row of its {type(law).__name__}"
+            raise self._error(f"{self.model.describe_contact(j)}: the {what} is not finite ({e_N[j]!r})")
+        j = first_nonfinite(u)
+        if j >= 0:
+            raise self._error(f"constraint {self._bilateral_rows[j]!r}: the right-hand side u of its row is not "
+                              f"finite ({u[j]!r})")
+
+    def _check_state(self, q, v, out):
+        """The new state and contact forces must be finite (names the body or contact)."""
+        if all_finite(q, v, out["normal_force"], out["friction_force"].reshape(-1)):
+            return
+        for array, size, names in ((q, 7, ("position", "position", "position", "orientation", "orientation",
+                                           "orientation", "orientation")),
+                                   (v, 6, ("velocity",) * 3 + ("angular velocity",) * 3)):
+            j = first_nonfinite(array)
+            if j >= 0:
+                body = self.model.bodies[j // size].name
+                raise self._error(f"body {body!r}: the {names[j % size]} became non-finite in the step "
+                                  f"({array[j]!r}); the solve returned v+ = {out['v'].tolist()}")
+        for key in ("normal_force", "friction_force"):
+            j = first_nonfinite(out[key].reshape(-1))
+            if j >= 0:
+                contact = j if key == "normal_force" else j // 3
+                raise self._error(f"{self.model.describe_contact(contact)}: the {key.replace('_', ' ')} is not "
+                                  f"finite ({out[key].reshape(-1)[j]!r})")
 
     def _compliant_rows(self, k, v, h, paper, e_N):
         """Compliant contacts (:mod:`lcpdyn.compliance`): their rows become
@@ -276,10 +500,14 @@ class Simulation:
         if self._profiles:
             mu, mu_static = mu.copy(), mu_static.copy()
             for i, profile in self._profiles:
-                value = float(profile(self.t))
+                try:
+                    value = float(profile(self.t))
+                except Exception as exc:  # a user function: report it as the step's failure, keep the run
+                    raise self._error(f"friction_profile of {self.model.describe_contact(i)} raised "
+                                      f"{type(exc).__name__}: {exc}") from exc
                 if not (np.isfinite(value) and value >= 0):
-                    raise SimulationError(f"friction_profile of contact {i} gave mu = {value!r}", self.steps_done,
-                                          self.t)
+                    raise self._error(f"friction_profile of {self.model.describe_contact(i)} gave mu = {value!r} "
+                                      "(must be finite and >= 0)")
                 mu[i] = mu_static[i] = value
         if not self._two_coefficients or isinstance(self.friction, (Regularized, Continuous)):
             return mu, mu_static
@@ -337,7 +565,8 @@ class Simulation:
         friction_force = self.friction.world_force(z[n + m + r:], block, k.tangent, h)
         return {"v": z[:n].copy(), "normal_force": normal_force, "friction_force": friction_force,
                 "status": int(result.status), "iterations": iterations, "residual": result.relative_residual,
-                "fallback": fallback, "kinetic": block.kinetic.copy(), "problem": (K, qv, lo, hi)}
+                "fallback": fallback, "kinetic": block.kinetic.copy(), "problem": (K, qv, lo, hi),
+                "bilateral": z[n:n + m]}
 
     def _fused_pass(self, k, rhs, u, e_N, h, normal_force, warm):
         """The regularized/box model with judice-pires in one compiled call
@@ -418,7 +647,7 @@ class Simulation:
         return {"v": x[:n].copy(), "normal_force": per[:, 0].copy(), "friction_force": friction,
                 "status": int(result.status), "iterations": result.iterations,
                 "residual": result.relative_residual, "fallback": fallback, "kinetic": np.zeros(r, bool),
-                "delassus": (W, b)}
+                "delassus": (W, b), "bilateral": x[n:]}
 
     def _solve_fc(self, W, b, method):
         options = dict(self.solver_options) if method == self.method else {}
@@ -431,13 +660,19 @@ class Simulation:
         """Simulate from the current state to ``t_end`` (s); returns the :class:`Trajectory`.
 
         On a failed step raises :class:`SimulationError` whose ``trajectory`` holds the steps
-        done. ``progress=True`` prints a progress line to stderr about once a second. Wall
-        times per step (s) are left in ``self.timing`` (steps x 5: Jacobians, assembly, solve,
-        rest of the step, recording), not in the trajectory, which stays reproducible."""
+        done (any other exception inside a step is re-raised as one, the original as
+        ``__cause__``). ``progress=True`` prints a progress line to stderr about once a second.
+        Per-step ``health`` flags and the energy check are described in the module docstring
+        ("Run health"). Wall times per step (s) are left in ``self.timing`` (steps x 5:
+        Jacobians, assembly, solve, rest of the step, recording), not in the trajectory, which
+        stays reproducible."""
         t_end = finite_number("t_end", t_end)
-        steps = int(round((t_end - self.t) / self.dt))
+        steps = round((t_end - self.t) / self.dt)
         if steps < 1:
             raise ValueError(f"t_end = {t_end} leaves no step of dt = {self.dt} after t = {self.t}")
+        if steps > MAX_STEPS:
+            raise ValueError(f"t_end = {t_end} with dt = {self.dt} needs {steps:.3g} steps, more than MAX_STEPS = "
+                             f"{MAX_STEPS:.0e} per run() call (see lcpdyn.stepper.MAX_STEPS)")
         record = _Recorder(self, steps)
         k = self.evaluate(self.q, self.v, self.t)
         record.initial(self, k)
@@ -453,8 +688,15 @@ class Simulation:
                 except SimulationError as exc:
                     exc.trajectory = record.finish(i)
                     raise
+                except Exception as exc:  # a user function or anything else: never lose the steps done
+                    raise SimulationError(f"{type(exc).__name__} raised during the step: {exc}", self.steps_done,
+                                          self.t, trajectory=record.finish(i)) from exc
                 start = time.perf_counter()
-                record.store(i, self, out, k)
+                try:
+                    record.store(i, self, out, k)
+                except SimulationError as exc:
+                    exc.trajectory = record.finish(i + 1)
+                    raise
                 record.timing(i, jacobians, out["timing"], time.perf_counter() - start)
                 if progress and time.perf_counter() - last_print > 1.0:
                     last_print = time.perf_counter()
@@ -462,7 +704,46 @@ class Simulation:
                           f"({100 * (i + 1) / steps:.0f} %)", end="", file=sys.stderr, flush=True)
         if progress:
             print(f"\r  {self.friction.name}: t = {self.t:.3f} / {t_end:g} s (100 %)", file=sys.stderr)
+        record.warn()
         return record.finish(steps)
+
+    def _energy_health(self, energy: float, kinetic: float, work: float, power: float) -> tuple[int, float, float]:
+        """Updates the energy budget with step n's E_n, T_n, work and conservative power P_c;
+        returns (flag, gain D_n - min D, scale S_n) -- flag ``Health.ENERGY_GAIN`` or 0 (module
+        docstring, "Run health")."""
+        if not math.isfinite(energy):
+            raise self._error(self._nonfinite_energy(energy, kinetic))
+        self._work += work
+        budget = energy + self._shadow * power - self._work
+        if budget < self._lowest:
+            self._lowest = budget
+        scale = max(self._scale, kinetic, abs(energy - kinetic - self._potential_start), abs(self._work))
+        self._scale = scale
+        gain = budget - self._lowest
+        if self.energy_check != "off" and gain > self.energy_tolerance * scale + 1e-12 * (abs(energy) + scale):
+            return int(Health.ENERGY_GAIN), gain, scale
+        return 0, gain, scale
+
+    def _energy_stop(self, gain, scale, energy) -> SimulationError:
+        return self._error(f"the energy rose {gain:.4g} J above its lowest value so far, more than "
+                           f"energy_tolerance = {self.energy_tolerance:g} of the energy scale {scale:.4g} J "
+                           f"(E = {energy:.6g} J, work put in {self._work:.4g} J; energy_check='stop')")
+
+    def _nonfinite_energy(self, energy, kinetic) -> str:
+        if not math.isfinite(kinetic):
+            for i, b in enumerate(self.model.bodies):
+                for name, part, block in (("velocity", "m |v|^2 / 2", slice(6 * i, 6 * i + 3)),
+                                          ("angular velocity", "omega . I omega / 2", slice(6 * i + 3, 6 * i + 6))):
+                    w = self.v[block]
+                    with np.errstate(over="ignore", invalid="ignore"):
+                        value = 0.5 * float(w @ self.M[block, block] @ w)
+                    if not math.isfinite(value):
+                        return (f"body {b.name!r}: the kinetic energy overflowed ({part} = {value!r} J, "
+                                f"{name} {w.tolist()})")
+            return f"the total kinetic energy overflowed ({kinetic!r} J)"
+        culprits = self.model.diagnose(self.q, self.v, self.t)
+        return (f"the potential energy is not finite ({energy - kinetic!r} J)"
+                + (": " + "; ".join(culprits) if culprits else ""))
 
 
 class _Recorder:
@@ -477,7 +758,9 @@ class _Recorder:
             "contact_kinetic": np.zeros((steps, r), np.int8), "energy": np.zeros(steps),
             "solver_status": np.zeros(steps, np.int8), "solver_iterations": np.zeros(steps, np.int32),
             "solver_residual": np.zeros(steps), "solver_fallback": np.zeros(steps, np.int8),
+            "health": np.zeros(steps, np.int8),
         }
+        self.flagged, self.first, self.largest, self.largest_t, self.largest_scale = 0, None, 0.0, None, 0.0
         # wall times are kept out of the trajectory so that outputs are reproducible
         sim.timing = np.zeros((steps, 5))
 
@@ -501,11 +784,35 @@ class _Recorder:
         a["contact_slip_velocity"][i] = out["slip_world"]
         a["contact_gap"][i] = out["gap"]
         a["contact_kinetic"][i] = out["kinetic"]
-        a["energy"][i] = sim.energy(k)
+        v = sim.v
+        kinetic = 0.5 * float(v @ sim.M @ v)
+        energy = k.potential_energy + kinetic
+        a["energy"][i] = energy
         a["solver_status"][i] = out["status"]
         a["solver_iterations"][i] = out["iterations"]
         a["solver_residual"][i] = out["residual"]
         a["solver_fallback"][i] = out["fallback"]
+        flag, gain, scale = sim._energy_health(energy, kinetic, out["work"], k.conservative_power)
+        if flag:
+            self.flagged += 1
+            if self.first is None:
+                self.first = sim.t
+            if gain > self.largest:
+                self.largest, self.largest_t, self.largest_scale = gain, sim.t, scale
+        a["health"][i] = flag | (int(Health.FALLBACK) if out["fallback"] else 0)
+        if flag and sim.energy_check == "stop":
+            raise sim._energy_stop(gain, scale, energy)
+
+    def warn(self):
+        if self.flagged:
+            sim = self.sim
+            warnings.warn(f"energy gain in {self.flagged} of {self.a['t'].shape[0]} steps (first at t = "
+                          f"{self.first:.6g} s): the energy rose up to {self.largest:.4g} J above its lowest value "
+                          f"(at t = {self.largest_t:.6g} s; {self.largest / self.largest_scale:.3g} of the energy "
+                          f"scale {self.largest_scale:.4g} J, energy_tolerance = {sim.energy_tolerance:g}) with "
+                          f"position_update={sim.position_update!r}, gyroscopic={sim.gyroscopic!r}, "
+                          f"dt = {sim.dt:g} s; the steps are flagged in trajectory.health (Health.ENERGY_GAIN)",
+                          EnergyWarning, stacklevel=3)
 
     def finish(self, steps) -> Trajectory:
         sim = self.sim

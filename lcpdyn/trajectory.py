@@ -1,6 +1,7 @@
 """Simulation output: per-step arrays, run parameters, and the .npz file format."""
 from __future__ import annotations
 
+import enum
 import json
 from dataclasses import dataclass, field
 
@@ -8,7 +9,24 @@ import numpy as np
 
 from . import __version__
 
-__all__ = ["Trajectory", "load"]
+__all__ = ["Trajectory", "load", "Health"]
+
+
+class Health(enum.IntFlag):
+    """Bit flags of the per-step ``health`` array (int8; 0 = nothing to report). See
+    :mod:`lcpdyn.stepper`, "Run health", for how each is decided.
+
+    * ``ENERGY_GAIN`` (1): the mechanical energy, net of the work put in by non-conservative
+      applied forces and driven constraints, stands above its lowest value so far by more than
+      ``energy_tolerance`` times the run's energy scale (only when ``energy_check`` is not
+      ``"off"``).
+    * ``FALLBACK`` (2): the first solver failed and the fallback method's answer was used
+      (as ``solver_fallback``).
+    """
+
+    OK = 0
+    ENERGY_GAIN = 1
+    FALLBACK = 2
 
 # Field -> description; the .npz holds these arrays plus ``parameters`` (JSON) and ``lcpdyn_version``.
 FIELDS = {
@@ -27,6 +45,7 @@ FIELDS = {
     "solver_iterations": "pivots/sweeps of the accepted solve (summed over fixed-point passes), (steps,)",
     "solver_residual": "framework relative residual of the accepted solve, (steps,)",
     "solver_fallback": "1 where the first method failed and the fallback method's answer was used",
+    "health": "lcpdyn.trajectory.Health bit flags per step (0 ok, 1 energy gain, 2 fallback used), int8, (steps,)",
     "initial_position": "(bodies, 3) at t = 0",
     "initial_energy": "mechanical energy at t = 0 (J)",
 }
@@ -62,8 +81,14 @@ _STATIC = {"initial_position", "initial_energy"}
 
 
 def load(path) -> Trajectory:
+    """Read a file written by :meth:`Trajectory.save`. Files from before the ``health`` field
+    get it rebuilt from ``solver_fallback`` (the only flag they recorded; the energy bit is 0 --
+    unknown, not checked) and ``parameters["energy_check"] = "not recorded"``."""
     with np.load(path, allow_pickle=False) as data:
         arrays = {k: data[k] for k in data.files if k not in ("parameters", "body_names", "lcpdyn_version")}
         parameters = json.loads(str(data["parameters"]))
         parameters.setdefault("lcpdyn_version", str(data["lcpdyn_version"]))
+        if "health" not in arrays and "solver_fallback" in arrays:
+            arrays["health"] = np.where(arrays["solver_fallback"] != 0, int(Health.FALLBACK), 0).astype(np.int8)
+            parameters.setdefault("energy_check", "not recorded")
         return Trajectory(arrays, parameters, [str(s) for s in data["body_names"]])

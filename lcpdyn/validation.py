@@ -5,7 +5,7 @@ import math
 
 import numpy as np
 
-__all__ = ["finite_vector", "positive", "nonnegative", "finite_number"]
+__all__ = ["finite_vector", "positive", "nonnegative", "finite_number", "unit_vector"]
 
 
 def finite_number(name: str, value) -> float:
@@ -45,3 +45,15 @@ def finite_vector(name: str, value, size: int | None = None, shape: tuple | None
     if not np.all(np.isfinite(array)):
         raise ValueError(f"{name} must be finite, got {value!r}")
     return array
+
+
+def unit_vector(name: str, value, size: int) -> np.ndarray:
+    """``value`` (finite, nonzero, shape (size,)) scaled to unit length. It is divided by its
+    largest |entry| before the norm is taken, so entries as large as 1e308 or as small as
+    subnormals normalize correctly instead of overflowing (or underflowing) the norm."""
+    array = finite_vector(name, value, size)
+    largest = np.max(np.abs(array))
+    if largest == 0.0:
+        raise ValueError(f"{name} must be nonzero, got {value!r}")
+    array = array / largest
+    return array / np.linalg.norm(array)

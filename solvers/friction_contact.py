@@ -108,7 +108,6 @@ from numba import njit
 
 from .options import build_options, check_count, check_positive
 from .result import SolverFailure, Status, normalized, row_scales
-from .scaling import equilibrate
 
 __all__ = ["solve_friction_contact", "FrictionContactResult", "Options", "SiconosOptions",
            "METHODS", "UnknownOptionError", "measure_friction_contact", "project_on_cone"]
@@ -279,8 +278,7 @@ def _measure_kernel(W, b, mu, r, u):
     s = np.empty(n)
     zeta = np.empty(n)
     unbounded = np.full(n, np.inf)
-    _, _, _, _, row, col = equilibrate(W, b, -unbounded, unbounded)
-    growth = row_scales(W, b, -unbounded, unbounded, r, u, s, zeta, row, col)
+    growth = row_scales(W, b, -unbounded, unbounded, r, u, s, zeta)
     for i in range(n):
         if not np.isfinite(u[i]):
             return np.nan, -1, np.nan, np.nan
@@ -308,6 +306,8 @@ def _measure_kernel(W, b, mu, r, u):
         un = normalized(u[k], s[k]) if s[k] > 0.0 else 0.0
         normal = abs(rn - max(rn - un, 0.0))
         error = max(res, vio, normal)
+        if error != error:  # NaN
+            error = np.inf
         if not error <= relative:
             relative = error
             worst = c

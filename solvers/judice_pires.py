@@ -179,7 +179,6 @@ def pivot(M, q, lo, hi, state, max_iterations, max_stall, pivot_tolerance, rho, 
     s = np.zeros(n)
     zeta = np.zeros(n)
     q_eff = q - rho * center
-    ones = np.ones(n)
     M_eff = M.copy()
     for i in range(n):
         M_eff[i, i] += rho
@@ -231,7 +230,7 @@ def pivot(M, q, lo, hi, state, max_iterations, max_stall, pivot_tolerance, rho, 
                 break
             for a in range(n_basic):
                 z[basic[a]] = x[a]
-        row_scales(M_eff, q_eff, lo, hi, z, w, s, zeta, ones, ones)
+        row_scales(M_eff, q_eff, lo, hi, z, w, s, zeta)
         count = 0
         first_infeasible = -1
         for i in range(n):

@@ -10,33 +10,28 @@ Scales (:func:`row_scales`, one implementation for every solver)
 ----------------------------------------------------------------
 With ``w = M z + q``:
 
-* the **row scale** ``s_i = |q_i| + sum_j |M_ij z_j|``: the size of the terms that cancel in
-  ``w_i``; ``|w_i| / s_i <= 1`` is the componentwise backward error of row i (Oettli & Prager
-  1964, Skeel 1980);
+* the **data size** of each variable, ``B_k``: its finite bounds (a friction impulse's box), or
+  for a free variable whose diagonal dominates (``|M_kk M_jj| >= M_kj M_jk`` for every j: a
+  velocity next to its constraints) its own row's size over that diagonal,
+  ``max(d0_k, c_k) / |M_kk|`` with ``d0_k = |q_k| + sum_l |M_kl| b_l`` and ``c_k`` below
+  (momentum over mass: the impulses a body takes set the scale of its velocity); 0 otherwise;
+* the **data scale** of each row, ``d_i = |q_i| + sum_k |M_ik| B_k``: the size row i has when its
+  variables are at the sizes the data give them;
+* the **row scale** ``s_i = max(c_i, d_i)`` with ``c_i = |q_i| + sum_j |M_ij z_j|``, the size of
+  the terms that cancel in ``w_i`` (``|w_i| / c_i`` is the componentwise backward error of
+  Oettli & Prager 1964). ``c_i`` alone would judge a row whose terms all vanish at the solution
+  (the gap row ``N v+`` of a body resting or sliding on a plane, the momentum rows of a direction
+  no force acts in) against the rounding noise of those terms; ``d_i`` gives it the scale of the
+  velocities and impulses the data imply;
 * the **variable scale** ``zeta_j = min_{i: M_ij != 0} s_i / |M_ij|``: the smallest change of
-  ``z_j`` that moves some row by its own scale (``+inf`` for a zero column); ``zeta_j >= |z_j|``.
-  Bounds are data in the units of z, so ``zeta_j`` is at least ``|lo_j|`` and ``|hi_j|`` where
-  they are finite (a friction impulse is measured against its box).
+  ``z_j`` that moves some row by its own scale, at least ``|lo_j|`` and ``|hi_j|`` where they
+  are finite; ``zeta_j >= |z_j|``. A zero column (w does not see z_j): ``+inf`` for a free
+  variable (any value will do), its bounds' size for a bounded one (it must sit on the bound
+  ``w_j = q_j`` asks for, exactly when that bound is 0).
 
-A free variable (an equation's unknown: a velocity, a bilateral multiplier) is determined by its
-own row to the scale ``c_j / |M_jj|`` (momentum over mass), whatever its value; rows that
-contain it see it at that scale: ``s_i += sum_{j free} |M_ij| c_j / |M_jj|``. Otherwise a row
-whose terms all vanish at the solution (the gap row ``N v+`` of a body resting or sliding on a
-plane) would be judged against the rounding noise of ``v+`` itself.
-
-Both transform as the problem does under every rescaling above (``s_i -> E_i s_i``,
-``w_i -> E_i w_i``, ``zeta_j -> zeta_j / D_j``), so the measure below is invariant.
-
-Rounding noise: where a whole subspace of the answer vanishes (a body at rest with no force
-across it), every term of its rows is rounding noise carried over from the rest of the problem
-and no data give those rows a scale of their own. So ``s_i`` and ``zeta_j`` are floored at
-``NOISE_FLOOR = 1e-6`` of the problem's global scale taken in its equilibrated form
-(:func:`solvers.scaling.equilibrate`: ``G = max(|E q|_inf, max_j |E M e_j|_inf b_j)``, b_j the
-largest finite bound of z_j -- the data that drive the answer; the floors are
-``NOISE_FLOOR G / E_i`` and ``NOISE_FLOOR G D_j``). A row more than 1e6 below the
-problem's scale is then judged to ``tol x NOISE_FLOOR G / s_i`` of its own scale, and pure noise
-rows pass. The equilibration follows a rescaling of the input up to a power of two, so the
-floor is invariant to within that factor.
+All of them transform exactly as the problem does under every rescaling above
+(``B_k, zeta_j -> . / D_j``; ``c_i, d_i, s_i, w_i -> E_i .``), so the measure below is exactly
+invariant: no global scale, no equilibration enters it.
 
 Acceptance
 ----------
@@ -46,16 +41,19 @@ natural map of the bounded LCP (:mod:`solvers.problem`)
 
     e_i = | z~_i - clip(z~_i - w~_i, lo~_i, hi~_i) |,
 
-together with the bound violation ``max(lo~_i - z~_i, z~_i - hi~_i, 0)``. The relative
+together with the bound violation ``max(lo_i - z_i, z_i - hi_i, 0)`` measured against
+``min(zeta_i, hi_i - lo_i)`` (the variable's scale, or its box when narrower). The relative
 residual is ``max_i`` of both; an answer is ``SOLVED`` only if it is at most the tolerance.
 Reading it: an equation row (interior z_i, free variable) must hold to ``tol`` of its own
 scale; a variable at a bound must have w of the right sign to ``tol`` of its row scale; a
 variable off its bound by more than ``tol`` of its own scale must have ``w_i = 0`` to ``tol``.
 
 For the 3D friction-contact problem the same scales are taken per contact (``max`` of the
-three row scales, ``max(min`` of the three variable scales, ``|r_c|_inf)``), which keeps the
-cone and is invariant under one positive scale per contact; the natural map there is De
-Saxcé's (:mod:`solvers.friction_contact`).
+three row scales, ``max(min`` of the three variable scales, ``|r_c|_inf)``; every reaction
+counts as a variable with a diagonal, so ``B_k = d0_k / W_kk``), which keeps the cone and is
+invariant under one positive scale per contact; the natural map there is De Saxcé's
+(:mod:`solvers.friction_contact`), with the normal complementarity also checked against the
+normal row's own scale.
 
 Why not one global scale: a global ``1 + |q| + |M| |z|`` lets the rows of the largest numbers
 set the bar for all, so small rows (a 1e-9 kg body next to a 1e6 kg one, a problem written in
@@ -65,16 +63,18 @@ small (a solver that diverges to 1e307 looked converged).
 One more rule closes what a componentwise test alone cannot see:
 
 * **growth**: terms far larger than the data cancel to rounding, and no residual can verify the
-  answer below that rounding. With the data of row i, ``d_i = |q_i| + sum_k |M_ik| B_k`` (q, the
-  finite bounds ``B_k``, and for a free variable with a diagonal its own row's data over
-  ``|M_kk|``: a velocity enters at its momentum over its mass), the largest size the data can
-  ask of ``z_j`` is
-  ``max_i d_i / |M_ij|``, and ``growth = max_j |z_j| / max_i (d_i / |M_ij|)`` (exactly
-  invariant under rescaling; ``inf`` for a nonzero z_j that no data reach). ``eps x growth`` is
-  added to the relative residual as the part of it that cannot be checked. A problem with no
-  solution whose rows cancel exactly (``y^T M = 0``, ``y^T q < 0``) admits "solutions" of size
-  1/eps that are backward stable; this rule rejects them (at tolerance 1e-9, any answer more
-  than ~4.5e6 times what the data ask). A basic matrix that ill-conditioned is rejected too.
+  answer below that rounding. With ``d_i = |q_i| + sum_k |M_ik| B_k`` (the row's data scale
+  above), the largest size the data can ask of ``z_j`` is ``max_i d_i / |M_ij|``, and
+  ``growth = max_j |z_j| / max_i (d_i / |M_ij|)`` (exactly invariant under rescaling; a column
+  no data reach is not judged by it). ``eps x growth`` is added to the relative residual as the
+  part of it that cannot be checked. A problem with no solution whose rows cancel exactly
+  (``y^T M = 0``, ``y^T q < 0``) admits "solutions" of size 1/eps that are backward stable; this
+  rule rejects most of them (at tolerance 1e-9, any answer more than ~4.5e6 times what the data
+  ask). Limits: a velocity's ``B_k`` includes its own row's terms (one coupling deep: an unknown
+  driven through several couplings -- gravity on one body, through a joint, to another body's
+  rotation -- is otherwise underestimated and a correct answer rejected), and a runaway answer
+  in such a velocity inflates its own yardstick; some cancelling infeasible problems still pass
+  (README, "Known limits").
 
 The absolute natural-map residual ``||z - clip(z - w, lo, hi)||_inf`` and bound violation are
 kept in the result for information only.
@@ -87,14 +87,11 @@ from dataclasses import dataclass, field
 import numpy as np
 from numba import njit
 
-from .scaling import equilibrate
-
 __all__ = ["Status", "LCPResult", "SolverFailure", "measure", "row_scales", "relative_residual",
            "AT_LOWER", "BASIC", "AT_UPPER", "FIXED"]
 
 # Active-set codes shared by all solvers (``LCPResult.active_set``), also the warm-start format.
 _EPS = float(np.finfo(np.float64).eps)
-NOISE_FLOOR = 1e-6  # rows and variables are judged against at least this fraction of the global scale
 
 AT_LOWER = -1  # z_i = lo_i, w_i >= 0 required
 BASIC = 0  # lo_i < z_i < hi_i, w_i = 0 imposed (free variables are always basic)
@@ -183,77 +180,34 @@ class LCPResult:
 
 
 @njit(cache=True)
-def row_scales(M, q, lo, hi, z, w, s, zeta, row, col):
-    """w <- M z + q; zeta <- variable scales; s <- row scales (module docstring, with the
-    bounds and the noise floor); ``row``, ``col``: the equilibration factors of M
-    (:func:`solvers.scaling.equilibrate`; ones for a problem that is already equilibrated).
-    Returns the growth ``max_j |z_j| / max_i (d_i / |M_ij|)`` (module docstring)."""
+def _dominant_diagonal(M, k):
+    """|M_kk M_jj| >= M_kj M_jk for every j: each 2x2 principal minor through k is dominated by
+    its diagonal (a mass matrix next to its constraints: M_kj M_jk = -N^2 <= 0 for a multiplier,
+    M_kj^2 <= M_kk M_jj within an SPD mass block). Invariant under E M D. Only then does row k
+    determine z_k at the scale of its own data over M_kk."""
+    for j in range(M.shape[0]):
+        if j != k and abs(M[k, k] * M[j, j]) < M[k, j] * M[j, k]:
+            return False
+    return True
+
+
+@njit(cache=True)
+def row_scales(M, q, lo, hi, z, w, s, zeta):
+    """w <- M z + q; s <- row scales; zeta <- variable scales (module docstring). Returns the
+    growth ``max_j |z_j| / max_i (d_i / |M_ij|)``."""
     n = q.shape[0]
-    for i in range(n):  # w and the componentwise sizes c (kept in s for now)
+    terms = np.empty(n)
+    for i in range(n):  # w and the componentwise sizes c_i
         acc = q[i]
-        size = abs(q[i])
-        for j in range(n):
-            term = M[i, j] * z[j]
-            acc += term
-            size += abs(term)
+        size_i = abs(q[i])
+        for k in range(n):
+            t = M[i, k] * z[k]
+            acc += t
+            size_i += abs(t)
         w[i] = acc
-        s[i] = size
-    for j in range(n):
-        zeta[j] = np.inf
-    for i in range(n):
-        for j in range(n):
-            a = abs(M[i, j])
-            if a > 0.0:
-                ratio = s[i] / a
-                if ratio < zeta[j]:
-                    zeta[j] = ratio
-    for j in range(n):
-        if np.isfinite(lo[j]):
-            zeta[j] = max(zeta[j], abs(lo[j]))
-        if np.isfinite(hi[j]):
-            zeta[j] = max(zeta[j], abs(hi[j]))
-    # rows see the free variables (equations: velocities, bilateral multipliers) at the scale their
-    # own row determines them, c_j / |M_jj|, not at their value, which may be rounding noise
-    own = np.zeros(n)
-    for j in range(n):
-        if lo[j] == -np.inf and hi[j] == np.inf and M[j, j] != 0.0:
-            own[j] = s[j] / abs(M[j, j])
-    for i in range(n):
-        extra = 0.0
-        for j in range(n):
-            if own[j] > 0.0:
-                extra += abs(M[i, j]) * own[j]
-        s[i] += extra
-    # noise floor: NOISE_FLOOR x the global scale of the equilibrated problem (solvers.scaling)
-    big = 0.0
-    for i in range(n):
-        big = max(big, abs(row[i] * q[i]))
-    for j in range(n):
-        bound = 0.0
-        if np.isfinite(lo[j]):
-            bound = abs(lo[j])
-        if np.isfinite(hi[j]):
-            bound = max(bound, abs(hi[j]))
-        if bound > 0.0:
-            column = 0.0
-            for i in range(n):
-                column = max(column, abs(row[i] * M[i, j]))
-            big = max(big, column * bound)
-    floor = NOISE_FLOOR * big
-    for j in range(n):
-        if zeta[j] == np.inf:  # a zero column: w does not see z_j; only its bounds and the floor scale it
-            zeta[j] = 0.0
-            if np.isfinite(lo[j]):
-                zeta[j] = abs(lo[j])
-            if np.isfinite(hi[j]):
-                zeta[j] = max(zeta[j], abs(hi[j]))
-        zeta[j] = max(zeta[j], floor * col[j])
-    for i in range(n):
-        s[i] = max(s[i], floor / row[i])
-    # growth: |z_j| against the largest size the data can ask of it, max_i d_i / |M_ij|, with
-    # d_i = |q_i| + sum_k |M_ik| b_k the data of row i (q and the finite bounds b_k)
-    # B_k: the size the data give z_k -- its finite bounds, or for a free variable (a velocity) its own
-    # row's data over the diagonal (momentum over mass); d_i = |q_i| + sum_k |M_ik| B_k
+        terms[i] = size_i
+    # B_k: the size the data give z_k -- its finite bounds, or for a free variable whose diagonal
+    # dominates (a velocity) its own row's size over the diagonal (momentum over mass)
     size = np.zeros(n)
     for k in range(n):
         if np.isfinite(lo[k]):
@@ -267,15 +221,39 @@ def row_scales(M, q, lo, hi, z, w, s, zeta, row, col):
             if size[k] > 0.0:
                 acc += abs(M[i, k]) * size[k]
         data[i] = acc
+    given = size.copy()  # the same from the data alone (d0_k for a velocity), for the growth rule
     for k in range(n):
-        if lo[k] == -np.inf and hi[k] == np.inf and M[k, k] != 0.0:
-            size[k] = data[k] / abs(M[k, k])
-    for i in range(n):
-        acc = abs(q[i])
+        if lo[k] == -np.inf and hi[k] == np.inf and M[k, k] != 0.0 and _dominant_diagonal(M, k):
+            size[k] = max(data[k], terms[k]) / abs(M[k, k])
+            given[k] = size[k]
+    for i in range(n):  # d_i = |q_i| + sum_k |M_ik| B_k; s_i = max(c_i, d_i); data_i from the data alone
+        reach = abs(q[i])
+        pure = abs(q[i])
         for k in range(n):
-            if size[k] > 0.0:
-                acc += abs(M[i, k]) * size[k]
-        data[i] = acc
+            a = abs(M[i, k])
+            reach += a * size[k]
+            pure += a * given[k]
+        data[i] = pure
+        s[i] = max(terms[i], reach)
+    for j in range(n):
+        zeta[j] = np.inf
+    for i in range(n):
+        for j in range(n):
+            a = abs(M[i, j])
+            if a > 0.0:
+                ratio = s[i] / a
+                if ratio < zeta[j]:
+                    zeta[j] = ratio
+    for j in range(n):
+        if zeta[j] == np.inf:  # a zero column: w does not see z_j
+            if lo[j] == -np.inf and hi[j] == np.inf:
+                continue  # a free z_j that nothing depends on: any value will do (z~ = 0)
+            zeta[j] = 0.0  # a bounded one must sit on the bound its w_j = q_j asks for
+        if np.isfinite(lo[j]):
+            zeta[j] = max(zeta[j], abs(lo[j]))
+        if np.isfinite(hi[j]):
+            zeta[j] = max(zeta[j], abs(hi[j]))
+    # growth: |z_j| against the largest size the data can ask of it
     growth = 0.0
     for j in range(n):
         if z[j] == 0.0:
@@ -285,8 +263,8 @@ def row_scales(M, q, lo, hi, z, w, s, zeta, row, col):
             a = abs(M[i, j])
             if a > 0.0:
                 largest = max(largest, data[i] / a)
-        largest = max(largest, floor * col[j])  # noise in a column that no data reach
-        growth = max(growth, abs(z[j]) / largest if largest > 0.0 else np.inf)
+        if largest > 0.0:  # (a column no data reach is not judged here)
+            growth = max(growth, abs(z[j]) / largest)
     return growth
 
 
@@ -320,8 +298,13 @@ def _lcp_errors(z, w, lo, hi, s, zeta, active_set):
         lt = normalized(lo[i], zeta[i])
         ht = normalized(hi[i], zeta[i])
         error = abs(zt - min(max(zt - wt, lt), ht))
-        error = max(error, lt - zt, zt - ht)
-        if not error <= relative:  # also catches NaN
+        violation_i = max(lo[i] - z[i], z[i] - hi[i])
+        if violation_i > 0.0:  # against the variable's scale, or its box when that is narrower
+            reach = min(zeta[i], hi[i] - lo[i]) if hi[i] > lo[i] else zeta[i]
+            error = max(error, violation_i / reach if reach > 0.0 else np.inf)
+        if error != error:  # NaN (inf - inf: a variable infinitely far out in its own scale)
+            error = np.inf
+        if error > relative:
             relative = error
             worst = i
         if lo[i] == hi[i]:
@@ -345,8 +328,7 @@ def _measure_kernel(M, q, lo, hi, z, w, active_set):
             return np.nan, -1, np.nan, np.nan
     s = np.empty(n)
     zeta = np.empty(n)
-    _, _, _, _, row, col = equilibrate(M, q, lo, hi)
-    growth = row_scales(M, q, lo, hi, z, w, s, zeta, row, col)
+    growth = row_scales(M, q, lo, hi, z, w, s, zeta)
     for i in range(n):
         if not np.isfinite(w[i]):
             return np.nan, -1, np.nan, np.nan

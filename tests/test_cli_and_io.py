@@ -313,6 +313,12 @@ SIMULATION_ERRORS = {
     "unknown position update": (dict(position_update="verlet"), ["verlet"]),
     "unknown fallback": (dict(fallback_method="simplex"), ["simplex"]),
     "tolerance zero": (dict(tolerance=0.0), ["tolerance"]),
+    "dt below MIN_DT": (dict(dt=1e-300), ["dt = 1e-300", "MIN_DT"]),
+    "dt just below MIN_DT": (dict(dt=9.9e-10), ["dt = 9.9e-10", "MIN_DT"]),
+    "unknown gyroscopic treatment": (dict(gyroscopic="implicit"), ["gyroscopic", "implicit"]),
+    "unknown energy check": (dict(energy_check="loud"), ["energy_check", "loud"]),
+    "energy_tolerance zero": (dict(energy_tolerance=0.0), ["energy_tolerance", "0.0"]),
+    "energy_tolerance nan": (dict(energy_tolerance=float("nan")), ["energy_tolerance", "nan"]),
 }
 
 
@@ -331,6 +337,35 @@ def test_simulation_accepts_the_edges_of_the_valid_ranges(wheel_model):
     for stabilization in (0.0, 1.0):
         assert Simulation(wheel_model, "regularized", 1e-3, stabilization=stabilization).stabilization == stabilization
     assert Simulation(wheel_model, "regularized", 1e-3, normal_force_iterations=0).normal_force_iterations == 0
+    assert Simulation(wheel_model, "regularized", 1e-9).dt == 1e-9  # MIN_DT itself
+
+
+def test_simulation_defaults_are_the_energy_safe_scheme(wheel_model):
+    """The v+ update with the midpoint gyroscopic step is the default; ``"paper"`` brings the
+    paper's explicit gyroscopic term with it, and either may be combined explicitly."""
+    default = Simulation(wheel_model, "regularized", 1e-3)
+    assert (default.position_update, default.gyroscopic, default.energy_check) == ("symplectic", "midpoint", "warn")
+    paper = Simulation(wheel_model, "regularized", 1e-3, position_update="paper")
+    assert (paper.position_update, paper.gyroscopic) == ("paper", "explicit")
+    mixed = Simulation(wheel_model, "regularized", 1e-3, position_update="symplectic", gyroscopic="explicit")
+    assert mixed.parameters()["gyroscopic"] == "explicit"
+
+
+def test_cli_energy_check_stop_saves_the_steps_up_to_the_gain(tmp_path, capsys):
+    """``--position-update paper --energy-check stop``: the wheel stops at the first step whose
+    energy gain exceeds the tolerance (while rolling), exit code 1, the steps so far saved with
+    the flag on the last one."""
+    out = tmp_path / "stopped.npz"
+    code, _, stderr = run_cli(["run", "wheel", "--position-update", "paper", "--energy-check", "stop", "--out",
+                               str(out), "--quiet"], capsys)
+    assert code == 1, stderr
+    assert "energy_check='stop'" in stderr and "simulation stopped" in stderr
+    trajectory = load(out)
+    assert 2.0 < trajectory.t[-1] < 4.0
+    assert trajectory.health[-1] == int(lcpdyn.Health.ENERGY_GAIN)
+    assert trajectory.parameters["position_update"] == "paper" and trajectory.parameters["energy_check"] == "stop"
+    code, _, _ = run_cli(["run", "wheel", "--energy-check", "stop", "--out", str(out), "--quiet"], capsys)
+    assert code == 0 and load(out).t.shape == (4000,)  # the default update runs through
 
 
 def test_simulation_run_rejects_an_end_time_without_steps(wheel_model):

@@ -6,6 +6,7 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
+from lcpdyn import BodyForce, SpringDamper
 from lcpdyn.body import RigidBody
 from lcpdyn.constraints import BallJoint
 from lcpdyn.model import Model
@@ -120,3 +121,32 @@ def test_kinematics_is_float64_without_global_x64():
     assert jnp.zeros(1).dtype == jnp.float32  # the process default is untouched
     with float64():
         assert jnp.zeros(1).dtype == jnp.float64
+
+
+def test_nonconservative_force_and_conservative_power():
+    """f_nc holds the body force and the spring's damper (not its elastic part, not gravity);
+    P_c = (f_app - f_nc) . v is the power of gravity and the elastic spring, without the
+    gyroscopic term; sin_tilt and tilt_margin per disk contact."""
+    model = wheel_model()
+    wheel = model.bodies[0]
+    model.add_force(BodyForce(wheel, lambda t, state: (jnp.array([1.0, 2.0, 3.0]), jnp.array([0.5, 0.0, 0.0]))))
+    model.add_force(SpringDamper(wheel, (0.0, 0.0, 0.0), None, (0.0, 0.0, 2.0), stiffness=10.0, damping=3.0,
+                                 rest_length=1.0))
+    q, v = model.initial_state()
+    k = model.compile()(q, v, 0.0)
+    x, velocity = q[:3], v[:3]
+    d = x - np.array([0.0, 0.0, 2.0])
+    length = np.linalg.norm(d)
+    e = d / length
+    damper = -3.0 * (e @ velocity) * e
+    elastic = -10.0 * (length - 1.0) * e
+    R = np_rotation_matrix(q[3:7])
+    np.testing.assert_allclose(k.nonconservative_force[:3], [1.0 + damper[0], 2.0 + damper[1], 3.0 + damper[2]],
+                               atol=1e-13)
+    np.testing.assert_allclose(k.nonconservative_force[3:], R.T @ [0.5, 0.0, 0.0], atol=1e-13)
+    gravity = np.array([0.0, 0.0, -9.81])
+    assert k.conservative_power == pytest.approx((gravity + elastic) @ velocity, rel=1e-12)
+    assert k.potential_energy == pytest.approx(9.81 * x[2] + 5.0 * (length - 1.0) ** 2, rel=1e-12)
+    np.testing.assert_allclose(k.sin_tilt, [np.cos(np.radians(20.0))], rtol=1e-14)
+    assert k.tilt_margin == pytest.approx(np.cos(np.radians(20.0)) - 1e-6, rel=1e-14)
+    assert k.finite
