@@ -3,10 +3,10 @@ from __future__ import annotations
 
 import math
 
-from . import judice_pires, lemke, pgs, siconos_route
-from .options import build_options
 import numpy as np
 
+from . import judice_pires, lemke, pgs, siconos_route
+from .options import build_options
 from .problem import BoundedLCP, make_problem, zero_row_certificate
 from .result import LCPResult, SolverFailure, Status, measure
 

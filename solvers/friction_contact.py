@@ -34,7 +34,8 @@ The natural map of De Saxcé's formulation, per contact ``||r_i - proj_{K_i}(r_i
 each measured per contact against that contact's own scales -- ``r_i`` against its reaction
 scale, ``u_i`` against its velocity scale, the scales of :mod:`solvers.result` taken per contact
 -- and combined as the maximum over contacts. A problem and its rescaling by one positive factor
-per contact (``D W D``, ``D b``: the same physics in other units) are judged alike. The projection onto ``K = K_mu`` is in closed form: for ``x = (x_N, x_T)``,
+per contact (``D W D``, ``D b``: the same physics in other units) are judged alike. The
+projection onto ``K = K_mu`` is in closed form: for ``x = (x_N, x_T)``,
 ``t = |x_T|``: ``x`` if ``t <= mu x_N``; ``0`` if ``mu t <= -x_N`` (the polar cone); otherwise
 ``p (1, mu x_T / t)`` with ``p = (x_N + mu t) / (1 + mu^2)``.
 

@@ -21,9 +21,9 @@ from dataclasses import dataclass
 import numpy as np
 from numba import njit
 
+from .judice_pires import _basic_solve
 from .options import check_count, check_positive
 from .reformulate import eliminate_free_or_report, split_boxes
-from .judice_pires import _basic_solve
 from .result import Status, measure, relative_residual
 from .scaling import equilibrate
 

@@ -31,7 +31,8 @@ from .problem import BoundedLCP
 from .result import Status, measure
 from .scaling import equilibrate
 
-__all__ = ["SingularFreeBlock", "FreeElimination", "eliminate_free", "eliminate_free_or_report", "BoxSplit", "split_boxes"]
+__all__ = ["SingularFreeBlock", "FreeElimination", "eliminate_free", "eliminate_free_or_report", "BoxSplit",
+           "split_boxes"]
 
 # M_ff counts as singular when LAPACK's reciprocal condition estimate falls below this.
 _RCOND_LIMIT = 1000.0 * np.finfo(float).eps
