@@ -108,7 +108,7 @@ import numpy as np
 from numba import njit
 
 from .options import build_options, check_count, check_positive
-from .result import SolverFailure, Status, normalized, row_scales
+from .result import SolverFailure, Status, finite_scales, normalized
 
 __all__ = ["solve_friction_contact", "FrictionContactResult", "Options", "SiconosOptions",
            "METHODS", "UnknownOptionError", "measure_friction_contact", "project_on_cone"]
@@ -266,23 +266,19 @@ def _contact_errors(mu, r0, r1, r2, u0, u1, u2, tmp):
 def _measure_kernel(W, b, mu, r, u):
     """u <- W r + b; returns (relative residual, worst contact, absolute residual, absolute cone
     violation), NaN (worst -1) if r or u is not finite. Per contact c the scales of
-    :mod:`solvers.result` (one implementation, :func:`~solvers.result.row_scales`): velocity
+    :mod:`solvers.result` (one implementation, :func:`~solvers.result.finite_scales`): velocity
     scale ``s_c = max`` of its three row scales, reaction scale
     ``zeta_c = max(min`` of its three variable scales, ``|r_c|_inf)``; the error is De Saxcé's
     natural map in ``r~ = r / zeta_c``, ``u~ = u / s_c`` (2-norm over the contact), with the
     cone violation of ``r~`` and the normal complementarity ``|r~_N - max(r~_N - u_N / s_N, 0)|``
     against the normal row's own scale ``s_N``."""
     n = b.shape[0]
-    for i in range(n):
-        if not np.isfinite(r[i]):
-            return np.nan, -1, np.nan, np.nan
     s = np.empty(n)
     zeta = np.empty(n)
     unbounded = np.full(n, np.inf)
-    growth = row_scales(W, b, -unbounded, unbounded, r, u, s, zeta)
-    for i in range(n):
-        if not np.isfinite(u[i]):
-            return np.nan, -1, np.nan, np.nan
+    growth = finite_scales(W, b, -unbounded, unbounded, r, u, s, zeta)
+    if growth != growth:
+        return np.nan, -1, np.nan, np.nan
     residual = 0.0
     violation = 0.0
     relative = 0.0

@@ -26,6 +26,8 @@ from dataclasses import dataclass
 import numpy as np
 from numba import njit
 
+from .scaling import zero_row
+
 __all__ = ["BoundedLCP", "make_problem", "checked_problem", "zero_row_certificate"]
 
 
@@ -169,12 +171,7 @@ def _zero_row_conflict(M, q, lo, hi):
     """First row i with M[i, :] = 0 whose constant w_i = q_i no z_i can complement, else -1."""
     n = q.shape[0]
     for i in range(n):
-        zero = True
-        for j in range(n):
-            if M[i, j] != 0.0:
-                zero = False
-                break
-        if not zero or lo[i] == hi[i]:
+        if lo[i] == hi[i] or not zero_row(M, i):
             continue
         if (q[i] < 0.0 and hi[i] == np.inf) or (q[i] > 0.0 and lo[i] == -np.inf):
             return i

@@ -319,19 +319,30 @@ def _lcp_errors(z, w, lo, hi, s, zeta, active_set):
 
 
 @njit(cache=True)
+def finite_scales(M, q, lo, hi, z, w, s, zeta):
+    """:func:`row_scales` for a finite z: returns the growth, or NaN if z or w = M z + q is not
+    finite (the shared first step of the LCP and friction-contact measures)."""
+    n = q.shape[0]
+    for i in range(n):
+        if not np.isfinite(z[i]):
+            return np.nan
+    growth = row_scales(M, q, lo, hi, z, w, s, zeta)
+    for i in range(n):
+        if not np.isfinite(w[i]):
+            return np.nan
+    return growth
+
+
+@njit(cache=True)
 def _measure_kernel(M, q, lo, hi, z, w, active_set):
     """w <- M z + q; returns (relative residual, worst row, absolute residual, absolute bound
     violation), all NaN (worst -1) if z is not finite; fills active_set codes."""
     n = q.shape[0]
-    for i in range(n):
-        if not np.isfinite(z[i]):
-            return np.nan, -1, np.nan, np.nan
     s = np.empty(n)
     zeta = np.empty(n)
-    growth = row_scales(M, q, lo, hi, z, w, s, zeta)
-    for i in range(n):
-        if not np.isfinite(w[i]):
-            return np.nan, -1, np.nan, np.nan
+    growth = finite_scales(M, q, lo, hi, z, w, s, zeta)
+    if growth != growth:
+        return np.nan, -1, np.nan, np.nan
     relative, worst, residual, violation = _lcp_errors(z, w, lo, hi, s, zeta, active_set)
     return max(relative, _EPS * growth), worst, residual, violation
 

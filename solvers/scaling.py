@@ -30,7 +30,7 @@ import math
 import numpy as np
 from numba import njit
 
-__all__ = ["equilibrate", "RUIZ_SWEEPS"]
+__all__ = ["equilibrate", "zero_row", "RUIZ_SWEEPS"]
 
 RUIZ_SWEEPS = 8  # each sweep halves the log-imbalance; 8 take 1e16 to within a factor 4
 
@@ -39,6 +39,15 @@ RUIZ_SWEEPS = 8  # each sweep halves the log-imbalance; 8 take 1e16 to within a 
 def _power_of_two(x):
     """The power of two nearest to x > 0 (in the log sense)."""
     return math.ldexp(1.0, int(round(math.log2(x))))
+
+
+@njit(cache=True)
+def zero_row(M, i):
+    """True if row i of M has no nonzero entry."""
+    for j in range(M.shape[1]):
+        if M[i, j] != 0.0:
+            return False
+    return True
 
 
 @njit(cache=True)
@@ -79,12 +88,7 @@ def equilibrate(M, q, lo, hi):
     los = np.empty(n)
     his = np.empty(n)
     for i in range(n):
-        zero_row = True
-        for j in range(n):
-            if A[i, j] != 0.0:
-                zero_row = False
-                break
-        if zero_row and q[i] != 0.0:  # w_i = q_i whatever z is: only its sign matters
+        if q[i] != 0.0 and zero_row(A, i):  # w_i = q_i whatever z is: only its sign matters
             row[i] = _power_of_two(1.0 / abs(q[i]))
         qs[i] = row[i] * q[i]
         los[i] = lo[i] / col[i]
