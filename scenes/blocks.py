@@ -10,6 +10,7 @@ import math
 from lcpdyn.body import RigidBody
 from lcpdyn.contact import Plane, PointContact, SphereContact
 from lcpdyn.model import Model
+from lcpdyn.validation import positive
 
 from .scene import Scene, override
 
@@ -104,7 +105,7 @@ class SlidingSphere:
     @staticmethod
     def build(**parameters) -> Scene:
         p = override(SlidingSphere.DEFAULTS, parameters, "sliding-sphere")
-        r = p["radius"]
+        r = positive("scene 'sliding-sphere': radius", p["radius"])
         model = Model(gravity=(0.0, 0.0, -p["gravity"]))
         masses = [p["mass"]] + ([p["second_mass"]] if p["second_mass"] != 0.0 else [])
         for k, mass in enumerate(masses):
