@@ -52,7 +52,15 @@ import numpy as np
 from numba import njit
 
 from .options import check_count, check_nonnegative, check_positive, check_warm_start
-from .result import Status, _measure_kernel, measure, row_scales
+from .result import (
+    Status,
+    _measure_kernel,
+    measure,
+    result_from_kernel,
+    row_scale_vector,
+    static_scales,
+    variable_scale,
+)
 from .scaling import equilibrate
 
 NAME = "judice-pires"
@@ -66,6 +74,7 @@ _CODE_TO_TEXT = {code: status.name.lower() for code, status in _CODE_TO_STATUS.i
 # Numerically singular when ||A|| ||x|| / ||r|| (a lower bound on cond(A)) exceeds this.
 _EPS = float(np.finfo(float).eps)
 _CONDITION_LIMIT = 1.0 / (1000.0 * _EPS)
+_REFINE = 8.0 * _EPS  # componentwise backward error beyond which a basic solve is refined
 
 
 @dataclass(frozen=True)
@@ -142,19 +151,18 @@ def _basic_solve(A, r):
     except Exception:  # exactly singular LU
         return r, False
     m = r.shape[0]
-    res = np.empty(m)
-    worst = 0.0
+    res = r - A @ x if m > 0 else r.copy()
+    refine = False
     for a in range(m):
-        acc = r[a]
+        if abs(res[a]) <= _REFINE * abs(r[a]):
+            continue  # within 8 eps of |r_a| <= (|r| + |A| |x|)_a: settled without the row
         size = abs(r[a])
         for b in range(m):
-            t = A[a, b] * x[b]
-            acc -= t
-            size += abs(t)
-        res[a] = acc
-        if size > 0.0:
-            worst = max(worst, abs(acc) / size)
-    if worst > 8.0 * _EPS:
+            size += abs(A[a, b] * x[b])
+        if abs(res[a]) > _REFINE * size:
+            refine = True
+            break
+    if refine:
         try:
             x = x + np.linalg.solve(A, res)
         except Exception:
@@ -168,20 +176,36 @@ def pivot(M, q, lo, hi, state, max_iterations, max_stall, pivot_tolerance, rho, 
     problem, :func:`solvers.scaling.equilibrate`).
 
     Infeasibility is judged per row against that row's own scale (:mod:`solvers.result`):
-    a sign of w_i against ``pivot_tolerance x s_i`` (s_i = |q_i| + sum_j |M_ij z_j|), a bound on
-    z_i against ``pivot_tolerance x zeta_i`` (zeta_i the variable scale). ``state`` (int8
-    active-set codes) is updated in place. Returns ``(z, code, iterations)`` with code 0 solved,
-    1 iteration limit, 2 cycling, 4 singular basis.
+    a sign of w_i against ``pivot_tolerance x s_i``, a bound on z_i against
+    ``pivot_tolerance x zeta_i`` (s_i, zeta_i the row and variable scales of the acceptance
+    measure; the parts that do not depend on z are computed once, :func:`static_scales`).
+    ``state`` (int8 active-set codes) is updated in place. Returns ``(z, code, iterations)`` with
+    code 0 solved, 1 iteration limit, 2 cycling, 4 singular basis.
     """
     n = q.shape[0]
     z = np.zeros(n)
     w = np.zeros(n)
     s = np.zeros(n)
-    zeta = np.zeros(n)
     q_eff = q - rho * center
     M_eff = M.copy()
     for i in range(n):
         M_eff[i, i] += rho
+    abs_m, d0, velocity = static_scales(M_eff, q_eff, lo, hi)
+    reach = np.empty(n)
+    # zeta_j >= |z_j| (every s_i >= |M_ij z_j|) and >= its bounds' size, except for a zero
+    # column (then exactly the bounds' size): a cheap lower bound that settles most bound tests
+    floor_z = np.zeros(n)  # 1: |z_j| counts, 0: it does not (zero column)
+    bound_size = np.zeros(n)
+    for j in range(n):
+        if np.isfinite(lo[j]):
+            bound_size[j] = abs(lo[j])
+        if np.isfinite(hi[j]):
+            bound_size[j] = max(bound_size[j], abs(hi[j]))
+        for i in range(n):
+            if abs_m[i, j] > 0.0:
+                floor_z[j] = 1.0
+                break
+    move = np.zeros(n, np.int8)  # per iteration: the state an infeasible index moves to
     basic = np.empty(n, np.int64)
     murty_hashes = np.zeros(max_iterations + 1, np.uint64)
     n_hashes = 0
@@ -230,15 +254,29 @@ def pivot(M, q, lo, hi, state, max_iterations, max_stall, pivot_tolerance, rho, 
                 break
             for a in range(n_basic):
                 z[basic[a]] = x[a]
-        row_scales(M_eff, q_eff, lo, hi, z, w, s, zeta)
+        row_scale_vector(M_eff, abs_m, q_eff, z, w, s, d0, velocity, reach)
         count = 0
         first_infeasible = -1
         for i in range(n):
             st = state[i]
-            tol_z = pivot_tolerance * zeta[i]
-            tol_w = pivot_tolerance * s[i]
-            if (st == 0 and (z[i] < lo[i] - tol_z or z[i] > hi[i] + tol_z)) or \
-                    (st == -1 and w[i] < -tol_w) or (st == 1 and w[i] > tol_w):
+            move[i] = st
+            if st == 0:
+                if lo[i] == -np.inf and hi[i] == np.inf:
+                    continue
+                # settled by the lower bound of zeta_i when possible, else by zeta_i itself
+                floor = pivot_tolerance * max(floor_z[i] * abs(z[i]), bound_size[i])
+                if lo[i] - floor <= z[i] <= hi[i] + floor:
+                    continue
+                tol_z = pivot_tolerance * variable_scale(abs_m, s, lo, hi, i)
+                if z[i] < lo[i] - tol_z:
+                    move[i] = -1
+                elif z[i] > hi[i] + tol_z:
+                    move[i] = 1
+            elif st == -1 and w[i] < -pivot_tolerance * s[i]:
+                move[i] = 0
+            elif st == 1 and w[i] > pivot_tolerance * s[i]:
+                move[i] = 0
+            if move[i] != st:
                 count += 1
                 if first_infeasible < 0:
                     first_infeasible = i
@@ -263,18 +301,7 @@ def pivot(M, q, lo, hi, state, max_iterations, max_stall, pivot_tolerance, rho, 
             n_hashes += 1
             first, stop = first_infeasible, first_infeasible + 1  # Murty: least infeasible index
         for i in range(first, stop):
-            st = state[i]
-            tol_z = pivot_tolerance * zeta[i]
-            tol_w = pivot_tolerance * s[i]
-            if st == 0:
-                if z[i] < lo[i] - tol_z:
-                    state[i] = -1
-                elif z[i] > hi[i] + tol_z:
-                    state[i] = 1
-            elif st == -1 and w[i] < -tol_w:
-                state[i] = 0
-            elif st == 1 and w[i] > tol_w:
-                state[i] = 0
+            state[i] = move[i]
     if code == _SOLVED:  # basic values within tolerance of a bound are put on it
         for i in range(n):
             z[i] = min(max(z[i], lo[i]), hi[i])
@@ -328,20 +355,24 @@ def run(problem, options: Options, tolerance: float, warm_start: np.ndarray | No
         warm = warm_start  # an active_set returned by a solver: codes valid by construction
     else:
         warm = check_warm_start(options.warm_start if warm_start is None else warm_start, n)
-    initial = _initial_state(problem.lo, problem.hi,
-                             warm if warm is not None else np.zeros(n, np.int8), warm is not None)
+    use_warm = warm is not None
+    warm = warm if use_warm else np.zeros(n, np.int8)
     max_iterations = options.max_iterations or default_max_iterations(n)
-    scaled = equilibrate(problem.M, problem.q, problem.lo, problem.hi)
-    Ms, qs, los, his, _, col = scaled
-    zs, code, iterations = pivot(Ms, qs, los, his, initial.copy(), max_iterations, options.max_stall,
-                                 options.pivot_tolerance, 0.0, np.zeros(n))
-    first = measure(problem, _unscale(zs, col, problem.lo, problem.hi), _CODE_TO_STATUS[code], iterations,
-                    f"basic-set pivoting: {_CODE_TO_TEXT[code]} after {iterations} iterations",
-                    NAME, tolerance, {"regularization": None})
+    # one compiled call for the common case (equilibrate, pivot, measure): per-call dispatch
+    # costs about as much as the whole solve of a one-contact problem
+    z, w, active_set, code, iterations, relative, worst, residual, violation = pivot_and_measure(
+        problem.M, problem.q, problem.lo, problem.hi, warm, use_warm, max_iterations, options.max_stall,
+        options.pivot_tolerance)
+    first = result_from_kernel(z, w, active_set, _CODE_TO_STATUS[code], iterations, relative, worst, residual,
+                               violation, f"basic-set pivoting: {_CODE_TO_TEXT[code]} after {iterations} iterations",
+                               NAME, tolerance, {"regularization": None})
     if first.success or options.regularization == 0.0:
         return first
     # The fallback restarts from the initial active set: the failed run's last set is often
     # far from the solution (it is where pivoting went wrong).
+    scaled = equilibrate(problem.M, problem.q, problem.lo, problem.hi)
+    zs = z / scaled[5]  # exact: powers of two
+    initial = _initial_state(problem.lo, problem.hi, warm, use_warm)
     return _proximal_fallback(problem, scaled, options, tolerance, first, zs, initial, max_iterations)
 
 

@@ -30,6 +30,8 @@ from .scaling import equilibrate
 NAME = "lemke"
 
 _SOLVED, _MAX_ITERATIONS, _RAY = 0, 1, 3
+_EPS = float(np.finfo(float).eps)
+_NOISE = 64.0  # rounding level of the equilibrated solution, in units of eps x max(x)
 _CODE_TO_STATUS = {_SOLVED: Status.SOLVED, _MAX_ITERATIONS: Status.MAX_ITERATIONS,
                    _RAY: Status.RAY_TERMINATION}
 
@@ -229,9 +231,29 @@ def run(problem, options: Options, tolerance: float):
                     relative_residual(problem.M, problem.q, problem.lo, problem.hi, z_raw):
                 xs, polished = candidate, True
     z = elimination.recover(split.recover(col * xs))
+    cleaned = False
+    if code in (_SOLVED, _RAY) and not relative_residual(problem.M, problem.q, problem.lo, problem.hi, z) <= tolerance:
+        # degenerate basic variables at rounding level of the equilibrated solution (6e-33 where 0
+        # is meant: in a row whose other terms vanish, the slip row of a contact without load,
+        # that noise is the whole row) put on their bound; kept only if the measure says better
+        noise = _NOISE * _EPS * float(np.max(xs)) if m else 0.0
+        candidate = np.where(xs <= noise, 0.0, xs)
+        z_candidate = elimination.recover(split.recover(col * candidate))
+        if relative_residual(problem.M, problem.q, problem.lo, problem.hi, z_candidate) < \
+                relative_residual(problem.M, problem.q, problem.lo, problem.hi, z):
+            xs, z, cleaned = candidate, z_candidate, True
     status = _CODE_TO_STATUS[code]
+    ray_but_solved = code == _RAY and relative_residual(problem.M, problem.q, problem.lo, problem.hi, z) <= tolerance
+    if ray_but_solved:
+        # the ray was found with the artificial z0 at rounding level (a degenerate problem): the
+        # basis in hand already solves the problem, as the framework's measure (the arbiter of
+        # every answer) confirms
+        status = Status.SOLVED
     return measure(problem, z, status, pivots,
                    f"lexicographic Lemke on a {m}-variable LCP: {status.name.lower()} after {pivots} pivots"
+                   + (" (ended on a secondary ray whose basis already solves the problem)" if ray_but_solved else "")
                    + (", basis solution recomputed" if polished else "")
+                   + (", rounding-level values put on their bounds" if cleaned else "")
                    + (" (equilibrated path failed; retried unscaled)" if retried else ""),
-                   NAME, tolerance, {"lcp_size": m, "polished": polished, "retried_unscaled": retried})
+                   NAME, tolerance, {"lcp_size": m, "polished": polished, "retried_unscaled": retried,
+                                     "cleaned": cleaned})

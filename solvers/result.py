@@ -60,7 +60,7 @@ set the bar for all, so small rows (a 1e-9 kg body next to a 1e6 kg one, a probl
 other units) are not checked at all, and a few huge entries of z make every residual look
 small (a solver that diverges to 1e307 looked converged).
 
-One more rule closes what a componentwise test alone cannot see:
+Two more rules close what a componentwise test alone cannot see:
 
 * **growth**: terms far larger than the data cancel to rounding, and no residual can verify the
   answer below that rounding. With ``d_i = |q_i| + sum_k |M_ik| B_k`` (the row's data scale
@@ -69,12 +69,19 @@ One more rule closes what a componentwise test alone cannot see:
   no data reach is not judged by it). ``eps x growth`` is added to the relative residual as the
   part of it that cannot be checked. A problem with no solution whose rows cancel exactly
   (``y^T M = 0``, ``y^T q < 0``) admits "solutions" of size 1/eps that are backward stable; this
-  rule rejects most of them (at tolerance 1e-9, any answer more than ~4.5e6 times what the data
-  ask). Limits: a velocity's ``B_k`` includes its own row's terms (one coupling deep: an unknown
-  driven through several couplings -- gravity on one body, through a joint, to another body's
+  rule rejects them (at tolerance 1e-9, any answer more than ~4.5e6 times what the data ask).
+  A velocity's ``B_k`` includes its own row's terms (one coupling deep: an unknown driven
+  through several couplings -- gravity on one body, through a joint, to another body's
   rotation -- is otherwise underestimated and a correct answer rejected), and a runaway answer
-  in such a velocity inflates its own yardstick; some cancelling infeasible problems still pass
-  (README, "Known limits").
+  in such a velocity inflates its own yardstick. Hence:
+* **singular basis**: an answer more than ``_SUSPECT_GROWTH`` (1e3) times its *data-only* size
+  (:func:`data_growth`: bounds, and a velocity's ``d0_k / |M_kk|`` without any term of z) whose
+  basic block ``M_BB`` (``B`` its interior variables, equilibrated) has a condition number above
+  ``1 / (1000 eps)`` (:func:`basis_singular`) is judged by the data-only growth: a singular
+  basis cannot determine an answer that large, it is a solution of a problem within rounding of
+  the given one, which may have none. On a well-conditioned basis the answer is determined by
+  the data and the first rule stands. (Both are invariant under rescaling: the condition is
+  taken after equilibration, which is exact for powers of two and nearly invariant otherwise.)
 
 The absolute natural-map residual ``||z - clip(z - w, lo, hi)||_inf`` and bound violation are
 kept in the result for information only.
@@ -87,11 +94,17 @@ from dataclasses import dataclass, field
 import numpy as np
 from numba import njit
 
+from .scaling import equilibrate
+
 __all__ = ["Status", "LCPResult", "SolverFailure", "measure", "row_scales", "relative_residual",
            "AT_LOWER", "BASIC", "AT_UPPER", "FIXED"]
 
 # Active-set codes shared by all solvers (``LCPResult.active_set``), also the warm-start format.
 _EPS = float(np.finfo(np.float64).eps)
+# An answer more than this many times what the data alone ask of it is checked for a
+# numerically singular basis (:func:`_measure_kernel`); beyond this condition number it is.
+_SUSPECT_GROWTH = 1e3
+_SINGULAR_CONDITION = 1.0 / (1000.0 * _EPS)
 
 AT_LOWER = -1  # z_i = lo_i, w_i >= 0 required
 BASIC = 0  # lo_i < z_i < hi_i, w_i = 0 imposed (free variables are always basic)
@@ -192,79 +205,130 @@ def _dominant_diagonal(M, k):
 
 
 @njit(cache=True)
-def row_scales(M, q, lo, hi, z, w, s, zeta):
-    """w <- M z + q; s <- row scales; zeta <- variable scales (module docstring). Returns the
-    growth ``max_j |z_j| / max_i (d_i / |M_ij|)``."""
+def static_scales(M, q, lo, hi):
+    """The parts of :func:`row_scales` that do not depend on z: ``(|M|, d0, velocity)`` with
+    ``d0_i = |q_i| + sum_k |M_ik| b_k`` (``b_k`` the finite bounds' size) and ``velocity`` the
+    free variables with a dominant diagonal (their ``B_k`` depends on z)."""
     n = q.shape[0]
-    terms = np.empty(n)
-    for i in range(n):  # w and the componentwise sizes c_i
-        acc = q[i]
-        size_i = abs(q[i])
-        for k in range(n):
-            t = M[i, k] * z[k]
-            acc += t
-            size_i += abs(t)
-        w[i] = acc
-        terms[i] = size_i
-    # B_k: the size the data give z_k -- its finite bounds, or for a free variable whose diagonal
-    # dominates (a velocity) its own row's size over the diagonal (momentum over mass)
     size = np.zeros(n)
     for k in range(n):
         if np.isfinite(lo[k]):
             size[k] = abs(lo[k])
         if np.isfinite(hi[k]):
             size[k] = max(size[k], abs(hi[k]))
-    data = np.empty(n)
-    for i in range(n):
-        acc = abs(q[i])
-        for k in range(n):
-            if size[k] > 0.0:
-                acc += abs(M[i, k]) * size[k]
-        data[i] = acc
-    given = size.copy()  # the same from the data alone (d0_k for a velocity), for the growth rule
+    abs_m = np.abs(M)
+    d0 = np.abs(q) + abs_m @ size if n > 0 else np.zeros(0)
+    velocity = np.zeros(n, np.bool_)
     for k in range(n):
         if lo[k] == -np.inf and hi[k] == np.inf and M[k, k] != 0.0 and _dominant_diagonal(M, k):
-            size[k] = max(data[k], terms[k]) / abs(M[k, k])
-            given[k] = size[k]
-    for i in range(n):  # d_i = |q_i| + sum_k |M_ik| B_k; s_i = max(c_i, d_i); data_i from the data alone
-        reach = abs(q[i])
-        pure = abs(q[i])
-        for k in range(n):
-            a = abs(M[i, k])
-            reach += a * size[k]
-            pure += a * given[k]
-        data[i] = pure
-        s[i] = max(terms[i], reach)
-    for j in range(n):
-        zeta[j] = np.inf
+            velocity[k] = True
+    return abs_m, d0, velocity
+
+
+@njit(cache=True, error_model="numpy")
+def row_scale_vector(M, abs_m, q, z, w, s, d0, velocity, reach):
+    """w <- M z + q; s <- row scales s_i = max(c_i, d_i); reach <- data scales d_i (module
+    docstring), given :func:`static_scales` (``abs_m = |M|``). Matrix-vector products by BLAS."""
+    n = q.shape[0]
+    if n == 0:
+        return
+    w[:] = M @ z + q
+    terms = abs_m @ np.abs(z) + np.abs(q)  # the componentwise sizes c_i
+    # B_k of a velocity: its own row's size over the diagonal (momentum over mass)
+    size = np.zeros(n)
+    any_velocity = False
+    for k in range(n):
+        if velocity[k]:
+            size[k] = max(d0[k], terms[k]) / abs_m[k, k]
+            any_velocity = True
+    if any_velocity:
+        reach[:] = d0 + abs_m @ size
+    else:
+        reach[:] = d0
     for i in range(n):
+        s[i] = max(terms[i], reach[i])
+
+
+@njit(cache=True, inline="always")
+def _finish_variable_scale(largest, lo_j, hi_j):
+    """zeta_j from ``largest = max_i |M_ij| / s_i``: its inverse, the zero-column rules, and at
+    least the finite bounds' size."""
+    zeta = 1.0 / largest if largest > 0.0 else np.inf
+    if zeta == np.inf:  # a zero column: w does not see z_j
+        if lo_j == -np.inf and hi_j == np.inf:
+            return zeta  # a free z_j that nothing depends on: any value will do (z~ = 0)
+        zeta = 0.0  # a bounded one must sit on the bound its w_j = q_j asks for
+    if np.isfinite(lo_j):
+        zeta = max(zeta, abs(lo_j))
+    if np.isfinite(hi_j):
+        zeta = max(zeta, abs(hi_j))
+    return zeta
+
+
+@njit(cache=True, error_model="numpy")
+def scan_columns(abs_m, s, z, data, data0, lo, hi, zeta):
+    """One row-major pass over |M| for the column quantities of the module docstring:
+
+    * zeta <- the variable scales ``zeta_j = min_i s_i / |M_ij|``, taken as
+      ``1 / max_i |M_ij| (1 / s_i)`` (no division in the loop; a zero entry gives
+      ``0 * inf = NaN`` for s_i = 0, which the comparison skips, as it should);
+    * returns ``(growth, growth0)``: ``max_j |z_j| / max_i (data_i / |M_ij|)`` for the data
+      scales ``data`` and ``data0`` (a column no data reach is not judged), as
+      ``|z_j| min_i |M_ij| (1 / data_i)`` over ``M_ij != 0``.
+    """
+    n = s.shape[0]
+    largest = np.zeros(n)
+    smallest = np.full(n, np.inf)
+    smallest0 = np.full(n, np.inf)
+    for i in range(n):
+        inverse = 1.0 / s[i]
+        inverse_data = 1.0 / data[i]
+        inverse_data0 = 1.0 / data0[i]
         for j in range(n):
-            a = abs(M[i, j])
+            a = abs_m[i, j]
+            r = a * inverse
+            if r > largest[j]:
+                largest[j] = r
             if a > 0.0:
-                ratio = s[i] / a
-                if ratio < zeta[j]:
-                    zeta[j] = ratio
-    for j in range(n):
-        if zeta[j] == np.inf:  # a zero column: w does not see z_j
-            if lo[j] == -np.inf and hi[j] == np.inf:
-                continue  # a free z_j that nothing depends on: any value will do (z~ = 0)
-            zeta[j] = 0.0  # a bounded one must sit on the bound its w_j = q_j asks for
-        if np.isfinite(lo[j]):
-            zeta[j] = max(zeta[j], abs(lo[j]))
-        if np.isfinite(hi[j]):
-            zeta[j] = max(zeta[j], abs(hi[j]))
-    # growth: |z_j| against the largest size the data can ask of it
+                r = a * inverse_data
+                if r < smallest[j]:
+                    smallest[j] = r
+                r = a * inverse_data0
+                if r < smallest0[j]:
+                    smallest0[j] = r
     growth = 0.0
+    growth0 = 0.0
     for j in range(n):
-        if z[j] == 0.0:
-            continue
-        largest = 0.0
-        for i in range(n):
-            a = abs(M[i, j])
-            if a > 0.0:
-                largest = max(largest, data[i] / a)
-        if largest > 0.0:  # (a column no data reach is not judged here)
-            growth = max(growth, abs(z[j]) / largest)
+        zeta[j] = _finish_variable_scale(largest[j], lo[j], hi[j])
+        if z[j] != 0.0:
+            if smallest[j] < np.inf:
+                growth = max(growth, abs(z[j]) * smallest[j])
+            if smallest0[j] < np.inf:
+                growth0 = max(growth0, abs(z[j]) * smallest0[j])
+    return growth, growth0
+
+
+@njit(cache=True, error_model="numpy")
+def variable_scale(abs_m, s, lo, hi, j):
+    """The one variable scale zeta_j of :func:`scan_columns` (the same operations, so the
+    same number), for callers that need a few of them."""
+    largest = 0.0
+    for i in range(s.shape[0]):
+        r = abs_m[i, j] * (1.0 / s[i])
+        if r > largest:
+            largest = r
+    return _finish_variable_scale(largest, lo[j], hi[j])
+
+
+@njit(cache=True)
+def row_scales(M, q, lo, hi, z, w, s, zeta):
+    """w <- M z + q; s <- row scales; zeta <- variable scales (module docstring). Returns the
+    growth ``max_j |z_j| / max_i (d_i / |M_ij|)``."""
+    n = q.shape[0]
+    abs_m, d0, velocity = static_scales(M, q, lo, hi)
+    data = np.empty(n)
+    row_scale_vector(M, abs_m, q, z, w, s, d0, velocity, data)
+    growth, _ = scan_columns(abs_m, s, z, data, data, lo, hi, zeta)
     return growth
 
 
@@ -334,16 +398,94 @@ def finite_scales(M, q, lo, hi, z, w, s, zeta):
 
 
 @njit(cache=True)
+def data_growth(M, q, lo, hi, z):
+    """The growth of :func:`row_scales` with yardsticks from the data alone: ``B_k`` the finite
+    bounds' size, or ``d0_k / |M_kk|`` for a free variable with a dominant diagonal (``d0`` from
+    the bounds alone, no term of z); ``max_j |z_j| / max_i (d_i / |M_ij|)``. An answer cannot
+    inflate these yardsticks, unlike :func:`row_scales`' (a velocity's own terms), which a
+    runaway answer of a cancelling infeasible problem does."""
+    abs_m, d0, velocity = static_scales(M, q, lo, hi)
+    data0 = _data_scales(abs_m, d0, velocity)
+    _, growth0 = scan_columns(abs_m, data0, z, data0, data0, lo, hi, np.empty(z.shape[0]))
+    return growth0
+
+
+@njit(cache=True)
+def _data_scales(abs_m, d0, velocity):
+    """The data scales from the data alone: ``d0 + |M| B`` with a velocity's ``B_k = d0_k /
+    |M_kk|`` (:func:`data_growth`)."""
+    n = d0.shape[0]
+    size = np.zeros(n)
+    for k in range(n):
+        if velocity[k]:
+            size[k] = d0[k] / abs_m[k, k]
+    return d0 + abs_m @ size if n > 0 else d0.copy()
+
+
+@njit(cache=True)
+def basis_singular(M, lo, hi, z):
+    """Whether the basic block ``M_BB`` of ``z`` (``B = {i: lo_i < z_i < hi_i}``), equilibrated
+    (:func:`solvers.scaling.equilibrate`), is numerically singular: its 1-norm condition number
+    exceeds ``1 / (1000 eps)`` (or an inverse does not exist). O(|B|^3); called only for answers
+    far beyond their data (:func:`_measure_kernel`)."""
+    n = z.shape[0]
+    basic = np.empty(n, np.int64)
+    m = 0
+    for i in range(n):
+        if lo[i] < z[i] < hi[i]:
+            basic[m] = i
+            m += 1
+    if m == 0:
+        return False
+    A = np.empty((m, m))
+    for a in range(m):
+        for b in range(m):
+            A[a, b] = M[basic[a], basic[b]]
+    unbounded = np.full(m, np.inf)
+    As = equilibrate(A, np.zeros(m), -unbounded, unbounded)[0]
+    norm = 0.0
+    for b in range(m):
+        col = 0.0
+        for a in range(m):
+            col += abs(As[a, b])
+        norm = max(norm, col)
+    if norm == 0.0:
+        return True
+    try:
+        inverse = np.linalg.inv(As)
+    except Exception:
+        return True
+    inverse_norm = 0.0
+    for b in range(m):
+        col = 0.0
+        for a in range(m):
+            col += abs(inverse[a, b])
+        inverse_norm = max(inverse_norm, col)
+    return not norm * inverse_norm <= _SINGULAR_CONDITION
+
+
+@njit(cache=True)
 def _measure_kernel(M, q, lo, hi, z, w, active_set):
     """w <- M z + q; returns (relative residual, worst row, absolute residual, absolute bound
-    violation), all NaN (worst -1) if z is not finite; fills active_set codes."""
+    violation), all NaN (worst -1) if z is not finite; fills active_set codes. Growth rule of
+    the module docstring, with the data-only yardsticks (:func:`data_growth`) for an answer more
+    than ``_SUSPECT_GROWTH`` times its data whose basis is numerically singular."""
     n = q.shape[0]
+    for i in range(n):
+        if not np.isfinite(z[i]):
+            return np.nan, -1, np.nan, np.nan
     s = np.empty(n)
     zeta = np.empty(n)
-    growth = finite_scales(M, q, lo, hi, z, w, s, zeta)
-    if growth != growth:
-        return np.nan, -1, np.nan, np.nan
+    data = np.empty(n)
+    abs_m, d0, velocity = static_scales(M, q, lo, hi)
+    row_scale_vector(M, abs_m, q, z, w, s, d0, velocity, data)
+    for i in range(n):
+        if not np.isfinite(w[i]):
+            return np.nan, -1, np.nan, np.nan
+    growth, pure = scan_columns(abs_m, s, z, data, _data_scales(abs_m, d0, velocity), lo, hi, zeta)
     relative, worst, residual, violation = _lcp_errors(z, w, lo, hi, s, zeta, active_set)
+    if pure > max(growth, _SUSPECT_GROWTH) and basis_singular(M, lo, hi, z):
+        growth = pure
     return max(relative, _EPS * growth), worst, residual, violation
 
 
@@ -369,10 +511,6 @@ def measure(problem, z, status: Status, iterations: int, message: str, method: s
     active_set = np.empty(n, dtype=np.int8)
     relative, worst, residual, violation = _measure_kernel(problem.M, problem.q, problem.lo, problem.hi, z, w,
                                                            active_set)
-    if not np.isfinite(relative):
-        nan = float("nan")
-        return LCPResult(z, np.full(n, nan), Status.NUMERICAL_ERROR, int(iterations), nan, nan, nan, -1,
-                         tolerance, f"non-finite solution; {message}", method, np.zeros(n, np.int8), info or {})
     return result_from_kernel(z, w, active_set, status, iterations, relative, worst, residual, violation,
                               message, method, tolerance, info)
 
@@ -380,7 +518,13 @@ def measure(problem, z, status: Status, iterations: int, message: str, method: s
 def result_from_kernel(z, w, active_set, status, iterations, relative, worst, residual, violation, message,
                        method, tolerance, info=None) -> LCPResult:
     """An :class:`LCPResult` from the outputs of :func:`_measure_kernel` (for compiled callers
-    that measured already, e.g. the stepper's fused path); applies the same acceptance."""
+    that measured already, e.g. the stepper's fused path and Júdice–Pires' first run); applies
+    the same acceptance: non-finite -> ``NUMERICAL_ERROR``, beyond tolerance -> ``INACCURATE``."""
+    if not np.isfinite(relative):
+        nan = float("nan")
+        n = z.shape[0]
+        return LCPResult(z, np.full(n, nan), Status.NUMERICAL_ERROR, int(iterations), nan, nan, nan, -1,
+                         tolerance, f"non-finite solution; {message}", method, np.zeros(n, np.int8), info or {})
     if status == Status.SOLVED and not relative <= tolerance:
         status = Status.INACCURATE
         message = (f"{message}; framework residual {relative:.3g} (row {worst}) exceeds tolerance {tolerance:.3g}")

@@ -59,18 +59,16 @@ def equilibrate(M, q, lo, hi):
     row = np.ones(n)
     col = np.ones(n)
     A = M.copy()
-    fr = np.empty(n)
-    fc = np.empty(n)
+    fr = np.zeros(n)  # row and column maxima of |A|
+    fc = np.zeros(n)
+    for i in range(n):
+        for j in range(n):
+            a = abs(A[i, j])
+            fr[i] = max(fr[i], a)
+            fc[j] = max(fc[j], a)
     for _ in range(RUIZ_SWEEPS):
-        # Ruiz: row and column maxima of the same A, then both applied (keeps |A| symmetric)
-        for i in range(n):
-            fr[i] = 0.0
-            fc[i] = 0.0
-        for i in range(n):
-            for j in range(n):
-                a = abs(A[i, j])
-                fr[i] = max(fr[i], a)
-                fc[j] = max(fc[j], a)
+        # Ruiz: row and column maxima of the same A, then both applied (keeps |A| symmetric);
+        # the pass that applies them takes the maxima for the next sweep
         changed = False
         for i in range(n):
             fr[i] = _power_of_two(1.0 / math.sqrt(fr[i])) if fr[i] > 0.0 else 1.0
@@ -82,8 +80,18 @@ def equilibrate(M, q, lo, hi):
         for i in range(n):
             row[i] *= fr[i]
             col[i] *= fc[i]
+        next_fc = np.zeros(n)
+        for i in range(n):
+            f = fr[i]
+            largest = 0.0
             for j in range(n):
-                A[i, j] *= fr[i] * fc[j]
+                a = A[i, j] * (f * fc[j])
+                A[i, j] = a
+                a = abs(a)
+                largest = max(largest, a)
+                next_fc[j] = max(next_fc[j], a)
+            fr[i] = largest
+        fc = next_fc
     qs = np.empty(n)
     los = np.empty(n)
     his = np.empty(n)

@@ -229,3 +229,45 @@ def test_infeasible_problems_carry_exact_certificates():
     for case in ORIGINALS[:12]:  # hand cases: solvable, so no certificate can hold
         assert not any(certificate_holds(*case.args, y) for y in np.vstack([np.eye(case.q.size),
                                                                              -np.eye(case.q.size)]))
+
+
+# The problems of the full 10,000-problem fuzz run on which Lemke and Siconos returned answers
+# of size 1e14...1e18, marked solved, before the singular-basis part of the growth rule: all
+# infeasible through an exact cancellation (y^T M = 0, y^T q < 0).
+CANCELLING_INFEASIBLE = (972, 3842, 6723)
+
+
+@pytest.mark.parametrize("method", METHOD_PARAMS)
+def test_cancelling_infeasible_fuzz_problems_are_never_solved(method, request):
+    _require(method, request)
+    fuzz = _fuzz_module()
+    lines = []
+    for index in CANCELLING_INFEASIBLE:
+        for case, kind, scaling in fuzz.instances(0, index):
+            assert case.feasible is False and certificate_holds(*case.args, case.certificate)
+            result = solve(*case.args, method=method)
+            if result.success:
+                lines.append(f"#{index} {kind} [{scaling}]: SOLVED with max |z| = {np.abs(result.z).max():.3g}")
+    assert not lines, _report(f"{method}: solved a problem with no solution", lines)
+
+
+def test_singular_basis_rule_rejects_a_cancelling_answer_and_keeps_a_determined_one():
+    """Two equal rows with different q (no solution) and a free pair: z of size 1/eps solves a
+    problem within rounding of this one; it passes the componentwise test, and the singular-basis
+    rule rejects it. The same size of answer on a nonsingular basis that the data determine
+    (a huge q) is accepted."""
+    from solvers.result import basis_singular, data_growth, relative_residual
+
+    M = np.array([[1.0, 1.0], [1.0, 1.0]])
+    q = np.array([-1.0, -1.0 - 2.0 ** -40])
+    lo = np.full(2, -np.inf)
+    hi = np.full(2, np.inf)
+    z = np.array([2.0 ** 60, -(2.0 ** 60) + 1.0])  # M z + q = 0 to rounding of the 2^60 terms
+    assert basis_singular(M, lo, hi, z)
+    assert data_growth(M, q, lo, hi, z) > 1e15
+    assert relative_residual(M, q, lo, hi, z) > 1e-3
+    A = np.array([[2.0, 1.0], [1.0, 3.0]])
+    big = np.array([-1e17, -2e17])
+    z_true = np.linalg.solve(A, -big)
+    assert not basis_singular(A, lo, hi, z_true)
+    assert relative_residual(A, big, lo, hi, z_true) < 1e-12

@@ -231,3 +231,30 @@ def test_solvers_import_without_jax_or_siconos():
     code = ("import sys, solvers; solvers.solve([[2.0]], [-1.0]); "
             "assert 'jax' not in sys.modules and 'siconos' not in sys.modules, sorted(sys.modules)")
     subprocess.run([sys.executable, "-c", code], check=True)
+
+
+@pytest.mark.parametrize("name, note", [
+    ("lemke-polygonal-block-rounding-basic", "rounding-level values put on their bounds"),
+    ("lemke-polygonal-block-ray", "ended on a secondary ray whose basis already solves the problem"),
+])
+def test_lemke_on_degenerate_polygonal_block_steps(name, note):
+    """Two steps of the polygonal four-corner block (``sliding-block``, redundant contacts, 32
+    slip directions with zero slip), saved from a run (``tests/data``). In the first, Lemke's
+    basis has a degenerate basic value of 6e-33 where 0 is meant, which is the whole slip row
+    ``mu lambda_N - sum beta`` of a contact without load; in the second, the ray is met with the
+    artificial variable at rounding level while the basis in hand already solves the problem.
+    Both used to fall back to Júdice–Pires (392 of 600 steps); each answer is checked here
+    independently of the solver's own measure."""
+    from pathlib import Path
+
+    from .independent_check import check_answer
+
+    data = np.load(Path(__file__).parent / "data" / f"{name}.npz")
+    M, q, lo, hi = data["M"], data["q"], data["lo"], data["hi"]
+    result = solve(M, q, lo, hi, method="lemke")
+    assert result.success, result.message
+    assert note in result.message
+    assert check_answer(M, q, lo, hi, result.z) == []
+    judice = solve(M, q, lo, hi, method="judice-pires")
+    assert judice.success
+    np.testing.assert_allclose(result.w, judice.w, atol=1e-9)  # the same velocities and gaps
