@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # lcpdyn's one-stop set-up and run script (see README, "Two commands").
 #   ./dev.sh demo   set up if needed, then run the main job
-#   ./dev.sh test   set up if needed, then run the test suite
+#   ./dev.sh test   set up if needed, then run the test suite on both stacks: the Siconos venv
+#                   (.venv, NumPy < 2) and a plain venv with the newest releases (.venv-current)
 #   ./dev.sh bench [solvers|wheel]   the benchmarks (both by default), results in results/
 #   ./dev.sh reproduce   every paper check and figure besides the wheel comparison (results/, ~10 min)
 # Set-up (idempotent): Debian's python3-siconos through apt where apt is usable (root or
@@ -12,6 +13,7 @@
 set -euo pipefail
 cd "$(dirname "$0")"
 VENV=.venv
+CURRENT=.venv-current
 
 have_siconos() { /usr/bin/python3 -c "import siconos.numerics" >/dev/null 2>&1; }
 
@@ -45,13 +47,42 @@ setup() {
   touch "$stamp"
 }
 
+# The second stack: a plain venv (no system packages, so no Siconos) with the newest releases of
+# every dependency -- NumPy 2, current JAX -- installed the way a user installs lcpdyn.
+setup_current() {
+  local stamp=$CURRENT/.lcpdyn-setup
+  if [ -f "$stamp" ] && [ "$stamp" -nt pyproject.toml ] && [ "$stamp" -nt dev.sh ]; then
+    return 0
+  fi
+  [ -x $CURRENT/bin/python ] || python3 -m venv $CURRENT
+  $CURRENT/bin/python -m pip install -q --disable-pip-version-check --upgrade ".[test]"
+  touch "$stamp"
+}
+
+# Both stacks in turn (LCPDYN_LEGS="siconos current" by default); fails if either fails.
+run_tests() {
+  local status=0 leg start
+  for leg in ${LCPDYN_LEGS:-siconos current}; do
+    start=$(date +%s)
+    case "$leg" in
+      siconos) setup; echo "dev.sh: test leg 'siconos' ($($VENV/bin/python -c 'import numpy, jax; print("NumPy", numpy.__version__, "JAX", jax.__version__)'))" >&2
+               $VENV/bin/python -m pytest "$@" || status=1 ;;
+      current) setup_current; echo "dev.sh: test leg 'current' ($($CURRENT/bin/python -c 'import numpy, jax; print("NumPy", numpy.__version__, "JAX", jax.__version__)'))" >&2
+               LCPDYN_STACK=current $CURRENT/bin/python -m pytest "$@" || status=1 ;;
+      *) echo "dev.sh: unknown test leg '$leg' (siconos, current)" >&2; return 2 ;;
+    esac
+    echo "dev.sh: test leg '$leg' took $(( $(date +%s) - start )) s" >&2
+  done
+  return $status
+}
+
 cmd=${1:-}
 shift || true
 case "$cmd" in
   setup) setup ;;
   demo) setup; exec $VENV/bin/python -m lcpdyn "$@" ;;
   reproduce) setup; exec $VENV/bin/python -m lcpdyn reproduce rolling-disk swivel-shimmy caster-shimmy road-wheel incline-pendulum half-car "$@" ;;
-  test) setup; exec $VENV/bin/python -m pytest "$@" ;;
+  test) run_tests "$@" ;;
   bench)
     setup
     case "${1:-all}" in

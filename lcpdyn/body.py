@@ -74,8 +74,8 @@ class RigidBody:
         largest = int(np.argmax(moments))
         if moments.sum() - 2.0 * moments[largest] < -1e-10 * moments[largest]:
             raise ValueError(f"{label}: principal moments of inertia {moments.tolist()} violate the triangle "
-                             f"inequality: {moments[largest]!r} > the sum of the other two "
-                             f"{moments.sum() - moments[largest]!r} (no mass distribution has them)")
+                             f"inequality: {float(moments[largest])!r} > the sum of the other two "
+                             f"{float(moments.sum() - moments[largest])!r} (no mass distribution has them)")
         self.inertia_matrix = matrix
         self.position = finite_vector(f"{label}: position", self.position, 3)
         self.orientation = unit_vector(f"{label}: orientation", self.orientation, 4)

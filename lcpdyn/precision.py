@@ -10,11 +10,15 @@ If you call the compiled kinematics yourself, do it inside ``with lcpdyn.precisi
 """
 from __future__ import annotations
 
-from jax.experimental import enable_x64 as _enable_x64
+try:  # JAX >= 0.8: the configuration state ``jax.enable_x64`` is itself the scoped context
+    from jax import enable_x64 as _enable_x64
+except ImportError:  # older JAX: the same context under jax.experimental (removed in 0.10)
+    from jax.experimental import enable_x64 as _enable_x64
 
 __all__ = ["float64"]
 
 
 def float64():
-    """Context manager: JAX computes in float64 inside the ``with`` block only."""
+    """Context manager: JAX computes in float64 inside the ``with`` block only (JAX's own
+    scoped ``enable_x64``, thread-local; the process-wide ``jax_enable_x64`` is never set)."""
     return _enable_x64(True)

@@ -148,7 +148,7 @@ def make_problem(M, q, lo=None, hi=None) -> BoundedLCP:
             _HI_NAN: f"hi contains NaN at index {i} (use +inf for no upper bound)",
             _LO_POSINF: f"lo[{i}] = +inf leaves no feasible value for z[{i}]",
             _HI_NEGINF: f"hi[{i}] = -inf leaves no feasible value for z[{i}]",
-            _LO_GT_HI: f"lo[{i}] = {lo[i]!r} > hi[{i}] = {hi[i]!r}: empty box for z[{i}]",
+            _LO_GT_HI: f"lo[{i}] = {float(lo[i])!r} > hi[{i}] = {float(hi[i])!r}: empty box for z[{i}]",
         }
         raise ValueError(messages[what])
     # _as_float_array and _bound made private copies: the caller's arrays are never aliased.
@@ -188,5 +188,5 @@ def zero_row_certificate(problem: BoundedLCP) -> str | None:
     if i < 0:
         return None
     side = "upper" if problem.q[i] < 0 else "lower"
-    return (f"row {i} of M is zero, so w[{i}] = q[{i}] = {problem.q[i]!r} whatever z is, and z[{i}] has no "
+    return (f"row {i} of M is zero, so w[{i}] = q[{i}] = {float(problem.q[i])!r} whatever z is, and z[{i}] has no "
             f"finite {side} bound to complement it: the problem has no solution")
