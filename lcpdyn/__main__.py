@@ -1,13 +1,21 @@
 """``python -m lcpdyn``: the main job -- the Peiret 2016 wheel under every friction model
 against exact Coulomb, with the engine's default v+ update (symplectic Euler, midpoint
 gyroscopic step) and with the paper's own Eq. (7) update (table printed; JSON and Fig. 4/5-style
-PNGs written to ``results/``). Equivalent to ``lcpdyn compare wheel``; any ``lcpdyn`` command
-line may be given instead."""
+PNGs written to ``results/``): ``lcpdyn demo``, which is ``lcpdyn compare wheel``. Any ``lcpdyn``
+command line may be given instead. (The ``lcpdyn`` command itself prints its help when given no
+arguments.)"""
 from __future__ import annotations
 
 import sys
 
-from .cli import main
+from . import cli
+
+
+def main(argv=None) -> int:
+    """``lcpdyn.cli.main`` with ``demo`` when there are no arguments."""
+    argv = sys.argv[1:] if argv is None else list(argv)
+    return cli.main(argv or ["demo"])
+
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:] or ["compare", "wheel"]))
+    sys.exit(main())

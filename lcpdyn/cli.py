@@ -1,168 +1,602 @@
-"""The ``lcpdyn`` command line: ``scenes``, ``run`` and ``compare``.
+"""The ``lcpdyn`` command line: ``scenes``, ``run``, ``compare``, ``demo``, ``stability`` and ``reproduce``.
 
-    lcpdyn scenes
+    lcpdyn                       # this help
+    lcpdyn scenes                # every scene, its parameters with defaults and units
+    lcpdyn scenes wheel          # one scene in detail
     lcpdyn run wheel --friction regularized --dt 1e-3 --t-end 4 --out wheel.npz --plot wheel.png
     lcpdyn run wheel --set theta_deg=30 --set mu=0.5 --out w.npz
+    lcpdyn run sliding-block --t-end 1000 --record-every 100 --out long.h5   # streamed; Ctrl-C keeps it
+    lcpdyn run --resume long.h5 --t-end 1000                                 # and goes on
     lcpdyn compare wheel --out-dir results/
+    lcpdyn demo                  # what ``python -m lcpdyn`` and ``./dev.sh demo`` run
     lcpdyn stability rolling-disk --param speed=0:1:101 --plot roots.png
     lcpdyn reproduce rolling-disk swivel-shimmy caster-shimmy --out-dir results/
+
+Conventions: a bad command line (unknown scene, parameter or option value, an output path that
+cannot be written: its suffix, a missing or read-only directory) is reported in one line
+``lcpdyn: ...`` with exit code 2 before any run starts; a run that fails saves the steps done and
+exits 1; SIGINT and SIGTERM stop a run cleanly after the step in progress, save the steps done
+and exit 130 and 143. Every file is written under exactly the name given and reported as
+written.
 """
 from __future__ import annotations
 
 import argparse
+import math
 import os
+import shlex
+import signal
 import sys
 
 import numpy as np
 
 from . import __version__
 
+RUN_SUFFIXES = (".npz", ".h5", ".hdf5")  # lcpdyn.trajectory writes these (Trajectory.save, TrajectoryWriter)
+STREAMED_SUFFIXES = (".h5", ".hdf5")  # written as the run goes (Simulation.run(out=...)), resumable
+JSON_SUFFIXES = (".json",)
+
+# ``run`` options whose parser default is None so that --resume can tell them given from not
+# given; their effective defaults (shown in the help):
+RUN_DEFAULTS = {"friction": "regularized", "position_update": "symplectic", "energy_check": "warn",
+                "energy_tolerance": 1e-3, "normal_force_iterations": 0, "record_every": 1}
+DEMO = {"scene": "wheel", "reference_dt": 1e-4, "position_update": "both"}  # ``lcpdyn demo`` = ``compare wheel``
+
+
+class UsageError(ValueError):
+    """A bad command line: reported in one line, exit code 2, nothing run."""
+
+
+class _HelpFormatter(argparse.RawDescriptionHelpFormatter, argparse.ArgumentDefaultsHelpFormatter):
+    """Descriptions kept as written; every option's default appended as "(default: ...)" unless
+    its help already states it (options whose default depends on the scene or the friction
+    model, or that --resume must see as not given)."""
+
+    def _get_help_string(self, action):
+        text = action.help or ""
+        if "(default" in text or action.default in (None, False, argparse.SUPPRESS):
+            return text
+        return super()._get_help_string(action)
+
+    def _split_lines(self, text, width):  # no line break inside a hyphenated name (rolling-disk, judice-pires)
+        import textwrap
+        return textwrap.wrap(" ".join(text.split()), width, break_on_hyphens=False)
+
 
 def _parse_sets(items) -> dict:
     out = {}
     for item in items or []:
         if "=" not in item:
-            raise ValueError(f"--set expects KEY=VALUE, got {item!r}")
+            raise UsageError(f"--set expects KEY=VALUE, got {item!r}")
         key, value = item.split("=", 1)
         out[key.strip()] = value.strip()
     return out
 
 
-def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="lcpdyn", description="Contact dynamics on complementarity solvers.")
-    parser.add_argument("--version", action="version", version=f"lcpdyn {__version__}")
-    sub = parser.add_subparsers(dest="command", required=True)
-    sub.add_parser("scenes", help="list the scenes")
+def _listing(names) -> str:
+    return ", ".join(names)
 
-    run = sub.add_parser("run", help="simulate one scene with one friction model")
-    run.add_argument("scene")
-    run.add_argument("--friction", default="regularized", help="regularized | polygonal | box | coulomb")
-    run.add_argument("--dt", type=float, default=None, help="step size h (s); default the scene's")
-    run.add_argument("--t-end", type=float, default=None, help="end time (s); default the scene's")
-    run.add_argument("--method", default=None, help="solver (default: the friction model's)")
-    run.add_argument("--position-update", default="symplectic", choices=("symplectic", "paper"),
-                     help="symplectic: q+ with v+ and the midpoint gyroscopic step (default, adds no energy); "
-                          "paper: Peiret 2016 Eq. (7) with the known v and the explicit gyroscopic term")
+
+def _unit(name: str) -> str:
+    from scenes.scene import PARAMETER_UNITS
+    return PARAMETER_UNITS.get(name, "?")
+
+
+def _with_unit(value, name: str) -> str:
+    unit = _unit(name)
+    text = f"{value:.6g}" if isinstance(value, (float, np.floating)) else str(value)
+    return text + ("" if unit == "-" else f" {unit}")
+
+
+def _plot_suffixes() -> tuple:
+    from matplotlib.backend_bases import FigureCanvasBase
+    return tuple("." + name for name in sorted(FigureCanvasBase.get_supported_filetypes()))
+
+
+# --- the parser -----------------------------------------------------------------------------------
+def _parser() -> argparse.ArgumentParser:
+    """The whole command line; the choices it lists come from the tables the code uses
+    (scenes.SCENES/STABILITY/REPORTS, lcpdyn.friction.MODELS, the solver registries)."""
+    import solvers
+    from scenes import REPORTS, SCENES, STABILITY
+    from solvers import friction_contact
+
+    from .compare import MODELS as COMPARED
+    from .friction import MODELS
+
+    formatter = _HelpFormatter
+    parser = argparse.ArgumentParser(
+        prog="lcpdyn", formatter_class=formatter,
+        description="Contact dynamics on complementarity solvers.",
+        epilog="`lcpdyn COMMAND --help` shows a command's options with their defaults; `lcpdyn scenes` lists the "
+               "scenes\nwith their parameters, defaults and units. Exit codes: 0 done, 1 a run failed (its steps "
+               "are saved),\n2 bad command line (nothing run), 130/143 stopped by SIGINT/SIGTERM (steps saved).")
+    parser.add_argument("--version", action="version", version=f"lcpdyn {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", title="commands")
+
+    scenes_cmd = sub.add_parser("scenes", formatter_class=formatter,
+                                help="list the scenes with their parameters (defaults, units); one in detail",
+                                description="Without SCENE: every scene with its one-line description, the "
+                                            "commands that take it\nand its parameters (default and unit). With "
+                                            "SCENE: that scene in detail.")
+    scenes_cmd.add_argument("scene", nargs="?", default=None,
+                            help="show this scene in detail; one of: " + _listing(dict.fromkeys([*SCENES, *STABILITY])))
+
+    methods = [*solvers.METHODS]
+    coulomb_methods = [*friction_contact.METHODS]
+    model_methods = ", ".join(f"{name} {cls.default_method}" for name, cls in MODELS.items())
+    run = sub.add_parser(
+        "run", formatter_class=formatter, help="simulate one scene with one friction model",
+        description="Simulate one scene with one friction model and write the trajectory.\n\n"
+                    "--out FILE.npz is saved when the run ends; --out FILE.h5 (or .hdf5) is written as the run "
+                    "goes,\nso that a killed run keeps its steps and a stopped one can be continued with "
+                    "--resume.\nSIGINT (Ctrl-C) or SIGTERM stop the run after the step in progress: the steps done "
+                    "are saved\n(status 'interrupted') and the exit code is 130 or 143.",
+        epilog="scenes (their parameters: lcpdyn scenes SCENE):\n  " + _listing(SCENES))
+    run.add_argument("scene", nargs="?", default=None,
+                     help="the scene (not with --resume); one of: " + _listing(SCENES))
+    run.add_argument("--friction", default=None, metavar="MODEL",
+                     help=f"friction model, one of: {_listing(MODELS)} (default: {RUN_DEFAULTS['friction']})")
+    run.add_argument("--dt", type=float, default=None, help="step size h (s) (default: the scene's dt)")
+    run.add_argument("--t-end", type=float, default=None,
+                     help="end time (s) (default: the scene's t_end; with --resume: required, the time to "
+                          "continue to)")
+    run.add_argument("--method", default=None,
+                     help=f"complementarity solver: {_listing(methods)}; for coulomb: {_listing(coulomb_methods)} "
+                          f"(default: the friction model's: {model_methods})")
+    run.add_argument("--position-update", default=None, choices=("symplectic", "paper"),
+                     help="symplectic: q+ with v+ and the midpoint gyroscopic step (adds no energy); paper: "
+                          "Peiret 2016 Eq. (7) with the known v and the explicit gyroscopic term "
+                          f"(default: {RUN_DEFAULTS['position_update']})")
     run.add_argument("--gyroscopic", default=None, choices=("midpoint", "explicit"),
                      help="treatment of omega x I omega (default: midpoint with symplectic, explicit with paper)")
-    run.add_argument("--energy-check", default="warn", choices=("warn", "stop", "off"),
-                     help="on a step whose energy rises above the budget: warn at the end (default), stop, or off")
-    run.add_argument("--energy-tolerance", type=float, default=1e-3,
-                     help="energy rise allowed, relative to the run's energy scale (default 1e-3)")
-    run.add_argument("--normal-force-iterations", type=int, default=0)
-    run.add_argument("--set", action="append", metavar="KEY=VALUE", help="override a scene parameter")
-    run.add_argument("--out", required=True, help="output .npz")
-    run.add_argument("--plot", default=None, help="optional PNG with the run's main quantities")
-    run.add_argument("--quiet", action="store_true", help="no progress line")
+    run.add_argument("--energy-check", default=None, choices=("warn", "stop", "off"),
+                     help="on a step whose energy rises above the budget: warn at the end, stop, or off "
+                          f"(default: {RUN_DEFAULTS['energy_check']})")
+    run.add_argument("--energy-tolerance", type=float, default=None,
+                     help="energy rise allowed, relative to the run's energy scale "
+                          f"(default: {RUN_DEFAULTS['energy_tolerance']:g})")
+    run.add_argument("--normal-force-iterations", type=int, default=None, metavar="K",
+                     help="re-solve each step K more times with friction bounds from the latest normal impulses "
+                          f"(default: {RUN_DEFAULTS['normal_force_iterations']})")
+    run.add_argument("--set", action="append", metavar="KEY=VALUE",
+                     help="override a scene parameter, repeatable (default: none; the parameters with their "
+                          "defaults and units: lcpdyn scenes SCENE)")
+    run.add_argument("--record-every", type=int, default=None, metavar="K",
+                     help="record every K-th step (K >= 1; the last step is always recorded, and the health "
+                          f"flags of skipped steps go to the next record) (default: {RUN_DEFAULTS['record_every']})")
+    run.add_argument("--out", default=None, metavar="FILE",
+                     help="the trajectory: FILE.npz (saved at the end) or FILE.h5/.hdf5 (written as the run goes, "
+                          "resumable) (default: none; required, except with --resume)")
+    run.add_argument("--resume", default=None, metavar="FILE.h5",
+                     help="continue the stopped run in FILE.h5 (written by `lcpdyn run ... --out FILE.h5`) up to "
+                          "--t-end, in the same file; the scene and options come from the file (default: a new run)")
+    run.add_argument("--plot", default=None, metavar="FILE",
+                     help="a figure of the run's main quantities, format by suffix: "
+                          + _listing(s.lstrip(".") for s in _plot_suffixes()) + " (default: no figure)")
+    run.add_argument("--quiet", action="store_true", help="no progress bar")
 
-    compare = sub.add_parser("compare", help="every friction model against exact Coulomb (Peiret 2016 Figs. 4-5)")
-    compare.add_argument("scene")
-    compare.add_argument("--reference-dt", type=float, default=1e-4, help="step of the Coulomb reference (s)")
-    compare.add_argument("--position-update", default="both", choices=("symplectic", "paper", "both"),
-                         help="both (default): the engine's default v+ update first, then the paper's Eq. (7)")
-    compare.add_argument("--set", action="append", metavar="KEY=VALUE", help="override a scene parameter")
-    compare.add_argument("--out-dir", default="results", help="directory for the JSON and figures")
-    compare.add_argument("--quiet", action="store_true")
+    compare = sub.add_parser(
+        "compare", formatter_class=formatter,
+        help="every friction model against exact Coulomb (Peiret 2016 Figs. 4-5)",
+        description=f"Run SCENE under {_listing(COMPARED)} at the scene's step and exact\nCoulomb also at "
+                    "--reference-dt; print the table of Peiret 2016's metrics and write\n"
+                    "OUT_DIR/SCENE-UPDATE.json and the Fig. 4/5-style PNGs.")
+    compare.add_argument("scene", help="the scene; one of: " + _listing(SCENES))
+    compare.add_argument("--reference-dt", type=float, default=DEMO["reference_dt"],
+                         help="step of the Coulomb reference (s)")
+    compare.add_argument("--position-update", default=DEMO["position_update"], choices=("symplectic", "paper", "both"),
+                         help="both: the engine's default v+ update first, then the paper's Eq. (7)")
+    compare.add_argument("--set", action="append", metavar="KEY=VALUE",
+                         help="override a scene parameter, repeatable (default: none)")
+    compare.add_argument("--out-dir", default="results",
+                         help="directory for the JSON and figures (created if missing; its parent must exist)")
+    compare.add_argument("--quiet", action="store_true", help="no progress bars")
 
-    stability = sub.add_parser("stability", help="eigenvalues of the linearized equations over a parameter "
-                                                 "(Schwab–Meijaard 2003 Eq. 29)")
-    stability.add_argument("scene")
+    demo = sub.add_parser(
+        "demo", formatter_class=formatter,
+        help="the main job: the Peiret 2016 wheel under every friction model against exact Coulomb",
+        description=f"`lcpdyn compare {DEMO['scene']} --reference-dt {DEMO['reference_dt']:g} --position-update "
+                    f"{DEMO['position_update']}`:\nthe Peiret 2016 wheel (Table 1) under {_listing(COMPARED)} "
+                    "against\nexact Coulomb, with the engine's default v+ update and with the paper's Eq. (7);\n"
+                    "what `python -m lcpdyn` without arguments and `./dev.sh demo` run.")
+    demo.add_argument("--out-dir", default="results",
+                      help="directory for the JSON and figures (created if missing; its parent must exist)")
+    demo.add_argument("--quiet", action="store_true", help="no progress bars")
+
+    sweeps = "; ".join(f"{name}: {m.SWEEP[0]}={m.SWEEP[1]:g}:{m.SWEEP[2]:g}:{m.SWEEP[3]}"
+                       for name, m in STABILITY.items())
+    stability = sub.add_parser(
+        "stability", formatter_class=formatter,
+        help="eigenvalues of the linearized equations over a parameter (Schwab–Meijaard 2003 Eq. 29)",
+        description="Linearize the scene's steady motion at every value of the swept parameter, print where the "
+                    "largest\nreal part of the eigenvalues crosses zero (the critical values, with units), and "
+                    "optionally\nwrite the root locus (figure, JSON).",
+        epilog="scenes and their default sweeps:\n  " + sweeps.replace("; ", "\n  "))
+    stability.add_argument("scene", help="the scene; one of: " + _listing(STABILITY))
     stability.add_argument("--param", default=None, metavar="NAME=START:STOP:COUNT",
-                           help="the swept parameter (default: the scene's)")
-    stability.add_argument("--set", action="append", metavar="KEY=VALUE", help="fix another parameter")
-    stability.add_argument("--plot", default=None, help="root-locus PNG")
-    stability.add_argument("--out", default=None, help="JSON with the eigenvalues")
+                           help=f"the swept parameter (default: the scene's: {sweeps})")
+    stability.add_argument("--set", action="append", metavar="KEY=VALUE",
+                           help="fix another parameter, repeatable (default: the scene's values, see lcpdyn scenes "
+                                "SCENE)")
+    stability.add_argument("--plot", default=None, metavar="FILE",
+                           help="root-locus figure, format by suffix: "
+                                + _listing(s.lstrip(".") for s in _plot_suffixes()) + " (default: no figure)")
+    stability.add_argument("--out", default=None, metavar="FILE.json",
+                           help="JSON with the eigenvalues and critical values (default: none; without --plot and "
+                                "--out the largest real parts are printed as JSON)")
 
-    reproduce = sub.add_parser("reproduce", help="the paper checks and figures of a scene (rolling-disk, "
-                                                 "swivel-shimmy, caster-shimmy, road-wheel, incline-pendulum)")
-    reproduce.add_argument("scenes", nargs="+")
-    reproduce.add_argument("--out-dir", default="results")
+    reproduce = sub.add_parser(
+        "reproduce", formatter_class=formatter,
+        help="the paper checks and figures of a scene (" + _listing(REPORTS) + ")",
+        description="Run the paper checks of each scene; write OUT_DIR/SCENE.json and OUT_DIR/SCENE-*.png.")
+    reproduce.add_argument("scenes", nargs="+", metavar="SCENE", help="one or more of: " + _listing(REPORTS))
+    reproduce.add_argument("--out-dir", default="results",
+                           help="directory for the JSON and figures (created if missing; its parent must exist)")
     return parser
 
 
-def main(argv=None) -> int:
-    args = _parser().parse_args(argv)
-    from scenes import SCENES, describe  # imported here so `lcpdyn --version` stays fast
+class _Terminated(BaseException):
+    """SIGTERM outside a run (a run stops on it cleanly by itself): ends the command like Ctrl-C."""
 
-    if args.command == "scenes":
-        for name, line, kinds in describe():
-            print(f"{name:16s} [{kinds}] {line}")
+
+def _on_sigterm(signum, frame):
+    raise _Terminated()
+
+
+def main(argv=None) -> int:
+    argv = sys.argv[1:] if argv is None else list(argv)
+    if argv[:1] == ["--version"]:  # without the parser, which imports the scenes (and JAX)
+        print(f"lcpdyn {__version__}")
         return 0
+    import threading
+
+    if threading.current_thread() is not threading.main_thread():
+        return _main(argv)
+    previous = signal.signal(signal.SIGTERM, _on_sigterm)
     try:
+        return _main(argv)
+    except _Terminated:
+        print("lcpdyn: interrupted by SIGTERM", file=sys.stderr)
+        return 128 + signal.SIGTERM
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+def _main(argv) -> int:
+    parser = _parser()
+    if not argv:
+        parser.print_help()
+        return 0
+    args = parser.parse_args(argv)
+    try:
+        if args.command == "scenes":
+            return _scenes(args)
+        if args.command == "run":
+            return _run(args)
+        if args.command == "compare":
+            return _compare(args)
+        if args.command == "demo":
+            return _compare(argparse.Namespace(**DEMO, set=None, out_dir=args.out_dir, quiet=args.quiet))
         if args.command == "stability":
             return _stability(args)
-        if args.command == "reproduce":
-            return _reproduce(args)
-    except (ValueError, TypeError) as exc:
+        return _reproduce(args)
+    except (ValueError, TypeError) as exc:  # UsageError, bad scene parameters and settings (named)
         print(f"lcpdyn: {exc}", file=sys.stderr)
         return 2
-    if args.scene not in SCENES:
-        print(f"lcpdyn: unknown scene {args.scene!r}; choose one of {sorted(SCENES)}", file=sys.stderr)
-        return 2
-    module = SCENES[args.scene]
-    try:
-        parameters = _parse_sets(args.set)
-        if args.command == "run":
-            return _run(args, module, parameters)
-        return _compare(args, module, parameters)
-    except (ValueError, TypeError) as exc:
-        print(f"lcpdyn: {exc}", file=sys.stderr)
-        return 2
+    except KeyboardInterrupt:  # Ctrl-C outside a run (a run handles it itself: see _execute)
+        print("lcpdyn: interrupted by SIGINT", file=sys.stderr)
+        return 128 + signal.SIGINT
+    except BrokenPipeError:  # `lcpdyn scenes | head`: the reader left
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 141  # 128 + SIGPIPE, as a shell reports it
 
 
-def _run(args, module, parameters) -> int:
-    from .stepper import Simulation, SimulationError
+# --- output paths, checked before anything runs ---------------------------------------------------
+def _check_writable_directory(directory: str, what: str) -> None:
+    if not os.path.isdir(directory):
+        state = "is not a directory" if os.path.exists(directory) else "does not exist"
+        raise UsageError(f"{what}: the directory {directory} {state}")
+    if not os.access(directory, os.W_OK | os.X_OK):
+        raise UsageError(f"{what}: the directory {directory} is not writable")
 
+
+def _check_output(path, suffixes, option: str) -> str:
+    """``path`` if a file can be written there under exactly that name: a supported suffix, not a
+    directory, its directory existing and writable, the file (if any) writable."""
+    name = os.fspath(path)
+    suffix = os.path.splitext(name)[1]
+    if suffix.lower() not in suffixes:
+        got = f"suffix {suffix!r}" if suffix else "no suffix"
+        raise UsageError(f"{option} {name}: {got}; the name must end in {', '.join(suffixes)}")
+    if os.path.isdir(name):
+        raise UsageError(f"{option} {name}: is a directory")
+    _check_writable_directory(os.path.dirname(os.path.abspath(name)), f"{option} {name}")
+    if os.path.exists(name) and not os.access(name, os.W_OK):
+        raise UsageError(f"{option} {name}: the file exists and is not writable")
+    return name
+
+
+def _check_out_dir(path) -> str:
+    """``--out-dir``: an existing writable directory, or one to create in an existing writable one."""
+    name = os.fspath(path)
+    if os.path.exists(name):
+        if not os.path.isdir(name):
+            raise UsageError(f"--out-dir {name}: exists and is not a directory")
+        _check_writable_directory(name, f"--out-dir {name}")
+    else:
+        _check_writable_directory(os.path.dirname(os.path.abspath(name)), f"--out-dir {name}")
+    return name
+
+
+def _check_plot(path, option="--plot"):
+    return None if path is None else _check_output(path, _plot_suffixes(), option)
+
+
+# --- lcpdyn scenes --------------------------------------------------------------------------------
+def scene_parameters(name: str) -> list[tuple[str, dict]]:
+    """[(kind, {parameter: default})] of a scene: ``"run"`` (its DEFAULTS, overridable with
+    ``lcpdyn run --set``) and/or ``"stability"`` (its linearization's parameters)."""
+    from scenes import SCENES, STABILITY
+    out = []
+    if name in SCENES:
+        out.append(("run", dict(SCENES[name].DEFAULTS)))
+    if name in STABILITY:
+        out.append(("stability", dict(STABILITY[name].system().parameters)))
+    return out
+
+
+def _value(value) -> str:
+    return f"{value:g}" if isinstance(value, float) else str(value)
+
+
+def _scenes(args) -> int:
+    import inspect
+    import textwrap
+
+    from scenes import REPORTS, SCENES, STABILITY, describe
+
+    rows = {name: (line, kinds) for name, line, kinds in describe()}
+    if args.scene is None:
+        for name, (line, kinds) in rows.items():
+            module = SCENES.get(name) or STABILITY[name]
+            summary = " ".join((module.__doc__ or line).strip().split("\n\n")[0].split())  # the whole first sentence
+            print(f"{name:16s} [{kinds}] {summary}")
+            for kind, parameters in scene_parameters(name):
+                # a non-breaking space inside "key = value [unit]": lines break between parameters only
+                items = ", ".join(f"{key} = {_value(value)} [{_unit(key)}]".replace(" ", "\xa0")
+                                  for key, value in parameters.items())
+                print(textwrap.fill(items, width=118, initial_indent=f"    {kind}: ",
+                                    subsequent_indent=" " * (len(kind) + 6)).replace("\xa0", " "))
+        print("\nunits: [-] dimensionless or a choice; `lcpdyn scenes SCENE` shows one scene in detail.")
+        return 0
+    if args.scene not in rows:
+        raise UsageError(f"unknown scene {args.scene!r}; choose one of {sorted(rows)}")
+    name = args.scene
+    module = SCENES.get(name) or STABILITY[name]
+    print(f"{name} [{rows[name][1]}]\n")
+    print(inspect.cleandoc(module.__doc__ or rows[name][0]))
+    for kind, parameters in scene_parameters(name):
+        if kind == "run":
+            print(f"\nrun parameters (lcpdyn run {name} --set KEY=VALUE):")
+        else:
+            sweep = STABILITY[name].SWEEP
+            print(f"\nstability parameters (lcpdyn stability {name} --set KEY=VALUE; default sweep: "
+                  f"--param {sweep[0]}={sweep[1]:g}:{sweep[2]:g}:{sweep[3]}):")
+        width = max(len(key) for key in parameters)
+        for key, value in parameters.items():
+            print(f"  {key:{width}s}  {_value(value):>12s}  {_unit(key)}")
+    if name in REPORTS:
+        print(f"\npaper checks: lcpdyn reproduce {name} --out-dir results")
+    return 0
+
+
+# --- lcpdyn run -----------------------------------------------------------------------------------
+def _scene_module(name):
+    from scenes import SCENES
+    if name not in SCENES:
+        raise UsageError(f"unknown scene {name!r}; choose one of {sorted(SCENES)}")
+    return SCENES[name]
+
+
+def _scene_simulation(scene_record: dict, *args, **kwargs):
+    """A :class:`~lcpdyn.stepper.Simulation` whose recorded parameters (``parameters()``, written to
+    every output file from the start of a streamed run) include ``"scene"``: the scene's name and
+    every parameter that built it -- what ``--resume`` rebuilds the scene from."""
+    from .stepper import Simulation
+
+    class SceneSimulation(Simulation):
+        def __init__(self):
+            self.scene_record = scene_record
+            super().__init__(*args, **kwargs)
+
+        def parameters(self) -> dict:
+            return {**super().parameters(), "scene": self.scene_record}
+
+    return SceneSimulation()
+
+
+def _run(args) -> int:
+    if args.resume is not None:
+        return _resume(args)
+    from .friction import MODELS
+
+    if args.scene is None:
+        raise UsageError("run needs a SCENE (lcpdyn scenes lists them) or --resume FILE.h5")
+    module = _scene_module(args.scene)
+    options = {key: (RUN_DEFAULTS[key] if getattr(args, key) is None else getattr(args, key)) for key in RUN_DEFAULTS}
+    if options["friction"] not in MODELS:
+        raise UsageError(f"unknown friction model {options['friction']!r}; choose one of {sorted(MODELS)}")
+    if options["record_every"] < 1:
+        raise UsageError(f"--record-every must be an integer >= 1, got {options['record_every']}")
+    if args.out is None:
+        raise UsageError("run needs --out FILE (.npz, .h5 or .hdf5)")
+    parameters = _parse_sets(args.set)
+    out = _check_output(args.out, RUN_SUFFIXES, "--out")
+    plot = _check_plot(args.plot)
     if args.dt is not None:
         parameters["dt"] = args.dt
     if args.t_end is not None:
         parameters["t_end"] = args.t_end
     scene = module.build(**parameters)
-    sim = Simulation(scene.model, scene.friction(args.friction), scene.dt, method=args.method,
-                     position_update=args.position_update, normal_force_iterations=args.normal_force_iterations,
-                     gyroscopic=args.gyroscopic, energy_check=args.energy_check,
-                     energy_tolerance=args.energy_tolerance)
+    sim = _scene_simulation({"name": scene.name, **scene.parameters}, scene.model, scene.friction(options["friction"]),
+                            scene.dt, method=args.method, position_update=options["position_update"],
+                            normal_force_iterations=options["normal_force_iterations"], gyroscopic=args.gyroscopic,
+                            energy_check=options["energy_check"], energy_tolerance=options["energy_tolerance"])
+    streamed = os.path.splitext(out)[1].lower() in STREAMED_SUFFIXES
+
+    def go():
+        return sim.run(scene.t_end, progress=not args.quiet, out=out if streamed else None,
+                       record_every=options["record_every"])
+
+    title = f"{scene.name}, {options['friction']}, h = {scene.dt:g} s"
+    return _execute(go, out, streamed, scene.t_end, plot, title)
+
+
+def _resume(args) -> int:
+    given = [option for option, value in (
+        ("SCENE", args.scene), ("--friction", args.friction), ("--dt", args.dt), ("--method", args.method),
+        ("--position-update", args.position_update), ("--gyroscopic", args.gyroscopic),
+        ("--energy-check", args.energy_check), ("--energy-tolerance", args.energy_tolerance),
+        ("--normal-force-iterations", args.normal_force_iterations), ("--set", args.set),
+        ("--record-every", args.record_every), ("--out", args.out)) if value is not None]
+    if given:
+        raise UsageError(f"--resume continues {args.resume} with the scene and options recorded in it, in that file: "
+                         f"{', '.join(given)} cannot be combined with it (only --t-end, --plot and --quiet)")
+    if args.t_end is None:
+        raise UsageError(f"--resume {args.resume} needs --t-end (the time to continue to)")
+    path = args.resume
+    if os.path.splitext(path)[1].lower() not in STREAMED_SUFFIXES:
+        raise UsageError(f"--resume {path}: only an .h5/.hdf5 written by `lcpdyn run --out FILE.h5` can be continued")
+    if not os.path.isfile(path):
+        raise UsageError(f"--resume {path}: no such file")
+    _check_output(path, STREAMED_SUFFIXES, "--resume")
+    plot = _check_plot(args.plot)
+    from .stepper import Simulation
+
+    if hasattr(Simulation, "resume"):
+        def go():
+            return Simulation.resume(path, t_end=args.t_end, progress=not args.quiet)
+        title = f"{path} (resumed)"
+    else:  # the engine's restore: rebuild the simulation from the file, restore its state, run on into it
+        sim, record_every = _simulation_from_file(path)
+
+        def go():
+            sim.restore(path)
+            return sim.run(args.t_end, progress=not args.quiet, out=path, record_every=record_every)
+        title = f"{sim.scene_record['name']}, {sim.friction.name}, h = {sim.dt:g} s (resumed)"
+    return _execute(go, path, True, args.t_end, plot, title, whole_file=True)
+
+
+def _simulation_from_file(path):
+    """(simulation, record_every) rebuilt from the parameters recorded in a file of ``lcpdyn run``."""
+    from scenes import SCENES
+
+    from .friction import make_friction
+    from .trajectory import load
+
+    recorded = load(path).parameters
+    scene_record = recorded.get("scene")
+    if not isinstance(scene_record, dict) or scene_record.get("name") not in SCENES:
+        raise UsageError(f"--resume {path}: no scene recorded in the file (not written by `lcpdyn run`); continue it "
+                         "from Python: build the same Simulation, restore(path), run(t_end, out=path)")
+    module = SCENES[scene_record["name"]]
+
+    def default(key, value):  # NaN defaults (incline-block's mu_static) included; override() refuses NaN
+        if key not in module.DEFAULTS:
+            return False
+        fixed = module.DEFAULTS[key]
+        return value == fixed or (isinstance(value, float) and isinstance(fixed, float) and math.isnan(value)
+                                  and math.isnan(fixed))
+
+    overrides = {key: value for key, value in scene_record.items() if key != "name" and not default(key, value)}
+    scene = module.build(**overrides)
+    friction = dict(recorded["friction"])
+    keys = ("method", "tolerance", "position_update", "stabilization", "normal_force_iterations", "fallback_method",
+            "solver_options", "fused", "static_threshold", "gyroscopic", "energy_check", "energy_tolerance")
+    sim = _scene_simulation(scene_record, scene.model, make_friction(friction.pop("model"), **friction),
+                            recorded["dt"], **{key: recorded[key] for key in keys if key in recorded})
+    return sim, int(recorded.get("record_every", 1))
+
+
+def _save(trajectory, path) -> str:
+    written = trajectory.save(path)  # the path written, exactly (lcpdyn.trajectory refuses other suffixes)
+    return os.fspath(written if written is not None else path)
+
+
+def _execute(go, out, streamed, t_end, plot, title, whole_file=False) -> int:
+    """Run ``go()``; save (an .npz) or report (a streamed file) the trajectory, also after a failure
+    (exit 1) or SIGINT/SIGTERM (exit 128 + signal); draw ``plot``."""
+    from . import stepper
+
+    interrupted = getattr(stepper, "RunInterrupted", ())
     try:
-        trajectory = sim.run(scene.t_end, progress=not args.quiet)
-        code = 0
-    except SimulationError as exc:
+        trajectory, code = go(), 0
+    except interrupted as exc:
+        return _interrupted(exc, out, streamed, t_end)
+    except stepper.SimulationError as exc:
         print(f"lcpdyn: simulation stopped: {exc}; saving the {exc.step} completed steps", file=sys.stderr)
         trajectory, code = exc.trajectory, 1
-    trajectory.parameters["scene"] = {"name": scene.name, **scene.parameters}
-    trajectory.save(args.out)
-    print(f"wrote {args.out} ({trajectory.t.shape[0]} steps)")
-    if args.plot:
+        if trajectory is None:
+            return code
+    written = os.fspath(out) if streamed else _save(trajectory, out)
+    if whole_file:  # a resumed run: report and draw the whole file
+        from .trajectory import load
+        trajectory = load(written)
+    every = trajectory.parameters.get("record_every", 1)
+    print(f"wrote {written} ({trajectory.t.shape[0]} steps" + (f" recorded, one in {every}" if every > 1 else "") + ")")
+    if plot:
         from .plotting import plot_run
-        plot_run(trajectory, args.plot, title=f"{scene.name}, {args.friction}, h = {scene.dt:g} s")
-        print(f"wrote {args.plot}")
+        plot_run(trajectory, plot, title=title)
+        print(f"wrote {plot}")
     return code
 
 
-def _compare(args, module, parameters) -> int:
+def _interrupted(exc, out, streamed, t_end) -> int:
+    name = signal.Signals(exc.signal).name
+    if streamed:
+        path = os.fspath(exc.path or out)
+        tail = f"continue with: lcpdyn run --resume {shlex.quote(path)} --t-end {t_end:.15g}"
+    else:
+        trajectory = exc.trajectory
+        trajectory.parameters.setdefault("status", "interrupted")
+        path = _save(trajectory, out)
+        tail = "an .npz cannot be continued: write to an .h5 (--out FILE.h5) to resume a stopped run"
+    print(f"lcpdyn: interrupted by {name} at t = {exc.time:.6g} s; {exc.step} steps saved to {path} "
+          f"(status 'interrupted'); {tail}", file=sys.stderr)
+    return 128 + int(exc.signal)
+
+
+# --- lcpdyn compare / demo ------------------------------------------------------------------------
+def _compare(args) -> int:
     from .compare import compare, format_table, write_figures, write_json
 
-    os.makedirs(args.out_dir, exist_ok=True)
+    module = _scene_module(args.scene)
+    parameters = _parse_sets(args.set)
+    out_dir = _check_out_dir(args.out_dir)
+    os.makedirs(out_dir, exist_ok=True)
     updates = ("symplectic", "paper") if args.position_update == "both" else (args.position_update,)
     for update in updates:
         result = compare(module, reference_dt=args.reference_dt, progress=not args.quiet, position_update=update,
                          **parameters)
         print(format_table(result))
-        prefix = os.path.join(args.out_dir, f"{result['scene']}-{update}")
+        prefix = os.path.join(out_dir, f"{result['scene']}-{update}")
         write_json(result, prefix + ".json")
         paths = write_figures(result, prefix)
         print(f"wrote {prefix}.json, " + ", ".join(paths) + "\n")
     return 0
 
 
+# --- lcpdyn stability -----------------------------------------------------------------------------
 def _stability(args) -> int:
     import json
 
     from scenes import STABILITY
 
-    from .stability import parse_sweep, plot_root_locus, root_locus, write_root_locus
+    from .stability import critical_values, parse_sweep, plot_root_locus, root_locus, write_root_locus
 
     if args.scene not in STABILITY:
-        raise ValueError(f"unknown stability scene {args.scene!r}; choose one of {sorted(STABILITY)}")
+        raise UsageError(f"unknown stability scene {args.scene!r}; choose one of {sorted(STABILITY)}")
     module = STABILITY[args.scene]
     if args.param is None:
         name, start, stop, count = module.SWEEP
@@ -171,39 +605,61 @@ def _stability(args) -> int:
         name, values = parse_sweep(args.param)
     fixed = {k: float(v) for k, v in _parse_sets(args.set).items()}
     module.system().params(**{name: values[0]}, **fixed)  # unknown names raise here
+    plot = _check_plot(args.plot)
+    out = None if args.out is None else _check_output(args.out, JSON_SUFFIXES, "--out")
     result = root_locus(module, name, values, **fixed)
-    unstable = [float(v) for v, row in zip(values, result["eigenvalues"]) if row.real.max() > 1e-9]
-    print(f"{args.scene}: {len(values)} values of {name} in [{values[0]:g}, {values[-1]:g}]; "
-          f"state size {result['eigenvalues'].shape[1]}; max Re > 1e-9 at {len(unstable)} values")
-    if args.plot:
-        plot_root_locus(result, args.plot)
-        print(f"wrote {args.plot}")
-    if args.out:
-        write_root_locus(result, args.out)
-        print(f"wrote {args.out}")
-    if not args.plot and not args.out:
-        print(json.dumps({"values": values.tolist(), "max_real": result["eigenvalues"].real.max(axis=1).tolist()}))
+    unit = _unit(name)
+    crossings = critical_values(result)
+    eigenvalues = result["eigenvalues"]
+    tol = 1e-8 * float(np.max(np.abs(eigenvalues))) or 1e-8  # as lcpdyn.stability.critical_values counts
+    unstable = int(np.sum(eigenvalues.real.max(axis=1) > tol))
+    print(f"{args.scene}: {len(values)} values of {name} from {_with_unit(float(values[0]), name)} to "
+          f"{_with_unit(float(values[-1]), name)}; state size {eigenvalues.shape[1]}; unstable (largest real part "
+          f"of the eigenvalues > {tol:.1e}) at {unstable} values")
+    lower, upper = ("below", "above") if values[-1] >= values[0] else ("above", "below")
+    for c in crossings:
+        before, after = ("stable or marginal", "unstable") if c["direction"] == "destabilizing" else \
+            ("unstable", "stable or marginal")
+        mode = f"oscillatory, |Im lambda| = {c['frequency']:.4g} rad/s" if c["kind"] == "oscillatory" \
+            else "non-oscillatory"
+        print(f"critical {name} = {_with_unit(c['value'], name)}: {before} {lower}, {after} {upper} ({mode}; "
+              f"interpolated between {_with_unit(c['bracket'][0], name)} and {_with_unit(c['bracket'][1], name)})")
+    if not crossings:
+        state = "unstable" if unstable == len(values) else "stable or marginal"
+        print(f"no critical value of {name} in the sweep: the largest real part of the eigenvalues does not cross "
+              f"zero (the motion is {state} at every value)")
+    extra = {"units": {name: unit}}
+    if plot:
+        plot_root_locus(result, plot)
+        print(f"wrote {plot}")
+    if out:
+        write_root_locus(result, out, extra=extra)
+        print(f"wrote {out}")
+    if not plot and not out:
+        print(json.dumps({"parameter": name, "unit": unit, "values": values.tolist(),
+                          "max_real": result["eigenvalues"].real.max(axis=1).tolist(),
+                          "critical_values": [c["value"] for c in crossings]}))
     return 0
 
 
+# --- lcpdyn reproduce -----------------------------------------------------------------------------
 def _reproduce(args) -> int:
     import json
 
     from scenes import REPORTS
 
-    from . import __version__
-
-    os.makedirs(args.out_dir, exist_ok=True)
     for name in args.scenes:
         if name not in REPORTS:
-            raise ValueError(f"unknown report scene {name!r}; choose one of {sorted(REPORTS)}")
+            raise UsageError(f"unknown report scene {name!r}; choose one of {sorted(REPORTS)}")
+    out_dir = _check_out_dir(args.out_dir)
+    os.makedirs(out_dir, exist_ok=True)
     for name in args.scenes:
-        numbers = REPORTS[name].report(args.out_dir)
-        path = os.path.join(args.out_dir, f"{name}.json")
+        numbers = REPORTS[name].report(out_dir)
+        path = os.path.join(out_dir, f"{name}.json")
         with open(path, "w") as handle:
             json.dump({"lcpdyn_version": __version__, "scene": name, **numbers}, handle, indent=2, default=float)
         print(f"{name}: " + ", ".join(f"{k} = {v}" for k, v in numbers.items()))
-        print(f"wrote {path} and {name}-*.png in {args.out_dir}")
+        print(f"wrote {path} and {name}-*.png in {out_dir}")
     return 0
 
 

@@ -103,8 +103,12 @@ flags, per step):
 """
 from __future__ import annotations
 
+import contextlib
+import json
 import math
+import signal
 import sys
+import threading
 import time
 import warnings
 
@@ -129,7 +133,7 @@ from .precision import float64
 from .trajectory import Health, Trajectory
 from .validation import finite_number, positive
 
-__all__ = ["Simulation", "SimulationError", "EnergyWarning", "simulate", "MIN_DT", "MAX_STEPS"]
+__all__ = ["Simulation", "SimulationError", "RunInterrupted", "EnergyWarning", "simulate", "MIN_DT", "MAX_STEPS"]
 
 MIN_DT = 1e-9
 """Smallest step size (s) the stepper accepts -- a practical floor: a simulated second would take
@@ -161,6 +165,17 @@ class SimulationError(RuntimeError):
         self.step, self.time, self.trajectory, self.result = step, time, trajectory, result
 
 
+class RunInterrupted(SimulationError):
+    """:meth:`Simulation.run` was stopped by SIGINT or SIGTERM (``signal``) between two steps.
+    ``trajectory`` holds the steps done; ``path`` the file they were written to (status
+    ``interrupted``, with the state to continue from: :meth:`Simulation.restore`), or None."""
+
+    def __init__(self, signum, step, time, trajectory=None, path=None):
+        name = signal.Signals(signum).name
+        SimulationError.__init__(self, f"interrupted by {name}", step, time, trajectory)
+        self.signal, self.path = signum, path
+
+
 class EnergyWarning(RuntimeWarning):
     """Issued at the end of :meth:`Simulation.run` when steps were flagged ``ENERGY_GAIN``
     (see the module docstring, "Run health")."""
@@ -171,6 +186,15 @@ class _Basis:
 
     def __init__(self, basis, kinetic):
         self.basis, self.kinetic = basis, kinetic
+
+
+def _blas_limit(threads):
+    """threadpoolctl's scoped limit on BLAS threads, or nothing for ``None``."""
+    if threads is None:
+        return contextlib.nullcontext()
+    from threadpoolctl import threadpool_limits
+
+    return threadpool_limits(limits=threads, user_api="blas")
 
 
 class Simulation:
@@ -206,13 +230,18 @@ class Simulation:
         pivoting pass in one compiled call (:func:`lcpdyn.kernels.fused_step`). Same problem, same
         algorithm, same residual test, bit-identical results; ``False`` runs the general path
         (separately timed assembly and solve).
+    blas_threads : BLAS threads while :meth:`run` runs (threadpoolctl, scoped to the run and
+        restored after it; default 1). The per-step dense work is small (a few to a few hundred
+        unknowns): threads cost more in synchronization than they bring. ``None`` leaves the
+        process's setting alone.
     """
 
     def __init__(self, model: Model, friction="regularized", dt: float = 1e-3, *, method: str | None = None,
                  tolerance: float = 1e-9, position_update: str = "symplectic", stabilization: float = 1.0,
                  normal_force_iterations: int = 0, fallback_method: str | None = "auto",
                  solver_options: dict | None = None, fused: bool = True, static_threshold: float = 0.01,
-                 gyroscopic: str | None = None, energy_check: str = "warn", energy_tolerance: float = 1e-3):
+                 gyroscopic: str | None = None, energy_check: str = "warn", energy_tolerance: float = 1e-3,
+                 blas_threads: int | None = 1):
         if not isinstance(model, Model):
             raise TypeError(f"model must be an lcpdyn Model, got {type(model).__name__}")
         self.model = model
@@ -224,6 +253,10 @@ class Simulation:
         if energy_check not in ("warn", "stop", "off"):
             raise ValueError(f"energy_check must be 'warn', 'stop' or 'off', got {energy_check!r}")
         self.energy_check = energy_check
+        if blas_threads is not None and (isinstance(blas_threads, bool) or not isinstance(blas_threads, int)
+                                         or blas_threads < 1):
+            raise ValueError(f"blas_threads must be an integer >= 1 or None, got {blas_threads!r}")
+        self.blas_threads = blas_threads
         self.energy_tolerance = positive("energy_tolerance", energy_tolerance)
         self.tolerance = positive("tolerance", tolerance)
         self.static_threshold = finite_number("static_threshold", static_threshold)
@@ -314,7 +347,7 @@ class Simulation:
         if not math.isfinite(k.potential_energy):
             culprits = self.model.diagnose(self.q, self.v, self.t)
             raise ValueError("the initial potential energy is not finite (V = "
-                             f"{k.potential_energy!r} J){': ' + '; '.join(culprits) if culprits else ''}")
+                             f"{float(k.potential_energy)!r} J){': ' + '; '.join(culprits) if culprits else ''}")
         # the energy budget of "Run health" (module docstring), kept across run() calls until reset
         self._potential_start = k.potential_energy
         self._work = 0.0  # W_n, J
@@ -430,7 +463,7 @@ class Simulation:
         if "force" in fields:
             j = first_nonfinite(k.force)
             body = self.model.bodies[j // 6].name
-            return f"{where}: the generalized force f_app - c of body {body!r} (entry {j}) = {k.force[j]!r}"
+            return f"{where}: the generalized force f_app - c of body {body!r} (entry {j}) = {float(k.force[j])!r}"
         return where
 
     def _flat_disk(self, k) -> str:
@@ -447,16 +480,16 @@ class Simulation:
         if j >= 0:
             body = self.model.bodies[j // 6].name
             raise self._error(f"body {body!r}: the momentum M v + h f of the step is not finite (entry {j} = "
-                              f"{rhs[j]!r})")
+                              f"{float(rhs[j])!r})")
         j = first_nonfinite(e_N)
         if j >= 0:
             law = self.model.contacts[j].normal_law
             what = "gap term Phi~/h" if law is None else f"compliant row of its {type(law).__name__}"
-            raise self._error(f"{self.model.describe_contact(j)}: the {what} is not finite ({e_N[j]!r})")
+            raise self._error(f"{self.model.describe_contact(j)}: the {what} is not finite ({float(e_N[j])!r})")
         j = first_nonfinite(u)
         if j >= 0:
             raise self._error(f"constraint {self._bilateral_rows[j]!r}: the right-hand side u of its row is not "
-                              f"finite ({u[j]!r})")
+                              f"finite ({float(u[j])!r})")
 
     def _check_state(self, q, v, out):
         """The new state and contact forces must be finite (names the body or contact)."""
@@ -469,13 +502,13 @@ class Simulation:
             if j >= 0:
                 body = self.model.bodies[j // size].name
                 raise self._error(f"body {body!r}: the {names[j % size]} became non-finite in the step "
-                                  f"({array[j]!r}); the solve returned v+ = {out['v'].tolist()}")
+                                  f"({float(array[j])!r}); the solve returned v+ = {out['v'].tolist()}")
         for key in ("normal_force", "friction_force"):
             j = first_nonfinite(out[key].reshape(-1))
             if j >= 0:
                 contact = j if key == "normal_force" else j // 3
                 raise self._error(f"{self.model.describe_contact(contact)}: the {key.replace('_', ' ')} is not "
-                                  f"finite ({out[key].reshape(-1)[j]!r})")
+                                  f"finite ({float(out[key].reshape(-1)[j])!r})")
 
     def _compliant_rows(self, k, v, h, paper, e_N):
         """Compliant contacts (:mod:`lcpdyn.compliance`): their rows become
@@ -656,16 +689,85 @@ class Simulation:
                                                        initial_guess=guess, **options)
 
     # --- runs ---------------------------------------------------------------------------
-    def run(self, t_end: float, progress: bool = False) -> Trajectory:
+    # Everything a step reads that earlier steps wrote: a snapshot of these continues a run
+    # bit for bit (:meth:`snapshot`, :meth:`restore`).
+    _STATE = ("q", "v", "t", "steps_done", "normal_force", "friction_force", "active_set", "impulse_guess",
+              "_potential_start", "_work", "_lowest", "_scale")
+
+    def snapshot(self) -> dict:
+        """The mutable state of the run (copies): position and velocity, time, warm starts, the
+        previous step's forces and the energy budget. :meth:`restore` of it continues the run
+        exactly as if it had not stopped."""
+        return {name: (None if getattr(self, name) is None else np.array(getattr(self, name), copy=True))
+                for name in self._STATE}
+
+    def restore(self, state) -> None:
+        """Continue from a :meth:`snapshot`, or from the file of a stopped run (a path to an .h5
+        written by :meth:`run` with ``out=``; its parameters must be this simulation's)."""
+        if not isinstance(state, dict):
+            state = self._state_from_file(state)
+        missing = [name for name in self._STATE if name not in state]
+        if missing:
+            raise ValueError(f"the state to restore lacks {missing}")
+        for name in self._STATE:
+            value = state[name]
+            if value is None:
+                setattr(self, name, None)
+            elif name in ("t", "_potential_start", "_work", "_lowest", "_scale"):
+                setattr(self, name, float(value))
+            elif name == "steps_done":
+                setattr(self, name, int(value))
+            else:
+                value = np.array(value, copy=True)
+                if name == "active_set":
+                    value = value.astype(np.int8)
+                setattr(self, name, value)
+        self._pending_health = int(state.get("pending_health", 0))
+
+    def _state_from_file(self, path) -> dict:
+        from .trajectory import load, read_resume_state
+
+        resume = read_resume_state(path)
+        recorded = load(path).parameters
+        mine = self.parameters()
+
+        def text(value):  # compared as JSON text: NaN parameters (mu_static) equal themselves
+            return json.dumps(value, sort_keys=True)
+
+        different = sorted(key for key in mine if key != "lcpdyn_version" and text(recorded.get(key)) != text(mine[key]))
+        if different:
+            raise ValueError(f"{path}: written by a different simulation (parameters {different} differ); "
+                             "build the same scene and options to continue it")
+        state = {"q": resume["q"], "v": resume["v"], "t": resume["t"], "steps_done": resume["steps_done"]}
+        state.update(resume["warm_start"])
+        state.update(resume["extra"])
+        return state
+
+    def run(self, t_end: float, progress: bool = False, *, out=None, record_every: int = 1,
+            chunk_steps: int = 1024) -> Trajectory:
         """Simulate from the current state to ``t_end`` (s); returns the :class:`Trajectory`.
 
         On a failed step raises :class:`SimulationError` whose ``trajectory`` holds the steps
         done (any other exception inside a step is re-raised as one, the original as
-        ``__cause__``). ``progress=True`` prints a progress line to stderr about once a second.
+        ``__cause__``). SIGINT and SIGTERM stop the run cleanly after the step in progress:
+        :class:`RunInterrupted`, with the steps done (and, with ``out``, saved).
+
+        out : optional path. ``.h5``/``.hdf5``: the run streams into it (h5py, every
+            ``chunk_steps`` recorded steps appended and flushed, with the state to continue from
+            and a ``status`` attribute: ``running``, ``completed``, ``interrupted``,
+            ``failed: <reason>``), so a killed run keeps every completed chunk and an interrupted
+            one can be continued (:meth:`restore`, then ``run(..., out=same path)`` appends).
+            ``.npz``: saved (atomically) when the run ends, completes or not.
+        record_every : record every k-th step (k >= 1; the last step is always recorded); the
+            health flags of the steps skipped are OR-ed into the next recorded one, so no
+            energy gain or fallback goes unreported. Memory grows with the recorded steps only
+            (nothing is preallocated for the whole run).
+        progress : a tqdm bar on a terminal; in a log (stderr not a terminal), a line every 30 s.
+
         Per-step ``health`` flags and the energy check are described in the module docstring
         ("Run health"). Wall times per step (s) are left in ``self.timing`` (steps x 5:
-        Jacobians, assembly, solve, rest of the step, recording), not in the trajectory, which
-        stays reproducible."""
+        Jacobians, assembly, solve, rest of the step, recording; at most the first
+        ``TIMING_STEPS`` steps), not in the trajectory, which stays reproducible."""
         t_end = finite_number("t_end", t_end)
         steps = round((t_end - self.t) / self.dt)
         if steps < 1:
@@ -673,39 +775,48 @@ class Simulation:
         if steps > MAX_STEPS:
             raise ValueError(f"t_end = {t_end} with dt = {self.dt} needs {steps:.3g} steps, more than MAX_STEPS = "
                              f"{MAX_STEPS:.0e} per run() call (see lcpdyn.stepper.MAX_STEPS)")
-        record = _Recorder(self, steps)
+        if isinstance(record_every, bool) or not isinstance(record_every, int) or record_every < 1:
+            raise ValueError(f"record_every must be an integer >= 1, got {record_every!r}")
+        if isinstance(chunk_steps, bool) or not isinstance(chunk_steps, int) or chunk_steps < 1:
+            raise ValueError(f"chunk_steps must be an integer >= 1, got {chunk_steps!r}")
+        sink = _Sink.open(out, self, record_every)  # checks the path before any step
+        record = _Recorder(self, steps, record_every, chunk_steps, sink)
         k = self.evaluate(self.q, self.v, self.t)
         record.initial(self, k)
-        last_print = time.perf_counter()
         evaluate = self.evaluate.unscoped
-        with float64():  # the whole loop inside JAX's float64 scope (see lcpdyn.precision)
-            for i in range(steps):
-                try:
-                    out = self.step(k)
+        bar = _Progress(progress, steps, self.friction.name, t_end)
+        stop = _StopOnSignal()
+        try:
+            with stop, _blas_limit(self.blas_threads), float64():  # JAX's float64 scope: lcpdyn.precision
+                for i in range(steps):
+                    try:
+                        out_step = self.step(k)
+                        start = time.perf_counter()
+                        k = evaluate(self.q, self.v, self.t)
+                        jacobians = time.perf_counter() - start
+                    except SimulationError as exc:
+                        exc.trajectory = record.finish(i, f"failed: {exc}")
+                        raise
+                    except Exception as exc:  # a user function or anything else: never lose the steps done
+                        error = SimulationError(f"{type(exc).__name__} raised during the step: {exc}",
+                                                self.steps_done, self.t)
+                        error.trajectory = record.finish(i, f"failed: {error}")
+                        raise error from exc
                     start = time.perf_counter()
-                    k = evaluate(self.q, self.v, self.t)
-                    jacobians = time.perf_counter() - start
-                except SimulationError as exc:
-                    exc.trajectory = record.finish(i)
-                    raise
-                except Exception as exc:  # a user function or anything else: never lose the steps done
-                    raise SimulationError(f"{type(exc).__name__} raised during the step: {exc}", self.steps_done,
-                                          self.t, trajectory=record.finish(i)) from exc
-                start = time.perf_counter()
-                try:
-                    record.store(i, self, out, k)
-                except SimulationError as exc:
-                    exc.trajectory = record.finish(i + 1)
-                    raise
-                record.timing(i, jacobians, out["timing"], time.perf_counter() - start)
-                if progress and time.perf_counter() - last_print > 1.0:
-                    last_print = time.perf_counter()
-                    print(f"\r  {self.friction.name}: t = {self.t:.3f} / {t_end:g} s "
-                          f"({100 * (i + 1) / steps:.0f} %)", end="", file=sys.stderr, flush=True)
-        if progress:
-            print(f"\r  {self.friction.name}: t = {self.t:.3f} / {t_end:g} s (100 %)", file=sys.stderr)
+                    try:
+                        record.store(i, self, out_step, k)
+                    except SimulationError as exc:
+                        exc.trajectory = record.finish(i + 1, f"failed: {exc}")
+                        raise
+                    record.timing(i, jacobians, out_step["timing"], time.perf_counter() - start)
+                    bar.update(i + 1, self.t)
+                    if stop.signal is not None and i + 1 < steps:
+                        trajectory = record.finish(i + 1, "interrupted")
+                        raise RunInterrupted(stop.signal, self.steps_done, self.t, trajectory, sink.path)
+        finally:
+            bar.close()
         record.warn()
-        return record.finish(steps)
+        return record.finish(steps, "completed")
 
     def _energy_health(self, energy: float, kinetic: float, work: float, power: float) -> tuple[int, float, float]:
         """Updates the energy budget with step n's E_n, T_n, work and conservative power P_c;
@@ -740,73 +851,206 @@ class Simulation:
                     if not math.isfinite(value):
                         return (f"body {b.name!r}: the kinetic energy overflowed ({part} = {value!r} J, "
                                 f"{name} {w.tolist()})")
-            return f"the total kinetic energy overflowed ({kinetic!r} J)"
+            return f"the total kinetic energy overflowed ({float(kinetic)!r} J)"
         culprits = self.model.diagnose(self.q, self.v, self.t)
-        return (f"the potential energy is not finite ({energy - kinetic!r} J)"
+        return (f"the potential energy is not finite ({float(energy - kinetic)!r} J)"
                 + (": " + "; ".join(culprits) if culprits else ""))
 
 
+TIMING_STEPS = 1_000_000  # wall times are kept for at most this many steps of a run
+
+
+class _StopOnSignal:
+    """SIGINT and SIGTERM set ``signal`` instead of killing the process, while the ``with``
+    block runs in the main thread (elsewhere Python delivers no signals: nothing to do); the
+    previous handlers come back after it."""
+
+    def __init__(self):
+        self.signal = None
+        self._previous = {}
+
+    def _handler(self, signum, frame):
+        self.signal = signum
+
+    def __enter__(self):
+        if threading.current_thread() is threading.main_thread():
+            for signum in (signal.SIGINT, signal.SIGTERM):
+                self._previous[signum] = signal.signal(signum, self._handler)
+        return self
+
+    def __exit__(self, *exc):
+        for signum, handler in self._previous.items():
+            signal.signal(signum, handler)
+        self._previous = {}
+        return False
+
+
+class _Progress:
+    """tqdm's bar on a terminal; in a log, one plain line every ``LOG_INTERVAL`` seconds."""
+
+    LOG_INTERVAL = 30.0
+
+    def __init__(self, enabled, steps, name, t_end):
+        self.enabled, self.steps, self.name, self.t_end = enabled, steps, name, t_end
+        self.bar = None
+        self.last = time.perf_counter()
+        if enabled and sys.stderr.isatty():
+            from tqdm import tqdm
+
+            self.bar = tqdm(total=steps, desc=f"  {name}", unit="step", file=sys.stderr, mininterval=0.5,
+                            dynamic_ncols=True, leave=False)
+
+    def update(self, done, t):
+        if not self.enabled:
+            return
+        if self.bar is not None:
+            self.bar.update(done - self.bar.n)
+        elif time.perf_counter() - self.last > self.LOG_INTERVAL:
+            self.last = time.perf_counter()
+            print(f"  {self.name}: t = {t:.6g} / {self.t_end:g} s ({100 * done / self.steps:.0f} %)",
+                  file=sys.stderr, flush=True)
+
+    def close(self):
+        if self.bar is not None:
+            self.bar.close()
+
+
+class _Sink:
+    """Where recorded chunks go: an HDF5 file written as the run goes, an .npz saved at the
+    end, or nowhere (memory only)."""
+
+    def __init__(self, path=None, writer=None, npz=None):
+        self.path, self.writer, self.npz = path, writer, npz
+
+    @staticmethod
+    def open(out, sim, record_every):
+        if out is None:
+            return _Sink()
+        from .trajectory import TrajectoryWriter, check_output_path
+
+        path = check_output_path(out)
+        if path.suffix.lower() == ".npz":
+            return _Sink(path, npz=path)
+        parameters = dict(sim.parameters(), record_every=record_every)
+        writer = TrajectoryWriter.open_or_append(path, parameters, [b.name for b in sim.model.bodies],
+                                                 len(sim.model.bodies), len(sim.model.contacts),
+                                                 steps_done=sim.steps_done)
+        return _Sink(path, writer=writer)
+
+
+_WARM = ("active_set", "impulse_guess")
+
+
+def _write_resume(writer, sim, pending_health):
+    """The state to continue from (:meth:`Simulation.snapshot`) into the writer's resume group:
+    warm starts as ``warm_start``, the rest (previous forces, energy budget, the health flags of
+    steps done but not yet recorded) as ``extra``."""
+    state = sim.snapshot()
+    warm = {name: state[name] for name in _WARM}
+    extra = {name: state[name] for name in Simulation._STATE if name not in _WARM + ("q", "v", "t", "steps_done")}
+    extra["pending_health"] = np.int64(pending_health)
+    writer.write_resume_state(state["q"], state["v"], float(state["t"]), int(state["steps_done"]), warm, extra)
+
+
 class _Recorder:
-    def __init__(self, sim: Simulation, steps: int):
-        nb, r = len(sim.model.bodies), len(sim.model.contacts)
-        self.sim = sim
-        self.a = {
-            "t": np.zeros(steps), "position": np.zeros((steps, nb, 3)), "quaternion": np.zeros((steps, nb, 4)),
-            "velocity": np.zeros((steps, nb, 3)), "angular_velocity": np.zeros((steps, nb, 3)),
-            "contact_normal_force": np.zeros((steps, r)), "contact_friction_force": np.zeros((steps, r, 3)),
-            "contact_slip_velocity": np.zeros((steps, r, 3)), "contact_gap": np.zeros((steps, r)),
-            "contact_kinetic": np.zeros((steps, r), np.int8), "energy": np.zeros(steps),
-            "solver_status": np.zeros(steps, np.int8), "solver_iterations": np.zeros(steps, np.int32),
-            "solver_residual": np.zeros(steps), "solver_fallback": np.zeros(steps, np.int8),
-            "health": np.zeros(steps, np.int8),
-        }
+    """Per-step records in chunks (nothing preallocated for the whole run), every
+    ``record_every``-th step, flushed to the sink chunk by chunk."""
+
+    def __init__(self, sim: Simulation, steps: int, record_every: int, chunk_steps: int, sink: _Sink):
+        self.sim, self.steps, self.every, self.sink = sim, steps, record_every, sink
+        self.rows = min(chunk_steps, -(-steps // record_every))
+        self.blocks = []  # completed chunks (dicts of arrays)
+        self.n = 0  # rows used in the current chunk
+        self.a = self._chunk()
+        self.static = {}
+        self.pending = sim.__dict__.pop("_pending_health", 0)  # flags of steps done, not recorded yet
         self.flagged, self.first, self.largest, self.largest_t, self.largest_scale = 0, None, 0.0, None, 0.0
+        self.recorded_steps = 0
         # wall times are kept out of the trajectory so that outputs are reproducible
-        sim.timing = np.zeros((steps, 5))
+        sim.timing = np.zeros((min(steps, TIMING_STEPS), 5))
+
+    def _chunk(self):
+        nb, r, n = len(self.sim.model.bodies), len(self.sim.model.contacts), self.rows
+        return {
+            "t": np.zeros(n), "position": np.zeros((n, nb, 3)), "quaternion": np.zeros((n, nb, 4)),
+            "velocity": np.zeros((n, nb, 3)), "angular_velocity": np.zeros((n, nb, 3)),
+            "contact_normal_force": np.zeros((n, r)), "contact_friction_force": np.zeros((n, r, 3)),
+            "contact_slip_velocity": np.zeros((n, r, 3)), "contact_gap": np.zeros((n, r)),
+            "contact_kinetic": np.zeros((n, r), np.int8), "energy": np.zeros(n),
+            "solver_status": np.zeros(n, np.int8), "solver_iterations": np.zeros(n, np.int32),
+            "solver_residual": np.zeros(n), "solver_fallback": np.zeros(n, np.int8),
+            "health": np.zeros(n, np.int8),
+        }
 
     def timing(self, i, jacobians, inner, record):
-        row = self.sim.timing[i]
-        row[0] = jacobians
-        row[1], row[2], row[3] = inner
-        row[4] = record
+        if i < self.sim.timing.shape[0]:
+            row = self.sim.timing[i]
+            row[0] = jacobians
+            row[1], row[2], row[3] = inner
+            row[4] = record
 
     def initial(self, sim, k):
         nb = len(sim.model.bodies)
-        self.a["initial_position"] = sim.q.reshape(nb, 7)[:, :3].copy()
-        self.a["initial_energy"] = np.float64(sim.energy(k))
+        self.static["initial_position"] = sim.q.reshape(nb, 7)[:, :3].copy()
+        self.static["initial_energy"] = np.float64(sim.energy(k))
+        if self.sink.writer is not None:
+            self.sink.writer.write_static(self.static["initial_position"], self.static["initial_energy"])
 
     def store(self, i, sim, out, k):
-        a = self.a
-        a["t"][i] = sim.t
-        store_bodies(sim.q, sim.v, a["position"][i], a["quaternion"][i], a["velocity"][i], a["angular_velocity"][i])
-        a["contact_normal_force"][i] = out["normal_force"]
-        a["contact_friction_force"][i] = out["friction_force"]
-        a["contact_slip_velocity"][i] = out["slip_world"]
-        a["contact_gap"][i] = out["gap"]
-        a["contact_kinetic"][i] = out["kinetic"]
         v = sim.v
         kinetic = 0.5 * float(v @ sim.M @ v)
         energy = k.potential_energy + kinetic
-        a["energy"][i] = energy
-        a["solver_status"][i] = out["status"]
-        a["solver_iterations"][i] = out["iterations"]
-        a["solver_residual"][i] = out["residual"]
-        a["solver_fallback"][i] = out["fallback"]
-        flag, gain, scale = sim._energy_health(energy, kinetic, out["work"], k.conservative_power)
+        error = None
+        try:
+            flag, gain, scale = sim._energy_health(energy, kinetic, out["work"], k.conservative_power)
+        except SimulationError as exc:  # non-finite energy: the step is recorded, then the run stops
+            flag, error = 0, exc
         if flag:
             self.flagged += 1
             if self.first is None:
                 self.first = sim.t
             if gain > self.largest:
                 self.largest, self.largest_t, self.largest_scale = gain, sim.t, scale
-        a["health"][i] = flag | (int(Health.FALLBACK) if out["fallback"] else 0)
+        self.pending |= flag | (int(Health.FALLBACK) if out["fallback"] else 0)
+        if error is not None or sim.steps_done % self.every == 0 or i + 1 == self.steps:  # phase spans run() calls
+            a, j = self.a, self.n
+            a["t"][j] = sim.t
+            store_bodies(sim.q, v, a["position"][j], a["quaternion"][j], a["velocity"][j], a["angular_velocity"][j])
+            a["contact_normal_force"][j] = out["normal_force"]
+            a["contact_friction_force"][j] = out["friction_force"]
+            a["contact_slip_velocity"][j] = out["slip_world"]
+            a["contact_gap"][j] = out["gap"]
+            a["contact_kinetic"][j] = out["kinetic"]
+            a["energy"][j] = energy
+            a["solver_status"][j] = out["status"]
+            a["solver_iterations"][j] = out["iterations"]
+            a["solver_residual"][j] = out["residual"]
+            a["solver_fallback"][j] = out["fallback"]
+            a["health"][j] = self.pending
+            self.pending = 0
+            self.n += 1
+            if self.n == self.rows:
+                self._flush(sim)
+        if error is not None:
+            raise error
         if flag and sim.energy_check == "stop":
             raise sim._energy_stop(gain, scale, energy)
+
+    def _flush(self, sim):
+        if self.n == 0:
+            return
+        block = {name: values[:self.n].copy() for name, values in self.a.items()}
+        self.blocks.append(block)
+        self.recorded_steps += self.n
+        self.n = 0
+        if self.sink.writer is not None:
+            self.sink.writer.append(block)
+            _write_resume(self.sink.writer, sim, self.pending)
 
     def warn(self):
         if self.flagged:
             sim = self.sim
-            warnings.warn(f"energy gain in {self.flagged} of {self.a['t'].shape[0]} steps (first at t = "
+            warnings.warn(f"energy gain in {self.flagged} of {self.steps} steps (first at t = "
                           f"{self.first:.6g} s): the energy rose up to {self.largest:.4g} J above its lowest value "
                           f"(at t = {self.largest_t:.6g} s; {self.largest / self.largest_scale:.3g} of the energy "
                           f"scale {self.largest_scale:.4g} J, energy_tolerance = {sim.energy_tolerance:g}) with "
@@ -814,10 +1058,24 @@ class _Recorder:
                           f"dt = {sim.dt:g} s; the steps are flagged in trajectory.health (Health.ENERGY_GAIN)",
                           EnergyWarning, stacklevel=3)
 
-    def finish(self, steps) -> Trajectory:
+    def finish(self, steps_done, status) -> Trajectory:
+        """The trajectory of the recorded steps so far (the run did ``steps_done`` steps), with
+        the sink brought up to date: every record written, ``status`` set, the file closed."""
         sim = self.sim
-        trajectory = Trajectory(self.a, sim.parameters(), [b.name for b in sim.model.bodies])
-        return trajectory.truncated(steps)
+        self._flush(sim)
+        if self.blocks:
+            arrays = {name: np.concatenate([b[name] for b in self.blocks]) for name in self.blocks[0]}
+        else:
+            arrays = {name: values[:0].copy() for name, values in self.a.items()}
+        arrays.update(self.static)
+        parameters = dict(sim.parameters(), record_every=self.every, status=status)
+        trajectory = Trajectory(arrays, parameters, [b.name for b in sim.model.bodies])
+        if self.sink.writer is not None:
+            _write_resume(self.sink.writer, sim, self.pending)
+            self.sink.writer.close(status)
+        elif self.sink.npz is not None:
+            trajectory.save(self.sink.npz)
+        return trajectory
 
 
 def simulate(model: Model, friction="regularized", dt: float = 1e-3, t_end: float = 1.0, progress=False,

@@ -7,7 +7,38 @@ from dataclasses import dataclass, field
 from lcpdyn.friction import make_friction
 from lcpdyn.model import Model
 
-__all__ = ["Scene", "override", "build_scene", "describe"]
+__all__ = ["Scene", "override", "build_scene", "describe", "PARAMETER_UNITS"]
+
+# The unit of every scene parameter (the keys of each scene's DEFAULTS and of each stability
+# scene's system().parameters), shown by ``lcpdyn scenes``; "-" for dimensionless numbers and
+# choices. A parameter added to a scene needs an entry here (tests/test_cli_and_io.py checks).
+PARAMETER_UNITS = {
+    # run control
+    "dt": "s", "t_end": "s",
+    # friction and contact models
+    "mu": "-", "mu_static": "-", "mu_high": "-", "mu_low": "-", "rolling": "-",
+    "tangential_stiffness": "N/m", "velocity_threshold": "m/s", "characteristic_velocity": "m/s",
+    # bodies: masses, inertias, dimensions
+    "mass": "kg", "second_mass": "kg", "wheel_mass": "kg", "arm_mass": "kg", "chassis_mass": "kg",
+    "beam_mass_per_length": "kg/m", "bar_mass_per_length": "kg/m",
+    "axial_inertia": "kg m^2", "transverse_inertia": "kg m^2", "chassis_pitch_inertia": "kg m^2",
+    "radius": "m", "wheel_radius": "m", "side": "m", "length": "m", "beam_length": "m", "bar_length": "m",
+    "arm_length": "m", "yoke_length": "m", "support_height": "m", "cg_height": "m", "front_axle": "m",
+    "rear_axle": "m", "a_over_l": "-", "gyration": "-", "flexible": "-", "bar_direction": "-",
+    # initial state, motion, gravity
+    "speed": "m/s", "road_speed": "m/s", "yaw_rate": "rad/s", "roll_rate": "rad/s", "gravity": "m/s^2",
+    "psi_deg": "deg", "theta_deg": "deg", "phi_deg": "deg", "heading_deg": "deg", "angle_deg": "deg",
+    "incline_deg": "deg",
+    # springs, dampers, tyres
+    "k1": "N/m", "k2": "N/m^2", "k3": "N/m^3", "k4": "N/m^4", "c1": "N s/m", "stiffness": "N/m",
+    "tyre_stiffness": "N/m", "tyre_damping": "N s/m", "suspension_stiffness": "N/m", "suspension_damping": "N s/m",
+    "spring_stiffness": "N m/rad", "joint_damping": "N m s/rad",
+    # half-car loads (Ikoki 2022 Eqs. 34-37) and its Udwadia-Kalaba extras
+    "torque_max": "N m", "torque_rate": "1/s", "brake_torque": "N m", "brake_start": "s", "brake_duration": "s",
+    "brake_rate": "1/s", "slippery_time": "s", "slippery_width": "s", "air_density": "kg/m^3",
+    "frontal_area": "m^2", "drag_coefficient": "-", "bearing_coefficient": "N m s^2",
+    "k_s": "-", "k_F": "-", "uk_gamma": "1/s",
+}
 
 
 @dataclass

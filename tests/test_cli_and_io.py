@@ -43,18 +43,36 @@ def puck_argv(out, *extra, friction="coulomb"):
 
 
 # --- lcpdyn scenes ----------------------------------------------------------------------------
+def scene_blocks(stdout) -> dict:
+    """``lcpdyn scenes`` output -> {scene: (its heading line, the text of its parameter lines)}:
+    a scene starts at an unindented line, its parameters follow indented."""
+    blocks, name = {}, None
+    for line in stdout.splitlines():
+        if not line.strip() or line.startswith("units:"):
+            name = None
+        elif not line[0].isspace():
+            name = line.split()[0]
+            blocks[name] = (line, "")
+        elif name is not None:
+            blocks[name] = (blocks[name][0], blocks[name][1] + " " + line.strip())
+    return blocks
+
+
 def test_python_dash_m_lcpdyn_scenes_lists_every_scene():
+    """(The listing gained indented parameter lines under each scene: only the unindented scene
+    lines are parsed here; the parameters are checked below.)"""
     done = subprocess.run([sys.executable, "-m", "lcpdyn", "scenes"], cwd=ROOT, capture_output=True, text=True,
                           timeout=120)
     assert done.returncode == 0, done.stderr
-    rows = {line.split()[0]: line.split()[1] for line in done.stdout.splitlines() if line.strip()}
+    blocks = scene_blocks(done.stdout)
+    rows = {name: heading.split()[1] for name, (heading, _) in blocks.items()}
     assert rows == {"wheel": "[run]", "sliding-block": "[run]", "incline-block": "[run]", "puck": "[run]",
                     "sliding-sphere": "[run]",
                     "rolling-disk": "[run+stability+reproduce]", "swivel-shimmy": "[stability+reproduce]",
                     "caster-shimmy": "[stability+reproduce]", "road-wheel": "[run+reproduce]",
                     "incline-pendulum": "[run+reproduce]", "half-car": "[run+reproduce]"}
-    for line in done.stdout.splitlines():  # each with its one-line description
-        assert len(line.split()) > 2
+    for heading, _ in blocks.values():  # each with its one-line description
+        assert len(heading.split()) > 2
 
 
 # --- lcpdyn run ---------------------------------------------------------------------------------
@@ -492,3 +510,430 @@ def test_fused_and_general_paths_give_bit_identical_runs():
                             fused=fused).run(scene.t_end) for fused in (True, False)]
         for name, array in runs[0].arrays.items():
             np.testing.assert_array_equal(array, runs[1].arrays[name], err_msg=f"{friction}: {name}")
+
+
+# --- command-line conventions (issue 10, item 5) ------------------------------------------------
+import argparse  # noqa: E402
+import re  # noqa: E402
+import signal  # noqa: E402
+import time  # noqa: E402
+
+import lcpdyn.cli  # noqa: E402
+import lcpdyn.compare  # noqa: E402
+import lcpdyn.friction  # noqa: E402
+import lcpdyn.stability  # noqa: E402
+import lcpdyn.stepper  # noqa: E402
+from scenes.scene import PARAMETER_UNITS  # noqa: E402
+
+ENGINE = pytest.mark.skipif(not hasattr(lcpdyn.stepper, "RunInterrupted"), reason="engine side not yet in")
+COMMANDS = ("scenes", "run", "compare", "demo", "stability", "reproduce")
+
+
+def subparsers(parser=None) -> dict:
+    parser = parser or lcpdyn.cli._parser()
+    (group,) = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
+    return dict(group.choices)
+
+
+def help_text(argv, capsys) -> str:
+    """``lcpdyn ARGV --help``, whitespace normalized (argparse wraps lines)."""
+    with pytest.raises(SystemExit) as info:
+        main([*argv, "--help"])
+    assert info.value.code == 0
+    return " ".join(capsys.readouterr().out.split())
+
+
+def test_lcpdyn_without_arguments_prints_the_help_and_exits_0(monkeypatch, capsys):
+    """What the console script ``lcpdyn`` (``lcpdyn.cli:main``, reading sys.argv) does bare."""
+    monkeypatch.setattr(sys, "argv", ["lcpdyn"])
+    assert main() == 0
+    out = capsys.readouterr().out
+    assert out.startswith("usage: lcpdyn")
+    for command in COMMANDS:
+        assert re.search(rf"^\s+{command}\b", out, re.M), command
+    assert main([]) == 0 and capsys.readouterr().out == out
+
+
+def test_the_console_script_without_arguments_prints_the_help():
+    done = subprocess.run([sys.executable, "-c", "import sys; from lcpdyn.cli import main; sys.exit(main())"],
+                          cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith("usage: lcpdyn") and "demo" in done.stdout
+
+
+def test_python_dash_m_lcpdyn_without_arguments_runs_the_demo(monkeypatch):
+    """``python -m lcpdyn`` (./dev.sh demo) still runs the demo; with arguments, any command line."""
+    import lcpdyn.__main__ as entry
+    calls = []
+    monkeypatch.setattr(lcpdyn.cli, "main", lambda argv=None: calls.append(argv) or 0)
+    assert entry.main([]) == 0 and entry.main(["scenes"]) == 0
+    assert calls == [["demo"], ["scenes"]]
+
+
+def test_demo_is_compare_wheel_with_its_defaults(monkeypatch, tmp_path):
+    seen = []
+    monkeypatch.setattr(lcpdyn.cli, "_compare", lambda args: seen.append(args) or 0)
+    assert main(["demo", "--out-dir", str(tmp_path / "r"), "--quiet"]) == 0
+    compare = lcpdyn.cli._parser().parse_args(["compare", "wheel"])
+    (demo,) = seen
+    for key in ("scene", "reference_dt", "position_update", "set"):
+        assert getattr(demo, key) == getattr(compare, key), key
+    assert demo.out_dir == str(tmp_path / "r") and demo.quiet
+    assert lcpdyn.cli._parser().parse_args(["demo"]).out_dir == compare.out_dir == "results"
+
+
+def test_every_option_of_every_command_states_its_default():
+    parser = lcpdyn.cli._parser()
+    commands = subparsers(parser)
+    assert set(commands) == set(COMMANDS)
+    for name, sub in commands.items():
+        formatter = sub._get_formatter()
+        for action in sub._actions:
+            if not action.option_strings or isinstance(action, (argparse._HelpAction, argparse._StoreTrueAction)):
+                continue
+            text = formatter._expand_help(action)
+            assert "(default" in text, (name, action.option_strings, text)
+
+
+def test_help_lists_the_defaults(capsys):
+    run = help_text(["run"], capsys)
+    for shown in ("(default: regularized)", "(default: symplectic)", "(default: warn)", "(default: 0.001)",
+                  "(default: 1)", "(default: the scene's dt)", "(default: the scene's t_end"):
+        assert shown in run, shown
+    compare = help_text(["compare"], capsys)
+    assert "(default: 0.0001)" in compare and "(default: both)" in compare and "(default: results)" in compare
+    assert "(default: results)" in help_text(["demo"], capsys)
+    assert "(default: results)" in help_text(["reproduce"], capsys)
+    assert "speed=0:1:101" in help_text(["stability"], capsys)
+
+
+def test_help_lists_every_choice_from_the_tables_the_code_uses(monkeypatch, capsys):
+    import solvers
+    run = help_text(["run"], capsys)
+    for model in lcpdyn.friction.MODELS:
+        assert model in run, model
+    assert "continuous" in run
+    for method in solvers.METHODS:
+        assert method in run, method
+    compare = help_text(["compare"], capsys)
+    for name in scenes.SCENES:
+        assert name in run and name in compare, name
+    stability = help_text(["stability"], capsys)
+    for name in scenes.STABILITY:
+        assert name in stability, name
+    reproduce = help_text(["reproduce"], capsys)
+    for name in scenes.REPORTS:
+        assert name in reproduce, name
+    assert "half-car" in reproduce
+    # from the registries, not a copy: a model or report added there shows up
+    monkeypatch.setitem(lcpdyn.friction.MODELS, "made-up-model", lcpdyn.friction.Box)
+    monkeypatch.setitem(scenes.REPORTS, "made-up-report", scenes.half_car)
+    assert "made-up-model" in help_text(["run"], capsys)
+    assert "made-up-report" in help_text(["reproduce"], capsys)
+
+
+def test_run_accepts_continuous_friction(tmp_path, capsys):
+    out = tmp_path / "continuous.npz"
+    code, stdout, stderr = run_cli(puck_argv(out, friction="continuous"), capsys)
+    assert code == 0, stderr
+    assert load(out).parameters["friction"]["model"] == "continuous"
+
+
+def all_scene_parameters():
+    """(scene, kind, parameter, default) of every run scene's DEFAULTS and every stability scene's
+    linearization parameters."""
+    out = []
+    for name, module in scenes.SCENES.items():
+        out += [(name, "run", key, value) for key, value in module.DEFAULTS.items()]
+    for name, module in scenes.STABILITY.items():
+        out += [(name, "stability", key, value) for key, value in module.system().parameters.items()]
+    return out
+
+
+def test_every_parameter_of_every_scene_has_a_unit():
+    missing = sorted({(name, key) for name, _, key, _ in all_scene_parameters() if key not in PARAMETER_UNITS})
+    assert not missing, f"add these to scenes.scene.PARAMETER_UNITS: {missing}"
+    assert all(isinstance(unit, str) and unit for unit in PARAMETER_UNITS.values())
+    listed = {(name, kind, key) for name, kind, key, _ in all_scene_parameters()}
+    assert listed == {(name, kind, key) for name in {*scenes.SCENES, *scenes.STABILITY}
+                      for kind, parameters in lcpdyn.cli.scene_parameters(name) for key in parameters}
+
+
+def test_scenes_lists_every_parameter_with_its_default_and_unit(capsys):
+    code, out, err = run_cli(["scenes"], capsys)
+    assert code == 0, err
+    blocks = scene_blocks(out)
+    assert set(blocks) == {*scenes.SCENES, *scenes.STABILITY}
+    for name, kind, key, value in all_scene_parameters():
+        shown = f"{key} = {lcpdyn.cli._value(value)} [{PARAMETER_UNITS[key]}]"
+        assert shown in blocks[name][1], (name, shown)
+        assert f"{kind}:" in blocks[name][1]
+    assert "[?]" not in out
+    assert "dt = 0.001 [s]" in blocks["wheel"][1] and "theta_deg = 20 [deg]" in blocks["wheel"][1]
+
+
+@pytest.mark.parametrize("name", ["wheel", "rolling-disk", "swivel-shimmy", "half-car"])
+def test_scenes_scene_shows_one_scene_in_detail(name, capsys):
+    code, out, err = run_cli(["scenes", name], capsys)
+    assert code == 0, err
+    assert out.startswith(name)
+    module = scenes.SCENES.get(name) or scenes.STABILITY[name]
+    assert module.__doc__.strip().splitlines()[0] in out
+    rows = {tuple(line.split()) for line in out.splitlines() if line.startswith("  ")}
+    for scene, kind, key, value in all_scene_parameters():
+        if scene == name:
+            assert (key, lcpdyn.cli._value(value), *PARAMETER_UNITS[key].split()) in rows, (key, value)
+    assert ("lcpdyn run " + name in out) == (name in scenes.SCENES)
+    assert ("lcpdyn stability " + name in out) == (name in scenes.STABILITY)
+
+
+def test_scenes_with_an_unknown_scene_exits_2(capsys):
+    code, _, err = run_cli(["scenes", "no-such-scene"], capsys)
+    assert code == 2 and err.startswith("lcpdyn: ") and "no-such-scene" in err and "half-car" in err
+
+
+def test_stability_prints_the_critical_value_with_its_unit(tmp_path, capsys):
+    """The rolling disk's critical speed 1/sqrt(3) (Schwab–Meijaard 2003 Sec. 3.2), found between
+    the sweep's values, printed with its unit and written to the JSON."""
+    out = tmp_path / "roots.json"
+    code, stdout, err = run_cli(["stability", "rolling-disk", "--param", "speed=0.5:0.65:4", "--out", str(out)], capsys)
+    assert code == 0, err
+    match = re.search(r"critical speed = ([0-9.eE+-]+) m/s", stdout)
+    assert match, stdout
+    assert float(match.group(1)) == pytest.approx(1 / math.sqrt(3), abs=5e-3)
+    assert "unstable below" in stdout
+    data = json.loads(out.read_text())
+    (critical,) = data["critical_values"]
+    assert critical["value"] == pytest.approx(float(match.group(1)), rel=1e-5)
+    assert data["units"] == {"speed": "m/s"}
+    assert f"wrote {out}" in stdout
+
+
+def fail_if_run(monkeypatch):
+    """Any simulation, comparison, sweep or report started fails the test."""
+    def started(*args, **kwargs):
+        raise AssertionError("a run started before the output paths were checked")
+    monkeypatch.setattr(lcpdyn.stepper.Simulation, "run", started)
+    monkeypatch.setattr(lcpdyn.stepper.Simulation, "__init__", started)
+    monkeypatch.setattr(lcpdyn.compare, "compare", started)
+    monkeypatch.setattr(lcpdyn.stability, "root_locus", started)
+    for module in scenes.REPORTS.values():
+        monkeypatch.setattr(module, "report", started)
+
+
+BAD_OUTPUT = {
+    "--out suffix .txt": (["run", "puck", "--out", "{d}/x.txt"], "x.txt"),
+    "--out without suffix": (["run", "puck", "--out", "{d}/x"], "no suffix"),
+    "--out .npy": (["run", "puck", "--out", "{d}/x.npy"], ".npy"),
+    "--out missing directory": (["run", "puck", "--out", "{d}/missing/x.npz"], "does not exist"),
+    "--out a directory": (["run", "puck", "--out", "{d}/dir.npz"], "is a directory"),
+    "--out under a file": (["run", "puck", "--out", "{d}/file.npz/x.npz"], "is not a directory"),
+    "--plot suffix": (["run", "puck", "--out", "{d}/x.npz", "--plot", "{d}/x.png.txt"], "x.png.txt"),
+    "--plot without suffix": (["run", "puck", "--out", "{d}/x.npz", "--plot", "{d}/x"], "--plot"),
+    "--plot missing directory": (["run", "puck", "--out", "{d}/x.npz", "--plot", "{d}/missing/x.png"], "missing"),
+    "stability --out .txt": (["stability", "rolling-disk", "--out", "{d}/roots.txt"], "roots.txt"),
+    "stability --plot missing directory": (["stability", "rolling-disk", "--plot", "{d}/missing/r.png"], "missing"),
+    "compare --out-dir parent missing": (["compare", "wheel", "--out-dir", "{d}/missing/results"], "missing"),
+    "compare --out-dir a file": (["compare", "wheel", "--out-dir", "{d}/file.npz"], "not a directory"),
+    "demo --out-dir parent missing": (["demo", "--out-dir", "{d}/missing/results"], "missing"),
+    "reproduce --out-dir a file": (["reproduce", "half-car", "--out-dir", "{d}/file.npz"], "not a directory"),
+}
+
+
+@pytest.mark.parametrize("argv, culprit", list(BAD_OUTPUT.values()), ids=list(BAD_OUTPUT))
+def test_output_paths_are_checked_before_any_run(argv, culprit, tmp_path, monkeypatch, capsys):
+    (tmp_path / "dir.npz").mkdir()
+    (tmp_path / "file.npz").write_bytes(b"")
+    before = sorted(p.name for p in tmp_path.rglob("*"))
+    fail_if_run(monkeypatch)
+    code, stdout, stderr = run_cli([a.format(d=tmp_path) for a in argv] + ["--quiet"] * (argv[0] in ("run", "compare",
+                                                                                                  "demo")), capsys)
+    assert code == 2, (code, stderr)
+    assert stderr.startswith("lcpdyn: ") and culprit in stderr, stderr
+    assert len(stderr.strip().splitlines()) == 1 and "Traceback" not in stderr
+    assert sorted(p.name for p in tmp_path.rglob("*")) == before  # nothing written, nothing created
+    assert stdout == ""
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root may write anywhere")
+def test_output_to_a_read_only_directory_exits_2_before_the_run(tmp_path, monkeypatch, capsys):
+    locked = tmp_path / "locked"
+    locked.mkdir()
+    locked.chmod(0o555)
+    try:
+        fail_if_run(monkeypatch)
+        code, _, stderr = run_cli(puck_argv(locked / "x.npz"), capsys)
+        assert code == 2 and "not writable" in stderr
+        code, _, stderr = run_cli(["compare", "wheel", "--out-dir", str(locked / "r"), "--quiet"], capsys)
+        assert code == 2 and "not writable" in stderr
+    finally:
+        locked.chmod(0o755)
+
+
+@pytest.mark.parametrize("name", ["run.npz", "RUN.NPZ", "with.dots.npz"])
+def test_run_writes_exactly_the_name_given_and_reports_it(name, tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    code, stdout, stderr = run_cli(puck_argv(name), capsys)
+    assert code == 0, stderr
+    assert sorted(os.listdir(tmp_path)) == [name]  # no name.npz.npz, no temporary left
+    (line,) = [line for line in stdout.splitlines() if line.startswith("wrote ")]
+    reported = line[len("wrote "):].rsplit(" (", 1)[0]
+    assert os.path.samefile(reported, tmp_path / name)
+    assert load(tmp_path / name).t.shape == (STEPS,)
+
+
+def test_run_plot_is_written_under_exactly_its_name(tmp_path, capsys):
+    out, plot = tmp_path / "p.npz", tmp_path / "p.figure.svg"
+    code, stdout, stderr = run_cli(puck_argv(out, "--plot", str(plot)), capsys)
+    assert code == 0, stderr
+    assert sorted(os.listdir(tmp_path)) == ["p.figure.svg", "p.npz"]
+    assert f"wrote {plot}" in stdout and plot.read_bytes().lstrip().startswith(b"<?xml")
+
+
+def test_run_needs_a_scene_and_an_out(tmp_path, capsys):
+    code, _, stderr = run_cli(["run", "--out", str(tmp_path / "x.npz"), "--quiet"], capsys)
+    assert code == 2 and "SCENE" in stderr
+    code, _, stderr = run_cli(["run", "puck", "--quiet"], capsys)
+    assert code == 2 and "--out" in stderr
+
+
+@pytest.mark.parametrize("value", ["0", "-3"])
+def test_record_every_below_1_exits_2(value, tmp_path, capsys):
+    code, _, stderr = run_cli(puck_argv(tmp_path / "x.npz", "--record-every", value), capsys)
+    assert code == 2 and "--record-every" in stderr and value in stderr
+    assert not (tmp_path / "x.npz").exists()
+
+
+RESUME_CONFLICTS = {
+    "a scene": (["puck"], "SCENE"),
+    "--set": (["--set", "mu=0.2"], "--set"),
+    "--friction": (["--friction", "box"], "--friction"),
+    "--dt": (["--dt", "1e-4"], "--dt"),
+    "--method": (["--method", "lemke"], "--method"),
+    "--record-every": (["--record-every", "2"], "--record-every"),
+    "--energy-check": (["--energy-check", "off"], "--energy-check"),
+    "--out": (["--out", "{d}/other.npz"], "--out"),
+}
+
+
+@pytest.mark.parametrize("extra, culprit", list(RESUME_CONFLICTS.values()), ids=list(RESUME_CONFLICTS))
+def test_resume_with_scene_options_exits_2(extra, culprit, tmp_path, monkeypatch, capsys):
+    fail_if_run(monkeypatch)
+    path = tmp_path / "run.h5"
+    path.write_bytes(b"")
+    argv = ["run", "--resume", str(path), "--t-end", "1", "--quiet", *[a.format(d=tmp_path) for a in extra]]
+    code, _, stderr = run_cli(argv, capsys)
+    assert code == 2 and stderr.startswith("lcpdyn: ") and culprit in stderr and "--resume" in stderr, stderr
+
+
+def test_resume_needs_t_end_and_an_existing_h5(tmp_path, monkeypatch, capsys):
+    fail_if_run(monkeypatch)
+    h5, npz = tmp_path / "run.h5", tmp_path / "run.npz"
+    h5.write_bytes(b"")
+    npz.write_bytes(b"")
+    code, _, stderr = run_cli(["run", "--resume", str(h5), "--quiet"], capsys)
+    assert code == 2 and "--t-end" in stderr
+    code, _, stderr = run_cli(["run", "--resume", str(npz), "--t-end", "1", "--quiet"], capsys)
+    assert code == 2 and ".h5" in stderr
+    code, _, stderr = run_cli(["run", "--resume", str(tmp_path / "none.h5"), "--t-end", "1", "--quiet"], capsys)
+    assert code == 2 and "no such file" in stderr
+
+
+# --- the engine side: HDF5 streaming, --record-every, --resume, signals --------------------------
+@ENGINE
+def test_run_streams_an_h5_and_records_every_kth_step(tmp_path, capsys):
+    out = tmp_path / "puck.h5"
+    code, stdout, stderr = run_cli(puck_argv(out, "--record-every", "7"), capsys)
+    assert code == 0, stderr
+    assert sorted(os.listdir(tmp_path)) == ["puck.h5"]
+    assert f"wrote {out}" in stdout
+    trajectory = load(out)
+    kept = [i for i in range(STEPS) if (i + 1) % 7 == 0] + ([STEPS - 1] if STEPS % 7 else [])
+    np.testing.assert_allclose(trajectory.t, (np.array(kept) + 1) * 1e-3, rtol=1e-12)
+    assert trajectory.parameters["record_every"] == 7
+    assert trajectory.parameters["status"] == "completed"
+    assert trajectory.parameters["scene"]["name"] == "puck"
+
+
+@ENGINE
+def test_resume_continues_a_run_in_its_file_bit_for_bit(tmp_path, capsys):
+    whole, part = tmp_path / "whole.h5", tmp_path / "part.h5"
+    assert run_cli(puck_argv(whole, "--set", "heading_deg=40"), capsys)[0] == 0
+    argv = puck_argv(part, "--set", "heading_deg=40")
+    argv[argv.index("--t-end") + 1] = "0.02"
+    assert run_cli(argv, capsys)[0] == 0
+    assert load(part).t.shape == (20,)
+    code, stdout, stderr = run_cli(["run", "--resume", str(part), "--t-end", str(T_END), "--quiet"], capsys)
+    assert code == 0, stderr
+    assert f"wrote {part} ({STEPS} steps)" in stdout
+    a, b = load(whole), load(part)
+    for name in a.arrays:
+        np.testing.assert_array_equal(b.arrays[name], a.arrays[name], err_msg=name)
+    assert b.parameters["status"] == "completed" and b.parameters["scene"]["heading_deg"] == 40.0
+
+
+def interrupt_at_step(monkeypatch, signum, at=10):
+    """The process sends itself ``signum`` during step ``at`` of a run."""
+    original = lcpdyn.stepper.Simulation.step
+    calls = {"n": 0}
+
+    def step(self, *args, **kwargs):
+        calls["n"] += 1
+        if calls["n"] == at:
+            os.kill(os.getpid(), signum)
+        return original(self, *args, **kwargs)
+    monkeypatch.setattr(lcpdyn.stepper.Simulation, "step", step)
+
+
+@ENGINE
+@pytest.mark.parametrize("signum, code", [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
+@pytest.mark.parametrize("suffix", [".npz", ".h5"])
+def test_a_signal_saves_the_steps_done_and_exits_128_plus_signal(signum, code, suffix, tmp_path, monkeypatch,
+                                                                   capsys):
+    out = tmp_path / f"stopped{suffix}"
+    interrupt_at_step(monkeypatch, signum)
+    got, stdout, stderr = run_cli(puck_argv(out), capsys)
+    assert got == code, stderr
+    assert "Traceback" not in stderr
+    (line,) = stderr.strip().splitlines()
+    name = signal.Signals(signum).name
+    assert line.startswith(f"lcpdyn: interrupted by {name} at t = ") and "(status 'interrupted')" in line
+    assert str(out) in line
+    assert ("continue with: lcpdyn run --resume" in line) == (suffix == ".h5")
+    assert sorted(os.listdir(tmp_path)) == [out.name]
+    trajectory = load(out)
+    assert trajectory.parameters["status"] == "interrupted"
+    assert 0 < trajectory.t.shape[0] < STEPS
+    assert re.search(r"; (\d+) steps saved", line).group(1) == str(trajectory.t.shape[0])
+
+
+@ENGINE
+@pytest.mark.parametrize("signum, code", [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
+def test_python_dash_m_lcpdyn_run_stops_on_a_signal_with_its_file_saved(signum, code, tmp_path):
+    """The brief's check, end to end: a long run in a subprocess, stopped once its .h5 holds steps."""
+    out = tmp_path / "long.h5"
+    process = subprocess.Popen([sys.executable, "-m", "lcpdyn", "run", "sliding-block", "--t-end", "1000", "--out",
+                                str(out)], cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 240
+        while time.monotonic() < deadline and process.poll() is None:
+            try:
+                if out.exists() and load(out).t.shape[0] > 0:
+                    break
+            except Exception:  # being written: try again
+                pass
+            time.sleep(0.5)
+        assert process.poll() is None, process.communicate()
+        process.send_signal(signum)
+        stdout, stderr = process.communicate(timeout=120)
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.communicate()
+    assert process.returncode == code, stderr
+    assert "Traceback" not in stderr
+    assert f"interrupted by {signal.Signals(signum).name}" in stderr and "--resume" in stderr
+    trajectory = load(out)
+    assert trajectory.parameters["status"] == "interrupted"
+    assert trajectory.t.shape[0] > 0 and trajectory.t[-1] < 1000
+    assert trajectory.parameters["scene"]["name"] == "sliding-block"
