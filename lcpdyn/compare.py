@@ -1,15 +1,23 @@
-"""The friction-model comparison of Peiret 2016 (Figs. 4-5 and the numbers quoted in its text).
+"""The friction-model comparison of Peiret 2016 (Figs. 4-5 and the numbers quoted in its text),
+for any scene and every contact.
 
-:func:`compare` runs a scene under every friction model at the scene's step (1 kHz for the
+:func:`compare` runs a scene under every friction model at the scene's step h (1 kHz for the
 wheel) and the exact Coulomb model also at ``reference_dt`` (10 kHz, as the paper did), then
-computes :func:`lcpdyn.metrics.summary` of each run against the fine Coulomb run (and against
-the Coulomb run at the same step). :func:`write_figures` draws Fig. 4 (normalized friction
-force) and Fig. 5 (position error, energy error, misalignment); :func:`write_json` writes
-the numbers with the lcpdyn version and every parameter.
+scores each run against the fine Coulomb run (and against the Coulomb run at the same step) with
+:mod:`lcpdyn.metrics`: aggregated over all contacts (normal-impulse weighted, see
+:mod:`lcpdyn.metrics`) and per contact. :func:`format_table` prints both; :func:`write_figures`
+draws Fig. 4 (normalized friction force), Fig. 5 (position error, energy error, misalignment)
+and, for scenes with several contacts, the normal force and normalized friction force of each
+contact; :func:`write_json` writes the numbers with the lcpdyn version and every parameter.
+
+Peiret 2016's published values (:data:`PAPER`) belong to its wheel (Table 1, ``scenes.wheel``):
+they are shown, in the table, the JSON and the figures, only for that scene with the Table 1
+parameters (any run length ``t_end``; the paper does not state its own).
 """
 from __future__ import annotations
 
 import json
+import math
 import time
 
 import numpy as np
@@ -19,30 +27,74 @@ from . import metrics
 from .stepper import Simulation
 from .trajectory import Health
 
-__all__ = ["PAPER", "compare", "format_table", "write_json", "write_figures"]
+__all__ = ["PAPER", "PAPER_SCENE", "UPDATE_LABELS", "compare", "published_values", "format_table", "write_json",
+           "write_figures"]
 
 # Peiret 2016, section "Example": RMS deviation of |lam_T|/(mu lam_N) from Coulomb, and RMS
-# misalignment between friction force and sliding velocity.
+# misalignment between friction force and sliding velocity, for its wheel (Table 1).
 PAPER = {
     "regularized": {"force_rms_deviation_percent": 1.67, "misalignment_rms_deg": 0.7},
     "polygonal": {"force_rms_deviation_percent": 3.76, "misalignment_rms_deg": 14.0},
     "box": {"force_rms_deviation_percent": 9.70, "misalignment_rms_deg": 12.6},
 }
+PAPER_SCENE = "wheel"  # the scene PAPER belongs to
+PAPER_FREE_PARAMETERS = ("t_end",)  # parameters the paper does not fix: PAPER still applies when they change
+PAPER_STEPS = {"dt": 1e-3, "reference_dt": 1e-4}  # 1 kHz models, 10 kHz Coulomb (paper, "Example")
 MODELS = ("regularized", "polygonal", "box", "coulomb")
+UPDATE_LABELS = {"symplectic": "symplectic (default)", "paper": "paper Eq. (7)"}
+
+
+def published_values(scene_name: str, parameters: dict, defaults: dict | None) -> dict | None:
+    """:data:`PAPER` if the scene is Peiret 2016's wheel with its Table 1 parameters (every
+    parameter but :data:`PAPER_FREE_PARAMETERS` at ``defaults``), else ``None``."""
+    if scene_name != PAPER_SCENE or defaults is None:
+        return None
+    for key, value in defaults.items():
+        if key not in PAPER_FREE_PARAMETERS and parameters.get(key, value) != value:
+            return None
+    return PAPER
+
+
+def _contact_label(contact) -> str:
+    """Short physical name of a contact, e.g. "corner (-0.1, -0.1, -0.1) m of 'block'"."""
+    body = contact.body.name
+    kind = type(contact).__name__
+    if kind == "PointContact":
+        offset = ", ".join(f"{float(x):+.3g}" for x in np.asarray(contact.offset))
+        return f"point ({offset}) m of '{body}'"
+    if kind == "DiskContact":
+        return f"rim of disk '{body}' (R = {contact.radius:g} m)"
+    if kind == "SphereContact":
+        return f"sphere '{body}' (r = {contact.radius:g} m)"
+    return f"{kind} of '{body}'"
 
 
 def compare(scene_module, reference_dt: float = 1e-4, models=MODELS, progress: bool = False,
             position_update: str = "symplectic", **parameters) -> dict:
     """Run ``scene_module.build(**parameters)`` under each model (every run with the same
     ``position_update``: the engine's default ``"symplectic"``, or ``"paper"`` for Peiret 2016's
-    own Eq. (7) scheme, see :mod:`lcpdyn.stepper`; the gyroscopic treatment follows it).
-    Energy gains are flagged per step in each run's ``health`` (an
-    :class:`~lcpdyn.stepper.EnergyWarning` per flagged run). Returns a dict with
-    ``runs`` (name -> Trajectory), ``metrics`` (name -> summary against the fine Coulomb run),
-    ``metrics_same_step`` (against Coulomb at the scene's step), ``timing`` (s) and
-    ``parameters``."""
+    own Eq. (7) scheme, see :mod:`lcpdyn.stepper`; the gyroscopic treatment follows it) at the
+    scene's step, and exact Coulomb also at ``reference_dt`` (s). Energy gains are flagged per
+    step in each run's ``health`` (an :class:`~lcpdyn.stepper.EnergyWarning` per flagged run).
+
+    Every contact is scored; mu is read from each run (:func:`lcpdyn.metrics.friction_coefficients`).
+    Returns a dict with ``runs`` (name -> Trajectory; the fine Coulomb run is
+    ``"coulomb-reference"``), ``metrics`` (name -> :func:`lcpdyn.metrics.summary` against the fine
+    Coulomb run, friction metrics aggregated over all contacts), ``metrics_same_step`` (against
+    Coulomb at the scene's step), ``metrics_per_contact`` / ``metrics_same_step_per_contact``
+    (name -> :func:`lcpdyn.metrics.contact_summary`, one dict per contact), ``transitions`` (any
+    contact sliding) and ``transitions_per_contact``, ``contacts`` (index, label, type, body, mu,
+    mu_static of each), ``mu`` (the common kinetic coefficient, ``None`` if contacts differ),
+    ``paper`` (:data:`PAPER` or ``None``, see :func:`published_values`), ``timing`` (wall s) and
+    ``parameters``/``run_parameters``."""
+    if position_update not in UPDATE_LABELS:
+        raise ValueError(f"position_update must be one of {sorted(UPDATE_LABELS)}, got {position_update!r}")
     scene = scene_module.build(**parameters)
-    mu = scene.model.contacts[0].mu
+    contacts = [{"index": i, "label": _contact_label(c), "type": type(c).__name__, "body": c.body.name,
+                 "mu": float(c.mu), "mu_static": float(c.mu_static)} for i, c in enumerate(scene.model.contacts)]
+    if not contacts:
+        raise ValueError(f"scene {scene.name!r} has no contact: nothing to compare")
+    coefficients = {c["mu"] for c in contacts}
     threshold = scene.contact_model.get("velocity_threshold", 0.01)
     runs, timing = {}, {}
     plan = [(name, scene.dt) for name in models] + [("coulomb-reference", reference_dt)]
@@ -54,47 +106,142 @@ def compare(scene_module, reference_dt: float = 1e-4, models=MODELS, progress: b
         runs[name] = sim.run(scene.t_end, progress=progress)
         timing[name] = time.perf_counter() - start
     reference = runs["coulomb-reference"]
-    out_metrics = {name: metrics.summary(runs[name], reference, mu, threshold)
-                   for name in models}
-    same_step = {name: metrics.summary(runs[name], runs["coulomb"], mu, threshold)
-                 for name in models if name != "coulomb"} if "coulomb" in models else {}
-    transitions = {name: metrics.slip_transitions(run, threshold) for name, run in runs.items()}
+    same = runs.get("coulomb")
+    others = [name for name in models if name != "coulomb"] if same is not None else []
     return {"scene": scene.name, "parameters": scene.parameters, "reference_dt": reference_dt, "dt": scene.dt,
-            "transitions": transitions,
-            "position_update": position_update,
-            "t_end": scene.t_end, "mu": mu, "velocity_threshold": threshold, "runs": runs,
-            "metrics": out_metrics, "metrics_same_step": same_step, "timing": timing,
-            "run_parameters": {name: run.parameters for name, run in runs.items()}}
+            "position_update": position_update, "t_end": scene.t_end,
+            "mu": coefficients.pop() if len(coefficients) == 1 else None, "contacts": contacts,
+            "velocity_threshold": threshold, "runs": runs,
+            "metrics": {name: metrics.summary(runs[name], reference, velocity_threshold=threshold) for name in models},
+            "metrics_same_step": {name: metrics.summary(runs[name], same, velocity_threshold=threshold)
+                                  for name in others},
+            "metrics_per_contact": {name: metrics.contact_summary(runs[name], reference, velocity_threshold=threshold)
+                                    for name in models},
+            "metrics_same_step_per_contact": {name: metrics.contact_summary(runs[name], same,
+                                                                            velocity_threshold=threshold)
+                                              for name in others},
+            "transitions": {name: metrics.slip_transitions(run, threshold) for name, run in runs.items()},
+            "transitions_per_contact": {name: [metrics.slip_transitions(run, threshold, i)
+                                               for i in range(len(contacts))] for name, run in runs.items()},
+            "paper": published_values(scene.name, scene.parameters, getattr(scene_module, "DEFAULTS", None)),
+            "timing": timing, "run_parameters": {name: run.parameters for name, run in runs.items()}}
+
+
+# --- table -------------------------------------------------------------------------------------
+def _f(value, spec: str) -> str:
+    return "-" if value is None or not np.isfinite(value) else format(value, spec)
 
 
 def format_table(result: dict) -> str:
+    """The comparison as a text table. One row per model with the friction metrics aggregated
+    over all contacts (normal-impulse weighted) and the run's position and energy errors; for
+    scenes with several contacts, one indented row per contact below it with that contact's
+    friction metrics and its share of the normal impulse. The paper's columns appear only when
+    :data:`PAPER` applies (``result["paper"]``)."""
     m, same = result["metrics"], result["metrics_same_step"]
+    per, same_per = result.get("metrics_per_contact", {}), result.get("metrics_same_step_per_contact", {})
+    paper = result.get("paper")
+    contacts = result.get("contacts") or [{"index": 0, "label": "contact 0"}]
+    several = len(contacts) > 1
+    update = UPDATE_LABELS.get(result["position_update"], result["position_update"])
     lines = [f"{result['scene']}: friction models against exact Coulomb at h = {result['reference_dt']:g} s "
-             f"(models at h = {result['dt']:g} s, t_end = {result['t_end']:g} s, position update "
-             f"'{result['position_update']}')", ""]
-    head = (f"{'model':12s} {'force RMS dev %':>16s} {'paper %':>8s} {'(sliding) %':>12s} {'misalign RMS °':>15s} "
-            f"{'paper °':>8s} {'pos err end':>12s} {'pos err max':>12s} {'energy err end J':>17s} "
-            f"{'vs Coulomb@h: force %':>22s} {'slide->roll s':>14s} {'wall s':>8s}")
+             f"(models at h = {result['dt']:g} s, t_end = {result['t_end']:g} s, position update {update})"]
+    if several:
+        lines.append(f"{len(contacts)} contacts: " + "; ".join(f"#{c['index']} {c['label']}" for c in contacts))
+        lines.append("Rows 'all': friction metrics aggregated over the contacts, weighted by normal impulse h lam_N "
+                     "(lcpdyn.metrics), and the run's errors (position of body 0, energy of the whole system); rows "
+                     "'#i': contact i alone, with its share of the normal impulse. '(sliding)': only the contacts and "
+                     "steps where the reference slides.")
+    lines.append("")
+    columns = [("model", 12)] + ([("contact", 7), ("impulse %", 9)] if several else [])
+    columns += [("force RMS dev %", 16)] + ([("paper %", 8)] if paper else [])
+    columns += [("(sliding) %", 12), ("misalign RMS °", 15)] + ([("paper °", 8)] if paper else [])
+    columns += [("pos err end", 12), ("pos err max", 12), ("energy err end J", 17), ("vs Coulomb@h: force %", 22),
+                ("slide->roll s", 16), ("wall s", 8)]
+    head = " ".join(f"{name:{'<' if i == 0 else '>'}{width}s}" for i, (name, width) in enumerate(columns))
     lines.append(head)
     lines.append("-" * len(head))
-    for name, row in m.items():
-        paper = PAPER.get(name, {})
-        cell = lambda key: f"{paper[key]:.2f}" if key in paper else "-"
-        vs = same.get(name, {}).get("force_rms_deviation_percent", float("nan"))
-        lines.append(f"{name:12s} {row['force_rms_deviation_percent']:16.2f} {cell('force_rms_deviation_percent'):>8s} "
-                     f"{row['force_rms_deviation_sliding_percent']:12.2f} {row['misalignment_rms_deg']:15.2f} "
-                     f"{cell('misalignment_rms_deg'):>8s} {row['position_error_final']:12.2e} "
-                     f"{row['position_error_max']:12.2e} {row['energy_error_final_J']:17.3e} {vs:22.2f} "
-                     f"{_transition_cell(result['transitions'][name]):>14s} {result['timing'][name]:8.2f}")
-    reference = result["transitions"]["coulomb-reference"]
-    lines.append(f"{'(Coulomb, reference step)':>28s}: slide->roll at {_transition_cell(reference)} s")
+
+    def row(cells):
+        return " ".join(f"{cell:{'<' if i == 0 else '>'}{width}s}" for i, (cell, (_, width)) in
+                        enumerate(zip(cells, columns))).rstrip()
+
+    for name, metric in m.items():
+        published = (paper or {}).get(name, {})
+        cells = [name] + (["all", "100.0"] if several else [])
+        cells += [_f(metric["force_rms_deviation_percent"], ".2f")]
+        cells += [_f(published.get("force_rms_deviation_percent"), ".2f")] if paper else []
+        cells += [_f(metric["force_rms_deviation_sliding_percent"], ".2f"), _f(metric["misalignment_rms_deg"], ".2f")]
+        cells += [_f(published.get("misalignment_rms_deg"), ".2f")] if paper else []
+        cells += [_f(metric["position_error_final"], ".2e"), _f(metric["position_error_max"], ".2e"),
+                  _f(metric["energy_error_final_J"], ".3e"),
+                  _f(same.get(name, {}).get("force_rms_deviation_percent"), ".2f"),
+                  _transition_cell(result["transitions"][name]), f"{result['timing'][name]:.2f}"]
+        lines.append(row(cells))
+        if not several:
+            continue
+        for i, contact in enumerate(per.get(name, [])):
+            cells = ["", f"#{i}", _f(100.0 * contact["normal_impulse_share"], ".1f"),
+                     _f(contact["force_rms_deviation_percent"], ".2f")]
+            cells += [""] if paper else []
+            cells += [_f(contact["force_rms_deviation_sliding_percent"], ".2f"),
+                      _f(contact["misalignment_rms_deg"], ".2f")]
+            cells += [""] if paper else []
+            same_contact = same_per.get(name, [{}] * len(per[name]))[i]
+            cells += ["", "", "", _f(same_contact.get("force_rms_deviation_percent"), ".2f"),
+                      _transition_cell(result["transitions_per_contact"][name][i]), ""]
+            lines.append(row(cells))
+    reference = _transition_cell(result["transitions"]["coulomb-reference"])
+    lines.append(f"{'(Coulomb, reference step)':>28s}: " + ("never stops sliding" if reference == "never" else
+                                                           f"slide->roll at {reference} s"))
     gains = {name: int(np.count_nonzero(run.health & int(Health.ENERGY_GAIN))) for name, run in result["runs"].items()}
     if any(gains.values()):
         lines.append("Steps flagged with an energy gain (Health.ENERGY_GAIN): "
                      + ", ".join(f"{name} {count}" for name, count in gains.items()))
+    if several:
+        lines.append("A contact's own score ('#i') also compares how the runs share the load among redundant contacts, "
+                     "which the rigid model leaves open; |lam_T,i| / (mu_i lam_N,i) is unbounded where lam_N,i drops to "
+                     "~0 while the friction bound still holds the previous step's lam_N (Eq. 12). The aggregate is "
+                     "free of both.")
+        lines.append(_indeterminacy_note(result))
     lines.append("")
-    lines.append("Paper values: Peiret 2016, 'Example' (1 kHz models, 10 kHz Coulomb reference).")
+    if paper:
+        note = "Paper values: Peiret 2016, 'Example' (1 kHz models, 10 kHz Coulomb reference)."
+        differs = [f"{key} = {result[key]:g} s" for key, value in PAPER_STEPS.items()
+                   if not math.isclose(result[key], value, rel_tol=1e-9)]
+        if differs:
+            note += " This run differs in its steps: " + ", ".join(differs) + "."
+        lines.append(note)
+    else:
+        lines.append(f"No published values: Peiret 2016 reports them only for its wheel ('{PAPER_SCENE}', Table 1 "
+                     "parameters).")
     return "\n".join(lines)
+
+
+def _indeterminate_steps(result: dict) -> np.ndarray:
+    """Steps of the reference (bool, its grid) where every contact sticks (|v_T,i| <= v_th) while
+    some body rests on two or more loaded contacts (lam_N > 0): their friction forces are then
+    statically indeterminate -- only the resultant is fixed, and equally exact solutions may
+    carry self-equilibrated internal friction -- and so is the normalized friction force."""
+    reference = result["runs"]["coulomb-reference"]
+    bodies = [c["body"] for c in result["contacts"]]
+    loaded = reference.contact_normal_force > 0
+    sticking = ~(np.linalg.norm(reference.contact_slip_velocity, axis=2) > result["velocity_threshold"]).any(axis=1)
+    redundant = np.zeros(sticking.shape, bool)
+    for body in set(bodies):
+        columns = [i for i, b in enumerate(bodies) if b == body]
+        redundant |= loaded[:, columns].sum(axis=1) > 1
+    return sticking & redundant
+
+
+def _indeterminacy_note(result: dict) -> str:
+    share = float(np.mean(_indeterminate_steps(result)))
+    if share == 0.0:
+        return "The reference never sticks on two or more loaded contacts of one body."
+    return (f"In {100 * share:.0f} % of the reference's steps every contact sticks while a body rests on two or more "
+            "loaded contacts: their friction forces are then statically indeterminate (only the resultant is fixed; "
+            "solvers may carry self-equilibrated internal friction), and so is the normalized force -- compare the "
+            "'(sliding)' column there.")
 
 
 def _transition_cell(transitions: dict) -> str:
@@ -106,6 +253,7 @@ def _transition_cell(transitions: dict) -> str:
     return f"{first:.3f}" + (f" (+{again} slip)" if again else "")
 
 
+# --- JSON --------------------------------------------------------------------------------------
 def _jsonable(value):
     if isinstance(value, dict):
         return {k: _jsonable(v) for k, v in value.items()}
@@ -119,11 +267,14 @@ def _jsonable(value):
 
 
 def write_json(result: dict, path) -> None:
+    """Every number of ``result`` but the runs' arrays; ``paper`` is :data:`PAPER` for the paper's
+    wheel and ``null`` otherwise."""
     payload = {key: value for key, value in result.items() if key != "runs"}
-    payload["paper"] = PAPER
+    payload["paper"] = result.get("paper")
     payload["lcpdyn_version"] = __version__
-    payload["solver_status_counts"] = {name: {str(s): int(c) for s, c in zip(*np.unique(run.solver_status, return_counts=True))}
-                                       for name, run in result["runs"].items()}
+    payload["solver_status_counts"] = {
+        name: {str(s): int(c) for s, c in zip(*np.unique(run.solver_status, return_counts=True))}
+        for name, run in result["runs"].items()}
     payload["solver_fallbacks"] = {name: int(run.solver_fallback.sum()) for name, run in result["runs"].items()}
     payload["energy_gain_steps"] = {name: int(np.count_nonzero(run.health & int(Health.ENERGY_GAIN)))
                                     for name, run in result["runs"].items()}
@@ -131,57 +282,356 @@ def write_json(result: dict, path) -> None:
         json.dump(_jsonable(payload), handle, indent=2, sort_keys=True)
 
 
+# --- figures -----------------------------------------------------------------------------------
+def _ms(seconds: float) -> str:
+    return f"{seconds * 1e3:g} ms"
+
+
+def _names(result: dict) -> dict:
+    """Legend names of the runs: the physical model and its step."""
+    runs = result["runs"]
+    directions = runs["polygonal"].parameters.get("friction", {}).get("directions") if "polygonal" in runs else None
+    h, h_ref = _ms(result["dt"]), _ms(result["reference_dt"])
+    return {"coulomb-reference": f"exact Coulomb, h = {h_ref} (reference)",
+            "coulomb": f"exact Coulomb, h = {h}",
+            "regularized": f"regularized (Peiret 2016), h = {h}",
+            "polygonal": (f"polygonal cone{'' if directions is None else f', k = {directions}'} (Anitescu-Potra), "
+                          f"h = {h}"),
+            "box": f"box (Lacoursière), h = {h}"}
+
+
+_SHORT = {"coulomb-reference": "Coulomb ref.", "coulomb": "Coulomb h", "regularized": "regularized",
+          "polygonal": "polygonal", "box": "box"}
+# colour, line width, dash pattern, z-order, alpha. The reference is a wide translucent band at the
+# bottom; the models are drawn above it in the order polygonal (often chattering), box,
+# regularized, Coulomb at the model step, and the upper ones are dashed or dotted so that a curve
+# lying on another leaves it visible between the dashes.
+_STYLES = {"coulomb-reference": ("k", 3.5, "-", 1, 0.28),
+           "polygonal": ("C1", 1.0, "-", 2, 0.75),
+           "box": ("C2", 1.2, (0, (5, 2)), 3, 0.9),
+           "regularized": ("C0", 1.2, (0, (1.5, 1.5)), 4, 1.0),
+           "coulomb": ("k", 0.9, (0, (6, 2, 1, 2)), 5, 0.9)}
+_MARKERS = {"coulomb": "x", "regularized": "o", "polygonal": "s", "box": "^"}
+_ORDER = ("regularized", "polygonal", "box", "coulomb")
+
+
+def _suptitle(result: dict, what: str) -> str:
+    contacts = result.get("contacts") or [None]
+    where = (f"\nfriction: aggregate of {len(contacts)} contacts, weighted by normal impulse $h\\lambda_N$"
+             if len(contacts) > 1 else "")
+    return (f"{result['scene']}: {what}\nposition update: {UPDATE_LABELS.get(result['position_update'])}; "
+            f"reference: exact Coulomb, h = {_ms(result['reference_dt'])}; models: h = {_ms(result['dt'])}; "
+            f"t_end = {result['t_end']:g} s{where}")
+
+
+def _overlaps(series: dict, span: float, tolerance: float = 0.005) -> list[tuple[list[str], float]]:
+    """Curves lying on top of each other: (names, fraction) for every group of curves (name -> values
+    on one common time grid, NaN where undefined) that stay within ``tolerance`` times the axis
+    ``span`` of each other in a ``fraction`` >= 1/2 of the steps where all of them are defined;
+    nested groups are listed from the most to the least often coinciding."""
+    names = list(series)
+    pairs = {}
+    for i, a in enumerate(names):
+        for b in names[i + 1:]:
+            both = np.isfinite(series[a]) & np.isfinite(series[b])
+            if both.any():
+                pairs[a, b] = float(np.mean(np.abs(series[a][both] - series[b][both]) <= tolerance * span))
+    out, seen = [], set()
+    for level in sorted({f for f in pairs.values() if f >= 0.5}, reverse=True):
+        parent = {n: n for n in names}
+
+        def root(n):
+            while parent[n] != n:
+                n = parent[n]
+            return n
+
+        for (a, b), fraction in pairs.items():
+            if fraction >= level:
+                parent[root(b)] = root(a)
+        groups = {}
+        for n in names:
+            groups.setdefault(root(n), []).append(n)
+        for group in groups.values():
+            if len(group) < 2 or frozenset(group) in seen:
+                continue
+            seen.add(frozenset(group))
+            stack = np.stack([series[n] for n in group])
+            defined = np.all(np.isfinite(stack), axis=0)
+            spread = np.ptp(stack[:, defined], axis=0)
+            out.append((group, float(np.mean(spread <= tolerance * span)) if spread.size else 0.0))
+    return out
+
+
+def _overlap_text(series: dict, span: float, log: bool = False, width: int | None = None, short: bool = False) -> str:
+    """'on top of each other ...: A = B everywhere; ...' for :func:`_overlaps`, '' if none."""
+    if log:
+        series = {k: np.log10(np.where(v > 0, v, np.nan)) for k, v in series.items()}
+    groups = _overlaps(series, span)
+    if not groups:
+        return ""
+    parts = [" = ".join(_SHORT[n] for n in group) + (" everywhere" if fraction == 1.0 else
+                                                      f" in {min(100 * fraction, 99.9):.3g} % of steps")
+             for group, fraction in groups]
+    text = ("on top of each other (within 0.5 % of the axis): " if short else
+            "on top of each other (within 0.5 % of the axis; the dashes show the lower ones): ") + "; ".join(parts)
+    if width:
+        import textwrap
+        text = "\n".join(textwrap.wrap(text, width))
+    return text
+
+
+def _note_overlaps(ax, series: dict, span: float, log: bool = False) -> None:
+    """Name, above ``ax``, the curves that lie on top of each other."""
+    text = _overlap_text(series, span, log, width=125)
+    if text:
+        ax.set_title(text, loc="left", fontsize=7, color="0.25")
+
+
+def _shade_indeterminate(ax, result: dict, label: bool) -> None:
+    """Grey bands where the reference sticks on redundant loaded contacts (:func:`_indeterminate_steps`)."""
+    if len(result.get("contacts") or []) < 2:
+        return
+    mask = _indeterminate_steps(result)
+    if not mask.any():
+        return
+    t = result["runs"]["coulomb-reference"].t
+    h = result["reference_dt"]
+    edges = np.flatnonzero(np.diff(np.concatenate([[0], mask.astype(int), [0]])))
+    for k, (start, stop) in enumerate(zip(edges[::2], edges[1::2])):
+        ax.axvspan(t[start] - h, t[stop - 1], color="0.88", zorder=0, lw=0,
+                   label="all contacts stick on redundant supports:\nfriction statically indeterminate"
+                   if label and k == 0 else None)
+
+
+def _rms_panel(ax, values: dict, published: dict | None, unit: str, title: str, h: str,
+               sliding: dict | None = None) -> None:
+    """Side panel: per model our RMS over the whole run (filled bar), over the reference's sliding
+    phase (light bar, if ``sliding``) and Peiret 2016's published value (hatched, where given)."""
+    from matplotlib.patches import Patch
+
+    order = [n for n in _ORDER if n in values]
+    kinds = [("all", values)] + ([("sliding", sliding)] if sliding else []) + ([("paper", published)] if published
+                                                                              else [])
+    width = 0.8 / len(kinds)
+    numbers = [v for _, d in kinds for v in d.values() if v is not None and np.isfinite(v)]
+    top = max(numbers) if numbers and max(numbers) > 1e-6 else 1.0
+    for k, name in enumerate(order):
+        color = _STYLES[name][0] if name != "coulomb" else "0.35"
+        for j, (kind, data) in enumerate(kinds):
+            value = data.get(name)
+            if value is None or not np.isfinite(value):
+                continue
+            x = k + (j - (len(kinds) - 1) / 2) * width
+            style = {"all": {"color": color}, "sliding": {"color": color, "alpha": 0.4},
+                     "paper": {"facecolor": "white", "edgecolor": color, "hatch": "////"}}[kind]
+            ax.bar(x, value, width, zorder=3, **style)
+            ax.text(x, value + 0.02 * top, f"{value:.2f}" if kind != "paper" else f"{value:g}", ha="center",
+                    va="bottom", fontsize=6.5, rotation=90, style="italic" if kind == "paper" else "normal")
+    ax.set_xticks(range(len(order)))
+    ax.set_xticklabels([_SHORT[n] if n != "coulomb" else f"Coulomb\nh = {h}" for n in order], fontsize=7,
+                       rotation=60, ha="right", rotation_mode="anchor")
+    ax.set_xlim(-0.6, len(order) - 0.4)
+    ax.set_ylim(0, (1.3 + 0.12 * len(kinds)) * top)
+    ax.set_ylabel(f"RMS ({unit})")
+    ax.set_title(title, fontsize=8)
+    ax.grid(alpha=0.3, axis="y")
+    handles = [Patch(facecolor="0.35", label="this run")]
+    if sliding:
+        handles.append(Patch(facecolor="0.35", alpha=0.4, label="this run, sliding phase"))
+    if published:
+        handles.append(Patch(facecolor="white", edgecolor="0.3", hatch="////", label="Peiret 2016"))
+    ax.legend(handles=handles, fontsize=6.5, loc="upper center", frameon=False)
+
+
+def _energy_unit(values) -> tuple[float, str]:
+    """(scale, unit) for an energy axis: J, mJ, uJ or nJ after the largest |value|."""
+    largest = float(np.max(np.abs(values))) if np.size(values) else 0.0
+    for scale, unit in ((1.0, "J"), (1e-3, "mJ"), (1e-6, "µJ")):
+        if largest >= 0.1 * scale:
+            return scale, unit
+    return 1e-9, "nJ"
+
+
 def write_figures(result: dict, prefix) -> list[str]:
-    """Fig. 4 (``prefix``-fig4-normalized-force.png) and Fig. 5 (``prefix``-fig5-errors.png)."""
+    """Fig. 4 (``prefix``-fig4-normalized-force.png), Fig. 5 (``prefix``-fig5-errors.png) and, with
+    several contacts, ``prefix``-contacts.png (normal force and normalized friction force of each
+    contact). Titles name the position update, the reference's step and the models' step; side
+    panels set our RMS values beside the paper's where :data:`PAPER` applies; curves that lie on
+    top of each other are named above their panel."""
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    runs, mu, threshold = result["runs"], result["mu"], result["velocity_threshold"]
+    runs, threshold = result["runs"], result["velocity_threshold"]
     reference = runs["coulomb-reference"]
-    styles = {"coulomb-reference": ("k", "Coulomb (reference)"), "coulomb": ("0.5", "Coulomb, model step"),
-              "regularized": ("C0", "regularized"), "polygonal": ("C1", "polygonal"), "box": ("C2", "box")}
+    names = _names(result)
+    published = result.get("paper")
+    h = _ms(result["dt"])
+    models = [n for n in ("polygonal", "box", "regularized") if n in runs]  # drawing order, bottom to top
+    several = len(result.get("contacts") or [0]) > 1
+    grid_t = runs[models[0] if models else "coulomb"].t
     paths = []
-    fig, ax = plt.subplots(figsize=(8, 4.5))
-    for name in ("coulomb-reference", "regularized", "polygonal", "box"):
-        if name in runs:
-            color, label = styles[name]
-            ax.plot(runs[name].t, metrics.normalized_friction_force(runs[name], mu), color=color, lw=1, label=label)
-    ax.set_xlabel("t (s)")
-    ax.set_ylabel(r"$|\lambda_T| / (\mu \lambda_N)$")
-    ax.set_title(f"{result['scene']}: normalized friction force (cf. Peiret 2016 Fig. 4)")
-    ax.set_ylim(0, 1.6)
-    ax.legend()
+
+    def draw(ax, name, t, y):
+        color, width, dashes, order, alpha = _STYLES[name]
+        return ax.plot(t, y, color=color, lw=width, ls=dashes, zorder=order, alpha=alpha, label=names[name])
+
+    # --- Fig. 4: normalized friction force --------------------------------------------------------
+    fig, (ax, side) = plt.subplots(1, 2, figsize=(10.5, 5.2), gridspec_kw={"width_ratios": [5, 1.3]})
+    curves = {}
+    for name in ["coulomb-reference"] + models:
+        f = metrics.normalized_friction_force(runs[name])
+        draw(ax, name, runs[name].t, f)
+        curves[name] = f if name != "coulomb-reference" else metrics.on_grid(grid_t, reference.t, f)
+    _shade_indeterminate(ax, result, label=True)
+    values = np.concatenate([c[np.isfinite(c)] for c in curves.values()])
+    top = float(np.clip(1.1 * np.percentile(values, 99.9), 1.6, 3.0)) if values.size else 1.6
+    ax.set_ylim(0, top)
+    clipped = int(np.sum(values > top))
+    if clipped:
+        ax.text(0.99, 0.98, f"{clipped} value{'s' if clipped > 1 else ''} above {top:.2g} not shown",
+                transform=ax.transAxes, ha="right", va="top", fontsize=7)
+    _note_overlaps(ax, curves, top)
+    ax.set_xlabel("time t (s)")
+    ax.set_ylabel(r"$\Sigma_i\,|\lambda_{T,i}|/\mu_i \;/\; \Sigma_i\,\lambda_{N,i}$ (–)" if several
+                  else r"normalized friction force $|\lambda_T| / (\mu\lambda_N)$ (–)")
     ax.grid(alpha=0.3)
-    path = f"{prefix}-fig4-normalized-force.png"
+    ax.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.13), ncol=2, frameon=False)
+    _rms_panel(side, {n: result["metrics"][n]["force_rms_deviation_percent"] for n in result["metrics"]},
+               {n: v["force_rms_deviation_percent"] for n, v in published.items()} if published else None, "%",
+               "force RMS deviation\nvs reference", h,
+               sliding={n: result["metrics"][n]["force_rms_deviation_sliding_percent"] for n in result["metrics"]})
+    fig.suptitle(_suptitle(result, "normalized friction force (cf. Peiret 2016 Fig. 4)"), fontsize=9)
     fig.tight_layout()
+    path = f"{prefix}-fig4-normalized-force.png"
     fig.savefig(path, dpi=120)
     plt.close(fig)
     paths.append(path)
 
-    fig, axes = plt.subplots(3, 1, figsize=(8, 9), sharex=True)
-    for name in ("regularized", "polygonal", "box", "coulomb"):
-        if name not in runs:
-            continue
-        color, label = styles[name]
+    # --- Fig. 5: position, energy, misalignment ---------------------------------------------------
+    fig = plt.figure(figsize=(10.5, 10))
+    grid = fig.add_gridspec(3, 2, width_ratios=[5, 1.3])
+    axes = [fig.add_subplot(grid[0, 0])]
+    axes += [fig.add_subplot(grid[k, 0], sharex=axes[0]) for k in (1, 2)]
+    legend_axis = fig.add_subplot(grid[0:2, 1])
+    legend_axis.axis("off")
+    side = fig.add_subplot(grid[2, 1])
+    fifth = [n for n in ("polygonal", "box", "regularized", "coulomb") if n in runs]
+    position, energy, angles, handles = {}, {}, {}, []
+    for name in fifth:
         t, error = metrics.position_error(runs[name], reference)
-        axes[0].plot(t, error, color=color, lw=1, label=label)
-        t, energy, _ = metrics.energy_error(runs[name], reference)
-        axes[1].plot(t, energy, color=color, lw=1, label=label)
+        position[name] = error
+        line, = draw(axes[0], name, t, error)
+        t, difference, _ = metrics.energy_error(runs[name], reference)
+        energy[name] = difference
         t, angle = metrics.misalignment_angles(runs[name], threshold)
-        axes[2].plot(t, angle, ".", color=color, ms=1.5, label=label)
-    axes[0].set_ylabel("position error / distance")
-    axes[0].set_yscale("log")
-    axes[1].set_ylabel(r"$E - E_{Coulomb}$ (J)")
-    axes[2].set_ylabel("misalignment (deg)")
-    axes[2].set_xlabel("t (s)")
-    axes[0].set_title(f"{result['scene']}: errors against Coulomb (cf. Peiret 2016 Fig. 5)")
+        color, _, _, order, _ = _STYLES[name]
+        hollow = name in ("coulomb", "regularized")
+        axes[2].plot(t, angle, _MARKERS[name], color=color, ms=3.0 if hollow else 1.8, mew=0.6,
+                     mfc="none" if hollow else color, zorder=order, ls="none")
+        full = np.full(runs[name].t.shape, np.nan)
+        full[np.searchsorted(runs[name].t, t)] = angle
+        angles[name] = full
+        line.set_marker(_MARKERS[name])
+        line.set_markevery([])  # the marker shows in the legend only
+        handles.append(line)
+    positive = np.concatenate([v[np.isfinite(v) & (v > 0)] for v in position.values()])
+    if positive.size and positive.max() > 20 * positive.min():
+        axes[0].set_yscale("log")
+        _note_overlaps(axes[0], position, float(np.log10(positive.max() / positive.min())), log=True)
+    else:
+        _note_overlaps(axes[0], position, float(np.ptp(positive)) if positive.size else 1.0)
+    axes[0].set_ylabel("position error\n" + r"$|x - x_{ref}|\,/\,|x_{ref} - x_{ref}(0)|$ (–)")
+    energies = np.concatenate([v[np.isfinite(v)] for v in energy.values()])
+    scale, unit = _energy_unit(energies)
+    energy = {name: values / scale for name, values in energy.items()}
+    for name, values in energy.items():
+        draw(axes[1], name, runs[name].t, values)
+    energies = energies / scale
+    _note_overlaps(axes[1], energy, float(np.ptp(energies)) if energies.size and np.ptp(energies) > 0 else 1.0)
+    axes[1].set_ylabel(f"energy error $E - E_{{ref}}$ ({unit})")
+    all_angles = np.concatenate([v[np.isfinite(v)] for v in angles.values()])
+    high = max(5.0, 1.08 * float(all_angles.max())) if all_angles.size else 5.0
+    axes[2].set_ylim(-0.02 * high, high)
+    _note_overlaps(axes[2], angles, 1.02 * high)
+    axes[2].set_ylabel("misalignment\n" + r"$\angle(\lambda_T, -v_T)$ (°)")
+    axes[2].set_xlabel("time t (s)")
     for ax in axes:
         ax.grid(alpha=0.3)
-        ax.legend(fontsize=8)
+        _shade_indeterminate(ax, result, label=False)
+    for ax in axes[:2]:
+        plt.setp(ax.get_xticklabels(), visible=False)
+    labels = [names[n] for n in fifth]
+    if several and _indeterminate_steps(result).any():
+        from matplotlib.patches import Patch
+        handles.append(Patch(color="0.88"))
+        labels.append("all contacts stick on redundant supports:\nfriction statically indeterminate")
+    legend_axis.legend(handles=handles, labels=labels, fontsize=7, loc="upper left",
+                       title="against " + names["coulomb-reference"].replace(" (reference)", ""),
+                       title_fontsize=7, frameon=False)
+    _rms_panel(side, {n: result["metrics"][n]["misalignment_rms_deg"] for n in result["metrics"]},
+               {n: v["misalignment_rms_deg"] for n, v in published.items()} if published else None, "°",
+               "misalignment RMS", h)
+    fig.suptitle(_suptitle(result, "errors against the reference (cf. Peiret 2016 Fig. 5)"), fontsize=9)
     fig.tight_layout()
     path = f"{prefix}-fig5-errors.png"
     fig.savefig(path, dpi=120)
     plt.close(fig)
     paths.append(path)
+
+    if several:
+        paths.append(_contact_figure(result, prefix, names, draw, plt))
     return paths
+
+
+def _contact_figure(result, prefix, names, draw, plt) -> str:
+    """Per contact: lam_N,i (N) and f_i = |lam_T,i| / (mu_i lam_N,i) of every run."""
+    runs, contacts = result["runs"], result["contacts"]
+    order = ["coulomb-reference"] + [n for n in ("polygonal", "box", "regularized", "coulomb") if n in runs]
+    count = len(contacts)
+    columns = min(count, 4)
+    rows = 2 * math.ceil(count / columns)
+    fig, axes = plt.subplots(rows, columns, figsize=(3.2 * columns + 1, 3.0 * rows + 0.8), sharex=True,
+                             squeeze=False)
+    largest = max(float(np.max(runs[name].contact_normal_force)) for name in order)
+    grid_t = runs[order[1] if len(order) > 1 else order[0]].t
+    for i, contact in enumerate(contacts):
+        top, bottom = axes[2 * (i // columns), i % columns], axes[2 * (i // columns) + 1, i % columns]
+        above, curves = 0, {}
+        for name in order:
+            run = runs[name]
+            draw(top, name, run.t, run.contact_normal_force[:, i])
+            f = metrics.normalized_friction_force(run, contact=i)
+            above += int(np.sum(f > 2.0))
+            draw(bottom, name, run.t, f)
+            curves[name] = f if run is not runs["coulomb-reference"] else metrics.on_grid(grid_t, run.t, f)
+        top.set_ylim(-0.03 * largest, 1.08 * largest)
+        bottom.set_ylim(0, 2.0)
+        note = _overlap_text(curves, 2.0, width=52, short=True)
+        if note:
+            bottom.set_title(note, loc="left", fontsize=6.5, color="0.25")
+        if above:
+            bottom.text(0.98, 0.97, f"{above} value{'s' if above > 1 else ''} above 2 not shown",
+                        transform=bottom.transAxes, ha="right", va="top", fontsize=7)
+        top.set_title(f"#{i}: {contact['label']}", fontsize=8)
+        top.set_ylabel(r"normal force $\lambda_{N,%d}$ (N)" % i, fontsize=8)
+        bottom.set_ylabel(r"$|\lambda_{T,%d}| / (\mu_{%d}\lambda_{N,%d})$ (–)" % (i, i, i), fontsize=8)
+        bottom.set_xlabel("time t (s)")
+        for ax in (top, bottom):
+            ax.grid(alpha=0.3)
+            _shade_indeterminate(ax, result, label=False)
+    for j in range(count, (rows // 2) * columns):
+        axes[2 * (j // columns), j % columns].axis("off")
+        axes[2 * (j // columns) + 1, j % columns].axis("off")
+    handles, labels = axes[0, 0].get_legend_handles_labels()
+    fig.legend(handles, labels, fontsize=7, loc="lower center", ncol=min(len(labels), 3), frameon=False,
+               title="upper curves dashed or dotted, so that curves beneath them show", title_fontsize=7)
+    fig.suptitle(f"{result['scene']}: each contact alone (the rigid model leaves the load sharing of redundant "
+                 f"contacts indeterminate; grey: all contacts stick)\nposition update: "
+                 f"{UPDATE_LABELS.get(result['position_update'])}; reference: exact Coulomb, "
+                 f"h = {_ms(result['reference_dt'])}; models: h = {_ms(result['dt'])}", fontsize=9)
+    fig.tight_layout(rect=(0, 0.08, 1, 1))
+    path = f"{prefix}-contacts.png"
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+    return path

@@ -1,44 +1,191 @@
-"""Accuracy metrics of a friction model against a Coulomb reference run (Peiret 2016, Figs. 4-5).
+"""Accuracy metrics of a friction model against a Coulomb reference run (Peiret 2016, Figs. 4-5),
+for every contact of any scene: per contact, and aggregated over contacts.
 
-All functions take :class:`~lcpdyn.trajectory.Trajectory` objects (or their arrays) of one
-contact ``contact`` (default 0) and body ``body`` (default 0). A reference run with a different
-step is interpolated linearly in time onto the model's time grid (``t`` of the model run must lie
-within the reference's). Definitions:
+All functions take :class:`~lcpdyn.trajectory.Trajectory` objects (or objects with the same
+arrays and ``parameters``). Notation (Peiret 2016): in step k of length h, contact i transmits the
+normal impulse h lam_N,i (N s) and the friction impulse h lam_T,i; v_T,i is its slip velocity
+D v+ (m/s, world; ``contact_slip_velocity``); mu_i its friction coefficient; v_th the sliding
+velocity threshold (m/s, Table 1: 0.01 m/s). A reference run with a different step is
+interpolated linearly in time onto the model's time grid (``t`` of the model run must lie within
+the reference's).
 
-* normalized friction force (Fig. 4): f = |lam_T| / (mu lam_N), dimensionless; NaN where
-  lam_N = 0 (no contact).
-* force RMS deviation (%, Peiret's 1.67 / 3.76 / 9.70 %): 100 sqrt(mean_k (f_k - f_ref,k)^2)
-  over the steps where both are defined; ``phase="sliding"`` restricts it to the steps where the
-  *reference* slides, |v_T,ref| > v_th.
-* misalignment angle (Fig. 5c): the angle (deg) between lam_T and -v_T of the *same* run, at the
-  steps where that run slides (|v_T| > v_th) and |lam_T| > 0; v_T is the step's slip velocity
-  D v+ (the velocity the friction impulse acted against). Reported as its RMS (Peiret's 0.7 /
-  14.0 / 12.6 deg).
-* position error (Fig. 5a): |x(t) - x_ref(t)| / |x_ref(t) - x_ref(0)| of the body's centre,
+**Friction coefficient.** Read from the trajectory, not passed again (:func:`friction_coefficients`):
+a per-step ``contact_mu`` array (steps x contacts) when the run recorded one (time-varying grip),
+else ``parameters["contacts"][i]["mu"]`` (recorded by :meth:`lcpdyn.stepper.Simulation.parameters`).
+The ``mu=`` argument is only a fallback for trajectories that record neither (hand-built or old
+files); it must agree with what the trajectory records, and a :class:`ValueError` is raised when
+neither exists. mu is the kinetic coefficient mu_k (the paper's single mu): a sticking contact
+with mu_s > mu_k can reach f = mu_s / mu_k. Contacts with mu_i = 0 (frictionless) have no
+normalized friction force and are left out of every friction metric.
+
+**Contact selection.** ``contact`` is an index, a sequence of indices, or ``None`` (default) for
+every contact. With one contact selected the metrics are those of that contact alone; with a
+single-contact scene (the wheel) ``None`` gives exactly the contact-0 values.
+
+**Aggregation over contacts (weighted by normal impulse).** Within one step, contacts are
+combined with weights w_k,i = h lam_N,i^+ (the normal impulse of contact i in step k, N s;
+lam_N^+ = max(lam_N, 0)); steps are then combined with equal weights (h is constant within a
+run, so this is a time average), exactly as for a single contact:
+
+* normalized friction force (Fig. 4), dimensionless: per contact f_k,i = |lam_T,i| / (mu_i lam_N,i);
+  aggregated F_k = sum_i h |lam_T,i| / mu_i / sum_i h lam_N,i^+ over the selected contacts --
+  the impulse-weighted mean of f_k,i when every selected contact carries normal impulse. h
+  cancels within the step. Friction impulse of a contact without normal impulse in that step
+  (the friction bounds lag one step, Eq. 12) still counts in the numerator. NaN where
+  sum_i lam_N,i^+ = 0 (no contact). The aggregate is independent of how the normal load is
+  shared among redundant contacts (four coplanar box corners: the rigid model leaves it
+  indeterminate, and models and solvers share it differently), which per-contact f_k,i is not.
+* force RMS deviation (%, Peiret's 1.67 / 3.76 / 9.70 %): 100 sqrt(mean_k (F_k - F_ref,k)^2) over
+  the steps where both are defined; F_ref,k is the reference's aggregate over the *same* contacts,
+  computed on the reference's grid and interpolated to t_k. ``phase="sliding"`` keeps in step k
+  only the contacts where the *reference* slides, |v_T,ref,i(t_k)| > v_th (its slip speed
+  interpolated to t_k), and only the steps with at least one such contact.
+* misalignment angle (Fig. 5c), deg: per contact theta_k,i = angle between lam_T,i and -v_T,i of
+  the *same* run, where that run's contact slides (|v_T,i| > v_th) and |lam_T,i| > 0; per step
+  theta_k = sqrt(sum_i w_k,i theta_k,i^2 / sum_i w_k,i) over those contacts (equal weights if
+  none of them carries normal impulse in the step); reported as its RMS over the steps with at
+  least one such contact, sqrt(mean_k theta_k^2) (Peiret's 0.7 / 14.0 / 12.6 deg).
+* normal impulse per contact (:func:`normal_impulse`): sum_k h lam_N,i^+ (N s), and its share of
+  the total, to show which contacts carry the aggregate.
+
+Body and run metrics (not per contact):
+
+* position error (Fig. 5a): |x(t) - x_ref(t)| / |x_ref(t) - x_ref(0)| of body ``body``'s centre,
   normalized by the reference's distance from the starting point (the paper's wording);
   ``normalize="path"`` divides by the reference's path length travelled up to t instead.
   Reported as the final value and the maximum after the first ``settle`` seconds (default
   0.1 s, where the distance is small), and the final value per path length.
-* energy error (Fig. 5b): E(t) - E_ref(t) in J, and relative to the initial energy.
-* slip transitions: the times a contact passes from sliding (|v_T| > v_th) to rolling/sticking
-  (|v_T| <= v_th) and back.
+* energy error (Fig. 5b): E(t) - E_ref(t) in J, and relative to the reference's initial energy.
+* slip transitions: the times the selected contacts pass from sliding to rolling/sticking and
+  back; with several contacts a step counts as sliding when any of them slides (|v_T,i| > v_th).
 """
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 import numpy as np
 
-__all__ = ["slip_transitions", "normalized_friction_force", "force_rms_deviation", "misalignment_angles", "misalignment_rms",
-           "position_error", "energy_error", "on_grid", "summary"]
+__all__ = ["friction_coefficients", "normal_impulse", "slip_transitions", "normalized_friction_force",
+           "force_rms_deviation", "misalignment_angles", "misalignment_rms", "position_error", "energy_error",
+           "on_grid", "summary", "contact_summary"]
 
 
-def normalized_friction_force(trajectory, mu: float, contact: int = 0) -> np.ndarray:
-    """|lam_T| / (mu lam_N) per step (NaN where lam_N <= 0)."""
-    friction = np.linalg.norm(trajectory.contact_friction_force[:, contact], axis=1)
-    normal = trajectory.contact_normal_force[:, contact]
-    out = np.full(normal.shape, np.nan)
-    ok = normal > 0
-    out[ok] = friction[ok] / (mu * normal[ok])
+# --- friction coefficient and contact selection ------------------------------------------------
+def _contact_count(trajectory) -> int:
+    for name in ("contact_normal_force", "contact_friction_force", "contact_slip_velocity"):
+        value = getattr(trajectory, name, None)
+        if value is not None:
+            return int(np.shape(value)[1])
+    raise ValueError("the trajectory has no contact arrays")
+
+
+def friction_coefficients(trajectory, mu=None) -> np.ndarray:
+    """mu_i per step and contact, shape (steps, contacts), as the trajectory records it.
+
+    Order: the per-step array ``contact_mu`` (steps x contacts) if the run recorded one; else
+    ``trajectory.parameters["contacts"][i]["mu"]`` (constant in time; refused with a
+    ``ValueError`` if a contact records ``"friction_profile"`` -- then mu varies in time and only
+    ``contact_mu`` holds it); else the fallback ``mu`` (a number, or one per contact). An explicit
+    ``mu`` that disagrees with the recorded value raises ``ValueError``, as does a trajectory
+    that records no coefficient when ``mu`` is not given."""
+    steps, contacts = np.shape(trajectory.t)[0], _contact_count(trajectory)
+    recorded, source = None, None
+    per_step = getattr(trajectory, "contact_mu", None)
+    if per_step is not None:
+        recorded = np.broadcast_to(np.asarray(per_step, float), (steps, contacts))
+        source = "its contact_mu array"
+    else:
+        entries = (getattr(trajectory, "parameters", None) or {}).get("contacts")
+        if entries is not None:
+            if len(entries) != contacts:
+                raise ValueError(f"the trajectory's parameters list {len(entries)} contacts but its arrays hold "
+                                 f"{contacts}")
+            profiled = [i for i, entry in enumerate(entries) if entry.get("friction_profile")]
+            if profiled:
+                raise ValueError(f"contacts {profiled} have a friction_profile (mu varies in time) but the "
+                                 "trajectory records no per-step contact_mu array; their normalized friction "
+                                 "force cannot be computed from the nominal mu")
+            if all("mu" in entry for entry in entries):
+                recorded = np.broadcast_to(np.array([float(e["mu"]) for e in entries]), (steps, contacts))
+                source = 'parameters["contacts"][i]["mu"]'
+    if mu is not None:
+        given = np.asarray(mu, float)
+        if given.ndim > 1 or (given.ndim == 1 and given.shape[0] != contacts):
+            raise ValueError(f"mu must be a number or one value per contact ({contacts}), got shape {given.shape}")
+        given = np.broadcast_to(given, (steps, contacts))
+        if recorded is not None and not np.allclose(given, recorded, rtol=1e-12, atol=0.0):
+            raise ValueError(f"mu = {np.asarray(mu).tolist()} disagrees with the trajectory's own friction "
+                             f"coefficient (from {source}: {np.unique(recorded).tolist()}); leave mu out")
+        return given if recorded is None else recorded
+    if recorded is None:
+        raise ValueError("the trajectory records no friction coefficient (no contact_mu array and no "
+                         'parameters["contacts"][i]["mu"]); pass mu= (a number or one per contact)')
+    return recorded
+
+
+def _selection(trajectory, contact) -> list[int]:
+    """Indices of the selected contacts (``None``: all)."""
+    count = _contact_count(trajectory)
+    if contact is None:
+        return list(range(count))
+    indices = [int(i) for i in contact] if isinstance(contact, Iterable) else [int(contact)]
+    if not indices:
+        raise ValueError("contact selects no contact")
+    for i in indices:
+        if not -count <= i < count:
+            raise IndexError(f"contact {i} out of range: the trajectory has {count} contacts")
+    return [i % count for i in indices]
+
+
+def _step_lengths(trajectory) -> np.ndarray:
+    """h per step (s): ``parameters["dt"]`` if recorded, else the spacing of ``t``."""
+    t = np.asarray(trajectory.t, float)
+    dt = (getattr(trajectory, "parameters", None) or {}).get("dt")
+    if dt is not None:
+        return np.full(t.shape, float(dt))
+    if t.size == 1:
+        return t.copy()
+    return np.diff(t, prepend=t[0] - (t[1] - t[0]))
+
+
+def normal_impulse(trajectory) -> np.ndarray:
+    """h lam_N,i^+ per step and contact (N s), shape (steps, contacts): the aggregation weights."""
+    normal = np.clip(np.asarray(trajectory.contact_normal_force, float), 0.0, None)
+    return _step_lengths(trajectory)[:, None] * normal
+
+
+def _force_terms(trajectory, mu=None):
+    """(|lam_T,i| / mu_i, lam_N,i^+) per step and contact; 0 and 0 where mu_i = 0 (frictionless)."""
+    coefficient = friction_coefficients(trajectory, mu)
+    friction = np.linalg.norm(trajectory.contact_friction_force, axis=2)
+    normal = np.clip(np.asarray(trajectory.contact_normal_force, float), 0.0, None)
+    has_friction = coefficient > 0
+    with np.errstate(divide="ignore", invalid="ignore"):
+        numerator = np.where(has_friction, friction / np.where(has_friction, coefficient, 1.0), 0.0)
+    return numerator, np.where(has_friction, normal, 0.0)
+
+
+def _ratio(numerator, denominator, mask=None) -> np.ndarray:
+    """sum_i numerator / sum_i denominator over the contacts in ``mask`` (all if None); NaN where the
+    denominator sum is not positive."""
+    if mask is not None:
+        numerator, denominator = np.where(mask, numerator, 0.0), np.where(mask, denominator, 0.0)
+    top, bottom = numerator.sum(axis=1), denominator.sum(axis=1)
+    out = np.full(bottom.shape, np.nan)
+    ok = bottom > 0
+    out[ok] = top[ok] / bottom[ok]
     return out
+
+
+# --- the metrics -------------------------------------------------------------------------------
+def normalized_friction_force(trajectory, mu=None, contact=None) -> np.ndarray:
+    """F_k per step (dimensionless): |lam_T| / (mu lam_N) of one contact, or the normal-impulse
+    weighted aggregate sum_i |lam_T,i| / mu_i / sum_i lam_N,i^+ of several (module docstring);
+    NaN where the selected contacts carry no normal force. ``mu``: fallback only, see
+    :func:`friction_coefficients`."""
+    numerator, denominator = _force_terms(trajectory, mu)
+    chosen = _selection(trajectory, contact)
+    return _ratio(numerator[:, chosen], denominator[:, chosen])
 
 
 def on_grid(t, reference_t, values) -> np.ndarray:
@@ -54,40 +201,76 @@ def on_grid(t, reference_t, values) -> np.ndarray:
     return out.reshape((t.shape[0],) + values.shape[1:])
 
 
-def force_rms_deviation(model, reference, mu: float, velocity_threshold: float = 0.01, contact: int = 0,
+def force_rms_deviation(model, reference, mu=None, velocity_threshold: float = 0.01, contact=None,
                         phase: str = "all") -> float:
-    """RMS of f - f_ref in percent (see module docstring); ``phase`` is "all" or "sliding"."""
+    """RMS of F - F_ref in percent over the selected contacts (module docstring); ``phase`` is
+    "all" or "sliding" (only the contacts and steps where the reference slides, |v_T,ref| > v_th
+    in m/s). ``mu``: fallback for both runs, see :func:`friction_coefficients`. NaN if no step
+    qualifies."""
     if phase not in ("all", "sliding"):
         raise ValueError(f"phase must be 'all' or 'sliding', got {phase!r}")
-    f = normalized_friction_force(model, mu, contact)
-    f_ref = on_grid(model.t, reference.t, normalized_friction_force(reference, mu, contact))
+    chosen = _selection(model, contact)
+    if _selection(reference, chosen) != chosen or _contact_count(reference) != _contact_count(model):
+        raise ValueError("the model and reference runs have different contacts")
+    numerator, denominator = (a[:, chosen] for a in _force_terms(model, mu))
+    ref_numerator, ref_denominator = (a[:, chosen] for a in _force_terms(reference, mu))
+    if phase == "all":
+        f = _ratio(numerator, denominator)
+        f_ref = on_grid(model.t, reference.t, _ratio(ref_numerator, ref_denominator))
+    else:
+        slip_ref = on_grid(model.t, reference.t,
+                           np.linalg.norm(reference.contact_slip_velocity[:, chosen], axis=2))
+        sliding = slip_ref > velocity_threshold  # (model steps, selected contacts)
+        f = _ratio(numerator, denominator, sliding)
+        f_ref = np.full(f.shape, np.nan)
+        # the reference's aggregate over each set of contacts that occurs, on its own grid, then in time
+        patterns, which = np.unique(sliding, axis=0, return_inverse=True)
+        which = np.asarray(which).reshape(-1)
+        for p, pattern in enumerate(patterns):
+            if not pattern.any():
+                continue
+            steps = which == p
+            f_ref[steps] = on_grid(model.t[steps], reference.t, _ratio(ref_numerator[:, pattern],
+                                                                       ref_denominator[:, pattern]))
     mask = np.isfinite(f) & np.isfinite(f_ref)
-    if phase == "sliding":
-        slip_ref = on_grid(model.t, reference.t, np.linalg.norm(reference.contact_slip_velocity[:, contact], axis=1))
-        mask &= slip_ref > velocity_threshold
     if not mask.any():
         return float("nan")
     return float(100.0 * np.sqrt(np.mean((f[mask] - f_ref[mask]) ** 2)))
 
 
-def misalignment_angles(trajectory, velocity_threshold: float = 0.01, contact: int = 0):
-    """(times, angles in deg) between lam_T and -v_T where the run slides."""
-    friction = trajectory.contact_friction_force[:, contact]
-    slip = trajectory.contact_slip_velocity[:, contact]
-    speed = np.linalg.norm(slip, axis=1)
-    magnitude = np.linalg.norm(friction, axis=1)
-    mask = (speed > velocity_threshold) & (magnitude > 0)
-    cosine = -np.einsum("ij,ij->i", friction[mask], slip[mask]) / (magnitude[mask] * speed[mask])
-    return trajectory.t[mask], np.degrees(np.arccos(np.clip(cosine, -1.0, 1.0)))
+def misalignment_angles(trajectory, velocity_threshold: float = 0.01, contact=None):
+    """(times in s, angles in deg) between lam_T and -v_T at the steps where a selected contact
+    slides (|v_T| > v_th, m/s) with |lam_T| > 0; with several contacts, the per-step normal-impulse
+    weighted RMS over them (module docstring)."""
+    chosen = _selection(trajectory, contact)
+    friction = np.asarray(trajectory.contact_friction_force, float)[:, chosen]
+    slip = np.asarray(trajectory.contact_slip_velocity, float)[:, chosen]
+    speed = np.linalg.norm(slip, axis=2)
+    magnitude = np.linalg.norm(friction, axis=2)
+    mask = (speed > velocity_threshold) & (magnitude > 0)  # (steps, selected)
+    rows = mask.any(axis=1)
+    cosine = np.zeros(mask.shape)
+    cosine[mask] = -np.einsum("ij,ij->i", friction[mask], slip[mask]) / (magnitude[mask] * speed[mask])
+    angle = np.degrees(np.arccos(np.clip(cosine, -1.0, 1.0)))
+    normal = getattr(trajectory, "contact_normal_force", None)  # absent: equal weights
+    normal = np.ones(mask.shape) if normal is None else np.asarray(normal, float)[:, chosen]
+    weight = np.where(mask, np.clip(normal, 0.0, None), 0.0)
+    total = weight.sum(axis=1)
+    weight = np.where((total > 0)[:, None], weight, mask.astype(float))  # no normal impulse: equal weights
+    weight = weight[rows] / weight[rows].sum(axis=1, keepdims=True)
+    squared = np.sum(weight * np.where(mask[rows], angle[rows], 0.0) ** 2, axis=1)
+    return np.asarray(trajectory.t)[rows], np.sqrt(squared)
 
 
-def misalignment_rms(trajectory, velocity_threshold: float = 0.01, contact: int = 0) -> float:
+def misalignment_rms(trajectory, velocity_threshold: float = 0.01, contact=None) -> float:
+    """sqrt(mean_k theta_k^2) in deg over the steps of :func:`misalignment_angles`; NaN if none."""
     _, angles = misalignment_angles(trajectory, velocity_threshold, contact)
     return float(np.sqrt(np.mean(angles ** 2))) if angles.size else float("nan")
 
 
 def position_error(model, reference, body: int = 0, normalize: str = "start"):
-    """(t, relative error) of the body's centre against the reference, see module docstring."""
+    """(t in s, relative error, dimensionless) of the body's centre against the reference, see
+    module docstring."""
     if normalize not in ("start", "path"):
         raise ValueError(f"normalize must be 'start' or 'path', got {normalize!r}")
     x = model.position[:, body]
@@ -105,23 +288,26 @@ def position_error(model, reference, body: int = 0, normalize: str = "start"):
 
 
 def energy_error(model, reference):
-    """(t, E - E_ref in J, (E - E_ref) / E_ref(0))."""
+    """(t in s, E - E_ref in J, (E - E_ref) / E_ref(0) dimensionless)."""
     e_ref = on_grid(model.t, reference.t, reference.energy)
     difference = model.energy - e_ref
     return model.t, difference, difference / float(reference.initial_energy)
 
 
-def summary(model, reference, mu: float, velocity_threshold: float = 0.01, settle: float = 0.1) -> dict:
-    """Every metric of the module for one model run against a reference run."""
-    t, position = position_error(model, reference)
-    _, position_path = position_error(model, reference, normalize="path")
+def summary(model, reference, mu=None, velocity_threshold: float = 0.01, settle: float = 0.1, contact=None,
+            body: int = 0) -> dict:
+    """Every metric of the module for one model run against a reference run: the friction
+    metrics over the selected contacts (default all, aggregated), position error of ``body``,
+    energy error of the run. ``mu``: fallback, see :func:`friction_coefficients`; ``settle`` in s."""
+    t, position = position_error(model, reference, body)
+    _, position_path = position_error(model, reference, body, normalize="path")
     _, energy, energy_relative = energy_error(model, reference)
     late = t >= settle
     return {
-        "force_rms_deviation_percent": force_rms_deviation(model, reference, mu, velocity_threshold),
+        "force_rms_deviation_percent": force_rms_deviation(model, reference, mu, velocity_threshold, contact),
         "force_rms_deviation_sliding_percent": force_rms_deviation(model, reference, mu, velocity_threshold,
-                                                                   phase="sliding"),
-        "misalignment_rms_deg": misalignment_rms(model, velocity_threshold),
+                                                                   contact, phase="sliding"),
+        "misalignment_rms_deg": misalignment_rms(model, velocity_threshold, contact),
         "position_error_final": float(position[-1]),
         "position_error_max": float(np.nanmax(position[late])) if late.any() else float("nan"),
         "position_error_final_per_path": float(position_path[-1]),
@@ -131,12 +317,37 @@ def summary(model, reference, mu: float, velocity_threshold: float = 0.01, settl
     }
 
 
-def slip_transitions(trajectory, velocity_threshold: float = 0.01, contact: int = 0) -> dict:
-    """Times (s) of slide-to-roll (``to_roll``) and roll-to-slide (``to_slide``) transitions of
-    ``contact``, judged by |v_T| against ``velocity_threshold`` at the end of each step; the time
-    is that of the first step in the new state. ``first_roll`` is the first slide-to-roll time
-    (NaN if the contact never stops sliding)."""
-    sliding = np.linalg.norm(trajectory.contact_slip_velocity[:, contact], axis=1) > velocity_threshold
+def contact_summary(model, reference, mu=None, velocity_threshold: float = 0.01) -> list[dict]:
+    """The friction metrics of each contact alone, one dict per contact: ``contact`` (index),
+    ``normal_impulse_Ns`` (sum_k h lam_N,i^+ of the model run, N s), ``normal_impulse_share`` (its
+    fraction of all contacts' normal impulse; the contact's weight in the aggregate, NaN if no
+    contact carries load), ``force_rms_deviation_percent``, ``force_rms_deviation_sliding_percent``,
+    ``misalignment_rms_deg``. ``mu``: fallback, see :func:`friction_coefficients`."""
+    impulse = normal_impulse(model).sum(axis=0)
+    total = float(impulse.sum())
+    out = []
+    for i in range(_contact_count(model)):
+        out.append({
+            "contact": i,
+            "normal_impulse_Ns": float(impulse[i]),
+            "normal_impulse_share": float(impulse[i] / total) if total > 0 else float("nan"),
+            "force_rms_deviation_percent": force_rms_deviation(model, reference, mu, velocity_threshold, i),
+            "force_rms_deviation_sliding_percent": force_rms_deviation(model, reference, mu, velocity_threshold, i,
+                                                                       phase="sliding"),
+            "misalignment_rms_deg": misalignment_rms(model, velocity_threshold, i),
+        })
+    return out
+
+
+def slip_transitions(trajectory, velocity_threshold: float = 0.01, contact=None) -> dict:
+    """Times (s) of slide-to-roll (``to_roll``) and roll-to-slide (``to_slide``) transitions of the
+    selected contacts (default all), judged by |v_T| against ``velocity_threshold`` (m/s) at the
+    end of each step; a step counts as sliding when any selected contact slides, so with several
+    contacts ``to_roll`` is when the last one stops. The time is that of the first step in the new
+    state. ``first_roll`` is the first slide-to-roll time (NaN if the contacts never stop sliding)."""
+    chosen = _selection(trajectory, contact)
+    speed = np.linalg.norm(np.asarray(trajectory.contact_slip_velocity)[:, chosen], axis=2)
+    sliding = (speed > velocity_threshold).any(axis=1)
     change = np.flatnonzero(sliding[1:] != sliding[:-1]) + 1
     to_roll = [float(trajectory.t[i]) for i in change if not sliding[i]]
     to_slide = [float(trajectory.t[i]) for i in change if sliding[i]]

@@ -49,7 +49,7 @@ def test_normalized_friction_force_hand_values_and_nan_without_contact():
     friction[:, 1] = [(0.0, 0.25, 0.0), (0.0, 0.0, 0.0), (7.0, 0.0, 0.0), (0.0, -2.0, 0.0)]
     run = synthetic(grid(1e-3, 4), contact_normal_force=normal, contact_friction_force=friction)
 
-    f0 = metrics.normalized_friction_force(run, MU)  # contact 0 by default
+    f0 = metrics.normalized_friction_force(run, MU, contact=0)
     assert f0.shape == (4,)
     assert f0[0] == 1.0  # 5 / (0.5 * 10)
     assert math.isnan(f0[1])  # lam_N = 0: no contact
@@ -58,6 +58,13 @@ def test_normalized_friction_force_hand_values_and_nan_without_contact():
 
     f1 = metrics.normalized_friction_force(run, 0.25, contact=1)
     np.testing.assert_array_equal(f1, [1.0, 0.0, np.nan, 1.0])  # 0.25/(0.25*1), 0, NaN, 2/(0.25*8)
+
+    # default: both contacts, sum_i |lam_T,i| / mu / sum_i lam_N,i^+ (mu = 0.5 for both)
+    aggregate = metrics.normalized_friction_force(run, MU)
+    np.testing.assert_allclose(aggregate, [(5.0 + 0.25) / (0.5 * 11.0),  # impulse-weighted mean of 1.0 and 0.5
+                                           1.0 / (0.5 * 2.0),  # contact 0 carries friction without normal force
+                                           (1.0 + 7.0) / (0.5 * 4.0),  # ... and now contact 1 does
+                                           (1.0 + 2.0) / (0.5 * 8.0)], rtol=1e-14)  # lam_N < 0 counts as 0
 
 
 # --- on_grid --------------------------------------------------------------------------------
@@ -398,3 +405,175 @@ def test_position_error_per_path_length_uses_the_distance_travelled():
     np.testing.assert_allclose(per_start, [0.02, 0.02 / np.sqrt(2.0)])
     with pytest.raises(ValueError, match="normalize"):
         position_error(model, reference, normalize="odometer")
+
+
+# --- several contacts: aggregation weighted by normal impulse -------------------------------
+def two_contacts(t, f, normal, slip=None, mu=MU, parameters=None):
+    """Contacts with lam_N = normal[:, i] and |lam_T| = f[:, i] mu lam_N along x."""
+    t = np.asarray(t, float)
+    f = np.broadcast_to(np.asarray(f, float), (t.size, 2))
+    normal = np.broadcast_to(np.asarray(normal, float), (t.size, 2)).copy()
+    friction = np.zeros((t.size, 2, 3))
+    friction[:, :, 0] = -f * mu * normal
+    if slip is None:
+        slip = np.zeros((t.size, 2, 3))
+    run = synthetic(t, contact_normal_force=normal, contact_friction_force=friction, contact_slip_velocity=slip)
+    run.parameters.update(parameters or {})
+    return run
+
+
+def test_aggregate_force_deviation_weights_contacts_by_normal_impulse():
+    """Contact 0 carries 3 N, contact 1 1 N; the model's friction is 10 % off at contact 0 only.
+    Per step F - F_ref = (3 * 0.1 + 1 * 0) / 4 = 0.075: 7.5 %, not the unweighted 5 %."""
+    t = grid(1e-3, 10)
+    reference = two_contacts(t, [0.8, 0.6], [3.0, 1.0])
+    model = two_contacts(t, [0.9, 0.6], [3.0, 1.0])
+    assert metrics.force_rms_deviation(model, reference, MU) == pytest.approx(7.5, rel=1e-12)
+    assert metrics.force_rms_deviation(model, reference, MU, contact=0) == pytest.approx(10.0, rel=1e-12)
+    assert metrics.force_rms_deviation(model, reference, MU, contact=1) == 0.0
+    assert metrics.force_rms_deviation(model, reference, MU, contact=[1, 0]) == pytest.approx(7.5, rel=1e-12)
+    # the weights are the normal impulses h lam_N: with the loads swapped, (1 * 0.1 + 3 * 0) / 4
+    swapped = two_contacts(t, [0.9, 0.6], [1.0, 3.0])
+    swapped_reference = two_contacts(t, [0.8, 0.6], [1.0, 3.0])
+    assert metrics.force_rms_deviation(swapped, swapped_reference, MU) == pytest.approx(2.5, rel=1e-12)
+
+
+def test_aggregate_does_not_depend_on_how_the_load_is_shared():
+    """Two redundant supports fully sliding: the model puts all the load on contact 0, the
+    reference shares it 50/50. Per contact that is undefined or far off; the aggregate is exact."""
+    t = grid(1e-3, 8)
+    reference = two_contacts(t, [1.0, 1.0], [2.0, 2.0])
+    model = two_contacts(t, [1.0, 1.0], [4.0, 0.0])
+    assert metrics.force_rms_deviation(model, reference, MU) == 0.0
+    assert math.isnan(metrics.force_rms_deviation(model, reference, MU, contact=1))  # never loaded in the model
+    # the model's friction lags the load by one step (Eq. 12): contact 1 still carries mu * 2 N of
+    # friction without normal force, contact 0 mu * 2 N on 4 N -- the aggregate keeps both
+    lagging = two_contacts(t, [0.5, 0.0], [4.0, 0.0])
+    lagging.contact_friction_force[:, 1, 0] = -MU * 2.0
+    np.testing.assert_allclose(metrics.normalized_friction_force(lagging, MU), 1.0, rtol=1e-14)
+    np.testing.assert_allclose(metrics.normalized_friction_force(lagging, MU, contact=0), 0.5, rtol=1e-14)
+
+
+def test_aggregate_sliding_phase_keeps_only_the_contacts_where_the_reference_slides():
+    """Step by step only the contacts whose reference slip exceeds v_th enter F and F_ref."""
+    t = grid(1e-3, 4)
+    slip = np.zeros((4, 2, 3))
+    slip[:2, 0, 0] = 1.0  # contact 0 slides in steps 0-1
+    slip[1:3, 1, 0] = 1.0  # contact 1 slides in steps 1-2; nothing slides in step 3
+    reference = two_contacts(t, [1.0, 1.0], [3.0, 1.0], slip=slip)
+    model = two_contacts(t, [0.9, 0.5], [3.0, 1.0])
+    deviations = [0.1,  # contact 0 alone
+                  (3 * 0.1 + 1 * 0.5) / 4,  # both
+                  0.5]  # contact 1 alone; step 3: no contact slides, not counted
+    expected = 100 * math.sqrt(np.mean(np.square(deviations)))
+    assert metrics.force_rms_deviation(model, reference, MU, phase="sliding") == pytest.approx(expected, rel=1e-12)
+    # every step with both contacts: (3 * 0.1 + 1 * 0.5) / 4 = 0.2
+    assert metrics.force_rms_deviation(model, reference, MU) == pytest.approx(20.0, rel=1e-12)
+
+
+def test_aggregate_sliding_phase_against_a_finer_reference():
+    """The reference's aggregate over the contacts sliding at t_k is computed on its own grid and
+    interpolated: a 10x finer reference with a linear force gives the exact offset."""
+    t_ref, t = grid(1e-4, 200), grid(1e-3, 20)
+    slip = np.zeros((200, 2, 3))
+    slip[:, 0, 0] = 1.0
+    slip[t_ref > 0.0105, 1, 0] = 1.0  # contact 1 starts sliding between the model's steps 10 and 11
+    f_ref = np.stack([0.5 + 10 * t_ref, 0.2 + 0 * t_ref], axis=1)
+    reference = two_contacts(t_ref, f_ref, [2.0, 2.0], slip=slip)
+    model = two_contacts(t, np.stack([0.5 + 10 * t + 0.04, 0.2 + 0 * t + 0.04], axis=1), [2.0, 2.0])
+    assert metrics.force_rms_deviation(model, reference, MU, phase="sliding") == pytest.approx(4.0, rel=1e-9)
+
+
+def test_aggregate_misalignment_weights_contacts_by_normal_impulse():
+    """Contact 0 (3 N) at 10 deg, contact 1 (1 N) at 30 deg: per step sqrt((3 * 100 + 900) / 4)."""
+    t = grid(1e-3, 3)
+    slip = np.zeros((3, 2, 3))
+    slip[:, :, 0] = 1.0
+    run = two_contacts(t, [1.0, 1.0], [3.0, 1.0], slip=slip)
+    for i, angle in ((0, 10.0), (1, 30.0)):
+        run.contact_friction_force[:, i] = rotate_z((-1.0, 0.0, 0.0), angle)
+    run.contact_slip_velocity[2, 1] = 0.0  # step 2: contact 1 sticks, contact 0 alone
+    times, angles = metrics.misalignment_angles(run)
+    np.testing.assert_array_equal(times, t)
+    np.testing.assert_allclose(angles, [math.sqrt(300.0), math.sqrt(300.0), 10.0], rtol=1e-12)
+    assert metrics.misalignment_rms(run) == pytest.approx(math.sqrt((300.0 + 300.0 + 100.0) / 3), rel=1e-12)
+    assert metrics.misalignment_rms(run, contact=1) == pytest.approx(30.0, rel=1e-12)
+    # no normal force at all in a step: equal weights
+    run.contact_normal_force[0] = 0.0
+    assert metrics.misalignment_angles(run)[1][0] == pytest.approx(math.sqrt(500.0), rel=1e-12)
+
+
+def test_normal_impulse_and_contact_summary():
+    t = grid(2e-3, 5)
+    reference = two_contacts(t, [1.0, 1.0], [3.0, 1.0], parameters={"dt": 2e-3})
+    model = two_contacts(t, [0.9, 1.0], [3.0, 1.0], parameters={"dt": 2e-3})
+    np.testing.assert_allclose(metrics.normal_impulse(model), np.tile([6e-3, 2e-3], (5, 1)), rtol=1e-14)
+    rows = metrics.contact_summary(model, reference, MU)
+    assert [row["contact"] for row in rows] == [0, 1]
+    assert rows[0]["normal_impulse_Ns"] == pytest.approx(0.03, rel=1e-12)
+    assert rows[0]["normal_impulse_share"] == pytest.approx(0.75, rel=1e-12)
+    assert rows[1]["normal_impulse_share"] == pytest.approx(0.25, rel=1e-12)
+    assert rows[0]["force_rms_deviation_percent"] == pytest.approx(10.0, rel=1e-12)
+    assert rows[1]["force_rms_deviation_percent"] == 0.0
+    assert metrics.force_rms_deviation(model, reference, MU) == pytest.approx(7.5, rel=1e-12)
+
+
+def test_slip_transitions_of_several_contacts_stop_when_the_last_one_does():
+    t = grid(1e-3, 6)
+    slip = np.zeros((6, 2, 3))
+    slip[:2, 0, 0] = 1.0  # contact 0 stops at step 2
+    slip[:4, 1, 0] = 1.0  # contact 1 at step 4
+    run = two_contacts(t, [1.0, 1.0], [1.0, 1.0], slip=slip)
+    assert metrics.slip_transitions(run)["first_roll"] == pytest.approx(t[4])
+    assert metrics.slip_transitions(run, contact=0)["first_roll"] == pytest.approx(t[2])
+
+
+# --- mu read from the trajectory --------------------------------------------------------------
+def test_mu_is_read_from_the_trajectory_parameters():
+    t = grid(1e-3, 4)
+    recorded = {"contacts": [{"type": "PointContact", "mu": 0.5}, {"type": "PointContact", "mu": 0.25}]}
+    run = two_contacts(t, [1.0, 1.0], [2.0, 2.0], parameters=recorded)
+    run.contact_friction_force[:, 1, 0] = -0.25 * 2.0  # |lam_T| = mu_1 lam_N at contact 1
+    np.testing.assert_allclose(metrics.friction_coefficients(run), np.tile([0.5, 0.25], (4, 1)))
+    np.testing.assert_allclose(metrics.normalized_friction_force(run, contact=1), 1.0, rtol=1e-14)
+    np.testing.assert_allclose(metrics.normalized_friction_force(run), 1.0, rtol=1e-14)
+    # an explicit mu that agrees is accepted; one that disagrees is refused, naming the recorded value
+    np.testing.assert_allclose(metrics.normalized_friction_force(run, [0.5, 0.25]), 1.0, rtol=1e-14)
+    with pytest.raises(ValueError, match="disagrees"):
+        metrics.normalized_friction_force(run, 0.5)
+
+
+def test_mu_per_step_array_wins_and_profiles_without_it_are_refused():
+    t = grid(1e-3, 4)
+    run = two_contacts(t, [1.0, 1.0], [2.0, 2.0], parameters={"contacts": [{"mu": 0.5}, {"mu": 0.5}]})
+    run.arrays["contact_mu"] = np.array([[0.5, 0.5], [0.5, 0.5], [0.25, 0.25], [0.25, 0.25]])
+    np.testing.assert_allclose(metrics.normalized_friction_force(run), [1.0, 1.0, 2.0, 2.0], rtol=1e-14)
+    del run.arrays["contact_mu"]
+    run.parameters["contacts"][1]["friction_profile"] = True
+    with pytest.raises(ValueError, match="friction_profile"):
+        metrics.normalized_friction_force(run)
+
+
+def test_a_trajectory_without_mu_needs_the_fallback():
+    run = two_contacts(grid(1e-3, 3), [1.0, 1.0], [2.0, 2.0])
+    with pytest.raises(ValueError, match="records no friction coefficient"):
+        metrics.normalized_friction_force(run)
+    with pytest.raises(ValueError, match="records no friction coefficient"):
+        metrics.force_rms_deviation(run, run)
+    with pytest.raises(ValueError, match="one value per contact"):
+        metrics.normalized_friction_force(run, [0.5, 0.5, 0.5])
+    np.testing.assert_allclose(metrics.normalized_friction_force(run, mu=MU), 1.0, rtol=1e-14)
+
+
+def test_frictionless_contacts_are_left_out_of_the_friction_metrics():
+    run = two_contacts(grid(1e-3, 3), [1.0, 0.0], [2.0, 6.0], parameters={"contacts": [{"mu": 0.5}, {"mu": 0.0}]})
+    np.testing.assert_allclose(metrics.normalized_friction_force(run), 1.0, rtol=1e-14)
+    assert np.all(np.isnan(metrics.normalized_friction_force(run, contact=1)))
+
+
+def test_contact_selection_is_checked():
+    run = two_contacts(grid(1e-3, 3), [1.0, 1.0], [2.0, 2.0])
+    with pytest.raises(IndexError, match="2 contacts"):
+        metrics.normalized_friction_force(run, MU, contact=2)
+    with pytest.raises(ValueError, match="no contact"):
+        metrics.normalized_friction_force(run, MU, contact=[])
