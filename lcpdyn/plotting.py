@@ -1,37 +1,162 @@
 """A quick-look figure of one run (``lcpdyn run ... --plot FILE.png``)."""
 from __future__ import annotations
 
+import re
+
 import numpy as np
 
+__all__ = ["plot_run", "run_settings", "contact_names", "group_identical"]
 
-def plot_run(trajectory, path, title: str = "") -> None:
+_POSITION_UPDATES = {"symplectic": "symplectic (default)", "paper": "paper Eq. (7)"}
+_CONTACT_KINDS = {"PointContact": "point", "DiskContact": "disk rim", "SphereContact": "sphere"}
+_STYLES = ("-", "--", "-.", ":")
+
+
+def run_settings(parameters: dict, include_step: bool = True, include_friction: bool = True,
+                 time_unit: str = "s") -> str:
+    """One line with the run's step size, position update, gyroscopic term and friction model,
+    from ``trajectory.parameters`` (as the stepper stores them). ``time_unit`` names the unit of
+    the step for scenes in other units than seconds (e.g. "√(r/g)")."""
+    parts = []
+    dt = parameters.get("dt")
+    if include_step and dt is not None:
+        if time_unit == "s":
+            parts.append(f"h = {dt * 1e3:g} ms" if dt < 0.1 else f"h = {dt:g} s")
+        else:
+            parts.append(f"h = {dt:g} {time_unit}")
+    update = parameters.get("position_update")
+    if update:
+        parts.append(f"position update: {_POSITION_UPDATES.get(update, update)}")
+    if parameters.get("gyroscopic"):
+        parts.append(f"gyroscopic term: {parameters['gyroscopic']}")
+    friction = parameters.get("friction")
+    if include_friction and isinstance(friction, dict) and friction.get("model"):
+        parts.append(f"friction: {friction['model']}")
+    return ", ".join(parts)
+
+
+def contact_names(parameters: dict, count: int) -> list[str]:
+    """``"contact 1 (block, point)"``, ... from the contacts recorded in ``parameters``."""
+    contacts = parameters.get("contacts") or []
+    names = []
+    for c in range(count):
+        if c < len(contacts):
+            kind = _CONTACT_KINDS.get(contacts[c].get("type"), contacts[c].get("type", ""))
+            names.append(f"contact {c + 1} ({contacts[c].get('body', '?')}, {kind})")
+        else:
+            names.append(f"contact {c + 1}")
+    return names
+
+
+def group_identical(series: list[np.ndarray], rtol: float = 1e-3) -> list[list[int]]:
+    """Indices of ``series`` grouped where curves coincide to ``rtol`` of the largest |value| (at
+    that distance they are indistinguishable in a figure), so that coinciding curves are drawn
+    once with a note naming all of them."""
+    scale = max((float(np.nanmax(np.abs(s))) for s in series if s.size), default=0.0)
+    atol = rtol * scale if scale > 0 else rtol
+    groups: list[list[int]] = []
+    for i, s in enumerate(series):
+        for group in groups:
+            if np.allclose(series[group[0]], s, rtol=0.0, atol=atol, equal_nan=True):
+                group.append(i)
+                break
+        else:
+            groups.append([i])
+    return groups
+
+
+def _contact_style(c: int) -> dict:
+    """Colour and dash of contact ``c`` (the same in every panel: one legend serves them all)."""
+    return {"color": f"C{c % 10}", "ls": _STYLES[c % len(_STYLES)], "lw": 1.7 - 0.25 * (c % len(_STYLES))}
+
+
+def _plot_contacts(ax, t, series, unit):
+    """One line per contact, or per group of coinciding contacts (drawn once, noted in the panel's
+    title with their largest difference)."""
+    notes = []
+    for group in group_identical(series):
+        ax.plot(t, series[group[0]], zorder=2 + group[0], **_contact_style(group[0]))
+        if len(group) > 1:
+            gap = max(float(np.nanmax(np.abs(series[g] - series[group[0]]))) for g in group)
+            notes.append("contacts " + ", ".join(str(g + 1) for g in group)
+                         + f" coincide (≤ {gap:.1g} {unit} apart), drawn once" if gap else
+                         "contacts " + ", ".join(str(g + 1) for g in group) + " identical, drawn once")
+    if notes:
+        ax.set_title("; ".join(notes), fontsize=8.5)
+
+
+def plot_run(trajectory, path, title: str = ""):
+    """Six panels of a run: centre-of-mass paths (plan view), normal force, friction force, slip
+    speed and gap per contact, and the mechanical energy; the title carries ``title`` (e.g. the
+    scene and friction model) and the run's step size and position update from
+    ``trajectory.parameters``. Writes ``path``; returns the (closed) matplotlib Figure."""
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
     t = trajectory.t
-    fig, axes = plt.subplots(2, 2, figsize=(10, 7))
+    parameters = trajectory.parameters or {}
+    count = trajectory.contact_normal_force.shape[1] if trajectory.contact_normal_force.ndim == 2 else 0
+    names = contact_names(parameters, count)
+    fig, axes = plt.subplots(2, 3, figsize=(14, 7.6))
+    ax_path, ax_normal, ax_friction = axes[0]
+    ax_slip, ax_energy, ax_gap = axes[1]
+
+    start = getattr(trajectory, "initial_position", None)  # (bodies, 3) at t = 0: the paths start there
     for b, name in enumerate(trajectory.body_names):
-        axes[0, 0].plot(trajectory.position[:, b, 0], trajectory.position[:, b, 1], label=name)
-    axes[0, 0].set_xlabel("x (m)")
-    axes[0, 0].set_ylabel("y (m)")
-    axes[0, 0].set_aspect("equal", adjustable="datalim")
-    axes[0, 0].set_title("centre of mass path")
-    for c in range(trajectory.contact_normal_force.shape[1]):
-        axes[0, 1].plot(t, trajectory.contact_normal_force[:, c], label=f"lam_N[{c}]")
-        axes[0, 1].plot(t, np.linalg.norm(trajectory.contact_friction_force[:, c], axis=1), "--", label=f"|lam_T|[{c}]")
-        axes[1, 0].plot(t, np.linalg.norm(trajectory.contact_slip_velocity[:, c], axis=1), label=f"|v_T|[{c}]")
-    axes[0, 1].set_title("contact forces (N)")
-    axes[1, 0].set_title("slip speed (m/s)")
-    axes[1, 1].plot(t, trajectory.energy)
-    axes[1, 1].set_title("mechanical energy (J)")
+        x, y = trajectory.position[:, b, 0], trajectory.position[:, b, 1]
+        if start is not None:
+            x, y = np.concatenate([[start[b, 0]], x]), np.concatenate([[start[b, 1]], y])
+        line, = ax_path.plot(x, y, lw=1.4, ls=_STYLES[b % len(_STYLES)], label=name, zorder=2 + b)
+        ax_path.plot(x[0], y[0], "o", color=line.get_color(), mfc="none", ms=7, zorder=5)
+        ax_path.plot(x[-1], y[-1], "s", color=line.get_color(), ms=5, zorder=5)
+    ax_path.plot([], [], "o", color="0.3", mfc="none", ls="none", label="start")
+    ax_path.plot([], [], "s", color="0.3", ls="none", label="end")
+    ax_path.set_xlabel("x (m)")
+    ax_path.set_ylabel("y (m)")
+    ax_path.set_aspect("equal", adjustable="datalim")
+    ax_path.set_title("centre-of-mass paths, plan view", fontsize=10)
+
+    if count:
+        _plot_contacts(ax_normal, t, [trajectory.contact_normal_force[:, c] for c in range(count)], "N")
+        _plot_contacts(ax_friction, t, [np.linalg.norm(trajectory.contact_friction_force[:, c], axis=1)
+                                        for c in range(count)], "N")
+        _plot_contacts(ax_slip, t, [np.linalg.norm(trajectory.contact_slip_velocity[:, c], axis=1)
+                                    for c in range(count)], "m/s")
+        _plot_contacts(ax_gap, t, [trajectory.contact_gap[:, c] for c in range(count)], "m")
+    ax_normal.set_ylabel("normal force λ_N (N)")
+    ax_friction.set_ylabel("friction force |λ_T| (N)")
+    ax_slip.set_ylabel("slip speed |v_T| (m/s)")
+    ax_gap.set_ylabel("gap Φ at the step start (m)")
+    ax_gap.axhline(0.0, color="k", lw=0.6, zorder=1)
+
+    ax_energy.plot(t, trajectory.energy, color="C0", lw=1.5, label="mechanical energy E")
+    initial = getattr(trajectory, "initial_energy", None)
+    if initial is not None and np.size(initial) == 1 and np.isfinite(float(initial)):
+        ax_energy.axhline(float(initial), color="0.4", ls=":", lw=1.2, label=f"E(0) = {float(initial):.4g} J")
+    ax_energy.set_ylabel("mechanical energy E (J)")
+
     for ax in axes.flat:
         ax.grid(alpha=0.3)
-        if ax.get_legend_handles_labels()[0]:
-            ax.legend(fontsize=8)
-    for ax in (axes[0, 1], axes[1, 0], axes[1, 1]):
-        ax.set_xlabel("t (s)")
-    fig.suptitle(title)
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
+        ax.ticklabel_format(axis="both", style="sci", scilimits=(-3, 4), useOffset=False)  # no "+1.127" offsets
+        if ax is not ax_path:
+            ax.set_xlabel("time t (s)")
+    ax_path.legend(fontsize=8, framealpha=0.9)
+    ax_energy.legend(fontsize=8, framealpha=0.9)
+    if count:  # one legend for the four contact panels, below the figure
+        from matplotlib.lines import Line2D
+        handles = [Line2D([], [], **_contact_style(c)) for c in range(count)]
+        fig.legend(handles, names, loc="lower center", ncol=min(count, 4), fontsize=9, frameon=False,
+                   title="normal force, friction force, slip speed and gap of each contact "
+                         "(where curves overlap, later contacts are drawn on top):", title_fontsize=9)
+    scene = parameters.get("scene", {}).get("name") if isinstance(parameters.get("scene"), dict) else None
+    heading = title or (scene or "")
+    model = (parameters.get("friction") or {}).get("model", "") if isinstance(parameters.get("friction"), dict) else ""
+    settings = run_settings(parameters, include_step=not re.search(r"\bh\s*=", heading),
+                            include_friction=not (model and model in heading))
+    fig.suptitle("\n".join(line for line in (heading, settings) if line), fontsize=11)
+    rows = -(-count // 4) if count else 0
+    fig.tight_layout(rect=(0, 0.045 + 0.03 * rows if count else 0, 1, 1))
+    fig.savefig(path, dpi=120)
     plt.close(fig)
+    return fig

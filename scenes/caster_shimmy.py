@@ -106,32 +106,56 @@ def transient(yaw0: float = 0.1, distance: float = 40.0, **parameters) -> dict:
     return {"t": t, "states": states, "contact": points, "wavelength": wavelength, "crossings": crossings}
 
 
+def plot_paths(rigid: dict, flexible: dict, path, speed: float = 1.0, radius: float = 1.0):
+    """Contact-point paths of :func:`transient` for the rigid and the flexible yoke (cf. Fig. 8a),
+    with the published wavelengths marked where our paths should cross zero upwards: 2 pi r
+    (rigid, Schwab–Meijaard 2003 Eq. 34) and 7.83 r (their flexible-yoke simulation, l = r).
+    Writes ``path``; returns the (closed) Figure."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(12, 5.2))
+    cases = ((rigid, "C0", "-", "rigid yoke", 2 * math.pi, "2πr (Schwab–Meijaard 2003 Eq. 34, rigid yoke)", "|"),
+             (flexible, "C1", "--", "flexible yoke, l = r", 7.83,
+              "7.83 r (Schwab–Meijaard 2003 Sec. 3.3, FE simulation, l = r)", "x"))
+    for k, (case, color, style, name, published, text, marker) in enumerate(cases):
+        ax.plot(case["contact"][:, 0], case["contact"][:, 1], color=color, ls=style, lw=1.4, zorder=3 + k,
+                label=f"{name} (ours): mean wavelength {case['wavelength']:.4f} r between upward zero crossings")
+        x_end = case["contact"][-1, 0]
+        ticks = np.arange(0.0, x_end + 1e-9, published * radius)
+        y_tick = -0.02 - 0.02 * k  # the two sets of marks on separate rows below the axis
+        ax.plot(ticks, np.full(ticks.shape, y_tick), ls="none", marker=marker, ms=11, mew=1.8, color=color,
+                zorder=6, label=f"multiples of the published wavelength {text}")
+        ax.plot(case["crossings"], np.zeros(case["crossings"].shape), "o", color=color, mfc="none", ms=7, zorder=5,
+                label=f"{name}: our upward zero crossings")
+    ax.axhline(0.0, color="k", lw=0.6, zorder=1)
+    ax.set_xlabel("longitudinal contact-point position x/r (–)")
+    ax.set_ylabel("lateral contact-point position y/r (–)")
+    ax.set_ylim(-0.2, 0.2)
+    ax.set_title(f"caster wheel, kinematic shimmy from yaw 0.1 rad at speed v = {speed:g}, radius r = {radius:g}, "
+                 "state equations (cf. Schwab–Meijaard 2003 Fig. 8a)", fontsize=10.5)
+    ax.legend(fontsize=8, loc="upper center", bbox_to_anchor=(0.5, -0.14), ncol=2, frameon=False)
+    ax.grid(alpha=0.3)
+    fig.savefig(path, dpi=120, bbox_inches="tight")
+    plt.close(fig)
+    return fig
+
+
 def report(out_dir) -> dict:
     """Wavelengths (linearized and from the transient) for the rigid and the flexible yoke, the
     contact-point paths (cf. Fig. 8a) and the root locus over the yoke length."""
     import os
 
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
     from lcpdyn.stability import plot_root_locus, root_locus
 
     locus = root_locus(sys.modules[__name__], "yoke_length", np.linspace(0.25, 4.0, 61))
-    plot_root_locus(locus, os.path.join(out_dir, "caster-shimmy-root-locus.png"))
+    plot_root_locus(locus, os.path.join(out_dir, "caster-shimmy-root-locus.png"),
+                    title="caster wheel, flexible yoke: root locus over the yoke length (cf. Schwab–Meijaard 2003 "
+                          "Sec. 3.3, Eq. 35)")
     rigid, flexible = transient(flexible=0.0), transient(flexible=1.0)
-    fig, ax = plt.subplots(figsize=(10, 4))
-    ax.plot(rigid["contact"][:, 0], rigid["contact"][:, 1], label=f"rigid yoke, wavelength {rigid['wavelength']:.4f}")
-    ax.plot(flexible["contact"][:, 0], flexible["contact"][:, 1],
-            label=f"flexible yoke (l = r), wavelength {flexible['wavelength']:.4f}")
-    ax.set_xlabel("x / r")
-    ax.set_ylabel("lateral contact position y / r")
-    ax.set_title("caster wheel kinematic shimmy from yaw 0.1 rad (cf. Schwab–Meijaard 2003 Fig. 8a)")
-    ax.legend()
-    ax.grid(alpha=0.3)
-    fig.tight_layout()
-    fig.savefig(os.path.join(out_dir, "caster-shimmy-path.png"), dpi=120)
-    plt.close(fig)
+    p = system().params()
+    plot_paths(rigid, flexible, os.path.join(out_dir, "caster-shimmy-path.png"), p["speed"], p["radius"])
     return {"wavelength_rigid_linear": wavelength_linear(flexible=0.0), "wavelength_rigid_transient": rigid["wavelength"],
             "expected_rigid": 2 * math.pi, "wavelength_flexible_linear": wavelength_linear(flexible=1.0),
             "wavelength_flexible_transient": flexible["wavelength"],

@@ -333,18 +333,79 @@ def run_udwadia_kalaba(torque_max: float, t_end: float = 12.0, samples_per_secon
             "rear_constraint_force": lam[:, 1], "rear_mu_normal": mu * normal, "cpu_s": cpu}
 
 
+def plot_formulations(rows: list[dict], path):
+    """Per driving torque (one row of panels): car and wheel-rim speeds, and the rear traction
+    against mu N, from the complementarity engine (solid) and the Udwadia–Kalaba model (dashed),
+    with the slippery stretch (Eq. 36) and the braking pulse (Eq. 35) shaded (cf. Ikoki 2022 Figs.
+    6-9). ``rows``: dicts with torque, trajectory, parameters, speed, front_rim, rear_rim, traction,
+    mu_normal (engine, per step) and uk (:func:`run_udwadia_kalaba`). Writes ``path``; returns the
+    (closed) Figure."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from lcpdyn.plotting import run_settings
+
+    fig, axes = plt.subplots(len(rows), 2, figsize=(14, 3.9 * len(rows) + 1.2), squeeze=False, sharex=True)
+    for i, row in enumerate(rows):
+        t, p, uk = row["trajectory"].t, row["parameters"], row["uk"]
+        mu = np.array([grip(x, p) for x in t])
+        slippery = mu < 0.5 * (p["mu_high"] + p["mu_low"])
+        for ax in axes[i]:
+            ax.fill_between(t, 0, 1, where=slippery, transform=ax.get_xaxis_transform(), color="C8", alpha=0.15, lw=0,
+                            label="slippery stretch: μ(t) below the mean of μ_high, μ_low (Eq. 36)")
+            ax.axvspan(p["brake_start"], p["brake_start"] + p["brake_duration"], color="0.5", alpha=0.12, lw=0,
+                       label=f"braking pulse, {p['brake_torque']:g} N m (Eq. 35)")
+            ax.grid(alpha=0.3)
+        ax = axes[i, 0]
+        ax.plot(t, row["speed"], color="k", lw=2.0, zorder=3, label="car speed (engine)")
+        ax.plot(t, row["front_rim"], color="C0", ls="-.", lw=1.2, zorder=5,
+                label="front rim speed ωr (engine; on the car speed while the front wheel rolls)")
+        ax.plot(t, row["rear_rim"], color="C3", lw=1.2, zorder=4, label="rear rim speed ωr (engine)")
+        ax.plot(uk["t"], uk["speed"], color="0.45", ls="--", lw=1.6, zorder=6,
+                label="car speed (Udwadia–Kalaba; dashed over the engine's)")
+        ax.plot(uk["t"], uk["front_rim"], color="C0", ls=":", lw=1.6, zorder=7,
+                label="front rim speed (Udwadia–Kalaba)")
+        ax.plot(uk["t"], uk["rear_rim"], color="C3", ls="--", lw=1.2, zorder=6, label="rear rim speed (Udwadia–Kalaba)")
+        ax.set_ylabel("speed (m/s)")
+        ax.set_title(f"T_max = {row['torque']:g} N m (Eq. 34): car and wheel-rim speeds (cf. Ikoki 2022 Figs. 6–7, 9)",
+                     fontsize=10)
+        ax = axes[i, 1]
+        ax.plot(t, row["mu_normal"], color="k", lw=1.8, zorder=3, label="±μ N, rear wheel (engine)")
+        ax.plot(t, -row["mu_normal"], color="k", lw=1.8, zorder=3)
+        ax.plot(t, row["traction"], color="C3", lw=1.0, zorder=5,
+                label="rear traction F_x (engine; on ±μ N while the rear wheel spins or locks)")
+        ax.plot(uk["t"], uk["rear_mu_normal"], color="0.45", ls="--", lw=1.6, zorder=4,
+                label="±μ N, rear wheel (Udwadia–Kalaba; dashed over the engine's)")
+        ax.plot(uk["t"], -uk["rear_mu_normal"], color="0.45", ls="--", lw=1.6, zorder=4)
+        ax.plot(uk["t"], uk["rear_constraint_force"], color="C3", ls="--", lw=1.2, zorder=6,
+                label="rear constraint force (Udwadia–Kalaba)")
+        ax.set_ylabel("longitudinal force (N)")
+        ax.set_title(f"T_max = {row['torque']:g} N m: rear traction against the friction limit μ N "
+                     "(cf. Ikoki 2022 Fig. 8)", fontsize=10)
+    for ax in axes[-1]:
+        ax.set_xlabel("time t (s)")
+    for j in range(2):
+        handles, labels = axes[0, j].get_legend_handles_labels()
+        fig.legend(handles, labels, fontsize=8, ncol=1, frameon=False, loc="lower center",
+                   bbox_to_anchor=(0.27 + 0.5 * j, 0.0))
+    fig.suptitle("half car with traction saturation (Ikoki 2022 Secs. 3–4; our parameters, their Table 1 is lost)\n"
+                 "engine: " + run_settings(rows[0]["trajectory"].parameters) + "; Udwadia–Kalaba: SciPy integration, "
+                 "Baumgarte rate 20 /s", fontsize=10.5)
+    fig.tight_layout(rect=(0, 1.25 / (3.9 * len(rows) + 1.2) + 0.03, 1, 1))
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return fig
+
+
 def report(out_dir, torques=(150.0, 550.0, 700.0)) -> dict:
     """Both formulations at each T_max (cf. Ikoki 2022 Figs. 6-9): wheel speeds, traction against
     mu N, the bound check, CPU time; writes ``half-car-*.png``."""
     import os
 
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
     numbers = {}
-    fig, axes = plt.subplots(len(torques), 2, figsize=(13, 3.6 * len(torques)), squeeze=False)
-    for row, torque in enumerate(torques):
+    rows = []
+    for torque in torques:
         trajectory, scene, cpu = run_engine(torque)
         p = scene.parameters
         mu = np.array([grip(t - scene.dt, p) for t in trajectory.t])
@@ -367,27 +428,8 @@ def report(out_dir, torques=(150.0, 550.0, 700.0)) -> dict:
             "uk_front_max_slip_m_per_s": float(np.max(np.abs(uk["front_rim"] - uk["speed"]))),
             "uk_final_speed": float(uk["speed"][-1]),
         }
-        ax = axes[row, 0]
-        ax.plot(trajectory.t, speed, "k", lw=1, label="car speed (engine)")
-        ax.plot(trajectory.t, front * radius_front, "C0", lw=0.8, label="front rim speed (engine)")
-        ax.plot(trajectory.t, rear * radius_rear, "C3", lw=0.8, label="rear rim speed (engine)")
-        ax.plot(uk["t"], uk["speed"], "k--", lw=1, label="car speed (Udwadia-Kalaba)")
-        ax.plot(uk["t"], uk["front_rim"], "C0--", lw=0.8, label="front rim (UK)")
-        ax.plot(uk["t"], uk["rear_rim"], "C3--", lw=0.8, label="rear rim (UK)")
-        ax.set_ylabel("m/s")
-        ax.set_title(f"T_max = {torque:g} N m: wheel speeds (cf. Ikoki Figs. 6-7, 9)")
-        ax.legend(fontsize=7)
-        ax = axes[row, 1]
-        ax.plot(trajectory.t, traction(trajectory), "C3", lw=0.8, label="rear traction (engine)")
-        ax.plot(trajectory.t, mu * normal[:, 1], "k", lw=0.8, label="mu N (engine)")
-        ax.plot(uk["t"], uk["rear_constraint_force"], "C3--", lw=0.8, label="rear constraint force (UK)")
-        ax.plot(uk["t"], uk["rear_mu_normal"], "k--", lw=0.8, label="mu N (UK)")
-        ax.set_ylabel("N")
-        ax.set_title("rear traction against mu N (cf. Ikoki Fig. 8)")
-        ax.legend(fontsize=7)
-    for ax in axes[-1]:
-        ax.set_xlabel("t (s)")
-    fig.tight_layout()
-    fig.savefig(os.path.join(out_dir, "half-car-formulations.png"), dpi=110)
-    plt.close(fig)
+        rows.append({"torque": torque, "trajectory": trajectory, "parameters": p, "speed": speed,
+                     "front_rim": front * radius_front, "rear_rim": rear * radius_rear,
+                     "traction": traction(trajectory), "mu_normal": mu * normal[:, 1], "uk": uk})
+    plot_formulations(rows, os.path.join(out_dir, "half-car-formulations.png"))
     return numbers

@@ -132,33 +132,87 @@ def accuracy_cost(models=("coulomb", "regularized", "continuous"), steps=(4e-4, 
     return table
 
 
+# Bauchau 2002 Sec. 8.2 (flexible beam; drawn beside ours by plot_slip_forces)
+PAPER = {"rolling_events_coulomb": 5, "creep_ends_continuous_s": 0.2}
+
+_STYLES = {"coulomb": ("C0", "-", 1.6), "regularized": ("C1", "--", 1.2), "continuous": ("C2", ":", 1.6)}
+
+
+def plot_slip_forces(results: dict, path):
+    """Slip speed with the rolling events (thick bars, as in Bauchau 2002 Figs. 11-14), friction and
+    normal force, and their ratio against mu_s and mu_k, per friction model (``results`` from
+    :func:`compare_models`); the paper's findings beside ours. Writes ``path``; returns the
+    (closed) Figure."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    from matplotlib.lines import Line2D
+    from matplotlib.transforms import blended_transform_factory
+
+    from lcpdyn.plotting import run_settings
+
+    fig, axes = plt.subplots(4, 1, figsize=(12, 12.5), sharex=True)
+    bars = blended_transform_factory(axes[0].transData, axes[0].transAxes)
+    first = None
+    for k, (name, r) in enumerate(results.items()):
+        run = r["run"]
+        first = first or run
+        color, style, width = _STYLES.get(name, (f"C{k}", "-", 1.2))
+        kw = dict(color=color, ls=style, lw=width, zorder=3 + k)
+        slip = np.linalg.norm(run.contact_slip_velocity[:, 0], axis=1)
+        friction = np.linalg.norm(run.contact_friction_force[:, 0], axis=1)
+        normal = run.contact_normal_force[:, 0]
+        axes[0].plot(run.t, slip, **kw, label=f"{name} friction (ours): {r['count']} rolling event"
+                     + ("s" if r["count"] != 1 else "") + f", median slip in them {r['median_slip_in_events']:.1g} m/s")
+        for a, b in r["events"]:  # rolling (or creeping) events: thick bars near the top, one row per model
+            axes[0].plot([a, b], [0.96 - 0.05 * k] * 2, color=color, lw=5, solid_capstyle="butt", transform=bars,
+                         zorder=8)
+        axes[1].plot(run.t, friction, **kw)
+        axes[2].plot(run.t, normal, **kw)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            axes[3].plot(run.t, np.where(normal > 0, friction / normal, np.nan), **kw)
+    p = build().parameters
+    axes[0].axvline(PAPER["creep_ends_continuous_s"], color="C3", ls="--", lw=1.2, zorder=9,
+                    label="Bauchau 2002 Sec. 8.2: with the continuous law, creep ends at t ≈ 0.2 s")
+    handles, labels = axes[0].get_legend_handles_labels()
+    handles += [Line2D([], [], color="0.3", lw=5), Line2D([], [], ls="none")]
+    labels += [f"rolling events (ours; slip ≤ v_th = {p['velocity_threshold']:g} m/s for ≥ 10 ms), one row per law",
+               f"Bauchau 2002 Sec. 8.2 (Coulomb with rolling constraints): {PAPER['rolling_events_coulomb']} rolling "
+               "events, separated by sliding phases of increasing length"]
+    fig.legend(handles, labels, fontsize=8, loc="lower center", ncol=2, frameon=False)
+    axes[0].set_yscale("symlog", linthresh=1e-3)
+    axes[0].set_ylim(0.0, 30.0)
+    axes[0].set_ylabel("slip speed |v_T| (m/s; linear below 1 mm/s)")
+    axes[1].set_ylabel("friction force |F_T| (N)")
+    axes[2].set_ylabel("normal force F_N (N)")
+    axes[3].axhline(p["mu_static"], color="C3", ls="--", lw=1.0, zorder=1,
+                    label=f"μ_s = {p['mu_static']:g} (Bauchau 2002 Sec. 8.2): rolling ends when the ratio reaches it")
+    axes[3].axhline(p["mu"], color="C3", ls="-.", lw=1.0, zorder=1,
+                    label=f"μ_k = {p['mu']:g} (Bauchau 2002 Sec. 8.2): while sliding the ratio lies on it "
+                          "(curves drawn over the line)")
+    axes[3].set_ylim(0.0, 1.0)
+    axes[3].set_ylabel("|F_T| / F_N (–)")
+    axes[3].set_xlabel("time t (s)")
+    axes[3].legend(fontsize=8, loc="upper right", framealpha=0.92)
+    for ax in axes:
+        ax.grid(alpha=0.3)
+    fig.suptitle(f"wheel-mounted pendulum (rigid bar) on a {p['incline_deg']:g}° incline, "
+                 f"bar starting {p['bar_direction']} "
+                 "(cf. Bauchau 2002 Sec. 8.2, Figs. 13–14)\n" + run_settings(first.parameters, include_friction=False)
+                 + "; line styles per friction law as in the top panel", fontsize=10.5)
+    fig.tight_layout(rect=(0, 0.055, 1, 1))
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+    return fig
+
+
 def report(out_dir) -> dict:
     """Rolling events per model (cf. Figs. 11-14), the creep of the continuous law, CPU times,
     and CPU time against accuracy; writes ``incline-pendulum-*.png``."""
     import os
 
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
     results = compare_models()
-    fig, axes = plt.subplots(2, 1, figsize=(10, 7), sharex=True)
-    for name, r in results.items():
-        run = r["run"]
-        axes[0].plot(run.t, np.linalg.norm(run.contact_slip_velocity[:, 0], axis=1), lw=0.8,
-                     label=f"{name}: {r['count']} rolling events")
-        axes[1].plot(run.t, np.linalg.norm(run.contact_friction_force[:, 0], axis=1), lw=0.8, label=f"{name} |F_T|")
-        axes[1].plot(run.t, run.contact_normal_force[:, 0], lw=0.6, ls="--", label=f"{name} F_N")
-    axes[0].set_yscale("symlog", linthresh=1e-3)
-    axes[0].set_ylabel("slip speed (m/s)")
-    axes[0].legend(fontsize=8)
-    axes[0].set_title("wheel-pendulum on a 25 deg incline (cf. Bauchau 2002 Figs. 13-14)")
-    axes[1].set_ylabel("force (N)")
-    axes[1].set_xlabel("t (s)")
-    axes[1].legend(fontsize=7, ncol=3)
-    fig.tight_layout()
-    fig.savefig(os.path.join(out_dir, "incline-pendulum-slip-forces.png"), dpi=120)
-    plt.close(fig)
+    plot_slip_forces(results, os.path.join(out_dir, "incline-pendulum-slip-forces.png"))
     return {"rolling_events": {k: r["events"] for k, r in results.items()},
             "rolling_event_counts": {k: r["count"] for k, r in results.items()},
             "median_slip_during_rolling_m_per_s": {k: r["median_slip_in_events"] for k, r in results.items()},

@@ -130,44 +130,87 @@ def wobble_period(result: dict) -> float:
     return float(np.mean(np.diff(t[peaks]))) if len(peaks) > 1 else math.nan
 
 
+def plot_transient(result: dict, stepped, path):
+    """The Figs. 5-6 transient: paths of the centre and the contact point (state equations) with
+    the LCP stepper's centre path; the contact-force components; their in-plane / normal ratio
+    against the paper's bound 0.52. ``result`` from :func:`transient`, ``stepped`` a trajectory of
+    :func:`build`. Writes ``path``; returns the (closed) Figure."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from lcpdyn.plotting import run_settings
+
+    t = result["t"]
+    reference = np.array([np.interp(stepped.t, t, result["centre"][:, j]) for j in range(2)]).T
+    apart = np.flatnonzero(np.linalg.norm(stepped.position[:, 0, :2] - reference, axis=1) > 0.1)
+    departs = f"departs by > 0.1 r at t = {stepped.t[apart[0]]:.1f}" if apart.size else "within 0.1 r throughout"
+
+    fig = plt.figure(figsize=(15, 7.2))
+    grid = fig.add_gridspec(2, 2, width_ratios=(1.1, 1.0), hspace=0.32, wspace=0.18)
+    ax = fig.add_subplot(grid[:, 0])
+    ax.plot(result["centre"][:, 0], result["centre"][:, 1], color="k", lw=1.3, zorder=3,
+            label="centre, state equations (Eq. 22)")
+    ax.plot(result["contact"][:, 0], result["contact"][:, 1], color="C1", lw=0.9, zorder=2,
+            label="contact point, state equations")
+    ax.plot(stepped.position[:, 0, 0], stepped.position[:, 0, 1], color="C0", ls="--", lw=1.0, zorder=4,
+            label=f"centre, LCP stepper with ideal rolling ({departs})")
+    ax.plot(result["centre"][0, 0], result["centre"][0, 1], "o", color="k", mfc="none", ms=9, zorder=5, label="start")
+    ax.set_aspect("equal", adjustable="datalim")
+    ax.set_xlabel("x/r (–)")
+    ax.set_ylabel("y/r (–)")
+    ax.set_title("paths on the plane (cf. Schwab–Meijaard 2003 Fig. 5)\nstepper: "
+                 + run_settings(stepped.parameters, include_friction=False, time_unit="√(r/g)"), fontsize=10)
+    ax.legend(fontsize=8, loc="upper center", bbox_to_anchor=(0.5, -0.09), ncol=2, frameon=False)
+
+    force = result["force"]
+    ax = fig.add_subplot(grid[0, 1])
+    for k, (label, style) in enumerate((("F_x (world x, initial heading)", "-"), ("F_y (world y, lateral)", "--"),
+                                        ("F_z (normal)", "-"))):
+        ax.plot(t, force[:, k], ls=style, lw=0.9, color=f"C{k}", label=label, zorder=3 - k)
+    ax.set_xlabel("time t (√(r/g))")
+    ax.set_ylabel("contact force on the disk (mg)")
+    ax.set_title("contact force, state equations (cf. Fig. 6: there the opposite force, on the plane)",
+                 fontsize=9.5)
+    ax.set_ylim(-0.75, 1.75)
+    ax.legend(fontsize=8, loc="upper center", ncol=3, framealpha=0.9)
+
+    ax = fig.add_subplot(grid[1, 1])
+    ax.plot(t, result["force_ratio"], color="k", lw=0.9, label="|F_xy| / F_z, state equations")
+    k = int(np.argmax(result["force_ratio"]))
+    ax.plot(t[k], result["force_ratio"][k], "v", color="C3", ms=8, zorder=5,
+            label=f"our maximum: {result['max_force_ratio']:.4f} (t = {t[k]:.1f})")
+    ax.axhline(0.52, color="C3", ls="--", lw=1.2, label="Schwab–Meijaard 2003 Sec. 3.2, Fig. 6: at most 0.52")
+    ax.set_ylim(0.0, 1.0)
+    ax.set_xlabel("time t (√(r/g))")
+    ax.set_ylabel("|F_xy| / F_z (–)")
+    ax.set_title("in-plane / normal contact force: the friction coefficient needed to roll", fontsize=9.5)
+    ax.legend(fontsize=8, loc="upper right", framealpha=0.9)
+    for ax in fig.axes:
+        ax.grid(alpha=0.3)
+    fig.suptitle("rolling disk, upright start: forward speed v = 0.4116 √(g r), roll rate −0.01 √(g/r), "
+                 f"{t[-1]:g} time units √(r/g); units m = r = g = 1", fontsize=11)
+    fig.savefig(path, dpi=120, bbox_inches="tight")
+    plt.close(fig)
+    return fig
+
+
 def report(out_dir, stepper_dt: float = 2e-3) -> dict:
     """Root locus over speed 0..1 (Fig. 4), critical speed, the 87-unit transient from the state
     equations (Figs. 5-6) and the same transient in the LCP time stepper with ideal rolling;
     writes ``rolling-disk-*.png`` and returns the numbers."""
     import os
 
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
     from lcpdyn.stability import plot_root_locus, root_locus
     from lcpdyn.stepper import Simulation
 
     locus = root_locus(sys.modules[__name__], "speed", np.linspace(0.0, 1.0, 101))
-    plot_root_locus(locus, os.path.join(out_dir, "rolling-disk-root-locus.png"))
+    plot_root_locus(locus, os.path.join(out_dir, "rolling-disk-root-locus.png"),
+                    title="rolling disk: root locus over the forward speed (cf. Schwab–Meijaard 2003 Fig. 4)")
     result = transient()
     scene = build(dt=stepper_dt)
     stepped = Simulation(scene.model, "regularized", stepper_dt, position_update="symplectic").run(scene.t_end)
-    fig, axes = plt.subplots(1, 2, figsize=(12, 5))
-    axes[0].plot(result["centre"][:, 0], result["centre"][:, 1], "k", lw=1, label="centre (state equations)")
-    axes[0].plot(result["contact"][:, 0], result["contact"][:, 1], "C1", lw=0.8, label="contact point")
-    axes[0].plot(stepped.position[:, 0, 0], stepped.position[:, 0, 1], "C0--", lw=0.8,
-                 label=f"centre (LCP stepper, ideal rolling, h = {stepper_dt:g})")
-    axes[0].set_aspect("equal", adjustable="datalim")
-    axes[0].set_xlabel("x / r")
-    axes[0].set_ylabel("y / r")
-    axes[0].legend(fontsize=8)
-    axes[0].set_title("rolling disk, v = 0.4116, roll rate -0.01, 87 time units (cf. Fig. 5)")
-    force = result["force"]
-    for k, label in enumerate(("F_x", "F_y", "F_z (normal)")):
-        axes[1].plot(result["t"], force[:, k], lw=0.8, label=label)
-    axes[1].plot(result["t"], result["force_ratio"], "k", lw=0.8, label="|F_xy| / F_z")
-    axes[1].set_xlabel("t / sqrt(r/g)")
-    axes[1].legend(fontsize=8)
-    axes[1].set_title(f"contact force on the plane (cf. Fig. 6), max ratio {result['max_force_ratio']:.3f}")
-    fig.tight_layout()
-    fig.savefig(os.path.join(out_dir, "rolling-disk-transient.png"), dpi=120)
-    plt.close(fig)
+    plot_transient(result, stepped, os.path.join(out_dir, "rolling-disk-transient.png"))
     gap = np.linalg.norm(stepped.position[:, 0, :2] - np.array([np.interp(stepped.t, result["t"], result["centre"][:, j])
                                                                 for j in range(2)]).T, axis=1)
     return {"critical_speed": critical_speed(), "critical_speed_exact": 1 / math.sqrt(3),

@@ -102,7 +102,9 @@ def report(out_dir) -> dict:
     from lcpdyn.stability import plot_root_locus, root_locus
 
     locus = root_locus(sys.modules[__name__], "a_over_l", np.linspace(0.0, 1.0, 201))
-    plot_root_locus(locus, os.path.join(out_dir, "swivel-shimmy-root-locus.png"))
+    plot_root_locus(locus, os.path.join(out_dir, "swivel-shimmy-root-locus.png"),
+                    title="Den Hartog's swivel wheel, I = 0.21 m l²: root locus over the centre-of-mass position "
+                          "(cf. Schwab–Meijaard 2003 Fig. 2)")
     low, high = stability_boundaries()
     worst = 0.0
     for a in np.linspace(0.05, 0.95, 19):
