@@ -55,6 +55,7 @@ from .options import check_count, check_nonnegative, check_positive, check_warm_
 from .result import (
     Status,
     _measure_kernel,
+    bound_sizes,
     measure,
     result_from_kernel,
     row_scale_vector,
@@ -195,12 +196,8 @@ def pivot(M, q, lo, hi, state, max_iterations, max_stall, pivot_tolerance, rho, 
     # zeta_j >= |z_j| (every s_i >= |M_ij z_j|) and >= its bounds' size, except for a zero
     # column (then exactly the bounds' size): a cheap lower bound that settles most bound tests
     floor_z = np.zeros(n)  # 1: |z_j| counts, 0: it does not (zero column)
-    bound_size = np.zeros(n)
+    bound_size = bound_sizes(lo, hi)
     for j in range(n):
-        if np.isfinite(lo[j]):
-            bound_size[j] = abs(lo[j])
-        if np.isfinite(hi[j]):
-            bound_size[j] = max(bound_size[j], abs(hi[j]))
         for i in range(n):
             if abs_m[i, j] > 0.0:
                 floor_z[j] = 1.0

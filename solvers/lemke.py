@@ -221,29 +221,31 @@ def run(problem, options: Options, tolerance: float):
         retried = True
         if code_raw == _SOLVED:
             Ms, qs, col, xs, code, basic = split.M, split.q, np.ones(m), x_raw, code_raw, basic_raw
+
+    def answer(x):  # z of the original problem for the split LCP's x, and its framework residual
+        z_x = elimination.recover(split.recover(col * x))
+        return z_x, relative_residual(problem.M, problem.q, problem.lo, problem.hi, z_x)
+
+    z, relative = answer(xs)
     polished = False
     if code == _SOLVED:
         candidate, ok = polish(Ms, qs, xs, basic)
         if ok:
-            z_polished = elimination.recover(split.recover(col * candidate))
-            z_raw = elimination.recover(split.recover(col * xs))
-            if relative_residual(problem.M, problem.q, problem.lo, problem.hi, z_polished) <= \
-                    relative_residual(problem.M, problem.q, problem.lo, problem.hi, z_raw):
-                xs, polished = candidate, True
-    z = elimination.recover(split.recover(col * xs))
+            z_polished, relative_polished = answer(candidate)
+            if relative_polished <= relative:
+                xs, z, relative, polished = candidate, z_polished, relative_polished, True
     cleaned = False
-    if code in (_SOLVED, _RAY) and not relative_residual(problem.M, problem.q, problem.lo, problem.hi, z) <= tolerance:
+    if code in (_SOLVED, _RAY) and not relative <= tolerance:
         # degenerate basic variables at rounding level of the equilibrated solution (6e-33 where 0
         # is meant: in a row whose other terms vanish, the slip row of a contact without load,
         # that noise is the whole row) put on their bound; kept only if the measure says better
         noise = _NOISE * _EPS * float(np.max(xs)) if m else 0.0
         candidate = np.where(xs <= noise, 0.0, xs)
-        z_candidate = elimination.recover(split.recover(col * candidate))
-        if relative_residual(problem.M, problem.q, problem.lo, problem.hi, z_candidate) < \
-                relative_residual(problem.M, problem.q, problem.lo, problem.hi, z):
-            xs, z, cleaned = candidate, z_candidate, True
+        z_candidate, relative_candidate = answer(candidate)
+        if relative_candidate < relative:
+            xs, z, relative, cleaned = candidate, z_candidate, relative_candidate, True
     status = _CODE_TO_STATUS[code]
-    ray_but_solved = code == _RAY and relative_residual(problem.M, problem.q, problem.lo, problem.hi, z) <= tolerance
+    ray_but_solved = code == _RAY and relative <= tolerance
     if ray_but_solved:
         # the ray was found with the artificial z0 at rounding level (a degenerate problem): the
         # basis in hand already solves the problem, as the framework's measure (the arbiter of

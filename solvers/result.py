@@ -205,17 +205,26 @@ def _dominant_diagonal(M, k):
 
 
 @njit(cache=True)
-def static_scales(M, q, lo, hi):
-    """The parts of :func:`row_scales` that do not depend on z: ``(|M|, d0, velocity)`` with
-    ``d0_i = |q_i| + sum_k |M_ik| b_k`` (``b_k`` the finite bounds' size) and ``velocity`` the
-    free variables with a dominant diagonal (their ``B_k`` depends on z)."""
-    n = q.shape[0]
+def bound_sizes(lo, hi):
+    """b_k = max(|lo_k|, |hi_k|) over the finite bounds (0 for a free variable): the size the
+    bounds alone give each variable."""
+    n = lo.shape[0]
     size = np.zeros(n)
     for k in range(n):
         if np.isfinite(lo[k]):
             size[k] = abs(lo[k])
         if np.isfinite(hi[k]):
             size[k] = max(size[k], abs(hi[k]))
+    return size
+
+
+@njit(cache=True)
+def static_scales(M, q, lo, hi):
+    """The parts of :func:`row_scales` that do not depend on z: ``(|M|, d0, velocity)`` with
+    ``d0_i = |q_i| + sum_k |M_ik| b_k`` (``b_k`` the finite bounds' size) and ``velocity`` the
+    free variables with a dominant diagonal (their ``B_k`` depends on z)."""
+    n = q.shape[0]
+    size = bound_sizes(lo, hi)
     abs_m = np.abs(M)
     d0 = np.abs(q) + abs_m @ size if n > 0 else np.zeros(0)
     velocity = np.zeros(n, np.bool_)
@@ -443,25 +452,27 @@ def basis_singular(M, lo, hi, z):
             A[a, b] = M[basic[a], basic[b]]
     unbounded = np.full(m, np.inf)
     As = equilibrate(A, np.zeros(m), -unbounded, unbounded)[0]
-    norm = 0.0
-    for b in range(m):
-        col = 0.0
-        for a in range(m):
-            col += abs(As[a, b])
-        norm = max(norm, col)
+    norm = _norm_1(As)
     if norm == 0.0:
         return True
     try:
         inverse = np.linalg.inv(As)
     except Exception:
         return True
-    inverse_norm = 0.0
+    return not norm * _norm_1(inverse) <= _SINGULAR_CONDITION
+
+
+@njit(cache=True)
+def _norm_1(A):
+    """The 1-norm of a square matrix: its largest column sum of |A_ij|."""
+    m = A.shape[0]
+    norm = 0.0
     for b in range(m):
         col = 0.0
         for a in range(m):
-            col += abs(inverse[a, b])
-        inverse_norm = max(inverse_norm, col)
-    return not norm * inverse_norm <= _SINGULAR_CONDITION
+            col += abs(A[a, b])
+        norm = max(norm, col)
+    return norm
 
 
 @njit(cache=True)
