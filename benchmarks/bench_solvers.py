@@ -22,6 +22,7 @@ excluded by a warm-up solve, and reported separately as ``first_call_seconds``.
 
 Usage: ``python benchmarks/bench_solvers.py [--out results/bench_solvers.json] [--quick]``
 """
+
 from __future__ import annotations
 
 import os
@@ -79,6 +80,7 @@ def siconos_driver_call(case):
         info = sn.linearComplementarity_driver(lcp, z, w, options)
         if info != 0:
             raise RuntimeError(f"Siconos Lemke failed (info={info}) in the benchmark")
+
     return call
 
 
@@ -94,10 +96,21 @@ def judice_pires_kernel_call(case):
     center = np.zeros(n)
 
     def call():
-        z, code, _ = judice_pires.pivot(problem.M, problem.q, problem.lo, problem.hi, start.copy(),
-                                        judice_pires.default_max_iterations(n), defaults.max_stall, defaults.pivot_tolerance, 0.0, center)
+        z, code, _ = judice_pires.pivot(
+            problem.M,
+            problem.q,
+            problem.lo,
+            problem.hi,
+            start.copy(),
+            judice_pires.default_max_iterations(n),
+            defaults.max_stall,
+            defaults.pivot_tolerance,
+            0.0,
+            center,
+        )
         if code != 0:
             raise RuntimeError("judice-pires kernel failed in the benchmark")
+
     return call
 
 
@@ -140,21 +153,28 @@ def main(argv=None) -> int:
         rows.append(row)
 
     columns = list(rows[0]["times_s"])
-    lines = [f"lcpdyn {lcpdyn.__version__} solver benchmark, median seconds per solve (BLAS threads = "
-             f"{os.environ.get('OPENBLAS_NUM_THREADS')})",
-             f"{'problem':24s} {'n':>4s} " + " ".join(f"{c:>21s}" for c in columns)]
+    lines = [
+        f"lcpdyn {lcpdyn.__version__} solver benchmark, median seconds per solve (BLAS threads = "
+        f"{os.environ.get('OPENBLAS_NUM_THREADS')})",
+        f"{'problem':24s} {'n':>4s} " + " ".join(f"{c:>21s}" for c in columns),
+    ]
     for row in rows:
-        lines.append(f"{row['problem']:24s} {row['n']:4d} " + " ".join(
-            f"{_fmt(row['times_s'][c]):>21s}" for c in columns))
+        lines.append(
+            f"{row['problem']:24s} {row['n']:4d} " + " ".join(f"{_fmt(row['times_s'][c]):>21s}" for c in columns)
+        )
     if have_siconos:
         lines.append("ratio to siconos-lemke-driver (lower is faster):")
         for row in rows:
-            lines.append(f"{row['problem']:24s} {row['n']:4d} " + " ".join(
-                f"{row['ratio_to_siconos-lemke-driver'][c]:21.2f}" for c in columns))
+            lines.append(
+                f"{row['problem']:24s} {row['n']:4d} "
+                + " ".join(f"{row['ratio_to_siconos-lemke-driver'][c]:21.2f}" for c in columns)
+            )
         lines.append("ratio to siconos-route:")
         for row in rows:
-            lines.append(f"{row['problem']:24s} {row['n']:4d} " + " ".join(
-                f"{row['ratio_to_siconos-route'][c]:21.2f}" for c in columns))
+            lines.append(
+                f"{row['problem']:24s} {row['n']:4d} "
+                + " ".join(f"{row['ratio_to_siconos-route'][c]:21.2f}" for c in columns)
+            )
     else:
         lines.append("Siconos is not importable here: no ratios (see README, Set-up).")
     table = "\n".join(lines)
@@ -165,10 +185,18 @@ def main(argv=None) -> int:
     record = {
         "lcpdyn_version": lcpdyn.__version__,
         "benchmark": "bench_solvers",
-        "parameters": {"budget_seconds_per_entry": budget, "cases": [c.name for c in cases],
-                       "blas_threads": os.environ.get("OPENBLAS_NUM_THREADS"), "tolerance": 1e-9},
-        "machine": {"python": platform.python_version(), "numpy": np.__version__, "platform": platform.platform(),
-                    "cpu_count": os.cpu_count()},
+        "parameters": {
+            "budget_seconds_per_entry": budget,
+            "cases": [c.name for c in cases],
+            "blas_threads": os.environ.get("OPENBLAS_NUM_THREADS"),
+            "tolerance": 1e-9,
+        },
+        "machine": {
+            "python": platform.python_version(),
+            "numpy": np.__version__,
+            "platform": platform.platform(),
+            "cpu_count": os.cpu_count(),
+        },
         "first_call_seconds": t_first,
         "rows": rows,
         "table": table,

@@ -22,6 +22,7 @@ in the issue, not measured here).
 
 Usage: ``python benchmarks/bench_wheel.py [--repeats 5] [--out results/bench_wheel.json]``
 """
+
 from __future__ import annotations
 
 import os
@@ -46,10 +47,20 @@ from lcpdyn.stepper import Simulation  # noqa: E402
 from solvers.siconos_route import available as siconos_available  # noqa: E402
 
 PHASES = ("jacobians", "assembly", "solve", "rest", "record")
-ENTRIES = [("regularized", None), ("regularized", "general-path"), ("box", None), ("polygonal", None),
-           ("coulomb", None), ("regularized", "siconos"), ("coulomb", "siconos-nsn-ac")]
-PEER = {("regularized", None): ("regularized", "siconos"), ("regularized", "general-path"): ("regularized", "siconos"),
-        ("coulomb", None): ("coulomb", "siconos-nsn-ac")}
+ENTRIES = [
+    ("regularized", None),
+    ("regularized", "general-path"),
+    ("box", None),
+    ("polygonal", None),
+    ("coulomb", None),
+    ("regularized", "siconos"),
+    ("coulomb", "siconos-nsn-ac"),
+]
+PEER = {
+    ("regularized", None): ("regularized", "siconos"),
+    ("regularized", "general-path"): ("regularized", "siconos"),
+    ("coulomb", None): ("coulomb", "siconos-nsn-ac"),
+}
 
 
 def _label(friction, method):
@@ -122,16 +133,22 @@ def main(argv=None) -> int:
             fused = ours == ("regularized", None)  # its solve happens inside the 'assembly' phase
             ratios[f"{_label(*ours)} / {_label(*peer)}"] = {
                 "wall": a["wall_per_simulated_second_s"] / b["wall_per_simulated_second_s"],
-                "solve_phase": None if fused else a["phases_median_us"]["solve"] / b["phases_median_us"]["solve"]}
+                "solve_phase": None if fused else a["phases_median_us"]["solve"] / b["phases_median_us"]["solve"],
+            }
 
-    lines = [f"lcpdyn {__version__}: Peiret 2016 wheel, h = 1 ms, {args.t_end:g} s per run, median of "
-             f"{args.repeats} runs (BLAS 1 thread)",
-             f"JAX trace+compile of the wheel kinematics: {compile_seconds:.2f} s; one compiled call, "
-             f"blocking: {jacobian_call_us:.1f} us", "",
-             f"{'model':28s} {'wall/sim s':>10s} {'us/step':>8s} " + " ".join(f"{p:>9s}" for p in PHASES)]
+    lines = [
+        f"lcpdyn {__version__}: Peiret 2016 wheel, h = 1 ms, {args.t_end:g} s per run, median of "
+        f"{args.repeats} runs (BLAS 1 thread)",
+        f"JAX trace+compile of the wheel kinematics: {compile_seconds:.2f} s; one compiled call, "
+        f"blocking: {jacobian_call_us:.1f} us",
+        "",
+        f"{'model':28s} {'wall/sim s':>10s} {'us/step':>8s} " + " ".join(f"{p:>9s}" for p in PHASES),
+    ]
     for name, r in results.items():
-        lines.append(f"{name:28s} {r['wall_per_simulated_second_s']:10.3f} {r['per_step_median_us']:8.1f} "
-                     + " ".join(f"{r['phases_median_us'][p]:9.1f}" for p in PHASES))
+        lines.append(
+            f"{name:28s} {r['wall_per_simulated_second_s']:10.3f} {r['per_step_median_us']:8.1f} "
+            + " ".join(f"{r['phases_median_us'][p]:9.1f}" for p in PHASES)
+        )
     lines.append("")
     for name, ratio in ratios.items():
         solve = "" if ratio["solve_phase"] is None else f", solve phase {ratio['solve_phase']:.2f}"
@@ -141,13 +158,26 @@ def main(argv=None) -> int:
     print(text)
 
     record = {
-        "lcpdyn_version": __version__, "benchmark": "bench_wheel",
-        "parameters": {"scene": "wheel", "dt": 1e-3, "t_end": args.t_end, "repeats": args.repeats,
-                       "blas_threads": os.environ.get("OPENBLAS_NUM_THREADS")},
-        "jax_compile_seconds": compile_seconds, "jacobian_call_median_us": jacobian_call_us,
-        "first_run_seconds_0.05s": warm, "results": results, "ratios": ratios,
-        "machine": {"python": platform.python_version(), "numpy": np.__version__, "platform": platform.platform(),
-                    "cpus": os.cpu_count()},
+        "lcpdyn_version": __version__,
+        "benchmark": "bench_wheel",
+        "parameters": {
+            "scene": "wheel",
+            "dt": 1e-3,
+            "t_end": args.t_end,
+            "repeats": args.repeats,
+            "blas_threads": os.environ.get("OPENBLAS_NUM_THREADS"),
+        },
+        "jax_compile_seconds": compile_seconds,
+        "jacobian_call_median_us": jacobian_call_us,
+        "first_run_seconds_0.05s": warm,
+        "results": results,
+        "ratios": ratios,
+        "machine": {
+            "python": platform.python_version(),
+            "numpy": np.__version__,
+            "platform": platform.platform(),
+            "cpus": os.cpu_count(),
+        },
     }
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)

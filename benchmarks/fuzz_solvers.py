@@ -38,6 +38,7 @@ Usage: ``python benchmarks/fuzz_solvers.py [--count 10000 | --quick] [--seed 0] 
 problem is reproduced with ``instances(seed, index)`` (the JSON lists the indices of every
 wrong answer and crash, up to 200 per method).
 """
+
 from __future__ import annotations
 
 import os
@@ -71,16 +72,19 @@ MAX_N = 30
 PLANTED = ("spd", "psd", "p", "nonsym", "zero-rows", "duplicated")
 RANDOM_Q = ("spd", "p", "psd", "nonsym", "duplicated")
 INFEASIBLE = ("zero-row", "nonpositive", "left-null", "free-rows")
-KINDS = ([f"planted-{k}" for k in PLANTED] + [f"randq-{k}" for k in RANDOM_Q]
-         + [f"infeasible-{k}" for k in INFEASIBLE])
+KINDS = [f"planted-{k}" for k in PLANTED] + [f"randq-{k}" for k in RANDOM_Q] + [f"infeasible-{k}" for k in INFEASIBLE]
 # share of each family: planted 45 %, random q 30 %, infeasible 25 %
-WEIGHTS = np.array([0.45 / len(PLANTED)] * len(PLANTED) + [0.30 / len(RANDOM_Q)] * len(RANDOM_Q)
-                   + [0.25 / len(INFEASIBLE)] * len(INFEASIBLE))
+WEIGHTS = np.array(
+    [0.45 / len(PLANTED)] * len(PLANTED)
+    + [0.30 / len(RANDOM_Q)] * len(RANDOM_Q)
+    + [0.25 / len(INFEASIBLE)] * len(INFEASIBLE)
+)
 FREE, LOWER, UPPER, BOX, FIXED = range(5)
 QUICK_COUNT = 500  # tests/test_rescaling.py runs this many in CI
 
 
 # --- generator ----------------------------------------------------------------------------------
+
 
 def _bound_types(rng, n):
     """Per index one of FREE, LOWER, UPPER, BOX, FIXED: all LOWER (an LCP) a quarter of the
@@ -253,8 +257,17 @@ def generate(seed: int, index: int) -> tuple[Case, str]:
             q = rng.standard_normal(n)
             feasible = True if matrix in ("spd", "p") else None
         unique = matrix in ("spd", "p")
-    case = Case(f"fuzz-s{seed}-{index}-{kind}-n{n}", np.ascontiguousarray(M, float), np.asarray(q, float),
-                np.asarray(lo, float), np.asarray(hi, float), None, unique, feasible, certificate=certificate)
+    case = Case(
+        f"fuzz-s{seed}-{index}-{kind}-n{n}",
+        np.ascontiguousarray(M, float),
+        np.asarray(q, float),
+        np.asarray(lo, float),
+        np.asarray(hi, float),
+        None,
+        unique,
+        feasible,
+        certificate=certificate,
+    )
     return case, kind
 
 
@@ -266,6 +279,7 @@ def instances(seed: int, index: int) -> list[tuple[Case, str, str]]:
 
 
 # --- running ------------------------------------------------------------------------------------
+
 
 def judge(case, method):
     """(verdict, status name, reason) of one solve."""
@@ -287,8 +301,18 @@ def _run_chunk(task):
             for case, kind, scaling in instances(seed, index):
                 for method in methods:
                     verdict, status, reason = judge(case, method)
-                    records.append((index, kind, scaling, case.q.shape[0], method, verdict, status,
-                                    reason if verdict in (WRONG, CRASH) else ""))
+                    records.append(
+                        (
+                            index,
+                            kind,
+                            scaling,
+                            case.q.shape[0],
+                            method,
+                            verdict,
+                            status,
+                            reason if verdict in (WRONG, CRASH) else "",
+                        )
+                    )
     return records
 
 
@@ -307,6 +331,7 @@ def run_fuzz(count: int = 10_000, seed: int = 0, methods=None, jobs: int = 1, ch
     start = time.perf_counter()
     if jobs > 1:
         from concurrent.futures import ProcessPoolExecutor
+
         with ProcessPoolExecutor(jobs) as pool:
             chunks = list(pool.map(_run_chunk, tasks))
     else:
@@ -322,10 +347,22 @@ def run_fuzz(count: int = 10_000, seed: int = 0, methods=None, jobs: int = 1, ch
             by_kind[method][kind][verdict] += 1
             by_scaling[method][scaling][verdict] += 1
             if verdict in (WRONG, CRASH):
-                examples[method].append({"index": index, "kind": kind, "rescaling": scaling, "n": n,
-                                         "verdict": verdict, "status": status, "reason": reason[:600]})
+                examples[method].append(
+                    {
+                        "index": index,
+                        "kind": kind,
+                        "rescaling": scaling,
+                        "n": n,
+                        "verdict": verdict,
+                        "status": status,
+                        "reason": reason[:600],
+                    }
+                )
     return {
-        "seed": seed, "count": count, "instances_per_method": 2 * count, "methods": methods,
+        "seed": seed,
+        "count": count,
+        "instances_per_method": 2 * count,
+        "methods": methods,
         "elapsed_seconds": round(elapsed, 1),
         "counts": {m: dict(c) for m, c in counts.items()},
         "by_kind": {m: {k: dict(c) for k, c in sorted(d.items())} for m, d in by_kind.items()},
@@ -360,13 +397,17 @@ def main(argv=None) -> int:
         print("fuzz: siconos is not importable here; skipping it", file=sys.stderr)
         methods.remove("siconos")
     summary = run_fuzz(args.count, args.seed, methods, args.jobs)
-    print(f"fuzz: {args.count} problems x (original + rescaled) = {2 * args.count} instances per method, "
-          f"seed {args.seed}, {summary['elapsed_seconds']} s")
+    print(
+        f"fuzz: {args.count} problems x (original + rescaled) = {2 * args.count} instances per method, "
+        f"seed {args.seed}, {summary['elapsed_seconds']} s"
+    )
     print(format_table(summary))
     for method, examples in summary["wrong_and_crash_examples"].items():
-        for e in examples[:args.show]:
-            print(f"  {method}: #{e['index']} {e['kind']} n={e['n']} [{e['rescaling']}] {e['verdict'].upper()} "
-                  f"{e['status']}: {e['reason'][:300]}")
+        for e in examples[: args.show]:
+            print(
+                f"  {method}: #{e['index']} {e['kind']} n={e['n']} [{e['rescaling']}] {e['verdict'].upper()} "
+                f"{e['status']}: {e['reason'][:300]}"
+            )
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(summary, indent=2))

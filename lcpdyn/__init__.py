@@ -8,6 +8,7 @@ in the separate top-level package :mod:`solvers` (importable without JAX).
 The names below are imported lazily, so ``import lcpdyn`` (and ``lcpdyn --version``) does not
 load JAX until an engine name is used.
 """
+
 from importlib import import_module as _import_module
 from importlib import metadata as _metadata
 
@@ -17,15 +18,34 @@ except _metadata.PackageNotFoundError:  # running from a source tree that is not
     __version__ = "0.1.0+source"
 
 _EXPORTS = {
-    "Model": "model", "RigidBody": "body", "Plane": "contact", "DiskContact": "contact",
-    "SphereContact": "contact", "PointContact": "contact", "BodyForce": "forces", "SpringDamper": "forces",
-    "Holonomic": "constraints", "BallJoint": "constraints", "RevoluteJoint": "constraints",
-    "Nonholonomic": "constraints", "TorsionalSpringDamper": "forces",
-    "Simulation": "stepper", "SimulationError": "stepper", "EnergyWarning": "stepper", "simulate": "stepper",
-    "Trajectory": "trajectory", "Health": "trajectory", "load": "trajectory", "Regularized": "friction",
-    "Polygonal": "friction", "Box": "friction",
-    "Coulomb": "friction", "Continuous": "friction", "SpringDamperLaw": "compliance",
-    "PolynomialLaw": "compliance", "euler_zxy": "rotation",
+    "Model": "model",
+    "RigidBody": "body",
+    "Plane": "contact",
+    "DiskContact": "contact",
+    "SphereContact": "contact",
+    "PointContact": "contact",
+    "BodyForce": "forces",
+    "SpringDamper": "forces",
+    "Holonomic": "constraints",
+    "BallJoint": "constraints",
+    "RevoluteJoint": "constraints",
+    "Nonholonomic": "constraints",
+    "TorsionalSpringDamper": "forces",
+    "Simulation": "stepper",
+    "SimulationError": "stepper",
+    "EnergyWarning": "stepper",
+    "simulate": "stepper",
+    "Trajectory": "trajectory",
+    "Health": "trajectory",
+    "load": "trajectory",
+    "Regularized": "friction",
+    "Polygonal": "friction",
+    "Box": "friction",
+    "Coulomb": "friction",
+    "Continuous": "friction",
+    "SpringDamperLaw": "compliance",
+    "PolynomialLaw": "compliance",
+    "euler_zxy": "rotation",
 }
 
 __all__ = ["__version__", *_EXPORTS]

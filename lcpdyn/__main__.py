@@ -4,6 +4,7 @@ gyroscopic step) and with the paper's own Eq. (7) update (table printed; JSON an
 PNGs written to ``results/``): ``lcpdyn demo``, which is ``lcpdyn compare wheel``. Any ``lcpdyn``
 command line may be given instead. (The ``lcpdyn`` command itself prints its help when given no
 arguments.)"""
+
 from __future__ import annotations
 
 import sys

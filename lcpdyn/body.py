@@ -5,6 +5,7 @@ x (world, m) and unit quaternion (w, x, y, z). Velocities in v (6 entries): cent
 velocity (world, m/s) and angular velocity omega_b in the *body* frame (rad/s), so that the
 body's block of the mass matrix M (Peiret 2016 Eq. 1) is the constant diag(m, m, m, I_body).
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -73,9 +74,11 @@ class RigidBody:
             raise ValueError(f"{label}: inertia must have shape (3,) or (3, 3), got {inertia.shape}")
         largest = int(np.argmax(moments))
         if moments.sum() - 2.0 * moments[largest] < -1e-10 * moments[largest]:
-            raise ValueError(f"{label}: principal moments of inertia {moments.tolist()} violate the triangle "
-                             f"inequality: {float(moments[largest])!r} > the sum of the other two "
-                             f"{float(moments.sum() - moments[largest])!r} (no mass distribution has them)")
+            raise ValueError(
+                f"{label}: principal moments of inertia {moments.tolist()} violate the triangle "
+                f"inequality: {float(moments[largest])!r} > the sum of the other two "
+                f"{float(moments.sum() - moments[largest])!r} (no mass distribution has them)"
+            )
         self.inertia_matrix = matrix
         self.position = finite_vector(f"{label}: position", self.position, 3)
         self.orientation = unit_vector(f"{label}: orientation", self.orientation, 4)
@@ -85,8 +88,10 @@ class RigidBody:
             translational = 0.5 * self.mass * float(self.velocity @ self.velocity)
             omega = self.body_angular_velocity
             rotational = 0.5 * float(omega @ matrix @ omega)
-        for name, term, value in (("velocity", "m |v|^2 / 2", translational),
-                                  ("angular_velocity", "omega . I omega / 2", rotational)):
+        for name, term, value in (
+            ("velocity", "m |v|^2 / 2", translational),
+            ("angular_velocity", "omega . I omega / 2", rotational),
+        ):
             if not np.isfinite(value):
                 raise ValueError(f"{label}: {name} overflows the kinetic energy ({term} = {value!r} J)")
 

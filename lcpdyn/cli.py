@@ -19,6 +19,7 @@ exits 1; SIGINT and SIGTERM stop a run cleanly after the step in progress, save 
 and exit 130 and 143. Every file is written under exactly the name given and reported as
 written.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -38,8 +39,14 @@ JSON_SUFFIXES = (".json",)
 
 # ``run`` options whose parser default is None so that --resume can tell them given from not
 # given; their effective defaults (shown in the help):
-RUN_DEFAULTS = {"friction": "regularized", "position_update": "symplectic", "energy_check": "warn",
-                "energy_tolerance": 1e-3, "normal_force_iterations": 0, "record_every": 1}
+RUN_DEFAULTS = {
+    "friction": "regularized",
+    "position_update": "symplectic",
+    "energy_check": "warn",
+    "energy_tolerance": 1e-3,
+    "normal_force_iterations": 0,
+    "record_every": 1,
+}
 DEMO = {"scene": "wheel", "reference_dt": 1e-4, "position_update": "both"}  # ``lcpdyn demo`` = ``compare wheel``
 
 
@@ -60,6 +67,7 @@ class _HelpFormatter(argparse.RawDescriptionHelpFormatter, argparse.ArgumentDefa
 
     def _split_lines(self, text, width):  # no line break inside a hyphenated name (rolling-disk, judice-pires)
         import textwrap
+
         return textwrap.wrap(" ".join(text.split()), width, break_on_hyphens=False)
 
 
@@ -79,6 +87,7 @@ def _listing(names) -> str:
 
 def _unit(name: str) -> str:
     from scenes.scene import PARAMETER_UNITS
+
     return PARAMETER_UNITS.get(name, "?")
 
 
@@ -90,6 +99,7 @@ def _with_unit(value, name: str) -> str:
 
 def _plot_suffixes() -> tuple:
     from matplotlib.backend_bases import FigureCanvasBase
+
     return tuple("." + name for name in sorted(FigureCanvasBase.get_supported_filetypes()))
 
 
@@ -106,133 +116,238 @@ def _parser() -> argparse.ArgumentParser:
 
     formatter = _HelpFormatter
     parser = argparse.ArgumentParser(
-        prog="lcpdyn", formatter_class=formatter,
+        prog="lcpdyn",
+        formatter_class=formatter,
         description="Contact dynamics on complementarity solvers.",
         epilog="`lcpdyn COMMAND --help` shows a command's options with their defaults; `lcpdyn scenes` lists the "
-               "scenes\nwith their parameters, defaults and units. Exit codes: 0 done, 1 a run failed (its steps "
-               "are saved),\n2 bad command line (nothing run), 130/143 stopped by SIGINT/SIGTERM (steps saved).")
+        "scenes\nwith their parameters, defaults and units. Exit codes: 0 done, 1 a run failed (its steps "
+        "are saved),\n2 bad command line (nothing run), 130/143 stopped by SIGINT/SIGTERM (steps saved).",
+    )
     parser.add_argument("--version", action="version", version=f"lcpdyn {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", title="commands")
 
-    scenes_cmd = sub.add_parser("scenes", formatter_class=formatter,
-                                help="list the scenes with their parameters (defaults, units); one in detail",
-                                description="Without SCENE: every scene with its one-line description, the "
-                                            "commands that take it\nand its parameters (default and unit). With "
-                                            "SCENE: that scene in detail.")
-    scenes_cmd.add_argument("scene", nargs="?", default=None,
-                            help="show this scene in detail; one of: " + _listing(dict.fromkeys([*SCENES, *STABILITY])))
+    scenes_cmd = sub.add_parser(
+        "scenes",
+        formatter_class=formatter,
+        help="list the scenes with their parameters (defaults, units); one in detail",
+        description="Without SCENE: every scene with its one-line description, the "
+        "commands that take it\nand its parameters (default and unit). With "
+        "SCENE: that scene in detail.",
+    )
+    scenes_cmd.add_argument(
+        "scene",
+        nargs="?",
+        default=None,
+        help="show this scene in detail; one of: " + _listing(dict.fromkeys([*SCENES, *STABILITY])),
+    )
 
     methods = [*solvers.METHODS]
     coulomb_methods = [*friction_contact.METHODS]
     model_methods = ", ".join(f"{name} {cls.default_method}" for name, cls in MODELS.items())
     run = sub.add_parser(
-        "run", formatter_class=formatter, help="simulate one scene with one friction model",
+        "run",
+        formatter_class=formatter,
+        help="simulate one scene with one friction model",
         description="Simulate one scene with one friction model and write the trajectory.\n\n"
-                    "--out FILE.npz is saved when the run ends; --out FILE.h5 (or .hdf5) is written as the run "
-                    "goes,\nso that a killed run keeps its steps and a stopped one can be continued with "
-                    "--resume.\nSIGINT (Ctrl-C) or SIGTERM stop the run after the step in progress: the steps done "
-                    "are saved\n(status 'interrupted') and the exit code is 130 or 143.",
-        epilog="scenes (their parameters: lcpdyn scenes SCENE):\n  " + _listing(SCENES))
-    run.add_argument("scene", nargs="?", default=None,
-                     help="the scene (not with --resume); one of: " + _listing(SCENES))
-    run.add_argument("--friction", default=None, metavar="MODEL",
-                     help=f"friction model, one of: {_listing(MODELS)} (default: {RUN_DEFAULTS['friction']})")
+        "--out FILE.npz is saved when the run ends; --out FILE.h5 (or .hdf5) is written as the run "
+        "goes,\nso that a killed run keeps its steps and a stopped one can be continued with "
+        "--resume.\nSIGINT (Ctrl-C) or SIGTERM stop the run after the step in progress: the steps done "
+        "are saved\n(status 'interrupted') and the exit code is 130 or 143.",
+        epilog="scenes (their parameters: lcpdyn scenes SCENE):\n  " + _listing(SCENES),
+    )
+    run.add_argument(
+        "scene", nargs="?", default=None, help="the scene (not with --resume); one of: " + _listing(SCENES)
+    )
+    run.add_argument(
+        "--friction",
+        default=None,
+        metavar="MODEL",
+        help=f"friction model, one of: {_listing(MODELS)} (default: {RUN_DEFAULTS['friction']})",
+    )
     run.add_argument("--dt", type=float, default=None, help="step size h (s) (default: the scene's dt)")
-    run.add_argument("--t-end", type=float, default=None,
-                     help="end time (s) (default: the scene's t_end; with --resume: required, the time to "
-                          "continue to)")
-    run.add_argument("--method", default=None,
-                     help=f"complementarity solver: {_listing(methods)}; for coulomb: {_listing(coulomb_methods)} "
-                          f"(default: the friction model's: {model_methods})")
-    run.add_argument("--position-update", default=None, choices=("symplectic", "paper"),
-                     help="symplectic: q+ with v+ and the midpoint gyroscopic step (adds no energy); paper: "
-                          "Peiret 2016 Eq. (7) with the known v and the explicit gyroscopic term "
-                          f"(default: {RUN_DEFAULTS['position_update']})")
-    run.add_argument("--gyroscopic", default=None, choices=("midpoint", "explicit"),
-                     help="treatment of omega x I omega (default: midpoint with symplectic, explicit with paper)")
-    run.add_argument("--energy-check", default=None, choices=("warn", "stop", "off"),
-                     help="on a step whose energy rises above the budget: warn at the end, stop, or off "
-                          f"(default: {RUN_DEFAULTS['energy_check']})")
-    run.add_argument("--energy-tolerance", type=float, default=None,
-                     help="energy rise allowed, relative to the run's energy scale "
-                          f"(default: {RUN_DEFAULTS['energy_tolerance']:g})")
-    run.add_argument("--normal-force-iterations", type=int, default=None, metavar="K",
-                     help="re-solve each step K more times with friction bounds from the latest normal impulses "
-                          f"(default: {RUN_DEFAULTS['normal_force_iterations']})")
-    run.add_argument("--set", action="append", metavar="KEY=VALUE",
-                     help="override a scene parameter, repeatable (default: none; the parameters with their "
-                          "defaults and units: lcpdyn scenes SCENE)")
-    run.add_argument("--record-every", type=int, default=None, metavar="K",
-                     help="record every K-th step (K >= 1; the last step is always recorded, and the health "
-                          f"flags of skipped steps go to the next record) (default: {RUN_DEFAULTS['record_every']})")
-    run.add_argument("--out", default=None, metavar="FILE",
-                     help="the trajectory: FILE.npz (saved at the end) or FILE.h5/.hdf5 (written as the run goes, "
-                          "resumable) (default: none; required, except with --resume)")
-    run.add_argument("--resume", default=None, metavar="FILE.h5",
-                     help="continue the stopped run in FILE.h5 (written by `lcpdyn run ... --out FILE.h5`) up to "
-                          "--t-end, in the same file; the scene and options come from the file (default: a new run)")
-    run.add_argument("--plot", default=None, metavar="FILE",
-                     help="a figure of the run's main quantities, format by suffix: "
-                          + _listing(s.lstrip(".") for s in _plot_suffixes()) + " (default: no figure)")
+    run.add_argument(
+        "--t-end",
+        type=float,
+        default=None,
+        help="end time (s) (default: the scene's t_end; with --resume: required, the time to continue to)",
+    )
+    run.add_argument(
+        "--method",
+        default=None,
+        help=f"complementarity solver: {_listing(methods)}; for coulomb: {_listing(coulomb_methods)} "
+        f"(default: the friction model's: {model_methods})",
+    )
+    run.add_argument(
+        "--position-update",
+        default=None,
+        choices=("symplectic", "paper"),
+        help="symplectic: q+ with v+ and the midpoint gyroscopic step (adds no energy); paper: "
+        "Peiret 2016 Eq. (7) with the known v and the explicit gyroscopic term "
+        f"(default: {RUN_DEFAULTS['position_update']})",
+    )
+    run.add_argument(
+        "--gyroscopic",
+        default=None,
+        choices=("midpoint", "explicit"),
+        help="treatment of omega x I omega (default: midpoint with symplectic, explicit with paper)",
+    )
+    run.add_argument(
+        "--energy-check",
+        default=None,
+        choices=("warn", "stop", "off"),
+        help="on a step whose energy rises above the budget: warn at the end, stop, or off "
+        f"(default: {RUN_DEFAULTS['energy_check']})",
+    )
+    run.add_argument(
+        "--energy-tolerance",
+        type=float,
+        default=None,
+        help=f"energy rise allowed, relative to the run's energy scale (default: {RUN_DEFAULTS['energy_tolerance']:g})",
+    )
+    run.add_argument(
+        "--normal-force-iterations",
+        type=int,
+        default=None,
+        metavar="K",
+        help="re-solve each step K more times with friction bounds from the latest normal impulses "
+        f"(default: {RUN_DEFAULTS['normal_force_iterations']})",
+    )
+    run.add_argument(
+        "--set",
+        action="append",
+        metavar="KEY=VALUE",
+        help="override a scene parameter, repeatable (default: none; the parameters with their "
+        "defaults and units: lcpdyn scenes SCENE)",
+    )
+    run.add_argument(
+        "--record-every",
+        type=int,
+        default=None,
+        metavar="K",
+        help="record every K-th step (K >= 1; the last step is always recorded, and the health "
+        f"flags of skipped steps go to the next record) (default: {RUN_DEFAULTS['record_every']})",
+    )
+    run.add_argument(
+        "--out",
+        default=None,
+        metavar="FILE",
+        help="the trajectory: FILE.npz (saved at the end) or FILE.h5/.hdf5 (written as the run goes, "
+        "resumable) (default: none; required, except with --resume)",
+    )
+    run.add_argument(
+        "--resume",
+        default=None,
+        metavar="FILE.h5",
+        help="continue the stopped run in FILE.h5 (written by `lcpdyn run ... --out FILE.h5`) up to "
+        "--t-end, in the same file; the scene and options come from the file (default: a new run)",
+    )
+    run.add_argument(
+        "--plot",
+        default=None,
+        metavar="FILE",
+        help="a figure of the run's main quantities, format by suffix: "
+        + _listing(s.lstrip(".") for s in _plot_suffixes())
+        + " (default: no figure)",
+    )
     run.add_argument("--quiet", action="store_true", help="no progress bar")
 
     compare = sub.add_parser(
-        "compare", formatter_class=formatter,
+        "compare",
+        formatter_class=formatter,
         help="every friction model against exact Coulomb (Peiret 2016 Figs. 4-5)",
         description=f"Run SCENE under {_listing(COMPARED)} at the scene's step and exact\nCoulomb also at "
-                    "--reference-dt; print the table of Peiret 2016's metrics and write\n"
-                    "OUT_DIR/SCENE-UPDATE.json and the Fig. 4/5-style PNGs.")
+        "--reference-dt; print the table of Peiret 2016's metrics and write\n"
+        "OUT_DIR/SCENE-UPDATE.json and the Fig. 4/5-style PNGs.",
+    )
     compare.add_argument("scene", help="the scene; one of: " + _listing(SCENES))
-    compare.add_argument("--reference-dt", type=float, default=DEMO["reference_dt"],
-                         help="step of the Coulomb reference (s)")
-    compare.add_argument("--position-update", default=DEMO["position_update"], choices=("symplectic", "paper", "both"),
-                         help="both: the engine's default v+ update first, then the paper's Eq. (7)")
-    compare.add_argument("--set", action="append", metavar="KEY=VALUE",
-                         help="override a scene parameter, repeatable (default: none)")
-    compare.add_argument("--out-dir", default="results",
-                         help="directory for the JSON and figures (created if missing; its parent must exist)")
+    compare.add_argument(
+        "--reference-dt", type=float, default=DEMO["reference_dt"], help="step of the Coulomb reference (s)"
+    )
+    compare.add_argument(
+        "--position-update",
+        default=DEMO["position_update"],
+        choices=("symplectic", "paper", "both"),
+        help="both: the engine's default v+ update first, then the paper's Eq. (7)",
+    )
+    compare.add_argument(
+        "--set", action="append", metavar="KEY=VALUE", help="override a scene parameter, repeatable (default: none)"
+    )
+    compare.add_argument(
+        "--out-dir",
+        default="results",
+        help="directory for the JSON and figures (created if missing; its parent must exist)",
+    )
     compare.add_argument("--quiet", action="store_true", help="no progress bars")
 
     demo = sub.add_parser(
-        "demo", formatter_class=formatter,
+        "demo",
+        formatter_class=formatter,
         help="the main job: the Peiret 2016 wheel under every friction model against exact Coulomb",
         description=f"`lcpdyn compare {DEMO['scene']} --reference-dt {DEMO['reference_dt']:g} --position-update "
-                    f"{DEMO['position_update']}`:\nthe Peiret 2016 wheel (Table 1) under {_listing(COMPARED)} "
-                    "against\nexact Coulomb, with the engine's default v+ update and with the paper's Eq. (7);\n"
-                    "what `python -m lcpdyn` without arguments and `./dev.sh demo` run.")
-    demo.add_argument("--out-dir", default="results",
-                      help="directory for the JSON and figures (created if missing; its parent must exist)")
+        f"{DEMO['position_update']}`:\nthe Peiret 2016 wheel (Table 1) under {_listing(COMPARED)} "
+        "against\nexact Coulomb, with the engine's default v+ update and with the paper's Eq. (7);\n"
+        "what `python -m lcpdyn` without arguments and `./dev.sh demo` run.",
+    )
+    demo.add_argument(
+        "--out-dir",
+        default="results",
+        help="directory for the JSON and figures (created if missing; its parent must exist)",
+    )
     demo.add_argument("--quiet", action="store_true", help="no progress bars")
 
-    sweeps = "; ".join(f"{name}: {m.SWEEP[0]}={m.SWEEP[1]:g}:{m.SWEEP[2]:g}:{m.SWEEP[3]}"
-                       for name, m in STABILITY.items())
+    sweeps = "; ".join(
+        f"{name}: {m.SWEEP[0]}={m.SWEEP[1]:g}:{m.SWEEP[2]:g}:{m.SWEEP[3]}" for name, m in STABILITY.items()
+    )
     stability = sub.add_parser(
-        "stability", formatter_class=formatter,
+        "stability",
+        formatter_class=formatter,
         help="eigenvalues of the linearized equations over a parameter (Schwab–Meijaard 2003 Eq. 29)",
         description="Linearize the scene's steady motion at every value of the swept parameter, print where the "
-                    "largest\nreal part of the eigenvalues crosses zero (the critical values, with units), and "
-                    "optionally\nwrite the root locus (figure, JSON).",
-        epilog="scenes and their default sweeps:\n  " + sweeps.replace("; ", "\n  "))
+        "largest\nreal part of the eigenvalues crosses zero (the critical values, with units), and "
+        "optionally\nwrite the root locus (figure, JSON).",
+        epilog="scenes and their default sweeps:\n  " + sweeps.replace("; ", "\n  "),
+    )
     stability.add_argument("scene", help="the scene; one of: " + _listing(STABILITY))
-    stability.add_argument("--param", default=None, metavar="NAME=START:STOP:COUNT",
-                           help=f"the swept parameter (default: the scene's: {sweeps})")
-    stability.add_argument("--set", action="append", metavar="KEY=VALUE",
-                           help="fix another parameter, repeatable (default: the scene's values, see lcpdyn scenes "
-                                "SCENE)")
-    stability.add_argument("--plot", default=None, metavar="FILE",
-                           help="root-locus figure, format by suffix: "
-                                + _listing(s.lstrip(".") for s in _plot_suffixes()) + " (default: no figure)")
-    stability.add_argument("--out", default=None, metavar="FILE.json",
-                           help="JSON with the eigenvalues and critical values (default: none; without --plot and "
-                                "--out the largest real parts are printed as JSON)")
+    stability.add_argument(
+        "--param",
+        default=None,
+        metavar="NAME=START:STOP:COUNT",
+        help=f"the swept parameter (default: the scene's: {sweeps})",
+    )
+    stability.add_argument(
+        "--set",
+        action="append",
+        metavar="KEY=VALUE",
+        help="fix another parameter, repeatable (default: the scene's values, see lcpdyn scenes SCENE)",
+    )
+    stability.add_argument(
+        "--plot",
+        default=None,
+        metavar="FILE",
+        help="root-locus figure, format by suffix: "
+        + _listing(s.lstrip(".") for s in _plot_suffixes())
+        + " (default: no figure)",
+    )
+    stability.add_argument(
+        "--out",
+        default=None,
+        metavar="FILE.json",
+        help="JSON with the eigenvalues and critical values (default: none; without --plot and "
+        "--out the largest real parts are printed as JSON)",
+    )
 
     reproduce = sub.add_parser(
-        "reproduce", formatter_class=formatter,
+        "reproduce",
+        formatter_class=formatter,
         help="the paper checks and figures of a scene (" + _listing(REPORTS) + ")",
-        description="Run the paper checks of each scene; write OUT_DIR/SCENE.json and OUT_DIR/SCENE-*.png.")
+        description="Run the paper checks of each scene; write OUT_DIR/SCENE.json and OUT_DIR/SCENE-*.png.",
+    )
     reproduce.add_argument("scenes", nargs="+", metavar="SCENE", help="one or more of: " + _listing(REPORTS))
-    reproduce.add_argument("--out-dir", default="results",
-                           help="directory for the JSON and figures (created if missing; its parent must exist)")
+    reproduce.add_argument(
+        "--out-dir",
+        default="results",
+        help="directory for the JSON and figures (created if missing; its parent must exist)",
+    )
     return parser
 
 
@@ -338,6 +453,7 @@ def scene_parameters(name: str) -> list[tuple[str, dict]]:
     """[(kind, {parameter: default})] of a scene: ``"run"`` (its DEFAULTS, overridable with
     ``lcpdyn run --set``) and/or ``"stability"`` (its linearization's parameters)."""
     from scenes import SCENES, STABILITY
+
     out = []
     if name in SCENES:
         out.append(("run", dict(SCENES[name].DEFAULTS)))
@@ -364,10 +480,14 @@ def _scenes(args) -> int:
             print(f"{name:16s} [{kinds}] {summary}")
             for kind, parameters in scene_parameters(name):
                 # a non-breaking space inside "key = value [unit]": lines break between parameters only
-                items = ", ".join(f"{key} = {_value(value)} [{_unit(key)}]".replace(" ", "\xa0")
-                                  for key, value in parameters.items())
-                print(textwrap.fill(items, width=118, initial_indent=f"    {kind}: ",
-                                    subsequent_indent=" " * (len(kind) + 6)).replace("\xa0", " "))
+                items = ", ".join(
+                    f"{key} = {_value(value)} [{_unit(key)}]".replace(" ", "\xa0") for key, value in parameters.items()
+                )
+                print(
+                    textwrap.fill(
+                        items, width=118, initial_indent=f"    {kind}: ", subsequent_indent=" " * (len(kind) + 6)
+                    ).replace("\xa0", " ")
+                )
         print("\nunits: [-] dimensionless or a choice; `lcpdyn scenes SCENE` shows one scene in detail.")
         return 0
     if args.scene not in rows:
@@ -381,8 +501,10 @@ def _scenes(args) -> int:
             print(f"\nrun parameters (lcpdyn run {name} --set KEY=VALUE):")
         else:
             sweep = STABILITY[name].SWEEP
-            print(f"\nstability parameters (lcpdyn stability {name} --set KEY=VALUE; default sweep: "
-                  f"--param {sweep[0]}={sweep[1]:g}:{sweep[2]:g}:{sweep[3]}):")
+            print(
+                f"\nstability parameters (lcpdyn stability {name} --set KEY=VALUE; default sweep: "
+                f"--param {sweep[0]}={sweep[1]:g}:{sweep[2]:g}:{sweep[3]}):"
+            )
         width = max(len(key) for key in parameters)
         for key, value in parameters.items():
             print(f"  {key:{width}s}  {_value(value):>12s}  {_unit(key)}")
@@ -394,6 +516,7 @@ def _scenes(args) -> int:
 # --- lcpdyn run -----------------------------------------------------------------------------------
 def _scene_module(name):
     from scenes import SCENES
+
     if name not in SCENES:
         raise UsageError(f"unknown scene {name!r}; choose one of {sorted(SCENES)}")
     return SCENES[name]
@@ -439,30 +562,53 @@ def _run(args) -> int:
     if args.t_end is not None:
         parameters["t_end"] = args.t_end
     scene = module.build(**parameters)
-    sim = _scene_simulation({"name": scene.name, **scene.parameters}, scene.model, scene.friction(options["friction"]),
-                            scene.dt, method=args.method, position_update=options["position_update"],
-                            normal_force_iterations=options["normal_force_iterations"], gyroscopic=args.gyroscopic,
-                            energy_check=options["energy_check"], energy_tolerance=options["energy_tolerance"])
+    sim = _scene_simulation(
+        {"name": scene.name, **scene.parameters},
+        scene.model,
+        scene.friction(options["friction"]),
+        scene.dt,
+        method=args.method,
+        position_update=options["position_update"],
+        normal_force_iterations=options["normal_force_iterations"],
+        gyroscopic=args.gyroscopic,
+        energy_check=options["energy_check"],
+        energy_tolerance=options["energy_tolerance"],
+    )
     streamed = os.path.splitext(out)[1].lower() in STREAMED_SUFFIXES
 
     def go():
-        return sim.run(scene.t_end, progress=not args.quiet, out=out if streamed else None,
-                       record_every=options["record_every"])
+        return sim.run(
+            scene.t_end, progress=not args.quiet, out=out if streamed else None, record_every=options["record_every"]
+        )
 
     title = f"{scene.name}, {options['friction']}, h = {scene.dt:g} s"
     return _execute(go, out, streamed, scene.t_end, plot, title)
 
 
 def _resume(args) -> int:
-    given = [option for option, value in (
-        ("SCENE", args.scene), ("--friction", args.friction), ("--dt", args.dt), ("--method", args.method),
-        ("--position-update", args.position_update), ("--gyroscopic", args.gyroscopic),
-        ("--energy-check", args.energy_check), ("--energy-tolerance", args.energy_tolerance),
-        ("--normal-force-iterations", args.normal_force_iterations), ("--set", args.set),
-        ("--record-every", args.record_every), ("--out", args.out)) if value is not None]
+    given = [
+        option
+        for option, value in (
+            ("SCENE", args.scene),
+            ("--friction", args.friction),
+            ("--dt", args.dt),
+            ("--method", args.method),
+            ("--position-update", args.position_update),
+            ("--gyroscopic", args.gyroscopic),
+            ("--energy-check", args.energy_check),
+            ("--energy-tolerance", args.energy_tolerance),
+            ("--normal-force-iterations", args.normal_force_iterations),
+            ("--set", args.set),
+            ("--record-every", args.record_every),
+            ("--out", args.out),
+        )
+        if value is not None
+    ]
     if given:
-        raise UsageError(f"--resume continues {args.resume} with the scene and options recorded in it, in that file: "
-                         f"{', '.join(given)} cannot be combined with it (only --t-end, --plot and --quiet)")
+        raise UsageError(
+            f"--resume continues {args.resume} with the scene and options recorded in it, in that file: "
+            f"{', '.join(given)} cannot be combined with it (only --t-end, --plot and --quiet)"
+        )
     if args.t_end is None:
         raise UsageError(f"--resume {args.resume} needs --t-end (the time to continue to)")
     path = args.resume
@@ -475,8 +621,10 @@ def _resume(args) -> int:
     from .stepper import Simulation
 
     if hasattr(Simulation, "resume"):
+
         def go():
             return Simulation.resume(path, t_end=args.t_end, progress=not args.quiet)
+
         title = f"{path} (resumed)"
     else:  # the engine's restore: rebuild the simulation from the file, restore its state, run on into it
         sim, record_every = _simulation_from_file(path)
@@ -484,6 +632,7 @@ def _resume(args) -> int:
         def go():
             sim.restore(path)
             return sim.run(args.t_end, progress=not args.quiet, out=path, record_every=record_every)
+
         title = f"{sim.scene_record['name']}, {sim.friction.name}, h = {sim.dt:g} s (resumed)"
     return _execute(go, path, True, args.t_end, plot, title, whole_file=True)
 
@@ -498,24 +647,44 @@ def _simulation_from_file(path):
     recorded = load(path).parameters
     scene_record = recorded.get("scene")
     if not isinstance(scene_record, dict) or scene_record.get("name") not in SCENES:
-        raise UsageError(f"--resume {path}: no scene recorded in the file (not written by `lcpdyn run`); continue it "
-                         "from Python: build the same Simulation, restore(path), run(t_end, out=path)")
+        raise UsageError(
+            f"--resume {path}: no scene recorded in the file (not written by `lcpdyn run`); continue it "
+            "from Python: build the same Simulation, restore(path), run(t_end, out=path)"
+        )
     module = SCENES[scene_record["name"]]
 
     def default(key, value):  # NaN defaults (incline-block's mu_static) included; override() refuses NaN
         if key not in module.DEFAULTS:
             return False
         fixed = module.DEFAULTS[key]
-        return value == fixed or (isinstance(value, float) and isinstance(fixed, float) and math.isnan(value)
-                                  and math.isnan(fixed))
+        return value == fixed or (
+            isinstance(value, float) and isinstance(fixed, float) and math.isnan(value) and math.isnan(fixed)
+        )
 
     overrides = {key: value for key, value in scene_record.items() if key != "name" and not default(key, value)}
     scene = module.build(**overrides)
     friction = dict(recorded["friction"])
-    keys = ("method", "tolerance", "position_update", "stabilization", "normal_force_iterations", "fallback_method",
-            "solver_options", "fused", "static_threshold", "gyroscopic", "energy_check", "energy_tolerance")
-    sim = _scene_simulation(scene_record, scene.model, make_friction(friction.pop("model"), **friction),
-                            recorded["dt"], **{key: recorded[key] for key in keys if key in recorded})
+    keys = (
+        "method",
+        "tolerance",
+        "position_update",
+        "stabilization",
+        "normal_force_iterations",
+        "fallback_method",
+        "solver_options",
+        "fused",
+        "static_threshold",
+        "gyroscopic",
+        "energy_check",
+        "energy_tolerance",
+    )
+    sim = _scene_simulation(
+        scene_record,
+        scene.model,
+        make_friction(friction.pop("model"), **friction),
+        recorded["dt"],
+        **{key: recorded[key] for key in keys if key in recorded},
+    )
     return sim, int(recorded.get("record_every", 1))
 
 
@@ -542,11 +711,13 @@ def _execute(go, out, streamed, t_end, plot, title, whole_file=False) -> int:
     written = os.fspath(out) if streamed else _save(trajectory, out)
     if whole_file:  # a resumed run: report and draw the whole file
         from .trajectory import load
+
         trajectory = load(written)
     every = trajectory.parameters.get("record_every", 1)
     print(f"wrote {written} ({trajectory.t.shape[0]} steps" + (f" recorded, one in {every}" if every > 1 else "") + ")")
     if plot:
         from .plotting import plot_run
+
         plot_run(trajectory, plot, title=title)
         print(f"wrote {plot}")
     return code
@@ -562,8 +733,11 @@ def _interrupted(exc, out, streamed, t_end) -> int:
         trajectory.parameters.setdefault("status", "interrupted")
         path = _save(trajectory, out)
         tail = "an .npz cannot be continued: write to an .h5 (--out FILE.h5) to resume a stopped run"
-    print(f"lcpdyn: interrupted by {name} at t = {exc.time:.6g} s; {exc.step} steps saved to {path} "
-          f"(status 'interrupted'); {tail}", file=sys.stderr)
+    print(
+        f"lcpdyn: interrupted by {name} at t = {exc.time:.6g} s; {exc.step} steps saved to {path} "
+        f"(status 'interrupted'); {tail}",
+        file=sys.stderr,
+    )
     return 128 + int(exc.signal)
 
 
@@ -577,8 +751,9 @@ def _compare(args) -> int:
     os.makedirs(out_dir, exist_ok=True)
     updates = ("symplectic", "paper") if args.position_update == "both" else (args.position_update,)
     for update in updates:
-        result = compare(module, reference_dt=args.reference_dt, progress=not args.quiet, position_update=update,
-                         **parameters)
+        result = compare(
+            module, reference_dt=args.reference_dt, progress=not args.quiet, position_update=update, **parameters
+        )
         print(format_table(result))
         prefix = os.path.join(out_dir, f"{result['scene']}-{update}")
         write_json(result, prefix + ".json")
@@ -613,21 +788,33 @@ def _stability(args) -> int:
     eigenvalues = result["eigenvalues"]
     tol = 1e-8 * float(np.max(np.abs(eigenvalues))) or 1e-8  # as lcpdyn.stability.critical_values counts
     unstable = int(np.sum(eigenvalues.real.max(axis=1) > tol))
-    print(f"{args.scene}: {len(values)} values of {name} from {_with_unit(float(values[0]), name)} to "
-          f"{_with_unit(float(values[-1]), name)}; state size {eigenvalues.shape[1]}; unstable (largest real part "
-          f"of the eigenvalues > {tol:.1e}) at {unstable} values")
+    print(
+        f"{args.scene}: {len(values)} values of {name} from {_with_unit(float(values[0]), name)} to "
+        f"{_with_unit(float(values[-1]), name)}; state size {eigenvalues.shape[1]}; unstable (largest real part "
+        f"of the eigenvalues > {tol:.1e}) at {unstable} values"
+    )
     lower, upper = ("below", "above") if values[-1] >= values[0] else ("above", "below")
     for c in crossings:
-        before, after = ("stable or marginal", "unstable") if c["direction"] == "destabilizing" else \
-            ("unstable", "stable or marginal")
-        mode = f"oscillatory, |Im lambda| = {c['frequency']:.4g} rad/s" if c["kind"] == "oscillatory" \
+        before, after = (
+            ("stable or marginal", "unstable")
+            if c["direction"] == "destabilizing"
+            else ("unstable", "stable or marginal")
+        )
+        mode = (
+            f"oscillatory, |Im lambda| = {c['frequency']:.4g} rad/s"
+            if c["kind"] == "oscillatory"
             else "non-oscillatory"
-        print(f"critical {name} = {_with_unit(c['value'], name)}: {before} {lower}, {after} {upper} ({mode}; "
-              f"interpolated between {_with_unit(c['bracket'][0], name)} and {_with_unit(c['bracket'][1], name)})")
+        )
+        print(
+            f"critical {name} = {_with_unit(c['value'], name)}: {before} {lower}, {after} {upper} ({mode}; "
+            f"interpolated between {_with_unit(c['bracket'][0], name)} and {_with_unit(c['bracket'][1], name)})"
+        )
     if not crossings:
         state = "unstable" if unstable == len(values) else "stable or marginal"
-        print(f"no critical value of {name} in the sweep: the largest real part of the eigenvalues does not cross "
-              f"zero (the motion is {state} at every value)")
+        print(
+            f"no critical value of {name} in the sweep: the largest real part of the eigenvalues does not cross "
+            f"zero (the motion is {state} at every value)"
+        )
     extra = {"units": {name: unit}}
     if plot:
         plot_root_locus(result, plot)
@@ -636,9 +823,17 @@ def _stability(args) -> int:
         write_root_locus(result, out, extra=extra)
         print(f"wrote {out}")
     if not plot and not out:
-        print(json.dumps({"parameter": name, "unit": unit, "values": values.tolist(),
-                          "max_real": result["eigenvalues"].real.max(axis=1).tolist(),
-                          "critical_values": [c["value"] for c in crossings]}))
+        print(
+            json.dumps(
+                {
+                    "parameter": name,
+                    "unit": unit,
+                    "values": values.tolist(),
+                    "max_real": result["eigenvalues"].real.max(axis=1).tolist(),
+                    "critical_values": [c["value"] for c in crossings],
+                }
+            )
+        )
     return 0
 
 

@@ -14,6 +14,7 @@ Peiret 2016's published values (:data:`PAPER`) belong to its wheel (Table 1, ``s
 they are shown, in the table, the JSON and the figures, only for that scene with the Table 1
 parameters (any run length ``t_end``; the paper does not state its own).
 """
+
 from __future__ import annotations
 
 import json
@@ -22,13 +23,20 @@ import time
 
 import numpy as np
 
-from . import __version__
-from . import metrics
+from . import __version__, metrics
 from .stepper import Simulation
 from .trajectory import Health
 
-__all__ = ["PAPER", "PAPER_SCENE", "UPDATE_LABELS", "compare", "published_values", "format_table", "write_json",
-           "write_figures"]
+__all__ = [
+    "PAPER",
+    "PAPER_SCENE",
+    "UPDATE_LABELS",
+    "compare",
+    "published_values",
+    "format_table",
+    "write_json",
+    "write_figures",
+]
 
 # Peiret 2016, section "Example": RMS deviation of |lam_T|/(mu lam_N) from Coulomb, and RMS
 # misalignment between friction force and sliding velocity, for its wheel (Table 1).
@@ -69,8 +77,14 @@ def _contact_label(contact) -> str:
     return f"{kind} of '{body}'"
 
 
-def compare(scene_module, reference_dt: float = 1e-4, models=MODELS, progress: bool = False,
-            position_update: str = "symplectic", **parameters) -> dict:
+def compare(
+    scene_module,
+    reference_dt: float = 1e-4,
+    models=MODELS,
+    progress: bool = False,
+    position_update: str = "symplectic",
+    **parameters,
+) -> dict:
     """Run ``scene_module.build(**parameters)`` under each model (every run with the same
     ``position_update``: the engine's default ``"symplectic"``, or ``"paper"`` for Peiret 2016's
     own Eq. (7) scheme, see :mod:`lcpdyn.stepper`; the gyroscopic treatment follows it) at the
@@ -90,8 +104,17 @@ def compare(scene_module, reference_dt: float = 1e-4, models=MODELS, progress: b
     if position_update not in UPDATE_LABELS:
         raise ValueError(f"position_update must be one of {sorted(UPDATE_LABELS)}, got {position_update!r}")
     scene = scene_module.build(**parameters)
-    contacts = [{"index": i, "label": _contact_label(c), "type": type(c).__name__, "body": c.body.name,
-                 "mu": float(c.mu), "mu_static": float(c.mu_static)} for i, c in enumerate(scene.model.contacts)]
+    contacts = [
+        {
+            "index": i,
+            "label": _contact_label(c),
+            "type": type(c).__name__,
+            "body": c.body.name,
+            "mu": float(c.mu),
+            "mu_static": float(c.mu_static),
+        }
+        for i, c in enumerate(scene.model.contacts)
+    ]
     if not contacts:
         raise ValueError(f"scene {scene.name!r} has no contact: nothing to compare")
     coefficients = {c["mu"] for c in contacts}
@@ -100,31 +123,46 @@ def compare(scene_module, reference_dt: float = 1e-4, models=MODELS, progress: b
     plan = [(name, scene.dt) for name in models] + [("coulomb-reference", reference_dt)]
     for name, dt in plan:
         model_name = "coulomb" if name == "coulomb-reference" else name
-        sim = Simulation(scene.model, scene.friction(model_name), dt,  # one model, compiled once
-                         position_update=position_update)
+        sim = Simulation(
+            scene.model,
+            scene.friction(model_name),
+            dt,  # one model, compiled once
+            position_update=position_update,
+        )
         start = time.perf_counter()
         runs[name] = sim.run(scene.t_end, progress=progress)
         timing[name] = time.perf_counter() - start
     reference = runs["coulomb-reference"]
     same = runs.get("coulomb")
     others = [name for name in models if name != "coulomb"] if same is not None else []
-    return {"scene": scene.name, "parameters": scene.parameters, "reference_dt": reference_dt, "dt": scene.dt,
-            "position_update": position_update, "t_end": scene.t_end,
-            "mu": coefficients.pop() if len(coefficients) == 1 else None, "contacts": contacts,
-            "velocity_threshold": threshold, "runs": runs,
-            "metrics": {name: metrics.summary(runs[name], reference, velocity_threshold=threshold) for name in models},
-            "metrics_same_step": {name: metrics.summary(runs[name], same, velocity_threshold=threshold)
-                                  for name in others},
-            "metrics_per_contact": {name: metrics.contact_summary(runs[name], reference, velocity_threshold=threshold)
-                                    for name in models},
-            "metrics_same_step_per_contact": {name: metrics.contact_summary(runs[name], same,
-                                                                            velocity_threshold=threshold)
-                                              for name in others},
-            "transitions": {name: metrics.slip_transitions(run, threshold) for name, run in runs.items()},
-            "transitions_per_contact": {name: [metrics.slip_transitions(run, threshold, i)
-                                               for i in range(len(contacts))] for name, run in runs.items()},
-            "paper": published_values(scene.name, scene.parameters, getattr(scene_module, "DEFAULTS", None)),
-            "timing": timing, "run_parameters": {name: run.parameters for name, run in runs.items()}}
+    return {
+        "scene": scene.name,
+        "parameters": scene.parameters,
+        "reference_dt": reference_dt,
+        "dt": scene.dt,
+        "position_update": position_update,
+        "t_end": scene.t_end,
+        "mu": coefficients.pop() if len(coefficients) == 1 else None,
+        "contacts": contacts,
+        "velocity_threshold": threshold,
+        "runs": runs,
+        "metrics": {name: metrics.summary(runs[name], reference, velocity_threshold=threshold) for name in models},
+        "metrics_same_step": {name: metrics.summary(runs[name], same, velocity_threshold=threshold) for name in others},
+        "metrics_per_contact": {
+            name: metrics.contact_summary(runs[name], reference, velocity_threshold=threshold) for name in models
+        },
+        "metrics_same_step_per_contact": {
+            name: metrics.contact_summary(runs[name], same, velocity_threshold=threshold) for name in others
+        },
+        "transitions": {name: metrics.slip_transitions(run, threshold) for name, run in runs.items()},
+        "transitions_per_contact": {
+            name: [metrics.slip_transitions(run, threshold, i) for i in range(len(contacts))]
+            for name, run in runs.items()
+        },
+        "paper": published_values(scene.name, scene.parameters, getattr(scene_module, "DEFAULTS", None)),
+        "timing": timing,
+        "run_parameters": {name: run.parameters for name, run in runs.items()},
+    }
 
 
 # --- table -------------------------------------------------------------------------------------
@@ -144,27 +182,38 @@ def format_table(result: dict) -> str:
     contacts = result.get("contacts") or [{"index": 0, "label": "contact 0"}]
     several = len(contacts) > 1
     update = UPDATE_LABELS.get(result["position_update"], result["position_update"])
-    lines = [f"{result['scene']}: friction models against exact Coulomb at h = {result['reference_dt']:g} s "
-             f"(models at h = {result['dt']:g} s, t_end = {result['t_end']:g} s, position update {update})"]
+    lines = [
+        f"{result['scene']}: friction models against exact Coulomb at h = {result['reference_dt']:g} s "
+        f"(models at h = {result['dt']:g} s, t_end = {result['t_end']:g} s, position update {update})"
+    ]
     if several:
         lines.append(f"{len(contacts)} contacts: " + "; ".join(f"#{c['index']} {c['label']}" for c in contacts))
-        lines.append("Rows 'all': friction metrics aggregated over the contacts, weighted by normal impulse h lam_N "
-                     "(lcpdyn.metrics), and the run's errors (position of body 0, energy of the whole system); rows "
-                     "'#i': contact i alone, with its share of the normal impulse. '(sliding)': only the contacts and "
-                     "steps where the reference slides.")
+        lines.append(
+            "Rows 'all': friction metrics aggregated over the contacts, weighted by normal impulse h lam_N "
+            "(lcpdyn.metrics), and the run's errors (position of body 0, energy of the whole system); rows "
+            "'#i': contact i alone, with its share of the normal impulse. '(sliding)': only the contacts and "
+            "steps where the reference slides."
+        )
     lines.append("")
     columns = [("model", 12)] + ([("contact", 7), ("impulse %", 9)] if several else [])
     columns += [("force RMS dev %", 16)] + ([("paper %", 8)] if paper else [])
     columns += [("(sliding) %", 12), ("misalign RMS °", 15)] + ([("paper °", 8)] if paper else [])
-    columns += [("pos err end", 12), ("pos err max", 12), ("energy err end J", 17), ("vs Coulomb@h: force %", 22),
-                ("slide->roll s", 16), ("wall s", 8)]
+    columns += [
+        ("pos err end", 12),
+        ("pos err max", 12),
+        ("energy err end J", 17),
+        ("vs Coulomb@h: force %", 22),
+        ("slide->roll s", 16),
+        ("wall s", 8),
+    ]
     head = " ".join(f"{name:{'<' if i == 0 else '>'}{width}s}" for i, (name, width) in enumerate(columns))
     lines.append(head)
     lines.append("-" * len(head))
 
     def row(cells):
-        return " ".join(f"{cell:{'<' if i == 0 else '>'}{width}s}" for i, (cell, (_, width)) in
-                        enumerate(zip(cells, columns))).rstrip()
+        return " ".join(
+            f"{cell:{'<' if i == 0 else '>'}{width}s}" for i, (cell, (_, width)) in enumerate(zip(cells, columns))
+        ).rstrip()
 
     for name, metric in m.items():
         published = (paper or {}).get(name, {})
@@ -173,48 +222,74 @@ def format_table(result: dict) -> str:
         cells += [_f(published.get("force_rms_deviation_percent"), ".2f")] if paper else []
         cells += [_f(metric["force_rms_deviation_sliding_percent"], ".2f"), _f(metric["misalignment_rms_deg"], ".2f")]
         cells += [_f(published.get("misalignment_rms_deg"), ".2f")] if paper else []
-        cells += [_f(metric["position_error_final"], ".2e"), _f(metric["position_error_max"], ".2e"),
-                  _f(metric["energy_error_final_J"], ".3e"),
-                  _f(same.get(name, {}).get("force_rms_deviation_percent"), ".2f"),
-                  _transition_cell(result["transitions"][name]), f"{result['timing'][name]:.2f}"]
+        cells += [
+            _f(metric["position_error_final"], ".2e"),
+            _f(metric["position_error_max"], ".2e"),
+            _f(metric["energy_error_final_J"], ".3e"),
+            _f(same.get(name, {}).get("force_rms_deviation_percent"), ".2f"),
+            _transition_cell(result["transitions"][name]),
+            f"{result['timing'][name]:.2f}",
+        ]
         lines.append(row(cells))
         if not several:
             continue
         for i, contact in enumerate(per.get(name, [])):
-            cells = ["", f"#{i}", _f(100.0 * contact["normal_impulse_share"], ".1f"),
-                     _f(contact["force_rms_deviation_percent"], ".2f")]
+            cells = [
+                "",
+                f"#{i}",
+                _f(100.0 * contact["normal_impulse_share"], ".1f"),
+                _f(contact["force_rms_deviation_percent"], ".2f"),
+            ]
             cells += [""] if paper else []
-            cells += [_f(contact["force_rms_deviation_sliding_percent"], ".2f"),
-                      _f(contact["misalignment_rms_deg"], ".2f")]
+            cells += [
+                _f(contact["force_rms_deviation_sliding_percent"], ".2f"),
+                _f(contact["misalignment_rms_deg"], ".2f"),
+            ]
             cells += [""] if paper else []
             same_contact = same_per.get(name, [{}] * len(per[name]))[i]
-            cells += ["", "", "", _f(same_contact.get("force_rms_deviation_percent"), ".2f"),
-                      _transition_cell(result["transitions_per_contact"][name][i]), ""]
+            cells += [
+                "",
+                "",
+                "",
+                _f(same_contact.get("force_rms_deviation_percent"), ".2f"),
+                _transition_cell(result["transitions_per_contact"][name][i]),
+                "",
+            ]
             lines.append(row(cells))
     reference = _transition_cell(result["transitions"]["coulomb-reference"])
-    lines.append(f"{'(Coulomb, reference step)':>28s}: " + ("never stops sliding" if reference == "never" else
-                                                           f"slide->roll at {reference} s"))
+    lines.append(
+        f"{'(Coulomb, reference step)':>28s}: "
+        + ("never stops sliding" if reference == "never" else f"slide->roll at {reference} s")
+    )
     gains = {name: int(np.count_nonzero(run.health & int(Health.ENERGY_GAIN))) for name, run in result["runs"].items()}
     if any(gains.values()):
-        lines.append("Steps flagged with an energy gain (Health.ENERGY_GAIN): "
-                     + ", ".join(f"{name} {count}" for name, count in gains.items()))
+        lines.append(
+            "Steps flagged with an energy gain (Health.ENERGY_GAIN): "
+            + ", ".join(f"{name} {count}" for name, count in gains.items())
+        )
     if several:
-        lines.append("A contact's own score ('#i') also compares how the runs share the load among redundant contacts, "
-                     "which the rigid model leaves open; |lam_T,i| / (mu_i lam_N,i) is unbounded where lam_N,i drops to "
-                     "~0 while the friction bound still holds the previous step's lam_N (Eq. 12). The aggregate is "
-                     "free of both.")
+        lines.append(
+            "A contact's own score ('#i') also compares how the runs share the load among redundant contacts, "
+            "which the rigid model leaves open; |lam_T,i| / (mu_i lam_N,i) is unbounded where lam_N,i drops to "
+            "~0 while the friction bound still holds the previous step's lam_N (Eq. 12). The aggregate is "
+            "free of both."
+        )
         lines.append(_indeterminacy_note(result))
     lines.append("")
     if paper:
         note = "Paper values: Peiret 2016, 'Example' (1 kHz models, 10 kHz Coulomb reference)."
-        differs = [f"{key} = {result[key]:g} s" for key, value in PAPER_STEPS.items()
-                   if not math.isclose(result[key], value, rel_tol=1e-9)]
+        differs = [
+            f"{key} = {result[key]:g} s"
+            for key, value in PAPER_STEPS.items()
+            if not math.isclose(result[key], value, rel_tol=1e-9)
+        ]
         if differs:
             note += " This run differs in its steps: " + ", ".join(differs) + "."
         lines.append(note)
     else:
-        lines.append(f"No published values: Peiret 2016 reports them only for its wheel ('{PAPER_SCENE}', Table 1 "
-                     "parameters).")
+        lines.append(
+            f"No published values: Peiret 2016 reports them only for its wheel ('{PAPER_SCENE}', Table 1 parameters)."
+        )
     return "\n".join(lines)
 
 
@@ -238,10 +313,12 @@ def _indeterminacy_note(result: dict) -> str:
     share = float(np.mean(_indeterminate_steps(result)))
     if share == 0.0:
         return "The reference never sticks on two or more loaded contacts of one body."
-    return (f"In {100 * share:.0f} % of the reference's steps every contact sticks while a body rests on two or more "
-            "loaded contacts: their friction forces are then statically indeterminate (only the resultant is fixed; "
-            "solvers may carry self-equilibrated internal friction), and so is the normalized force -- compare the "
-            "'(sliding)' column there.")
+    return (
+        f"In {100 * share:.0f} % of the reference's steps every contact sticks while a body rests on two or more "
+        "loaded contacts: their friction forces are then statically indeterminate (only the resultant is fixed; "
+        "solvers may carry self-equilibrated internal friction), and so is the normalized force -- compare the "
+        "'(sliding)' column there."
+    )
 
 
 def _transition_cell(transitions: dict) -> str:
@@ -274,10 +351,12 @@ def write_json(result: dict, path) -> None:
     payload["lcpdyn_version"] = __version__
     payload["solver_status_counts"] = {
         name: {str(s): int(c) for s, c in zip(*np.unique(run.solver_status, return_counts=True))}
-        for name, run in result["runs"].items()}
+        for name, run in result["runs"].items()
+    }
     payload["solver_fallbacks"] = {name: int(run.solver_fallback.sum()) for name, run in result["runs"].items()}
-    payload["energy_gain_steps"] = {name: int(np.count_nonzero(run.health & int(Health.ENERGY_GAIN)))
-                                    for name, run in result["runs"].items()}
+    payload["energy_gain_steps"] = {
+        name: int(np.count_nonzero(run.health & int(Health.ENERGY_GAIN))) for name, run in result["runs"].items()
+    }
     with open(path, "w") as handle:
         json.dump(_jsonable(payload), handle, indent=2, sort_keys=True)
 
@@ -292,36 +371,49 @@ def _names(result: dict) -> dict:
     runs = result["runs"]
     directions = runs["polygonal"].parameters.get("friction", {}).get("directions") if "polygonal" in runs else None
     h, h_ref = _ms(result["dt"]), _ms(result["reference_dt"])
-    return {"coulomb-reference": f"exact Coulomb, h = {h_ref} (reference)",
-            "coulomb": f"exact Coulomb, h = {h}",
-            "regularized": f"regularized (Peiret 2016), h = {h}",
-            "polygonal": (f"polygonal cone{'' if directions is None else f', k = {directions}'} (Anitescu-Potra), "
-                          f"h = {h}"),
-            "box": f"box (Lacoursière), h = {h}"}
+    return {
+        "coulomb-reference": f"exact Coulomb, h = {h_ref} (reference)",
+        "coulomb": f"exact Coulomb, h = {h}",
+        "regularized": f"regularized (Peiret 2016), h = {h}",
+        "polygonal": (f"polygonal cone{'' if directions is None else f', k = {directions}'} (Anitescu-Potra), h = {h}"),
+        "box": f"box (Lacoursière), h = {h}",
+    }
 
 
-_SHORT = {"coulomb-reference": "Coulomb ref.", "coulomb": "Coulomb h", "regularized": "regularized",
-          "polygonal": "polygonal", "box": "box"}
+_SHORT = {
+    "coulomb-reference": "Coulomb ref.",
+    "coulomb": "Coulomb h",
+    "regularized": "regularized",
+    "polygonal": "polygonal",
+    "box": "box",
+}
 # colour, line width, dash pattern, z-order, alpha. The reference is a wide translucent band at the
 # bottom; the models are drawn above it in the order polygonal (often chattering), box,
 # regularized, Coulomb at the model step, and the upper ones are dashed or dotted so that a curve
 # lying on another leaves it visible between the dashes.
-_STYLES = {"coulomb-reference": ("k", 3.5, "-", 1, 0.28),
-           "polygonal": ("C1", 1.0, "-", 2, 0.75),
-           "box": ("C2", 1.2, (0, (5, 2)), 3, 0.9),
-           "regularized": ("C0", 1.2, (0, (1.5, 1.5)), 4, 1.0),
-           "coulomb": ("k", 0.9, (0, (6, 2, 1, 2)), 5, 0.9)}
+_STYLES = {
+    "coulomb-reference": ("k", 3.5, "-", 1, 0.28),
+    "polygonal": ("C1", 1.0, "-", 2, 0.75),
+    "box": ("C2", 1.2, (0, (5, 2)), 3, 0.9),
+    "regularized": ("C0", 1.2, (0, (1.5, 1.5)), 4, 1.0),
+    "coulomb": ("k", 0.9, (0, (6, 2, 1, 2)), 5, 0.9),
+}
 _MARKERS = {"coulomb": "x", "regularized": "o", "polygonal": "s", "box": "^"}
 _ORDER = ("regularized", "polygonal", "box", "coulomb")
 
 
 def _suptitle(result: dict, what: str) -> str:
     contacts = result.get("contacts") or [None]
-    where = (f"\nfriction: aggregate of {len(contacts)} contacts, weighted by normal impulse $h\\lambda_N$"
-             if len(contacts) > 1 else "")
-    return (f"{result['scene']}: {what}\nposition update: {UPDATE_LABELS.get(result['position_update'])}; "
-            f"reference: exact Coulomb, h = {_ms(result['reference_dt'])}; models: h = {_ms(result['dt'])}; "
-            f"t_end = {result['t_end']:g} s{where}")
+    where = (
+        f"\nfriction: aggregate of {len(contacts)} contacts, weighted by normal impulse $h\\lambda_N$"
+        if len(contacts) > 1
+        else ""
+    )
+    return (
+        f"{result['scene']}: {what}\nposition update: {UPDATE_LABELS.get(result['position_update'])}; "
+        f"reference: exact Coulomb, h = {_ms(result['reference_dt'])}; models: h = {_ms(result['dt'])}; "
+        f"t_end = {result['t_end']:g} s{where}"
+    )
 
 
 def _overlaps(series: dict, span: float, tolerance: float = 0.005) -> list[tuple[list[str], float]]:
@@ -332,7 +424,7 @@ def _overlaps(series: dict, span: float, tolerance: float = 0.005) -> list[tuple
     names = list(series)
     pairs = {}
     for i, a in enumerate(names):
-        for b in names[i + 1:]:
+        for b in names[i + 1 :]:
             both = np.isfinite(series[a]) & np.isfinite(series[b])
             if both.any():
                 pairs[a, b] = float(np.mean(np.abs(series[a][both] - series[b][both]) <= tolerance * span))
@@ -369,13 +461,19 @@ def _overlap_text(series: dict, span: float, log: bool = False, width: int | Non
     groups = _overlaps(series, span)
     if not groups:
         return ""
-    parts = [" = ".join(_SHORT[n] for n in group) + (" everywhere" if fraction == 1.0 else
-                                                      f" in {min(100 * fraction, 99.9):.3g} % of steps")
-             for group, fraction in groups]
-    text = ("on top of each other (within 0.5 % of the axis): " if short else
-            "on top of each other (within 0.5 % of the axis; the dashes show the lower ones): ") + "; ".join(parts)
+    parts = [
+        " = ".join(_SHORT[n] for n in group)
+        + (" everywhere" if fraction == 1.0 else f" in {min(100 * fraction, 99.9):.3g} % of steps")
+        for group, fraction in groups
+    ]
+    text = (
+        "on top of each other (within 0.5 % of the axis): "
+        if short
+        else "on top of each other (within 0.5 % of the axis; the dashes show the lower ones): "
+    ) + "; ".join(parts)
     if width:
         import textwrap
+
         text = "\n".join(textwrap.wrap(text, width))
     return text
 
@@ -398,20 +496,29 @@ def _shade_indeterminate(ax, result: dict, label: bool) -> None:
     h = result["reference_dt"]
     edges = np.flatnonzero(np.diff(np.concatenate([[0], mask.astype(int), [0]])))
     for k, (start, stop) in enumerate(zip(edges[::2], edges[1::2])):
-        ax.axvspan(t[start] - h, t[stop - 1], color="0.88", zorder=0, lw=0,
-                   label="all contacts stick on redundant supports:\nfriction statically indeterminate"
-                   if label and k == 0 else None)
+        ax.axvspan(
+            t[start] - h,
+            t[stop - 1],
+            color="0.88",
+            zorder=0,
+            lw=0,
+            label="all contacts stick on redundant supports:\nfriction statically indeterminate"
+            if label and k == 0
+            else None,
+        )
 
 
-def _rms_panel(ax, values: dict, published: dict | None, unit: str, title: str, h: str,
-               sliding: dict | None = None) -> None:
+def _rms_panel(
+    ax, values: dict, published: dict | None, unit: str, title: str, h: str, sliding: dict | None = None
+) -> None:
     """Side panel: per model our RMS over the whole run (filled bar), over the reference's sliding
     phase (light bar, if ``sliding``) and Peiret 2016's published value (hatched, where given)."""
     from matplotlib.patches import Patch
 
     order = [n for n in _ORDER if n in values]
-    kinds = [("all", values)] + ([("sliding", sliding)] if sliding else []) + ([("paper", published)] if published
-                                                                              else [])
+    kinds = (
+        [("all", values)] + ([("sliding", sliding)] if sliding else []) + ([("paper", published)] if published else [])
+    )
     width = 0.8 / len(kinds)
     numbers = [v for _, d in kinds for v in d.values() if v is not None and np.isfinite(v)]
     top = max(numbers) if numbers and max(numbers) > 1e-6 else 1.0
@@ -422,14 +529,30 @@ def _rms_panel(ax, values: dict, published: dict | None, unit: str, title: str, 
             if value is None or not np.isfinite(value):
                 continue
             x = k + (j - (len(kinds) - 1) / 2) * width
-            style = {"all": {"color": color}, "sliding": {"color": color, "alpha": 0.4},
-                     "paper": {"facecolor": "white", "edgecolor": color, "hatch": "////"}}[kind]
+            style = {
+                "all": {"color": color},
+                "sliding": {"color": color, "alpha": 0.4},
+                "paper": {"facecolor": "white", "edgecolor": color, "hatch": "////"},
+            }[kind]
             ax.bar(x, value, width, zorder=3, **style)
-            ax.text(x, value + 0.02 * top, f"{value:.2f}" if kind != "paper" else f"{value:g}", ha="center",
-                    va="bottom", fontsize=6.5, rotation=90, style="italic" if kind == "paper" else "normal")
+            ax.text(
+                x,
+                value + 0.02 * top,
+                f"{value:.2f}" if kind != "paper" else f"{value:g}",
+                ha="center",
+                va="bottom",
+                fontsize=6.5,
+                rotation=90,
+                style="italic" if kind == "paper" else "normal",
+            )
     ax.set_xticks(range(len(order)))
-    ax.set_xticklabels([_SHORT[n] if n != "coulomb" else f"Coulomb\nh = {h}" for n in order], fontsize=7,
-                       rotation=60, ha="right", rotation_mode="anchor")
+    ax.set_xticklabels(
+        [_SHORT[n] if n != "coulomb" else f"Coulomb\nh = {h}" for n in order],
+        fontsize=7,
+        rotation=60,
+        ha="right",
+        rotation_mode="anchor",
+    )
     ax.set_xlim(-0.6, len(order) - 0.4)
     ax.set_ylim(0, (1.3 + 0.12 * len(kinds)) * top)
     ax.set_ylabel(f"RMS ({unit})")
@@ -459,6 +582,7 @@ def write_figures(result: dict, prefix) -> list[str]:
     panels set our RMS values beside the paper's where :data:`PAPER` applies; curves that lie on
     top of each other are named above their panel."""
     import matplotlib
+
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
@@ -489,18 +613,33 @@ def write_figures(result: dict, prefix) -> list[str]:
     ax.set_ylim(0, top)
     clipped = int(np.sum(values > top))
     if clipped:
-        ax.text(0.99, 0.98, f"{clipped} value{'s' if clipped > 1 else ''} above {top:.2g} not shown",
-                transform=ax.transAxes, ha="right", va="top", fontsize=7)
+        ax.text(
+            0.99,
+            0.98,
+            f"{clipped} value{'s' if clipped > 1 else ''} above {top:.2g} not shown",
+            transform=ax.transAxes,
+            ha="right",
+            va="top",
+            fontsize=7,
+        )
     _note_overlaps(ax, curves, top)
     ax.set_xlabel("time t (s)")
-    ax.set_ylabel(r"$\Sigma_i\,|\lambda_{T,i}|/\mu_i \;/\; \Sigma_i\,\lambda_{N,i}$ (–)" if several
-                  else r"normalized friction force $|\lambda_T| / (\mu\lambda_N)$ (–)")
+    ax.set_ylabel(
+        r"$\Sigma_i\,|\lambda_{T,i}|/\mu_i \;/\; \Sigma_i\,\lambda_{N,i}$ (–)"
+        if several
+        else r"normalized friction force $|\lambda_T| / (\mu\lambda_N)$ (–)"
+    )
     ax.grid(alpha=0.3)
     ax.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.13), ncol=2, frameon=False)
-    _rms_panel(side, {n: result["metrics"][n]["force_rms_deviation_percent"] for n in result["metrics"]},
-               {n: v["force_rms_deviation_percent"] for n, v in published.items()} if published else None, "%",
-               "force RMS deviation\nvs reference", h,
-               sliding={n: result["metrics"][n]["force_rms_deviation_sliding_percent"] for n in result["metrics"]})
+    _rms_panel(
+        side,
+        {n: result["metrics"][n]["force_rms_deviation_percent"] for n in result["metrics"]},
+        {n: v["force_rms_deviation_percent"] for n, v in published.items()} if published else None,
+        "%",
+        "force RMS deviation\nvs reference",
+        h,
+        sliding={n: result["metrics"][n]["force_rms_deviation_sliding_percent"] for n in result["metrics"]},
+    )
     fig.suptitle(_suptitle(result, "normalized friction force (cf. Peiret 2016 Fig. 4)"), fontsize=9)
     fig.tight_layout()
     path = f"{prefix}-fig4-normalized-force.png"
@@ -521,14 +660,23 @@ def write_figures(result: dict, prefix) -> list[str]:
     for name in fifth:
         t, error = metrics.position_error(runs[name], reference)
         position[name] = error
-        line, = draw(axes[0], name, t, error)
+        (line,) = draw(axes[0], name, t, error)
         t, difference, _ = metrics.energy_error(runs[name], reference)
         energy[name] = difference
         t, angle = metrics.misalignment_angles(runs[name], threshold)
         color, _, _, order, _ = _STYLES[name]
         hollow = name in ("coulomb", "regularized")
-        axes[2].plot(t, angle, _MARKERS[name], color=color, ms=3.0 if hollow else 1.8, mew=0.6,
-                     mfc="none" if hollow else color, zorder=order, ls="none")
+        axes[2].plot(
+            t,
+            angle,
+            _MARKERS[name],
+            color=color,
+            ms=3.0 if hollow else 1.8,
+            mew=0.6,
+            mfc="none" if hollow else color,
+            zorder=order,
+            ls="none",
+        )
         full = np.full(runs[name].t.shape, np.nan)
         full[np.searchsorted(runs[name].t, t)] = angle
         angles[name] = full
@@ -564,14 +712,26 @@ def write_figures(result: dict, prefix) -> list[str]:
     labels = [names[n] for n in fifth]
     if several and _indeterminate_steps(result).any():
         from matplotlib.patches import Patch
+
         handles.append(Patch(color="0.88"))
         labels.append("all contacts stick on redundant supports:\nfriction statically indeterminate")
-    legend_axis.legend(handles=handles, labels=labels, fontsize=7, loc="upper left",
-                       title="against " + names["coulomb-reference"].replace(" (reference)", ""),
-                       title_fontsize=7, frameon=False)
-    _rms_panel(side, {n: result["metrics"][n]["misalignment_rms_deg"] for n in result["metrics"]},
-               {n: v["misalignment_rms_deg"] for n, v in published.items()} if published else None, "°",
-               "misalignment RMS", h)
+    legend_axis.legend(
+        handles=handles,
+        labels=labels,
+        fontsize=7,
+        loc="upper left",
+        title="against " + names["coulomb-reference"].replace(" (reference)", ""),
+        title_fontsize=7,
+        frameon=False,
+    )
+    _rms_panel(
+        side,
+        {n: result["metrics"][n]["misalignment_rms_deg"] for n in result["metrics"]},
+        {n: v["misalignment_rms_deg"] for n, v in published.items()} if published else None,
+        "°",
+        "misalignment RMS",
+        h,
+    )
     fig.suptitle(_suptitle(result, "errors against the reference (cf. Peiret 2016 Fig. 5)"), fontsize=9)
     fig.tight_layout()
     path = f"{prefix}-fig5-errors.png"
@@ -591,8 +751,7 @@ def _contact_figure(result, prefix, names, draw, plt) -> str:
     count = len(contacts)
     columns = min(count, 4)
     rows = 2 * math.ceil(count / columns)
-    fig, axes = plt.subplots(rows, columns, figsize=(3.2 * columns + 1, 3.0 * rows + 0.8), sharex=True,
-                             squeeze=False)
+    fig, axes = plt.subplots(rows, columns, figsize=(3.2 * columns + 1, 3.0 * rows + 0.8), sharex=True, squeeze=False)
     largest = max(float(np.max(runs[name].contact_normal_force)) for name in order)
     grid_t = runs[order[1] if len(order) > 1 else order[0]].t
     for i, contact in enumerate(contacts):
@@ -611,11 +770,18 @@ def _contact_figure(result, prefix, names, draw, plt) -> str:
         if note:
             bottom.set_title(note, loc="left", fontsize=6.5, color="0.25")
         if above:
-            bottom.text(0.98, 0.97, f"{above} value{'s' if above > 1 else ''} above 2 not shown",
-                        transform=bottom.transAxes, ha="right", va="top", fontsize=7)
+            bottom.text(
+                0.98,
+                0.97,
+                f"{above} value{'s' if above > 1 else ''} above 2 not shown",
+                transform=bottom.transAxes,
+                ha="right",
+                va="top",
+                fontsize=7,
+            )
         top.set_title(f"#{i}: {contact['label']}", fontsize=8)
-        top.set_ylabel(r"normal force $\lambda_{N,%d}$ (N)" % i, fontsize=8)
-        bottom.set_ylabel(r"$|\lambda_{T,%d}| / (\mu_{%d}\lambda_{N,%d})$ (–)" % (i, i, i), fontsize=8)
+        top.set_ylabel(rf"normal force $\lambda_{{N,{i}}}$ (N)", fontsize=8)
+        bottom.set_ylabel(rf"$|\lambda_{{T,{i}}}| / (\mu_{{{i}}}\lambda_{{N,{i}}})$ (–)", fontsize=8)
         bottom.set_xlabel("time t (s)")
         for ax in (top, bottom):
             ax.grid(alpha=0.3)
@@ -624,12 +790,23 @@ def _contact_figure(result, prefix, names, draw, plt) -> str:
         axes[2 * (j // columns), j % columns].axis("off")
         axes[2 * (j // columns) + 1, j % columns].axis("off")
     handles, labels = axes[0, 0].get_legend_handles_labels()
-    fig.legend(handles, labels, fontsize=7, loc="lower center", ncol=min(len(labels), 3), frameon=False,
-               title="upper curves dashed or dotted, so that curves beneath them show", title_fontsize=7)
-    fig.suptitle(f"{result['scene']}: each contact alone (the rigid model leaves the load sharing of redundant "
-                 f"contacts indeterminate; grey: all contacts stick)\nposition update: "
-                 f"{UPDATE_LABELS.get(result['position_update'])}; reference: exact Coulomb, "
-                 f"h = {_ms(result['reference_dt'])}; models: h = {_ms(result['dt'])}", fontsize=9)
+    fig.legend(
+        handles,
+        labels,
+        fontsize=7,
+        loc="lower center",
+        ncol=min(len(labels), 3),
+        frameon=False,
+        title="upper curves dashed or dotted, so that curves beneath them show",
+        title_fontsize=7,
+    )
+    fig.suptitle(
+        f"{result['scene']}: each contact alone (the rigid model leaves the load sharing of redundant "
+        f"contacts indeterminate; grey: all contacts stick)\nposition update: "
+        f"{UPDATE_LABELS.get(result['position_update'])}; reference: exact Coulomb, "
+        f"h = {_ms(result['reference_dt'])}; models: h = {_ms(result['dt'])}",
+        fontsize=9,
+    )
     fig.tight_layout(rect=(0, 0.08, 1, 1))
     path = f"{prefix}-contacts.png"
     fig.savefig(path, dpi=120)

@@ -14,6 +14,7 @@ with the compliance C_N = 1 / (h (F' h + c)). For a~ <= 0 the elastic law is con
 with F'(0) and the damper is left out (c = 0 there), so a contact that is about to touch is caught
 within the step by the spring alone and no force acts before the surfaces touch.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -68,7 +69,7 @@ def force_and_slope(law, approach: float) -> tuple[float, float]:
     if approach <= 0.0:
         return k[0] * approach, k[0]
     force = sum(ki * approach ** (i + 1) for i, ki in enumerate(k))
-    slope = sum((i + 1) * ki * approach ** i for i, ki in enumerate(k))
+    slope = sum((i + 1) * ki * approach**i for i, ki in enumerate(k))
     return force, slope
 
 

@@ -10,6 +10,7 @@
 
 Functions receive a :class:`~lcpdyn.state_view.StateView` and must be JAX-traceable.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -61,7 +62,9 @@ class BallJoint(Holonomic):
 
     def __post_init__(self):
         if not isinstance(self.body_a, RigidBody) or not (self.body_b is None or isinstance(self.body_b, RigidBody)):
-            raise TypeError(f"{type(self).__name__} needs body_a (RigidBody) and body_b (RigidBody or None for the world)")
+            raise TypeError(
+                f"{type(self).__name__} needs body_a (RigidBody) and body_b (RigidBody or None for the world)"
+            )
         self.offset_a = finite_vector(f"{self.name} offset_a", self.offset_a, 3)
         self.offset_b = finite_vector(f"{self.name} offset_b", self.offset_b, 3)
         self.anchor_velocity = finite_vector(f"{self.name} anchor_velocity", self.anchor_velocity, 3)

@@ -13,6 +13,7 @@ body pose (x, R),
 The Jacobians N = dPhi/dq Gamma and D are produced from these functions by JAX
 (:mod:`lcpdyn.model`); nothing here is differentiated by hand.
 """
+
 from __future__ import annotations
 
 import math
@@ -56,7 +57,7 @@ class Plane:
         self.t2 = np.cross(self.normal, self.t1)
 
     @classmethod
-    def inclined(cls, angle: float, point=(0.0, 0.0, 0.0)) -> "Plane":
+    def inclined(cls, angle: float, point=(0.0, 0.0, 0.0)) -> Plane:
         """A plane through ``point`` tilted by ``angle`` (rad) about the world y axis, descending
         along +x: n = (sin a, 0, cos a), t1 = (cos a, 0, -sin a) points downhill, t2 = +y."""
         angle = float(angle)
@@ -97,12 +98,17 @@ class Contact:
         if self.friction_profile is not None and not callable(self.friction_profile):
             raise TypeError(f"{label}: friction_profile must be a function of t")
         from .compliance import PolynomialLaw, SpringDamperLaw
+
         if self.normal_law is not None and not isinstance(self.normal_law, (SpringDamperLaw, PolynomialLaw)):
-            raise TypeError(f"{label}: normal_law must be a SpringDamperLaw, a PolynomialLaw or None, "
-                            f"got {type(self.normal_law).__name__}")
+            raise TypeError(
+                f"{label}: normal_law must be a SpringDamperLaw, a PolynomialLaw or None, "
+                f"got {type(self.normal_law).__name__}"
+            )
         if self.mu_static < self.mu:
-            raise ValueError(f"{label}: static friction coefficient mu_static = {self.mu_static!r} is below the "
-                             f"kinetic mu = {self.mu!r} (mu_s >= mu_k is required)")
+            raise ValueError(
+                f"{label}: static friction coefficient mu_static = {self.mu_static!r} is below the "
+                f"kinetic mu = {self.mu!r} (mu_s >= mu_k is required)"
+            )
 
     def frame(self, x, R):
         """(gap, point, normal, t1, t2) for a body at position x with rotation R (JAX)."""
@@ -189,8 +195,9 @@ class DiskContact(Contact):
     def __post_init__(self):
         self._check()
         if self.rolling not in ("friction", "ideal"):
-            raise ValueError(f"disk contact on {self.body.name!r}: rolling must be 'friction' or 'ideal', "
-                             f"got {self.rolling!r}")
+            raise ValueError(
+                f"disk contact on {self.body.name!r}: rolling must be 'friction' or 'ideal', got {self.rolling!r}"
+            )
         if self.spin not in ("free", "ideal"):
             raise ValueError(f"disk contact on {self.body.name!r}: spin must be 'free' or 'ideal', got {self.spin!r}")
         label = f"disk contact on {self.body.name!r}"
@@ -201,9 +208,11 @@ class DiskContact(Contact):
             raise ValueError(f"{label}: min_sin_tilt must be in (0, 1), got {self.min_sin_tilt!r}")
         tilt = float(np.linalg.norm(np.cross(self.plane.normal, np_rotation_matrix(self.body.orientation) @ self.axis)))
         if not self.min_sin_tilt < tilt:
-            raise ValueError(f"{label}: min_sin_tilt = {self.min_sin_tilt!r} is not below the disk's initial tilt "
-                             f"sine |n x axis| = {tilt!r}: the disk starts (nearly) flat on the plane, where the "
-                             "single-point disk contact is undefined")
+            raise ValueError(
+                f"{label}: min_sin_tilt = {self.min_sin_tilt!r} is not below the disk's initial tilt "
+                f"sine |n x axis| = {tilt!r}: the disk starts (nearly) flat on the plane, where the "
+                "single-point disk contact is undefined"
+            )
 
     def frame(self, x, R):
         n = jnp.asarray(self.plane.normal)

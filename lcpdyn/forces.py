@@ -3,6 +3,7 @@ spring-dampers. Each returns generalized forces for the model's velocity layout:
 world force F at world point p contributes [F, R_i^T ((p - x_i) x F)] (force, body-frame
 torque), i.e. J_p^T F with J_p the point-velocity Jacobian.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass

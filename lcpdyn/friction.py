@@ -17,6 +17,7 @@ Conventions: r contacts; D (2r x n) in each contact's *base* tangent basis (t1, 
 geometry; ``normal_force`` lamN (r,) is the previous step's (or the fixed-point iterate's)
 normal force in N; ``friction_force`` (r, 3) the previous world friction force in N.
 """
+
 from __future__ import annotations
 
 import math
@@ -47,13 +48,20 @@ class FrictionBlock:
 def row_buffers(r, n):
     """Uninitialized (F (2r, n), C (2r), c (2r), hi (2r), basis (r, 2, 2), kinetic (r)) for the
     two-rows-per-contact models, filled by :func:`regularized_block` or :func:`box_block`."""
-    return (np.empty((2 * r, n)), np.empty(2 * r), np.empty(2 * r), np.empty(2 * r), np.empty((r, 2, 2)),
-            np.empty(r, np.bool_))
+    return (
+        np.empty((2 * r, n)),
+        np.empty(2 * r),
+        np.empty(2 * r),
+        np.empty(2 * r),
+        np.empty((r, 2, 2)),
+        np.empty(r, np.bool_),
+    )
 
 
 @njit(cache=True)
-def regularized_block(D, v, h, mu, mu_static, normal_force, friction_force, tangent, compliance, v_th,
-                       F, C, c, hi, basis, kinetic):
+def regularized_block(
+    D, v, h, mu, mu_static, normal_force, friction_force, tangent, compliance, v_th, F, C, c, hi, basis, kinetic
+):
     """Fills the regularized model's rows (see :class:`Regularized`) contact by contact."""
     r, n = D.shape[0] // 2, D.shape[1]
     for i in range(r):
@@ -148,16 +156,35 @@ class Regularized:
         self.velocity_threshold = nonnegative("velocity_threshold v_th", velocity_threshold)
 
     def parameters(self) -> dict:
-        return {"model": self.name, "tangential_stiffness": self.tangential_stiffness,
-                "velocity_threshold": self.velocity_threshold}
+        return {
+            "model": self.name,
+            "tangential_stiffness": self.tangential_stiffness,
+            "velocity_threshold": self.velocity_threshold,
+        }
 
     def block(self, D, v, h, mu, normal_force, friction_force, tangent, mu_static=None) -> FrictionBlock:
         r, n = D.shape[0] // 2, D.shape[1]
         mu_static = mu if mu_static is None else mu_static
         compliance = 0.0 if math.isinf(self.tangential_stiffness) else 1.0 / (self.tangential_stiffness * h * h)
         F, C, c, hi, basis, kinetic = row_buffers(r, n)
-        regularized_block(D, v, h, mu, mu_static, normal_force, friction_force, tangent, compliance,
-                           self.velocity_threshold, F, C, c, hi, basis, kinetic)
+        regularized_block(
+            D,
+            v,
+            h,
+            mu,
+            mu_static,
+            normal_force,
+            friction_force,
+            tangent,
+            compliance,
+            self.velocity_threshold,
+            F,
+            C,
+            c,
+            hi,
+            basis,
+            kinetic,
+        )
         return FrictionBlock(F, F, None, np.diag(C), c, -hi, hi, basis, kinetic)
 
     def world_force(self, x, block, tangent, h):
@@ -239,20 +266,19 @@ class Polygonal:
         Dk = np.einsum("jd,rdn->rjn", self._cos_sin, D2).reshape(r * k, n)
         nf = r * k + r
         F = np.zeros((nf, n))
-        F[:r * k] = Dk
+        F[: r * k] = Dk
         C = np.zeros((nf, nf))
         P = np.zeros((nf, r))
         for i in range(r):
-            C[i * k:(i + 1) * k, r * k + i] = 1.0
-            C[r * k + i, i * k:(i + 1) * k] = -1.0
+            C[i * k : (i + 1) * k, r * k + i] = 1.0
+            C[r * k + i, i * k : (i + 1) * k] = -1.0
             P[r * k + i, i] = mu[i]
         identity = np.tile(np.eye(2), (r, 1, 1))  # the directions are in the base basis
-        return FrictionBlock(F, F, P, C, np.zeros(nf), np.zeros(nf), np.full(nf, np.inf), identity,
-                             np.zeros(r, bool))
+        return FrictionBlock(F, F, P, C, np.zeros(nf), np.zeros(nf), np.full(nf, np.inf), identity, np.zeros(r, bool))
 
     def world_force(self, x, block, tangent, h):
         r, k = tangent.shape[0], self.directions
-        base = x[:r * k].reshape(r, k) @ self._cos_sin / h
+        base = x[: r * k].reshape(r, k) @ self._cos_sin / h
         return base[:, 0, None] * tangent[:, 0] + base[:, 1, None] * tangent[:, 1]
 
 
@@ -318,19 +344,19 @@ class Continuous:
         for i in range(r):
             g, G = self.law(slip[i])
             weight = mu[i] * normal_force[i] * h
-            F[2 * i:2 * i + 2] = weight * (G @ D[2 * i:2 * i + 2])
-            c[2 * i:2 * i + 2] = weight * (g - G @ slip[i])
+            F[2 * i : 2 * i + 2] = weight * (G @ D[2 * i : 2 * i + 2])
+            c[2 * i : 2 * i + 2] = weight * (g - G @ slip[i])
             kinetic[i] = np.hypot(*slip[i]) > self.characteristic_velocity
         identity = np.tile(np.eye(2), (r, 1, 1))
-        return FrictionBlock(F, D, None, np.eye(2 * r), c, np.full(2 * r, -np.inf), np.full(2 * r, np.inf),
-                             identity, kinetic)
+        return FrictionBlock(
+            F, D, None, np.eye(2 * r), c, np.full(2 * r, -np.inf), np.full(2 * r, np.inf), identity, kinetic
+        )
 
     def world_force(self, x, block, tangent, h):
         return _world(x.reshape(-1, 2), block, tangent, h)
 
 
-MODELS = {"regularized": Regularized, "polygonal": Polygonal, "box": Box, "coulomb": Coulomb,
-          "continuous": Continuous}
+MODELS = {"regularized": Regularized, "polygonal": Polygonal, "box": Box, "coulomb": Coulomb, "continuous": Continuous}
 
 
 def make_friction(model, **parameters):

@@ -3,6 +3,7 @@ Peiret 2016 Eq. (30), the fused assemble-and-solve step of the regularized and b
 position update (Eq. 7), and recording helpers. Each is a plain loop over small arrays; they
 exist because NumPy's per-call overhead (~1 us per operation) dominates at the one-contact size.
 """
+
 from __future__ import annotations
 
 import math
@@ -13,6 +14,7 @@ from numba import njit
 from solvers.judice_pires import pivot_and_measure
 
 from .friction import box_block, regularized_block, row_buffers
+
 
 @njit(cache=True)
 def gap_terms(gap, N, v, h, paper, beta):
@@ -126,8 +128,31 @@ def bounded_vectors(rhs, u, e_N, c, lo_friction, hi_friction):
 
 
 @njit(cache=True)
-def fused_step(M, A, N, D, tangent, rhs, u, e_N, CN, v, h, mu, mu_static, normal_force, friction_force, compliance,
-               v_th, box, warm, use_warm, max_iterations, max_stall, pivot_tolerance):
+def fused_step(
+    M,
+    A,
+    N,
+    D,
+    tangent,
+    rhs,
+    u,
+    e_N,
+    CN,
+    v,
+    h,
+    mu,
+    mu_static,
+    normal_force,
+    friction_force,
+    compliance,
+    v_th,
+    box,
+    warm,
+    use_warm,
+    max_iterations,
+    max_stall,
+    pivot_tolerance,
+):
     """Friction block, Eq. (30) matrix and one Júdice–Pires run with the framework's residual,
     in one compiled call (the regularized or box model with ``judice-pires``). Returns
     (K, q, lo, hi, basis, kinetic, z, w, active_set, code, iterations, relative, worst, residual, violation)
@@ -138,8 +163,24 @@ def fused_step(M, A, N, D, tangent, rhs, u, e_N, CN, v, h, mu, mu_static, normal
     if box:
         box_block(D, h, mu, normal_force, F, C, c, bound, basis, kinetic)
     else:
-        regularized_block(D, v, h, mu, mu_static, normal_force, friction_force, tangent, compliance, v_th,
-                           F, C, c, bound, basis, kinetic)
+        regularized_block(
+            D,
+            v,
+            h,
+            mu,
+            mu_static,
+            normal_force,
+            friction_force,
+            tangent,
+            compliance,
+            v_th,
+            F,
+            C,
+            c,
+            bound,
+            basis,
+            kinetic,
+        )
     size = n + m + r + nf
     K = np.zeros((size, size))
     compliance_block = np.zeros((nf, nf))
@@ -148,7 +189,8 @@ def fused_step(M, A, N, D, tangent, rhs, u, e_N, CN, v, h, mu, mu_static, normal
     fill_matrix(K, M, A, N, F, F, compliance_block, np.zeros((nf, r)), CN)
     q, lo, hi = bounded_vectors(rhs, u, e_N, c, -bound, bound)
     z, w, active_set, code, iterations, relative, worst, residual, violation = pivot_and_measure(
-        K, q, lo, hi, warm, use_warm, max_iterations, max_stall, pivot_tolerance)
+        K, q, lo, hi, warm, use_warm, max_iterations, max_stall, pivot_tolerance
+    )
     return K, q, lo, hi, basis, kinetic, z, w, active_set, code, iterations, relative, worst, residual, violation
 
 
@@ -169,7 +211,8 @@ def _midpoint_newton(I, x, target, h, tolerance, max_iterations, J, trial, dx, F
     """Newton's method with backtracking on the midpoint equation from the given x (updated in
     place); returns the final relative residual |F| / (|target| (1 + h |x0|))."""
     scale = math.sqrt(target[0] ** 2 + target[1] ** 2 + target[2] ** 2) * (
-        1.0 + h * math.sqrt(x[0] ** 2 + x[1] ** 2 + x[2] ** 2))
+        1.0 + h * math.sqrt(x[0] ** 2 + x[1] ** 2 + x[2] ** 2)
+    )
     norm = _midpoint_residual(I, x, target, h, F)
     for _ in range(max_iterations):
         if not norm > tolerance * scale:  # converged (or NaN: the caller's finiteness check names it)
@@ -187,16 +230,28 @@ def _midpoint_newton(I, x, target, h, tolerance, max_iterations, J, trial, dx, F
         J[1, 2] += h * Ix0
         J[2, 0] += h * Ix1
         J[2, 1] -= h * Ix0
-        det = (J[0, 0] * (J[1, 1] * J[2, 2] - J[1, 2] * J[2, 1]) - J[0, 1] * (J[1, 0] * J[2, 2] - J[1, 2] * J[2, 0])
-               + J[0, 2] * (J[1, 0] * J[2, 1] - J[1, 1] * J[2, 0]))
+        det = (
+            J[0, 0] * (J[1, 1] * J[2, 2] - J[1, 2] * J[2, 1])
+            - J[0, 1] * (J[1, 0] * J[2, 2] - J[1, 2] * J[2, 0])
+            + J[0, 2] * (J[1, 0] * J[2, 1] - J[1, 1] * J[2, 0])
+        )
         if det == 0.0 or not math.isfinite(det):
             break
-        dx[0] = (F[0] * (J[1, 1] * J[2, 2] - J[1, 2] * J[2, 1]) - J[0, 1] * (F[1] * J[2, 2] - J[1, 2] * F[2])
-                 + J[0, 2] * (F[1] * J[2, 1] - J[1, 1] * F[2])) / det
-        dx[1] = (J[0, 0] * (F[1] * J[2, 2] - J[1, 2] * F[2]) - F[0] * (J[1, 0] * J[2, 2] - J[1, 2] * J[2, 0])
-                 + J[0, 2] * (J[1, 0] * F[2] - F[1] * J[2, 0])) / det
-        dx[2] = (J[0, 0] * (J[1, 1] * F[2] - F[1] * J[2, 1]) - J[0, 1] * (J[1, 0] * F[2] - F[1] * J[2, 0])
-                 + F[0] * (J[1, 0] * J[2, 1] - J[1, 1] * J[2, 0])) / det
+        dx[0] = (
+            F[0] * (J[1, 1] * J[2, 2] - J[1, 2] * J[2, 1])
+            - J[0, 1] * (F[1] * J[2, 2] - J[1, 2] * F[2])
+            + J[0, 2] * (F[1] * J[2, 1] - J[1, 1] * F[2])
+        ) / det
+        dx[1] = (
+            J[0, 0] * (F[1] * J[2, 2] - J[1, 2] * F[2])
+            - F[0] * (J[1, 0] * J[2, 2] - J[1, 2] * J[2, 0])
+            + J[0, 2] * (J[1, 0] * F[2] - F[1] * J[2, 0])
+        ) / det
+        dx[2] = (
+            J[0, 0] * (J[1, 1] * F[2] - F[1] * J[2, 1])
+            - J[0, 1] * (J[1, 0] * F[2] - F[1] * J[2, 0])
+            + F[0] * (J[1, 0] * J[2, 1] - J[1, 1] * J[2, 0])
+        ) / det
         step = 1.0
         while True:  # backtracking: the first step length that lowers |F|
             for r in range(3):
@@ -271,8 +326,9 @@ def gyroscopic_midpoint(M, v, force, h, tolerance, max_iterations):
                 for r in range(3):
                     x[r] = v[o + r]
                 for k in range(1, stages + 1):
-                    relative = _midpoint_newton(I, x, target, h * k / stages, tolerance, max_iterations, J, trial,
-                                                dx, F, G)
+                    relative = _midpoint_newton(
+                        I, x, target, h * k / stages, tolerance, max_iterations, J, trial, dx, F, G
+                    )
         if not relative <= worst:
             worst, worst_body = relative, b
         for r in range(3):  # omega* = 2 x - omega; rows I omega* + h tau

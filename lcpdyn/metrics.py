@@ -59,15 +59,27 @@ Body and run metrics (not per contact):
 * slip transitions: the times the selected contacts pass from sliding to rolling/sticking and
   back; with several contacts a step counts as sliding when any of them slides (|v_T,i| > v_th).
 """
+
 from __future__ import annotations
 
 from collections.abc import Iterable
 
 import numpy as np
 
-__all__ = ["friction_coefficients", "normal_impulse", "slip_transitions", "normalized_friction_force",
-           "force_rms_deviation", "misalignment_angles", "misalignment_rms", "position_error", "energy_error",
-           "on_grid", "summary", "contact_summary"]
+__all__ = [
+    "friction_coefficients",
+    "normal_impulse",
+    "slip_transitions",
+    "normalized_friction_force",
+    "force_rms_deviation",
+    "misalignment_angles",
+    "misalignment_rms",
+    "position_error",
+    "energy_error",
+    "on_grid",
+    "summary",
+    "contact_summary",
+]
 
 
 # --- friction coefficient and contact selection ------------------------------------------------
@@ -98,13 +110,16 @@ def friction_coefficients(trajectory, mu=None) -> np.ndarray:
         entries = (getattr(trajectory, "parameters", None) or {}).get("contacts")
         if entries is not None:
             if len(entries) != contacts:
-                raise ValueError(f"the trajectory's parameters list {len(entries)} contacts but its arrays hold "
-                                 f"{contacts}")
+                raise ValueError(
+                    f"the trajectory's parameters list {len(entries)} contacts but its arrays hold {contacts}"
+                )
             profiled = [i for i, entry in enumerate(entries) if entry.get("friction_profile")]
             if profiled:
-                raise ValueError(f"contacts {profiled} have a friction_profile (mu varies in time) but the "
-                                 "trajectory records no per-step contact_mu array; their normalized friction "
-                                 "force cannot be computed from the nominal mu")
+                raise ValueError(
+                    f"contacts {profiled} have a friction_profile (mu varies in time) but the "
+                    "trajectory records no per-step contact_mu array; their normalized friction "
+                    "force cannot be computed from the nominal mu"
+                )
             if all("mu" in entry for entry in entries):
                 recorded = np.broadcast_to(np.array([float(e["mu"]) for e in entries]), (steps, contacts))
                 source = 'parameters["contacts"][i]["mu"]'
@@ -114,12 +129,16 @@ def friction_coefficients(trajectory, mu=None) -> np.ndarray:
             raise ValueError(f"mu must be a number or one value per contact ({contacts}), got shape {given.shape}")
         given = np.broadcast_to(given, (steps, contacts))
         if recorded is not None and not np.allclose(given, recorded, rtol=1e-12, atol=0.0):
-            raise ValueError(f"mu = {np.asarray(mu).tolist()} disagrees with the trajectory's own friction "
-                             f"coefficient (from {source}: {np.unique(recorded).tolist()}); leave mu out")
+            raise ValueError(
+                f"mu = {np.asarray(mu).tolist()} disagrees with the trajectory's own friction "
+                f"coefficient (from {source}: {np.unique(recorded).tolist()}); leave mu out"
+            )
         return given if recorded is None else recorded
     if recorded is None:
-        raise ValueError("the trajectory records no friction coefficient (no contact_mu array and no "
-                         'parameters["contacts"][i]["mu"]); pass mu= (a number or one per contact)')
+        raise ValueError(
+            "the trajectory records no friction coefficient (no contact_mu array and no "
+            'parameters["contacts"][i]["mu"]); pass mu= (a number or one per contact)'
+        )
     return recorded
 
 
@@ -201,8 +220,9 @@ def on_grid(t, reference_t, values) -> np.ndarray:
     return out.reshape((t.shape[0],) + values.shape[1:])
 
 
-def force_rms_deviation(model, reference, mu=None, velocity_threshold: float = 0.01, contact=None,
-                        phase: str = "all") -> float:
+def force_rms_deviation(
+    model, reference, mu=None, velocity_threshold: float = 0.01, contact=None, phase: str = "all"
+) -> float:
     """RMS of F - F_ref in percent over the selected contacts (module docstring); ``phase`` is
     "all" or "sliding" (only the contacts and steps where the reference slides, |v_T,ref| > v_th
     in m/s). ``mu``: fallback for both runs, see :func:`friction_coefficients`. NaN if no step
@@ -218,8 +238,7 @@ def force_rms_deviation(model, reference, mu=None, velocity_threshold: float = 0
         f = _ratio(numerator, denominator)
         f_ref = on_grid(model.t, reference.t, _ratio(ref_numerator, ref_denominator))
     else:
-        slip_ref = on_grid(model.t, reference.t,
-                           np.linalg.norm(reference.contact_slip_velocity[:, chosen], axis=2))
+        slip_ref = on_grid(model.t, reference.t, np.linalg.norm(reference.contact_slip_velocity[:, chosen], axis=2))
         sliding = slip_ref > velocity_threshold  # (model steps, selected contacts)
         f = _ratio(numerator, denominator, sliding)
         f_ref = np.full(f.shape, np.nan)
@@ -230,8 +249,9 @@ def force_rms_deviation(model, reference, mu=None, velocity_threshold: float = 0
             if not pattern.any():
                 continue
             steps = which == p
-            f_ref[steps] = on_grid(model.t[steps], reference.t, _ratio(ref_numerator[:, pattern],
-                                                                       ref_denominator[:, pattern]))
+            f_ref[steps] = on_grid(
+                model.t[steps], reference.t, _ratio(ref_numerator[:, pattern], ref_denominator[:, pattern])
+            )
     mask = np.isfinite(f) & np.isfinite(f_ref)
     if not mask.any():
         return float("nan")
@@ -265,7 +285,7 @@ def misalignment_angles(trajectory, velocity_threshold: float = 0.01, contact=No
 def misalignment_rms(trajectory, velocity_threshold: float = 0.01, contact=None) -> float:
     """sqrt(mean_k theta_k^2) in deg over the steps of :func:`misalignment_angles`; NaN if none."""
     _, angles = misalignment_angles(trajectory, velocity_threshold, contact)
-    return float(np.sqrt(np.mean(angles ** 2))) if angles.size else float("nan")
+    return float(np.sqrt(np.mean(angles**2))) if angles.size else float("nan")
 
 
 def position_error(model, reference, body: int = 0, normalize: str = "start"):
@@ -294,8 +314,9 @@ def energy_error(model, reference):
     return model.t, difference, difference / float(reference.initial_energy)
 
 
-def summary(model, reference, mu=None, velocity_threshold: float = 0.01, settle: float = 0.1, contact=None,
-            body: int = 0) -> dict:
+def summary(
+    model, reference, mu=None, velocity_threshold: float = 0.01, settle: float = 0.1, contact=None, body: int = 0
+) -> dict:
     """Every metric of the module for one model run against a reference run: the friction
     metrics over the selected contacts (default all, aggregated), position error of ``body``,
     energy error of the run. ``mu``: fallback, see :func:`friction_coefficients`; ``settle`` in s."""
@@ -305,8 +326,9 @@ def summary(model, reference, mu=None, velocity_threshold: float = 0.01, settle:
     late = t >= settle
     return {
         "force_rms_deviation_percent": force_rms_deviation(model, reference, mu, velocity_threshold, contact),
-        "force_rms_deviation_sliding_percent": force_rms_deviation(model, reference, mu, velocity_threshold,
-                                                                   contact, phase="sliding"),
+        "force_rms_deviation_sliding_percent": force_rms_deviation(
+            model, reference, mu, velocity_threshold, contact, phase="sliding"
+        ),
         "misalignment_rms_deg": misalignment_rms(model, velocity_threshold, contact),
         "position_error_final": float(position[-1]),
         "position_error_max": float(np.nanmax(position[late])) if late.any() else float("nan"),
@@ -327,15 +349,18 @@ def contact_summary(model, reference, mu=None, velocity_threshold: float = 0.01)
     total = float(impulse.sum())
     out = []
     for i in range(_contact_count(model)):
-        out.append({
-            "contact": i,
-            "normal_impulse_Ns": float(impulse[i]),
-            "normal_impulse_share": float(impulse[i] / total) if total > 0 else float("nan"),
-            "force_rms_deviation_percent": force_rms_deviation(model, reference, mu, velocity_threshold, i),
-            "force_rms_deviation_sliding_percent": force_rms_deviation(model, reference, mu, velocity_threshold, i,
-                                                                       phase="sliding"),
-            "misalignment_rms_deg": misalignment_rms(model, velocity_threshold, i),
-        })
+        out.append(
+            {
+                "contact": i,
+                "normal_impulse_Ns": float(impulse[i]),
+                "normal_impulse_share": float(impulse[i] / total) if total > 0 else float("nan"),
+                "force_rms_deviation_percent": force_rms_deviation(model, reference, mu, velocity_threshold, i),
+                "force_rms_deviation_sliding_percent": force_rms_deviation(
+                    model, reference, mu, velocity_threshold, i, phase="sliding"
+                ),
+                "misalignment_rms_deg": misalignment_rms(model, velocity_threshold, i),
+            }
+        )
     return out
 
 
@@ -351,6 +376,10 @@ def slip_transitions(trajectory, velocity_threshold: float = 0.01, contact=None)
     change = np.flatnonzero(sliding[1:] != sliding[:-1]) + 1
     to_roll = [float(trajectory.t[i]) for i in change if not sliding[i]]
     to_slide = [float(trajectory.t[i]) for i in change if sliding[i]]
-    return {"to_roll": to_roll, "to_slide": to_slide,
-            "first_roll": to_roll[0] if to_roll else float("nan"),
-            "sliding_at_start": bool(sliding[0]), "sliding_at_end": bool(sliding[-1])}
+    return {
+        "to_roll": to_roll,
+        "to_slide": to_slide,
+        "first_roll": to_roll[0] if to_roll else float("nan"),
+        "sliding_at_start": bool(sliding[0]),
+        "sliding_at_end": bool(sliding[-1]),
+    }

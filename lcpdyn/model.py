@@ -15,6 +15,7 @@ candidate contact point (equal to dPhi/dq Gamma, see :meth:`Model.gap_jacobian`)
 A (Eq. 2) with the holonomic residual g(q) and the non-holonomic right-hand side u, the contact
 frames, and the potential energy. All Jacobians come from ``jax.jacfwd``.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -96,8 +97,9 @@ class Model:
 
     def add_force(self, force):
         if not isinstance(force, (BodyForce, SpringDamper, TorsionalSpringDamper)):
-            raise TypeError(f"add_force expects a BodyForce, SpringDamper or TorsionalSpringDamper, "
-                            f"got {type(force).__name__}")
+            raise TypeError(
+                f"add_force expects a BodyForce, SpringDamper or TorsionalSpringDamper, got {type(force).__name__}"
+            )
         for name in ("body", "body_a", "body_b"):
             self._check_member(getattr(force, name, None), "force")
         self.forces.append(force)
@@ -127,8 +129,11 @@ class Model:
 
     @property
     def n_bilateral(self) -> int:
-        return (sum(c.size for c in self.holonomic) + sum(c.size for c in self.nonholonomic)
-                + sum(self._rolling_rows(c) for c in self.contacts))
+        return (
+            sum(c.size for c in self.holonomic)
+            + sum(c.size for c in self.nonholonomic)
+            + sum(self._rolling_rows(c) for c in self.contacts)
+        )
 
     @staticmethod
     def _rolling_rows(contact) -> int:
@@ -140,8 +145,12 @@ class Model:
     def friction_coefficients(self, static: bool = False) -> np.ndarray:
         """Kinetic (or, with ``static=True``, static) mu per contact; 0 for ideally rolling disks,
         whose tangential rows are bilateral."""
-        return np.array([0.0 if isinstance(c, DiskContact) and c.rolling == "ideal"
-                         else (c.mu_static if static else c.mu) for c in self.contacts])
+        return np.array(
+            [
+                0.0 if isinstance(c, DiskContact) and c.rolling == "ideal" else (c.mu_static if static else c.mu)
+                for c in self.contacts
+            ]
+        )
 
     def index(self) -> dict:
         return {id(b): i for i, b in enumerate(self.bodies)}
@@ -157,8 +166,8 @@ class Model:
         n = self.n_velocities
         M = np.zeros((n, n))
         for i, b in enumerate(self.bodies):
-            M[6 * i:6 * i + 3, 6 * i:6 * i + 3] = b.mass * np.eye(3)
-            M[6 * i + 3:6 * i + 6, 6 * i + 3:6 * i + 6] = b.inertia_matrix
+            M[6 * i : 6 * i + 3, 6 * i : 6 * i + 3] = b.mass * np.eye(3)
+            M[6 * i + 3 : 6 * i + 6, 6 * i + 3 : 6 * i + 6] = b.inertia_matrix
         return M
 
     # --- JAX functions (traceable) --------------------------------------------------------
@@ -166,8 +175,8 @@ class Model:
         """q_dot = Gamma(q) v."""
         parts = []
         for i in range(len(self.bodies)):
-            parts.append(v[6 * i:6 * i + 3])
-            parts.append(quaternion_rate_matrix(q[7 * i + 3:7 * i + 7]) @ v[6 * i + 3:6 * i + 6])
+            parts.append(v[6 * i : 6 * i + 3])
+            parts.append(quaternion_rate_matrix(q[7 * i + 3 : 7 * i + 7]) @ v[6 * i + 3 : 6 * i + 6])
         return jnp.concatenate(parts)
 
     def contact_frames(self, q):
@@ -197,13 +206,15 @@ class Model:
 
     def nonholonomic_velocity(self, q, v):
         view = StateView(self.index(), q, v)
-        return (jnp.concatenate([c.velocity_residual(view) for c in self.nonholonomic])
-                if self.nonholonomic else jnp.zeros(0))
+        return (
+            jnp.concatenate([c.velocity_residual(view) for c in self.nonholonomic])
+            if self.nonholonomic
+            else jnp.zeros(0)
+        )
 
     def nonholonomic_target(self, q, t):
         view = StateView(self.index(), q)
-        return (jnp.concatenate([c.target(view, t) for c in self.nonholonomic])
-                if self.nonholonomic else jnp.zeros(0))
+        return jnp.concatenate([c.target(view, t) for c in self.nonholonomic]) if self.nonholonomic else jnp.zeros(0)
 
     def generalized_force(self, q, v, t):
         """f_app - c (n,): gravity, body forces and springs, minus omega_b x (I omega_b)."""
@@ -275,10 +286,11 @@ class Model:
         rolling = []  # ideal rolling and zero spin: bilateral rows from the same JAX Jacobians
         for i, c in enumerate(self.contacts):
             if isinstance(c, DiskContact) and c.rolling == "ideal":
-                rolling.append(D[2 * i:2 * i + 2])
+                rolling.append(D[2 * i : 2 * i + 2])
             if isinstance(c, DiskContact) and c.spin == "ideal":  # n . omega = 0 (the plane is fixed)
-                spin = jax.jacfwd(lambda w, c=c, i=i: StateView(self.index(), q, w).angular_velocity(c.body)
-                                  @ normal[i])(v)
+                spin = jax.jacfwd(
+                    lambda w, c=c, i=i: StateView(self.index(), q, w).angular_velocity(c.body) @ normal[i]
+                )(v)
                 rolling.append(spin[None, :])
         A_roll = jnp.concatenate(rolling) if rolling else jnp.zeros((0, n))
         u_roll = jnp.zeros(A_roll.shape[0])
@@ -289,13 +301,28 @@ class Model:
         force, nonconservative = self.generalized_force(q, v, t), self.nonconservative_force(q, v, t)
         minus_c = []  # -c = -omega x I omega per body, the part of force that does no work
         for i, b in enumerate(self.bodies):
-            omega = v[6 * i + 3:6 * i + 6]
+            omega = v[6 * i + 3 : 6 * i + 6]
             minus_c += [jnp.zeros(3), -jnp.cross(omega, jnp.asarray(b.inertia_matrix) @ omega)]
         # power of gravity and springs, P_c = (f_app - f_nc) . v: c . v = 0 exactly, but not in rounding or overflow
         power = (force - jnp.concatenate(minus_c) - nonconservative) @ v
-        return (force, gap, N, D, jnp.concatenate([A_h, A_nh, A_roll]), g,
-                jnp.concatenate([self.nonholonomic_target(q, t), u_roll]), point, normal, tangent, tilts, margin,
-                self.potential_energy(q), g_t, nonconservative, power)
+        return (
+            force,
+            gap,
+            N,
+            D,
+            jnp.concatenate([A_h, A_nh, A_roll]),
+            g,
+            jnp.concatenate([self.nonholonomic_target(q, t), u_roll]),
+            point,
+            normal,
+            tangent,
+            tilts,
+            margin,
+            self.potential_energy(q),
+            g_t,
+            nonconservative,
+            power,
+        )
 
     def gap_jacobian(self, q):
         """dPhi/dq Gamma(q) (r, n) by differentiating the gap functions themselves. The engine's
@@ -336,8 +363,25 @@ class Model:
         def unscoped(q, v, t) -> Kinematics:
             flat = np.asarray(executable(q, v, np.float64(t)))
             a = [flat[i:j].reshape(shape) for i, j, shape in slices]
-            return Kinematics(a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7], a[8], a[9], a[10], float(a[11]),
-                              float(a[12]), a[13], a[14], float(a[15]), bool(flat[-1] == 1.0))
+            return Kinematics(
+                a[0],
+                a[1],
+                a[2],
+                a[3],
+                a[4],
+                a[5],
+                a[6],
+                a[7],
+                a[8],
+                a[9],
+                a[10],
+                float(a[11]),
+                float(a[12]),
+                a[13],
+                a[14],
+                float(a[15]),
+                bool(flat[-1] == 1.0),
+            )
 
         def evaluate(q, v, t) -> Kinematics:
             with float64():
@@ -379,12 +423,15 @@ class Model:
         with float64(), np.errstate(all="ignore"):
             view = StateView(self.index(), jnp.asarray(q), jnp.asarray(v))
             for i, b in enumerate(self.bodies):
-                for name, value in (("position", q[7 * i:7 * i + 3]),
-                                    ("orientation quaternion", q[7 * i + 3:7 * i + 7]),
-                                    ("velocity", v[6 * i:6 * i + 3]), ("angular velocity", v[6 * i + 3:6 * i + 6])):
+                for name, value in (
+                    ("position", q[7 * i : 7 * i + 3]),
+                    ("orientation quaternion", q[7 * i + 3 : 7 * i + 7]),
+                    ("velocity", v[6 * i : 6 * i + 3]),
+                    ("angular velocity", v[6 * i + 3 : 6 * i + 6]),
+                ):
                     if bad(value):
                         found.append(f"body {b.name!r}: {name} = {show(value)}")
-                omega = v[6 * i + 3:6 * i + 6]
+                omega = v[6 * i + 3 : 6 * i + 6]
                 gyroscopic = np.cross(omega, b.inertia_matrix @ omega)
                 if not bad(omega) and bad(gyroscopic):
                     found.append(f"body {b.name!r}: gyroscopic term omega x I omega = {show(gyroscopic)} overflows")
@@ -397,13 +444,17 @@ class Model:
                 gap = c.frame(view.position(c.body), view.rotation(c.body))[0]
                 energy = float(elastic_energy(c.normal_law, -gap))
                 if not bad(gap) and bad(energy):
-                    found.append(f"{self.describe_contact(i)}: elastic energy of its {type(c.normal_law).__name__} "
-                                 f"= {energy!r} J at the approach {-float(gap)!r} m")
+                    found.append(
+                        f"{self.describe_contact(i)}: elastic energy of its {type(c.normal_law).__name__} "
+                        f"= {energy!r} J at the approach {-float(gap)!r} m"
+                    )
             for i, force in enumerate(self.forces):
                 for body, f, torque in force.wrenches(t, view):
                     if bad(f) or bad(torque):
-                        found.append(f"{self.describe_force(i)} gave force = {show(f)}, torque = {show(torque)} "
-                                     f"on body {body.name!r}")
+                        found.append(
+                            f"{self.describe_force(i)} gave force = {show(f)}, torque = {show(torque)} "
+                            f"on body {body.name!r}"
+                        )
                 if bad(force.potential(view)):
                     found.append(f"{self.describe_force(i)} gave potential energy {float(force.potential(view))!r}")
             for i, c in enumerate(self.contacts):

@@ -30,6 +30,7 @@ Differences from the paper: the mass matrix and forces are those of rigid bodies
 elements); flexibility enters through the coordinates and ``force`` (e.g. springs) or through
 ``pose`` (quasi-static deflections, see :mod:`scenes.caster_shimmy`).
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -111,7 +112,7 @@ class MinimalSystem:
     def split(self, x):
         """(q_d_dot, q_d, q_k) of a state vector."""
         nd = self.n_d
-        return x[:nd], x[nd:2 * nd], x[2 * nd:]
+        return x[:nd], x[nd : 2 * nd], x[2 * nd :]
 
     # --- kinematics (JAX) -----------------------------------------------------------------
     def body_velocities(self, q, qdot, t, p):
@@ -136,18 +137,23 @@ class MinimalSystem:
     def residual(self, q, qd_dot, qd_ddot, t, p):
         """R of the reduced equations: R = M_bar q_d_ddot - f_bar (module docstring)."""
         qdot = self.rates(q, qd_dot, t, p)
-        qk_ddot = jax.jvp(lambda q_, v_, t_: self.kinematic_rates(q_, v_, t_, p), (q, qd_dot, t),
-                          (qdot, qd_ddot, jnp.ones_like(t)))[1]
+        qk_ddot = jax.jvp(
+            lambda q_, v_, t_: self.kinematic_rates(q_, v_, t_, p), (q, qd_dot, t), (qdot, qd_ddot, jnp.ones_like(t))
+        )[1]
         qddot = jnp.concatenate([qd_ddot, qk_ddot])
-        velocity = lambda q_, v_, t_: self.body_velocities(q_, v_, t_, p)
+
+        def velocity(q_, v_, t_):
+            return self.body_velocities(q_, v_, t_, p)
+
         (v_c, omega), (a_c, alpha) = jax.jvp(velocity, (q, qdot, t), (qdot, qddot, jnp.ones_like(t)))
         _, R = self.pose(q, t, p)
         masses, inertias = self._value(self.masses, p), self._value(self.inertias, p)
         gravity = self._value(self.gravity, p)
         inertia_world = jnp.einsum("bij,bjk,blk->bil", R, inertias, R)
         forces = masses[:, None] * (a_c - gravity)
-        torques = (jnp.einsum("bij,bj->bi", inertia_world, alpha)
-                   + jnp.cross(omega, jnp.einsum("bij,bj->bi", inertia_world, omega)))
+        torques = jnp.einsum("bij,bj->bi", inertia_world, alpha) + jnp.cross(
+            omega, jnp.einsum("bij,bj->bi", inertia_world, omega)
+        )
         # virtual power: the admissible virtual velocities are delta v = J H delta q_d_dot (the
         # rheonomic terms b and dF/dt are affine offsets), so the reduced residual is H^T J^T of the
         # inertial-minus-applied wrenches: the transpose of the linear part, which is what vjp gives
@@ -163,11 +169,15 @@ class MinimalSystem:
         every non-gravity force on it (e.g. the contact force on a rolling disk)."""
         qd_dot, qd, qk = self.split(x)
         q = jnp.concatenate([qd, qk])
-        qd_ddot = self.state_derivative(x, t, p)[:self.n_d]
+        qd_ddot = self.state_derivative(x, t, p)[: self.n_d]
         qdot = self.rates(q, qd_dot, t, p)
-        qk_ddot = jax.jvp(lambda q_, v_, t_: self.kinematic_rates(q_, v_, t_, p), (q, qd_dot, t),
-                          (qdot, qd_ddot, jnp.ones_like(t)))[1]
-        velocity = lambda q_, v_, t_: self.body_velocities(q_, v_, t_, p)[0]
+        qk_ddot = jax.jvp(
+            lambda q_, v_, t_: self.kinematic_rates(q_, v_, t_, p), (q, qd_dot, t), (qdot, qd_ddot, jnp.ones_like(t))
+        )[1]
+
+        def velocity(q_, v_, t_):
+            return self.body_velocities(q_, v_, t_, p)[0]
+
         a_c = jax.jvp(velocity, (q, qdot, t), (qdot, jnp.concatenate([qd_ddot, qk_ddot]), jnp.ones_like(t)))[1]
         return self._value(self.masses, p)[:, None] * (a_c - self._value(self.gravity, p))
 
@@ -184,7 +194,7 @@ class MinimalSystem:
         nd = self.n_d
 
         def one(x, t, p):
-            return self.pose(jnp.concatenate([x[nd:2 * nd], x[2 * nd:]]), t, p)
+            return self.pose(jnp.concatenate([x[nd : 2 * nd], x[2 * nd :]]), t, p)
 
         function = self._compiled("poses_batch", jax.vmap(one, in_axes=(0, 0, None)))
         with float64():
@@ -212,8 +222,9 @@ class MinimalSystem:
         """NumPy d/dt x at (x, t)."""
         p = self.params(**parameters)
         with float64():
-            return np.asarray(self._compiled("derivative", self.state_derivative)(
-                np.asarray(x, np.float64), np.float64(t), p))
+            return np.asarray(
+                self._compiled("derivative", self.state_derivative)(np.asarray(x, np.float64), np.float64(t), p)
+            )
 
     def linearize(self, x0, t=0.0, **parameters) -> Linearization:
         """Eq. (29) at the nominal state x0 = (q_d_dot, q_d, q_k) (steady: q_d_ddot = 0 there)."""
@@ -225,9 +236,9 @@ class MinimalSystem:
         E = np.eye(2 * nd + nk)
         E[:nd, :nd] = M
         P = np.zeros((2 * nd + nk, 2 * nd + nk))
-        P[:nd, :nd], P[:nd, nd:2 * nd], P[:nd, 2 * nd:] = C, K_d, K_k
-        P[nd:2 * nd, :nd] = -np.eye(nd)
-        P[2 * nd:, :nd], P[2 * nd:, nd:2 * nd], P[2 * nd:, 2 * nd:] = -A, -B_d, -B_k
+        P[:nd, :nd], P[:nd, nd : 2 * nd], P[:nd, 2 * nd :] = C, K_d, K_k
+        P[nd : 2 * nd, :nd] = -np.eye(nd)
+        P[2 * nd :, :nd], P[2 * nd :, nd : 2 * nd], P[2 * nd :, 2 * nd :] = -A, -B_d, -B_k
         J = -np.linalg.solve(E, P)
         return Linearization(M, C, K_d, K_k, A, B_d, B_k, f_d, J, np.linalg.eigvals(J))
 
@@ -262,8 +273,9 @@ class MinimalSystem:
                 return np.asarray(function(x, np.float64(t), p))
 
         times = np.linspace(0.0, t_end, samples)
-        solution = solve_ivp(rhs, (0.0, t_end), np.asarray(x0, float), method="DOP853", t_eval=times,
-                             rtol=rtol, atol=atol)
+        solution = solve_ivp(
+            rhs, (0.0, t_end), np.asarray(x0, float), method="DOP853", t_eval=times, rtol=rtol, atol=atol
+        )
         if not solution.success:
             raise RuntimeError(f"{self.name}: integration failed: {solution.message}")
         return solution.t, solution.y.T

@@ -1,4 +1,5 @@
 """A quick-look figure of one run (``lcpdyn run ... --plot FILE.png``)."""
+
 from __future__ import annotations
 
 import re
@@ -12,8 +13,9 @@ _CONTACT_KINDS = {"PointContact": "point", "DiskContact": "disk rim", "SphereCon
 _STYLES = ("-", "--", "-.", ":")
 
 
-def run_settings(parameters: dict, include_step: bool = True, include_friction: bool = True,
-                 time_unit: str = "s") -> str:
+def run_settings(
+    parameters: dict, include_step: bool = True, include_friction: bool = True, time_unit: str = "s"
+) -> str:
     """One line with the run's step size, position update, gyroscopic term and friction model,
     from ``trajectory.parameters`` (as the stepper stores them). ``time_unit`` names the unit of
     the step for scenes in other units than seconds (e.g. "√(r/g)")."""
@@ -78,9 +80,11 @@ def _plot_contacts(ax, t, series, unit):
         ax.plot(t, series[group[0]], zorder=2 + group[0], **_contact_style(group[0]))
         if len(group) > 1:
             gap = max(float(np.nanmax(np.abs(series[g] - series[group[0]]))) for g in group)
-            notes.append("contacts " + ", ".join(str(g + 1) for g in group)
-                         + f" coincide (≤ {gap:.1g} {unit} apart), drawn once" if gap else
-                         "contacts " + ", ".join(str(g + 1) for g in group) + " identical, drawn once")
+            notes.append(
+                "contacts " + ", ".join(str(g + 1) for g in group) + f" coincide (≤ {gap:.1g} {unit} apart), drawn once"
+                if gap
+                else "contacts " + ", ".join(str(g + 1) for g in group) + " identical, drawn once"
+            )
     if notes:
         ax.set_title("; ".join(notes), fontsize=8.5)
 
@@ -91,6 +95,7 @@ def plot_run(trajectory, path, title: str = ""):
     scene and friction model) and the run's step size and position update from
     ``trajectory.parameters``. Writes ``path``; returns the (closed) matplotlib Figure."""
     import matplotlib
+
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
@@ -107,7 +112,7 @@ def plot_run(trajectory, path, title: str = ""):
         x, y = trajectory.position[:, b, 0], trajectory.position[:, b, 1]
         if start is not None:
             x, y = np.concatenate([[start[b, 0]], x]), np.concatenate([[start[b, 1]], y])
-        line, = ax_path.plot(x, y, lw=1.4, ls=_STYLES[b % len(_STYLES)], label=name, zorder=2 + b)
+        (line,) = ax_path.plot(x, y, lw=1.4, ls=_STYLES[b % len(_STYLES)], label=name, zorder=2 + b)
         ax_path.plot(x[0], y[0], "o", color=line.get_color(), mfc="none", ms=7, zorder=5)
         ax_path.plot(x[-1], y[-1], "s", color=line.get_color(), ms=5, zorder=5)
     ax_path.plot([], [], "o", color="0.3", mfc="none", ls="none", label="start")
@@ -119,10 +124,12 @@ def plot_run(trajectory, path, title: str = ""):
 
     if count:
         _plot_contacts(ax_normal, t, [trajectory.contact_normal_force[:, c] for c in range(count)], "N")
-        _plot_contacts(ax_friction, t, [np.linalg.norm(trajectory.contact_friction_force[:, c], axis=1)
-                                        for c in range(count)], "N")
-        _plot_contacts(ax_slip, t, [np.linalg.norm(trajectory.contact_slip_velocity[:, c], axis=1)
-                                    for c in range(count)], "m/s")
+        _plot_contacts(
+            ax_friction, t, [np.linalg.norm(trajectory.contact_friction_force[:, c], axis=1) for c in range(count)], "N"
+        )
+        _plot_contacts(
+            ax_slip, t, [np.linalg.norm(trajectory.contact_slip_velocity[:, c], axis=1) for c in range(count)], "m/s"
+        )
         _plot_contacts(ax_gap, t, [trajectory.contact_gap[:, c] for c in range(count)], "m")
     ax_normal.set_ylabel("normal force λ_N (N)")
     ax_friction.set_ylabel("friction force |λ_T| (N)")
@@ -145,15 +152,25 @@ def plot_run(trajectory, path, title: str = ""):
     ax_energy.legend(fontsize=8, framealpha=0.9)
     if count:  # one legend for the four contact panels, below the figure
         from matplotlib.lines import Line2D
+
         handles = [Line2D([], [], **_contact_style(c)) for c in range(count)]
-        fig.legend(handles, names, loc="lower center", ncol=min(count, 4), fontsize=9, frameon=False,
-                   title="normal force, friction force, slip speed and gap of each contact "
-                         "(where curves overlap, later contacts are drawn on top):", title_fontsize=9)
+        fig.legend(
+            handles,
+            names,
+            loc="lower center",
+            ncol=min(count, 4),
+            fontsize=9,
+            frameon=False,
+            title="normal force, friction force, slip speed and gap of each contact "
+            "(where curves overlap, later contacts are drawn on top):",
+            title_fontsize=9,
+        )
     scene = parameters.get("scene", {}).get("name") if isinstance(parameters.get("scene"), dict) else None
     heading = title or (scene or "")
     model = (parameters.get("friction") or {}).get("model", "") if isinstance(parameters.get("friction"), dict) else ""
-    settings = run_settings(parameters, include_step=not re.search(r"\bh\s*=", heading),
-                            include_friction=not (model and model in heading))
+    settings = run_settings(
+        parameters, include_step=not re.search(r"\bh\s*=", heading), include_friction=not (model and model in heading)
+    )
     fig.suptitle("\n".join(line for line in (heading, settings) if line), fontsize=11)
     rows = -(-count // 4) if count else 0
     fig.tight_layout(rect=(0, 0.045 + 0.03 * rows if count else 0, 1, 1))

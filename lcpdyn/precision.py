@@ -8,6 +8,7 @@ inside :func:`float64`, JAX's scoped ``enable_x64`` context, so user code that i
 keeps its own precision setting. (Measured cost of entering the context per call: ~0.2 µs.)
 If you call the compiled kinematics yourself, do it inside ``with lcpdyn.precision.float64():``.
 """
+
 from __future__ import annotations
 
 try:  # JAX >= 0.8: the configuration state ``jax.enable_x64`` is itself the scoped context

@@ -10,23 +10,37 @@ Conventions used throughout lcpdyn:
 
 Functions prefixed ``np_`` are NumPy versions used outside JAX traces.
 """
+
 from __future__ import annotations
 
 import jax.numpy as jnp
 import numpy as np
 
-__all__ = ["rotation_matrix", "quaternion_rate_matrix", "rot_x", "rot_y", "rot_z", "np_rotation_matrix", "np_quaternion_multiply",
-           "np_axis_angle", "euler_zxy", "np_quaternion_from_matrix", "skew"]
+__all__ = [
+    "rotation_matrix",
+    "quaternion_rate_matrix",
+    "rot_x",
+    "rot_y",
+    "rot_z",
+    "np_rotation_matrix",
+    "np_quaternion_multiply",
+    "np_axis_angle",
+    "euler_zxy",
+    "np_quaternion_from_matrix",
+    "skew",
+]
 
 
 def rotation_matrix(q):
     """R(q) (3 x 3) of a unit quaternion, JAX-traceable."""
     w, x, y, z = q[0], q[1], q[2], q[3]
-    return jnp.array([
-        [1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y)],
-        [2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x)],
-        [2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)],
-    ])
+    return jnp.array(
+        [
+            [1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y)],
+            [2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x)],
+            [2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)],
+        ]
+    )
 
 
 def quaternion_rate_matrix(q):
@@ -60,20 +74,26 @@ def skew(a):
 
 def np_rotation_matrix(q) -> np.ndarray:
     w, x, y, z = q
-    return np.array([
-        [1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y)],
-        [2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x)],
-        [2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)],
-    ])
+    return np.array(
+        [
+            [1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y)],
+            [2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x)],
+            [2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)],
+        ]
+    )
 
 
 def np_quaternion_multiply(a, b) -> np.ndarray:
     aw, ax, ay, az = a
     bw, bx, by, bz = b
-    return np.array([aw * bw - ax * bx - ay * by - az * bz,
-                     aw * bx + ax * bw + ay * bz - az * by,
-                     aw * by - ax * bz + ay * bw + az * bx,
-                     aw * bz + ax * by - ay * bx + az * bw])
+    return np.array(
+        [
+            aw * bw - ax * bx - ay * by - az * bz,
+            aw * bx + ax * bw + ay * bz - az * by,
+            aw * by - ax * bz + ay * bw + az * bx,
+            aw * bz + ax * by - ay * bx + az * bw,
+        ]
+    )
 
 
 def np_axis_angle(axis, angle: float) -> np.ndarray:

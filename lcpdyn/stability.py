@@ -7,6 +7,7 @@ and range). :func:`root_locus` linearizes at every value (one JAX compilation fo
 part of the eigenvalues through zero); :func:`plot_root_locus` draws the locus with those values
 and, for the scenes of the source papers, the published ones (:func:`published_values`).
 """
+
 from __future__ import annotations
 
 import json
@@ -17,8 +18,15 @@ import numpy as np
 
 from . import __version__
 
-__all__ = ["root_locus", "parse_sweep", "critical_values", "published_values", "axis_labels",
-           "plot_root_locus", "write_root_locus"]
+__all__ = [
+    "root_locus",
+    "parse_sweep",
+    "critical_values",
+    "published_values",
+    "axis_labels",
+    "plot_root_locus",
+    "write_root_locus",
+]
 
 
 def parse_sweep(text: str) -> tuple[str, np.ndarray]:
@@ -43,8 +51,14 @@ def root_locus(module, name: str, values, **fixed) -> dict:
         p = dict(fixed, **{name: float(value)})
         linear = system.linearize(module.nominal(system.params(**p)), **p)
         rows.append(np.array(sorted(linear.eigenvalues, key=lambda z: (round(z.real, 12), z.imag))))
-    return {"scene": module.NAME, "parameter": name, "values": np.asarray(values, float),
-            "eigenvalues": np.array(rows), "fixed": fixed, "defaults": system.parameters}
+    return {
+        "scene": module.NAME,
+        "parameter": name,
+        "values": np.asarray(values, float),
+        "eigenvalues": np.array(rows),
+        "fixed": fixed,
+        "defaults": system.parameters,
+    }
 
 
 # --- the stability boundary ---------------------------------------------------------------------
@@ -119,7 +133,7 @@ def critical_values(result: dict, rtol: float = 1e-8) -> list[dict]:
             candidates = others[(np.abs(others.real) <= tol) & (others.imag > tol)]
             if candidates.size:
                 partner = candidates[np.argmin(np.abs(candidates - lead))]
-                s_u, s_m = lead.real ** 2, -partner.imag ** 2
+                s_u, s_m = lead.real**2, -(partner.imag**2)
                 fraction = s_u / (s_u - s_m)  # from the unstable point towards the other one
                 value = values[u] + fraction * (values[m] - values[u])
                 method = "lambda^2"
@@ -132,23 +146,44 @@ def critical_values(result: dict, rtol: float = 1e-8) -> list[dict]:
         frequency = float(frequency)
         if frequency <= tol:
             frequency = 0.0
-        out.append({"parameter": result["parameter"], "value": float(value),
-                    "direction": "destabilizing" if unstable[b] else "stabilizing",
-                    "frequency": frequency, "kind": "oscillatory" if frequency > 0 else "non-oscillatory",
-                    "bracket": [float(values[a]), float(values[b])], "max_real": [float(g[a]), float(g[b])],
-                    "interpolated": method})
+        out.append(
+            {
+                "parameter": result["parameter"],
+                "value": float(value),
+                "direction": "destabilizing" if unstable[b] else "stabilizing",
+                "frequency": frequency,
+                "kind": "oscillatory" if frequency > 0 else "non-oscillatory",
+                "bracket": [float(values[a]), float(values[b])],
+                "max_real": [float(g[a]), float(g[b])],
+                "interpolated": method,
+            }
+        )
     return out
 
 
 # --- labels and published values of the scenes of the source papers ------------------------------
-_SI = {"rolling-disk": {"speed": ("forward speed v", "m/s"), "radius": ("disk radius r", "m"),
-                        "mass": ("disk mass m", "kg"), "gravity": ("gravity g", "m/s²")},
-       "swivel-shimmy": {"a_over_l": ("centre-of-mass position a/l", "–"), "speed": ("forward speed v", "m/s"),
-                         "mass": ("mass m", "kg"), "length": ("swivel-arm length l", "m"),
-                         "stiffness": ("lateral strut stiffness k", "N/m"), "gyration": ("I/(m l²) = r²/l²", "–")},
-       "caster-shimmy": {"yoke_length": ("yoke length l", "m"), "radius": ("wheel radius r", "m"),
-                         "speed": ("forward speed v", "m/s"),
-                         "flexible": ("yoke flexibility (0 rigid, 1 flexible)", "–")}}
+_SI = {
+    "rolling-disk": {
+        "speed": ("forward speed v", "m/s"),
+        "radius": ("disk radius r", "m"),
+        "mass": ("disk mass m", "kg"),
+        "gravity": ("gravity g", "m/s²"),
+    },
+    "swivel-shimmy": {
+        "a_over_l": ("centre-of-mass position a/l", "–"),
+        "speed": ("forward speed v", "m/s"),
+        "mass": ("mass m", "kg"),
+        "length": ("swivel-arm length l", "m"),
+        "stiffness": ("lateral strut stiffness k", "N/m"),
+        "gyration": ("I/(m l²) = r²/l²", "–"),
+    },
+    "caster-shimmy": {
+        "yoke_length": ("yoke length l", "m"),
+        "radius": ("wheel radius r", "m"),
+        "speed": ("forward speed v", "m/s"),
+        "flexible": ("yoke flexibility (0 rigid, 1 flexible)", "–"),
+    },
+}
 
 
 def _parameters(result: dict) -> dict:
@@ -162,12 +197,20 @@ def axis_labels(result: dict) -> dict:
     scenes are read in SI units; other scenes get the bare parameter name and "1/time unit"."""
     scene, name = result["scene"], result["parameter"]
     p = _parameters(result)
-    if scene == "rolling-disk" and name not in ("radius", "gravity", "mass") \
-            and p.get("radius") == 1.0 and p.get("gravity") == 1.0 and p.get("mass") == 1.0:
+    if (
+        scene == "rolling-disk"
+        and name not in ("radius", "gravity", "mass")
+        and p.get("radius") == 1.0
+        and p.get("gravity") == 1.0
+        and p.get("mass") == 1.0
+    ):
         names = {"speed": ("forward speed v", "√(g r)")}
         label, unit = names.get(name, (name, "–"))
-        return {"parameter": f"{label} ({unit})", "rate": "√(g/r)",
-                "units": "units m = r = g = 1 (time in √(r/g), Schwab–Meijaard 2003 Sec. 3.2)"}
+        return {
+            "parameter": f"{label} ({unit})",
+            "rate": "√(g/r)",
+            "units": "units m = r = g = 1 (time in √(r/g), Schwab–Meijaard 2003 Sec. 3.2)",
+        }
     if scene in _SI:
         label, unit = _SI[scene].get(name, (name, "SI"))
         return {"parameter": f"{label} ({unit})", "rate": "1/s", "units": "SI units"}
@@ -196,8 +239,11 @@ def published_values(result: dict) -> dict:
     if scene == "rolling-disk" and name in ("speed", "radius", "gravity"):
         # upright rolling is unstable below v^2 = g r / 3 (Neimark-Fufaev; Schwab-Meijaard 2003 Sec. 3.2)
         v, r, g = p["speed"], p["radius"], p["gravity"]
-        value = {"speed": math.sqrt(g * r / 3), "radius": 3 * v * v / g if g else math.nan,
-                 "gravity": 3 * v * v / r if r else math.nan}[name]
+        value = {
+            "speed": math.sqrt(g * r / 3),
+            "radius": 3 * v * v / g if g else math.nan,
+            "gravity": 3 * v * v / r if r else math.nan,
+        }[name]
         formula = {"speed": "v_c = √(g r/3)", "radius": "r_c = 3v²/g", "gravity": "g_c = 3v²/r"}[name]
         if math.isfinite(value):
             critical.append({"value": value, "label": f"Schwab–Meijaard 2003 Sec. 3.2: {formula} = {value:.5g}"})
@@ -205,13 +251,15 @@ def published_values(result: dict) -> dict:
         if name == "a_over_l" and p["gyration"] < 0.25:
             # Eq. (32): stable iff a (l - a) > r^2
             half = math.sqrt(0.25 - p["gyration"])
-            for k, value in enumerate((0.5 - half, 0.5 + half)):
-                critical.append({"value": value,
-                                 "label": f"Schwab–Meijaard 2003 Eq. (32): a(l − a) = r², a/l = {value:.4g}"})
+            for value in (0.5 - half, 0.5 + half):
+                critical.append(
+                    {"value": value, "label": f"Schwab–Meijaard 2003 Eq. (32): a(l − a) = r², a/l = {value:.4g}"}
+                )
                 # the critical case (their text after Eq. 32): lambda_1 = -omega, lambda_2,3 = +-i omega_n
                 a_ = value * p["length"]
-                omega_n = math.sqrt(p["stiffness"] * p["length"] ** 2
-                                    / (p["mass"] * (a_ * a_ + p["gyration"] * p["length"] ** 2)))
+                omega_n = math.sqrt(
+                    p["stiffness"] * p["length"] ** 2 / (p["mass"] * (a_ * a_ + p["gyration"] * p["length"] ** 2))
+                )
                 label = "Schwab–Meijaard 2003, text after Eq. (32): λ = −v/l, ±iω_n where a(l − a) = r²"
                 points.append({"value": value, "eigenvalue": 1j * omega_n, "label": label})
                 points.append({"value": value, "eigenvalue": -p["speed"] / p["length"] + 0j, "label": label})
@@ -233,9 +281,14 @@ def published_values(result: dict) -> dict:
         if name == "yoke_length" and p["flexible"] == 1.0:
             # their finite-element simulation (EI = 10, l = r = 1): wavelength 7.83, i.e. omega = 2 pi v / 7.83
             omega = 2 * math.pi * p["speed"] / (7.83 * p["radius"])
-            points.append({"value": p["radius"], "eigenvalue": 1j * omega,
-                           "label": f"Schwab–Meijaard 2003 Sec. 3.3, FE simulation at l = r: wavelength 7.83 r, "
-                                    f"Im λ = 2πv/(7.83 r) = {omega:.4g}"})
+            points.append(
+                {
+                    "value": p["radius"],
+                    "eigenvalue": 1j * omega,
+                    "label": f"Schwab–Meijaard 2003 Sec. 3.3, FE simulation at l = r: wavelength 7.83 r, "
+                    f"Im λ = 2πv/(7.83 r) = {omega:.4g}",
+                }
+            )
     return {"critical": critical, "curves": curves, "points": points}
 
 
@@ -248,6 +301,7 @@ def plot_root_locus(result: dict, path, scale: float = 1.0, references: dict | N
     :func:`published_values`): published critical values as dashed lines, published eigenvalues as
     open circles. Eigenvalues are divided by ``scale`` (the unit label says so)."""
     import matplotlib
+
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
     from matplotlib.lines import Line2D
@@ -275,8 +329,9 @@ def plot_root_locus(result: dict, path, scale: float = 1.0, references: dict | N
     ax_im = fig.add_subplot(grid[1, 0], sharex=ax_re)
     ax_c = fig.add_subplot(grid[:, 1])
     if real_mask.any():
-        ax_re.plot(pv[real_mask], flat.real[real_mask], ".", color="C0", ms=3.5, zorder=3,
-                   label="real eigenvalue (ours)")
+        ax_re.plot(
+            pv[real_mask], flat.real[real_mask], ".", color="C0", ms=3.5, zorder=3, label="real eigenvalue (ours)"
+        )
     if upper.any():
         pair = "complex pair (ours): common real part (top), Im λ > 0 (bottom; the conjugate is not drawn)"
         ax_re.plot(pv[upper], flat.real[upper], "^", color="C1", ms=3.0, zorder=3, label=pair)
@@ -285,8 +340,9 @@ def plot_root_locus(result: dict, path, scale: float = 1.0, references: dict | N
         span = 0.1 * max(float(np.max(np.abs(flat))) if flat.size else 0.0, tol / scale, 1e-12)
         ax_re.set_ylim(-span, span)
         ax_c.set_xlim(-span, span)
-    sc = ax_c.scatter(flat.real, flat.imag, c=pv, s=7, cmap="viridis", zorder=3,
-                      label=f"eigenvalues (ours), coloured by {name}")
+    sc = ax_c.scatter(
+        flat.real, flat.imag, c=pv, s=7, cmap="viridis", zorder=3, label=f"eigenvalues (ours), coloured by {name}"
+    )
     fig.colorbar(sc, ax=ax_c, label=labels["parameter"], pad=0.02)
     for ax in (ax_re, ax_im):
         ax.axhline(0, color="k", lw=0.6, zorder=1)
@@ -314,8 +370,16 @@ def plot_root_locus(result: dict, path, scale: float = 1.0, references: dict | N
     seen = set()
     for point in references.get("points", []):
         z = complex(point["eigenvalue"]) / scale
-        style = dict(ls="none", marker="D", mfc="none", mec="C4", ms=9, mew=1.4, zorder=6,
-                     label=None if point["label"] in seen else point["label"])
+        style = dict(
+            ls="none",
+            marker="D",
+            mfc="none",
+            mec="C4",
+            ms=9,
+            mew=1.4,
+            zorder=6,
+            label=None if point["label"] in seen else point["label"],
+        )
         seen.add(point["label"])
         ax_re.plot([point["value"]], [z.real], **style)
         if z.imag > 0:
@@ -325,19 +389,35 @@ def plot_root_locus(result: dict, path, scale: float = 1.0, references: dict | N
     # critical values: ours solid (wide, translucent), published dashed on top
     for i, c in enumerate(crossings):
         a, b = c["bracket"]
-        label = (f"critical value (ours), {c['direction']}: {name} = {c['value']:.5g} "
-                 f"(interpolated in [{a:.4g}, {b:.4g}])"
-                 + (f", Im λ = ±{c['frequency'] / scale:.4g} {rate}" if c["frequency"] else ", λ = 0"))
+        label = (
+            f"critical value (ours), {c['direction']}: {name} = {c['value']:.5g} "
+            f"(interpolated in [{a:.4g}, {b:.4g}])"
+            + (f", Im λ = ±{c['frequency'] / scale:.4g} {rate}" if c["frequency"] else ", λ = 0")
+        )
         for ax in (ax_re, ax_im):
             ax.axvline(c["value"], color="0.25", lw=3.0, alpha=0.45, zorder=2, label=label if ax is ax_re else None)
         omega = c["frequency"] / scale
-        ax_c.plot([0.0, 0.0], [omega, -omega], "*", color="k", ms=12, mfc="none", zorder=5,
-                  label="ours: eigenvalues at the critical value" if i == 0 else None)
+        ax_c.plot(
+            [0.0, 0.0],
+            [omega, -omega],
+            "*",
+            color="k",
+            ms=12,
+            mfc="none",
+            zorder=5,
+            label="ours: eigenvalues at the critical value" if i == 0 else None,
+        )
     for r in references.get("critical", []):
         coincide = any(abs(r["value"] - c["value"]) <= 0.01 * np.ptp(values) for c in crossings)
         for ax in (ax_re, ax_im):
-            ax.axvline(r["value"], color="C3", lw=1.3, ls="--", zorder=6,
-                       label=(r["label"] + (" (drawn over ours)" if coincide else "")) if ax is ax_re else None)
+            ax.axvline(
+                r["value"],
+                color="C3",
+                lw=1.3,
+                ls="--",
+                zorder=6,
+                label=(r["label"] + (" (drawn over ours)" if coincide else "")) if ax is ax_re else None,
+            )
 
     ax_re.set_ylabel(f"real part Re λ ({rate})")
     ax_im.set_ylabel(f"imaginary part Im λ ({rate})")
@@ -361,19 +441,28 @@ def plot_root_locus(result: dict, path, scale: float = 1.0, references: dict | N
     fig.legend(handles, names, fontsize=8, loc="upper center", bbox_to_anchor=(0.5, 0.045), ncol=2, frameon=False)
     fixed = ", ".join(f"{k} = {v:g}" for k, v in _parameters(result).items() if k != result["parameter"])
     heading = title or f"{result['scene']}: root locus over {name}"
-    fig.suptitle(f"{heading}\neigenvalues λ of the linearized equations (Schwab–Meijaard 2003 Eq. 29); "
-                 f"{labels['units']}" + (f"\nother parameters: {fixed}" if fixed else ""), fontsize=10.5)
+    fig.suptitle(
+        f"{heading}\neigenvalues λ of the linearized equations (Schwab–Meijaard 2003 Eq. 29); "
+        f"{labels['units']}" + (f"\nother parameters: {fixed}" if fixed else ""),
+        fontsize=10.5,
+    )
     fig.savefig(path, dpi=130, bbox_inches="tight")
     plt.close(fig)
     return fig
 
 
 def write_root_locus(result: dict, path, extra: dict | None = None) -> None:
-    payload = {"lcpdyn_version": __version__, "scene": result["scene"], "parameter": result["parameter"],
-               "values": result["values"].tolist(), "fixed": result["fixed"],
-               "defaults": {k: float(v) for k, v in result["defaults"].items()},
-               "eigenvalues_real": result["eigenvalues"].real.tolist(),
-               "eigenvalues_imag": result["eigenvalues"].imag.tolist(),
-               "critical_values": critical_values(result), **(extra or {})}
+    payload = {
+        "lcpdyn_version": __version__,
+        "scene": result["scene"],
+        "parameter": result["parameter"],
+        "values": result["values"].tolist(),
+        "fixed": result["fixed"],
+        "defaults": {k: float(v) for k, v in result["defaults"].items()},
+        "eigenvalues_real": result["eigenvalues"].real.tolist(),
+        "eigenvalues_imag": result["eigenvalues"].imag.tolist(),
+        "critical_values": critical_values(result),
+        **(extra or {}),
+    }
     with open(path, "w") as handle:
         json.dump(payload, handle, indent=1)

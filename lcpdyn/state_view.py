@@ -3,6 +3,7 @@
 User force and constraint functions receive a :class:`StateView` instead of raw q and v, so
 they can be written as ``state.position(wheel)`` rather than with index arithmetic.
 """
+
 from __future__ import annotations
 
 import jax.numpy as jnp
@@ -33,11 +34,11 @@ class StateView:
     def position(self, body):
         """Centre of mass (world)."""
         i = self._i(body)
-        return self.q[7 * i:7 * i + 3]
+        return self.q[7 * i : 7 * i + 3]
 
     def quaternion(self, body):
         i = self._i(body)
-        return self.q[7 * i + 3:7 * i + 7]
+        return self.q[7 * i + 3 : 7 * i + 7]
 
     def rotation(self, body):
         """R (body -> world)."""
@@ -50,11 +51,11 @@ class StateView:
     def velocity(self, body):
         """Centre-of-mass velocity (world)."""
         i = self._i(body)
-        return self.v[6 * i:6 * i + 3]
+        return self.v[6 * i : 6 * i + 3]
 
     def body_angular_velocity(self, body):
         i = self._i(body)
-        return self.v[6 * i + 3:6 * i + 6]
+        return self.v[6 * i + 3 : 6 * i + 6]
 
     def angular_velocity(self, body):
         """Angular velocity (world)."""

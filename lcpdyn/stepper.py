@@ -101,6 +101,7 @@ flags, per step):
   (how many steps, the largest gain and when, the first flagged time); ``"stop"`` raises
   :class:`SimulationError` at the first flagged step.
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -124,10 +125,20 @@ from solvers.result import Status, result_from_kernel
 from . import __version__
 from .compliance import force_and_slope
 from .contact import DiskContact
-from .friction import Box, Continuous, Coulomb, Regularized, make_friction
 from .forces import BodyForce
-from .kernels import (all_finite, bounded_vectors, fill_matrix, first_nonfinite, fused_step, gap_terms,
-                      gyroscopic_midpoint, slip_world, store_bodies, update_positions)
+from .friction import Box, Continuous, Coulomb, Regularized, make_friction
+from .kernels import (
+    all_finite,
+    bounded_vectors,
+    fill_matrix,
+    first_nonfinite,
+    fused_step,
+    gap_terms,
+    gyroscopic_midpoint,
+    slip_world,
+    store_bodies,
+    update_positions,
+)
 from .model import Model
 from .precision import float64
 from .trajectory import Health, Trajectory
@@ -150,8 +161,15 @@ MAX_STEPS = 100_000_000
 (~150 bytes per step for one body and contact). Split longer runs into several ``run`` calls
 (each continues from the current state)."""
 
-_FALLBACKS = {"judice-pires": "lemke", "lemke": "judice-pires", "pgs": "judice-pires", "siconos": "judice-pires",
-              "nsgs": "siconos-nsn-ac", "siconos-nsgs": "nsgs", "siconos-nsn-ac": "nsgs"}
+_FALLBACKS = {
+    "judice-pires": "lemke",
+    "lemke": "judice-pires",
+    "pgs": "judice-pires",
+    "siconos": "judice-pires",
+    "nsgs": "siconos-nsn-ac",
+    "siconos-nsgs": "nsgs",
+    "siconos-nsn-ac": "nsgs",
+}
 
 
 class SimulationError(RuntimeError):
@@ -236,25 +254,41 @@ class Simulation:
         process's setting alone.
     """
 
-    def __init__(self, model: Model, friction="regularized", dt: float = 1e-3, *, method: str | None = None,
-                 tolerance: float = 1e-9, position_update: str = "symplectic", stabilization: float = 1.0,
-                 normal_force_iterations: int = 0, fallback_method: str | None = "auto",
-                 solver_options: dict | None = None, fused: bool = True, static_threshold: float = 0.01,
-                 gyroscopic: str | None = None, energy_check: str = "warn", energy_tolerance: float = 1e-3,
-                 blas_threads: int | None = 1):
+    def __init__(
+        self,
+        model: Model,
+        friction="regularized",
+        dt: float = 1e-3,
+        *,
+        method: str | None = None,
+        tolerance: float = 1e-9,
+        position_update: str = "symplectic",
+        stabilization: float = 1.0,
+        normal_force_iterations: int = 0,
+        fallback_method: str | None = "auto",
+        solver_options: dict | None = None,
+        fused: bool = True,
+        static_threshold: float = 0.01,
+        gyroscopic: str | None = None,
+        energy_check: str = "warn",
+        energy_tolerance: float = 1e-3,
+        blas_threads: int | None = 1,
+    ):
         if not isinstance(model, Model):
             raise TypeError(f"model must be an lcpdyn Model, got {type(model).__name__}")
         self.model = model
         self.friction = make_friction(friction)
         self.dt = positive("dt", dt)
         if self.dt < MIN_DT:
-            raise ValueError(f"dt = {dt!r} s is below the smallest step size MIN_DT = {MIN_DT:g} s (see "
-                             "lcpdyn.stepper.MIN_DT)")
+            raise ValueError(
+                f"dt = {dt!r} s is below the smallest step size MIN_DT = {MIN_DT:g} s (see lcpdyn.stepper.MIN_DT)"
+            )
         if energy_check not in ("warn", "stop", "off"):
             raise ValueError(f"energy_check must be 'warn', 'stop' or 'off', got {energy_check!r}")
         self.energy_check = energy_check
-        if blas_threads is not None and (isinstance(blas_threads, bool) or not isinstance(blas_threads, int)
-                                         or blas_threads < 1):
+        if blas_threads is not None and (
+            isinstance(blas_threads, bool) or not isinstance(blas_threads, int) or blas_threads < 1
+        ):
             raise ValueError(f"blas_threads must be an integer >= 1 or None, got {blas_threads!r}")
         self.blas_threads = blas_threads
         self.energy_tolerance = positive("energy_tolerance", energy_tolerance)
@@ -273,16 +307,21 @@ class Simulation:
         self.stabilization = finite_number("stabilization", stabilization)
         if not 0.0 <= self.stabilization <= 1.0:
             raise ValueError(f"stabilization must be in [0, 1], got {stabilization!r}")
-        if isinstance(normal_force_iterations, bool) or not isinstance(normal_force_iterations, int) \
-                or normal_force_iterations < 0:
+        if (
+            isinstance(normal_force_iterations, bool)
+            or not isinstance(normal_force_iterations, int)
+            or normal_force_iterations < 0
+        ):
             raise ValueError(f"normal_force_iterations must be an integer >= 0, got {normal_force_iterations!r}")
         self.normal_force_iterations = normal_force_iterations
         self.coulomb = isinstance(self.friction, Coulomb)
         allowed = friction_contact.METHODS if self.coulomb else solvers.METHODS
         self.method = method or self.friction.default_method
         if self.method not in allowed:
-            raise ValueError(f"unknown method {self.method!r} for friction model {self.friction.name!r}; "
-                             f"choose one of {sorted(allowed)}")
+            raise ValueError(
+                f"unknown method {self.method!r} for friction model {self.friction.name!r}; "
+                f"choose one of {sorted(allowed)}"
+            )
         if fallback_method == "auto":
             fallback_method = _FALLBACKS.get(self.method)
         if fallback_method is not None and fallback_method not in allowed:
@@ -298,33 +337,45 @@ class Simulation:
                 self._warm_capable[name] = name == "judice-pires"  # its run() takes warm_start=
         if not isinstance(fused, bool):
             raise ValueError(f"fused must be True or False, got {fused!r}")
-        self._fused = (fused and self.method == "judice-pires" and isinstance(self.friction, (Regularized, Box))
-                       and self.solver_options.get("warm_start") is None)
+        self._fused = (
+            fused
+            and self.method == "judice-pires"
+            and isinstance(self.friction, (Regularized, Box))
+            and self.solver_options.get("warm_start") is None
+        )
         self.evaluate = model.compile()
         self.M = model.mass_matrix()
         self.mu = model.friction_coefficients()
         self.mu_static = model.friction_coefficients(static=True)
         self._two_coefficients = bool(np.any(self.mu_static != self.mu))
-        self._profiles = [(i, c.friction_profile) for i, c in enumerate(model.contacts)
-                          if c.friction_profile is not None]
+        self._profiles = [
+            (i, c.friction_profile) for i, c in enumerate(model.contacts) if c.friction_profile is not None
+        ]
         self._compliant = [(i, c.normal_law) for i, c in enumerate(model.contacts) if c.normal_law is not None]
         self._normal_compliance = np.zeros(len(model.contacts))
         self.n_holonomic = sum(c.size for c in model.holonomic)
         self.has_disks = any(isinstance(c, DiskContact) for c in model.contacts)
         self._disks = [i for i, c in enumerate(model.contacts) if isinstance(c, DiskContact)]
         self._nonconservative = any(isinstance(f, BodyForce) or f.damping > 0 for f in model.forces)
-        self._driven = (any(c.time_dependent for c in model.holonomic)
-                        or any(c.rhs is not None for c in model.nonholonomic))
-        self._bilateral_rows = ([c.name for c in model.holonomic for _ in range(c.size)]
-                                + [c.name for c in model.nonholonomic for _ in range(c.size)]
-                                + [f"ideal rolling/spin of {model.describe_contact(i)}" for i, c in
-                                   enumerate(model.contacts) for _ in range(model._rolling_rows(c))])
+        self._driven = any(c.time_dependent for c in model.holonomic) or any(
+            c.rhs is not None for c in model.nonholonomic
+        )
+        self._bilateral_rows = (
+            [c.name for c in model.holonomic for _ in range(c.size)]
+            + [c.name for c in model.nonholonomic for _ in range(c.size)]
+            + [
+                f"ideal rolling/spin of {model.describe_contact(i)}"
+                for i, c in enumerate(model.contacts)
+                for _ in range(model._rolling_rows(c))
+            ]
+        )
         gravity = float(np.linalg.norm(model.gravity))
         # D_n carries the O(h) term of the scheme's modified energy (module docstring): +h/2 P_c with v+,
         # -h/2 P_c with Eq. (7)
         self._shadow = 0.5 * self.dt * (1.0 if position_update == "symplectic" else -1.0)
-        self._energy_floor = sum(b.mass * gravity * math.sqrt(np.trace(b.inertia_matrix) / b.mass)
-                                 for b in model.bodies)
+        self._energy_floor = sum(
+            b.mass * gravity * math.sqrt(np.trace(b.inertia_matrix) / b.mass) for b in model.bodies
+        )
         size = self.M.shape[0] + model.n_bilateral + len(model.contacts)
         self._size = size + (2 * len(model.contacts) if isinstance(self.friction, (Regularized, Box)) else 0)
         self._no_warm = np.zeros(self._size, np.int8)
@@ -346,8 +397,10 @@ class Simulation:
         kinetic = 0.5 * float(self.v @ self.M @ self.v)
         if not math.isfinite(k.potential_energy):
             culprits = self.model.diagnose(self.q, self.v, self.t)
-            raise ValueError("the initial potential energy is not finite (V = "
-                             f"{float(k.potential_energy)!r} J){': ' + '; '.join(culprits) if culprits else ''}")
+            raise ValueError(
+                "the initial potential energy is not finite (V = "
+                f"{float(k.potential_energy)!r} J){': ' + '; '.join(culprits) if culprits else ''}"
+            )
         # the energy budget of "Run health" (module docstring), kept across run() calls until reset
         self._potential_start = k.potential_energy
         self._work = 0.0  # W_n, J
@@ -356,26 +409,55 @@ class Simulation:
 
     def parameters(self) -> dict:
         """Everything that determines a run (recorded in output files)."""
-        return {"lcpdyn_version": __version__, "dt": self.dt, "friction": self.friction.parameters(),
-                "method": self.method, "fallback_method": self.fallback_method, "tolerance": self.tolerance,
-                "position_update": self.position_update, "gyroscopic": self.gyroscopic,
-                "energy_check": self.energy_check, "energy_tolerance": self.energy_tolerance,
-                "stabilization": self.stabilization,
-                "normal_force_iterations": self.normal_force_iterations, "fused": self._fused,
-                "static_threshold": self.static_threshold,
-                "solver_options": {k: v for k, v in self.solver_options.items() if k != "warm_start"},
-                "bodies": [{"name": b.name, "mass": b.mass, "inertia": b.inertia_matrix.tolist(),
-                            "position": b.position.tolist(), "orientation": b.orientation.tolist(),
-                            "velocity": b.velocity.tolist(), "angular_velocity": b.angular_velocity.tolist()}
-                           for b in self.model.bodies],
-                "contacts": [{"type": type(c).__name__, "body": c.body.name, "mu": c.mu, "mu_static": c.mu_static,
-                              "normal_law": None if c.normal_law is None else {
-                                  "type": type(c.normal_law).__name__, "coefficients": list(c.normal_law.coefficients),
-                                  "damping": c.normal_law.damping},
-                              "plane_normal": c.plane.normal.tolist(), "plane_point": c.plane.point.tolist(),
-                              **({"radius": c.radius} if hasattr(c, "radius") else {})}
-                             for c in self.model.contacts],
-                "gravity": self.model.gravity.tolist()}
+        return {
+            "lcpdyn_version": __version__,
+            "dt": self.dt,
+            "friction": self.friction.parameters(),
+            "method": self.method,
+            "fallback_method": self.fallback_method,
+            "tolerance": self.tolerance,
+            "position_update": self.position_update,
+            "gyroscopic": self.gyroscopic,
+            "energy_check": self.energy_check,
+            "energy_tolerance": self.energy_tolerance,
+            "stabilization": self.stabilization,
+            "normal_force_iterations": self.normal_force_iterations,
+            "fused": self._fused,
+            "static_threshold": self.static_threshold,
+            "solver_options": {k: v for k, v in self.solver_options.items() if k != "warm_start"},
+            "bodies": [
+                {
+                    "name": b.name,
+                    "mass": b.mass,
+                    "inertia": b.inertia_matrix.tolist(),
+                    "position": b.position.tolist(),
+                    "orientation": b.orientation.tolist(),
+                    "velocity": b.velocity.tolist(),
+                    "angular_velocity": b.angular_velocity.tolist(),
+                }
+                for b in self.model.bodies
+            ],
+            "contacts": [
+                {
+                    "type": type(c).__name__,
+                    "body": c.body.name,
+                    "mu": c.mu,
+                    "mu_static": c.mu_static,
+                    "normal_law": None
+                    if c.normal_law is None
+                    else {
+                        "type": type(c.normal_law).__name__,
+                        "coefficients": list(c.normal_law.coefficients),
+                        "damping": c.normal_law.damping,
+                    },
+                    "plane_normal": c.plane.normal.tolist(),
+                    "plane_point": c.plane.point.tolist(),
+                    **({"radius": c.radius} if hasattr(c, "radius") else {}),
+                }
+                for c in self.model.contacts
+            ],
+            "gravity": self.model.gravity.tolist(),
+        }
 
     def energy(self, kinematics=None) -> float:
         """Mechanical energy of the current state (J): kinetic v . M v / 2 plus the potential of
@@ -408,16 +490,18 @@ class Simulation:
             e_N = self._compliant_rows(k, v, h, paper, e_N)
         g = k.holonomic_error
         if g.size:  # A v+ = -dg/dt - beta g~/h (rheonomic rate, drift at the configuration v+ moves)
-            g_pred = g + h * (k.A[:g.size] @ v + k.holonomic_rate) if paper else g
+            g_pred = g + h * (k.A[: g.size] @ v + k.holonomic_rate) if paper else g
             g = -self.stabilization * g_pred / h - k.holonomic_rate
         u = np.concatenate([g, k.nonholonomic_rhs])
         if self.gyroscopic == "midpoint":
             rhs, newton, body = gyroscopic_midpoint(self.M, v, k.force, h, _NEWTON_TOLERANCE, _NEWTON_ITERATIONS)
             if not newton <= _NEWTON_TOLERANCE:
-                omega = float(np.linalg.norm(v[6 * body + 3:6 * body + 6]))
-                raise self._error(f"body {self.model.bodies[body].name!r}: the implicit midpoint step of the "
-                                  f"gyroscopic term did not converge (relative residual {newton:.3g} after "
-                                  f"{_NEWTON_ITERATIONS} Newton iterations, h |omega| = {h * omega:.3g})")
+                omega = float(np.linalg.norm(v[6 * body + 3 : 6 * body + 6]))
+                raise self._error(
+                    f"body {self.model.bodies[body].name!r}: the implicit midpoint step of the "
+                    f"gyroscopic term did not converge (relative residual {newton:.3g} after "
+                    f"{_NEWTON_ITERATIONS} Newton iterations, h |omega| = {h * omega:.3g})"
+                )
         else:
             rhs = self.M @ v + h * k.force
         self._check_inputs(rhs, e_N, u)
@@ -453,10 +537,28 @@ class Simulation:
     def _nonfinite_kinematics(self, k) -> str:
         """Names what gave a NaN or inf in the kinematics at the current state."""
         culprits = self.model.diagnose(self.q, self.v, self.t)
-        fields = [name for name in ("force", "gap", "N", "D", "A", "holonomic_error", "nonholonomic_rhs", "point",
-                                    "normal", "tangent", "sin_tilt", "tilt_margin", "potential_energy",
-                                    "holonomic_rate", "nonconservative_force", "conservative_power")
-                  if not np.all(np.isfinite(getattr(k, name)))]
+        fields = [
+            name
+            for name in (
+                "force",
+                "gap",
+                "N",
+                "D",
+                "A",
+                "holonomic_error",
+                "nonholonomic_rhs",
+                "point",
+                "normal",
+                "tangent",
+                "sin_tilt",
+                "tilt_margin",
+                "potential_energy",
+                "holonomic_rate",
+                "nonconservative_force",
+                "conservative_power",
+            )
+            if not np.all(np.isfinite(getattr(k, name)))
+        ]
         where = f"NaN or inf in the kinematics ({', '.join(fields)}) at t = {self.t:.6g} s"
         if culprits:
             return f"{where}: " + "; ".join(culprits)
@@ -469,8 +571,10 @@ class Simulation:
     def _flat_disk(self, k) -> str:
         thresholds = np.array([self.model.contacts[i].min_sin_tilt for i in self._disks])
         j = int(np.argmin(k.sin_tilt - thresholds))
-        return (f"{self.model.describe_contact(self._disks[j])} lies flat on its plane (|n x axis| = "
-                f"{k.sin_tilt[j]:.3g} < min_sin_tilt = {thresholds[j]:g}): the single-point disk contact is undefined")
+        return (
+            f"{self.model.describe_contact(self._disks[j])} lies flat on its plane (|n x axis| = "
+            f"{k.sin_tilt[j]:.3g} < min_sin_tilt = {thresholds[j]:g}): the single-point disk contact is undefined"
+        )
 
     def _check_inputs(self, rhs, e_N, u):
         """The right-hand sides of Eq. (30) must be finite before any solver sees them."""
@@ -479,8 +583,9 @@ class Simulation:
         j = first_nonfinite(rhs)
         if j >= 0:
             body = self.model.bodies[j // 6].name
-            raise self._error(f"body {body!r}: the momentum M v + h f of the step is not finite (entry {j} = "
-                              f"{float(rhs[j])!r})")
+            raise self._error(
+                f"body {body!r}: the momentum M v + h f of the step is not finite (entry {j} = {float(rhs[j])!r})"
+            )
         j = first_nonfinite(e_N)
         if j >= 0:
             law = self.model.contacts[j].normal_law
@@ -488,27 +593,34 @@ class Simulation:
             raise self._error(f"{self.model.describe_contact(j)}: the {what} is not finite ({float(e_N[j])!r})")
         j = first_nonfinite(u)
         if j >= 0:
-            raise self._error(f"constraint {self._bilateral_rows[j]!r}: the right-hand side u of its row is not "
-                              f"finite ({float(u[j])!r})")
+            raise self._error(
+                f"constraint {self._bilateral_rows[j]!r}: the right-hand side u of its row is not "
+                f"finite ({float(u[j])!r})"
+            )
 
     def _check_state(self, q, v, out):
         """The new state and contact forces must be finite (names the body or contact)."""
         if all_finite(q, v, out["normal_force"], out["friction_force"].reshape(-1)):
             return
-        for array, size, names in ((q, 7, ("position", "position", "position", "orientation", "orientation",
-                                           "orientation", "orientation")),
-                                   (v, 6, ("velocity",) * 3 + ("angular velocity",) * 3)):
+        for array, size, names in (
+            (q, 7, ("position", "position", "position", "orientation", "orientation", "orientation", "orientation")),
+            (v, 6, ("velocity",) * 3 + ("angular velocity",) * 3),
+        ):
             j = first_nonfinite(array)
             if j >= 0:
                 body = self.model.bodies[j // size].name
-                raise self._error(f"body {body!r}: the {names[j % size]} became non-finite in the step "
-                                  f"({float(array[j])!r}); the solve returned v+ = {out['v'].tolist()}")
+                raise self._error(
+                    f"body {body!r}: the {names[j % size]} became non-finite in the step "
+                    f"({float(array[j])!r}); the solve returned v+ = {out['v'].tolist()}"
+                )
         for key in ("normal_force", "friction_force"):
             j = first_nonfinite(out[key].reshape(-1))
             if j >= 0:
                 contact = j if key == "normal_force" else j // 3
-                raise self._error(f"{self.model.describe_contact(contact)}: the {key.replace('_', ' ')} is not "
-                                  f"finite ({float(out[key].reshape(-1)[j])!r})")
+                raise self._error(
+                    f"{self.model.describe_contact(contact)}: the {key.replace('_', ' ')} is not "
+                    f"finite ({float(out[key].reshape(-1)[j])!r})"
+                )
 
     def _compliant_rows(self, k, v, h, paper, e_N):
         """Compliant contacts (:mod:`lcpdyn.compliance`): their rows become
@@ -536,27 +648,40 @@ class Simulation:
                 try:
                     value = float(profile(self.t))
                 except Exception as exc:  # a user function: report it as the step's failure, keep the run
-                    raise self._error(f"friction_profile of {self.model.describe_contact(i)} raised "
-                                      f"{type(exc).__name__}: {exc}") from exc
+                    raise self._error(
+                        f"friction_profile of {self.model.describe_contact(i)} raised {type(exc).__name__}: {exc}"
+                    ) from exc
                 if not (np.isfinite(value) and value >= 0):
-                    raise self._error(f"friction_profile of {self.model.describe_contact(i)} gave mu = {value!r} "
-                                      "(must be finite and >= 0)")
+                    raise self._error(
+                        f"friction_profile of {self.model.describe_contact(i)} gave mu = {value!r} "
+                        "(must be finite and >= 0)"
+                    )
                 mu[i] = mu_static[i] = value
         if not self._two_coefficients or isinstance(self.friction, (Regularized, Continuous)):
             return mu, mu_static
         slip = (k.D @ self.v).reshape(-1, 2)
-        sliding = np.sqrt((slip ** 2).sum(axis=1)) > self.static_threshold
+        sliding = np.sqrt((slip**2).sum(axis=1)) > self.static_threshold
         return np.where(sliding, mu, mu_static), mu_static
 
     def _assemble(self, k, rhs, u, e_N, h, n, m, r, normal_force):
         """Eq. (30) with the friction model's block (see :mod:`lcpdyn.friction`)."""
-        block = self.friction.block(k.D, self.v, h, self._mu_now, normal_force, self.friction_force, k.tangent,
-                                    mu_static=self._mu_static_now)
+        block = self.friction.block(
+            k.D, self.v, h, self._mu_now, normal_force, self.friction_force, k.tangent, mu_static=self._mu_static_now
+        )
         nf = block.F.shape[0]
         size = n + m + r + nf
         K = np.zeros((size, size))
-        fill_matrix(K, self.M, k.A, k.N, block.F, block.G, block.C,
-                    block.P if block.P is not None else np.zeros((nf, r)), self._normal_compliance)
+        fill_matrix(
+            K,
+            self.M,
+            k.A,
+            k.N,
+            block.F,
+            block.G,
+            block.C,
+            block.P if block.P is not None else np.zeros((nf, r)),
+            self._normal_compliance,
+        )
         qv, lo, hi = bounded_vectors(rhs, u, e_N, block.c, block.lo, block.hi)
         return block, K, qv, lo, hi
 
@@ -592,14 +717,22 @@ class Simulation:
             fallback = fallback or retried
             iterations += result.iterations
             warm = result.active_set
-            normal_force = result.z[n + m:n + m + r] / h
+            normal_force = result.z[n + m : n + m + r] / h
         self.active_set = result.active_set
         z = result.z
-        friction_force = self.friction.world_force(z[n + m + r:], block, k.tangent, h)
-        return {"v": z[:n].copy(), "normal_force": normal_force, "friction_force": friction_force,
-                "status": int(result.status), "iterations": iterations, "residual": result.relative_residual,
-                "fallback": fallback, "kinetic": block.kinetic.copy(), "problem": (K, qv, lo, hi),
-                "bilateral": z[n:n + m]}
+        friction_force = self.friction.world_force(z[n + m + r :], block, k.tangent, h)
+        return {
+            "v": z[:n].copy(),
+            "normal_force": normal_force,
+            "friction_force": friction_force,
+            "status": int(result.status),
+            "iterations": iterations,
+            "residual": result.relative_residual,
+            "fallback": fallback,
+            "kinetic": block.kinetic.copy(),
+            "problem": (K, qv, lo, hi),
+            "bilateral": z[n : n + m],
+        }
 
     def _fused_pass(self, k, rhs, u, e_N, h, normal_force, warm):
         """The regularized/box model with judice-pires in one compiled call
@@ -613,21 +746,50 @@ class Simulation:
         if regularized and not math.isinf(friction.tangential_stiffness):
             compliance = 1.0 / (friction.tangential_stiffness * h * h)
         use_warm = warm is not None and warm.shape[0] == self._size
-        (K, qv, lo, hi, basis, kinetic, z, w, active_set, code, iterations, relative, worst, residual,
-         violation) = fused_step(self.M, k.A, k.N, k.D, k.tangent, rhs, u, e_N, self._normal_compliance, self.v, h,
-                             self._mu_now, self._mu_static_now,
-                             normal_force,
-                             self.friction_force, compliance,
-                             friction.velocity_threshold if regularized else 0.0, not regularized,
-                             warm if use_warm else self._no_warm, use_warm,
-                             options.max_iterations or default_max_iterations(self._size), options.max_stall,
-                             options.pivot_tolerance)
+        (K, qv, lo, hi, basis, kinetic, z, w, active_set, code, iterations, relative, worst, residual, violation) = (
+            fused_step(
+                self.M,
+                k.A,
+                k.N,
+                k.D,
+                k.tangent,
+                rhs,
+                u,
+                e_N,
+                self._normal_compliance,
+                self.v,
+                h,
+                self._mu_now,
+                self._mu_static_now,
+                normal_force,
+                self.friction_force,
+                compliance,
+                friction.velocity_threshold if regularized else 0.0,
+                not regularized,
+                warm if use_warm else self._no_warm,
+                use_warm,
+                options.max_iterations or default_max_iterations(self._size),
+                options.max_stall,
+                options.pivot_tolerance,
+            )
+        )
         block = _Basis(basis, kinetic)
         if code != 0 or not relative <= self.tolerance:
             return block, K, qv, lo, hi, None
-        result = result_from_kernel(z, w, active_set, Status.SOLVED, iterations, relative, worst, residual,
-                                    violation, f"basic-set pivoting: solved after {iterations} iterations "
-                                    "(fused stepper path)", self.method, self.tolerance)
+        result = result_from_kernel(
+            z,
+            w,
+            active_set,
+            Status.SOLVED,
+            iterations,
+            relative,
+            worst,
+            residual,
+            violation,
+            f"basic-set pivoting: solved after {iterations} iterations (fused stepper path)",
+            self.method,
+            self.tolerance,
+        )
         return block, K, qv, lo, hi, result
 
     def _accept(self, result, retry):
@@ -636,13 +798,21 @@ class Simulation:
         if result.success:
             return result, False
         if self.fallback_method is None:
-            raise SimulationError(f"{result.method} failed: {result.status.name}: {result.message}",
-                                  self.steps_done, self.t, result=result)
+            raise SimulationError(
+                f"{result.method} failed: {result.status.name}: {result.message}",
+                self.steps_done,
+                self.t,
+                result=result,
+            )
         second = retry(self.fallback_method)
         if not second.success:
-            raise SimulationError(f"{result.method} failed ({result.status.name}: {result.message}) and the "
-                                  f"fallback {second.method} failed too ({second.status.name}: {second.message})",
-                                  self.steps_done, self.t, result=second)
+            raise SimulationError(
+                f"{result.method} failed ({result.status.name}: {result.message}) and the "
+                f"fallback {second.method} failed too ({second.status.name}: {second.message})",
+                self.steps_done,
+                self.t,
+                result=second,
+            )
         return second, True
 
     def _solve_coulomb(self, k, rhs, u, e_N, h):
@@ -677,29 +847,52 @@ class Simulation:
         x = free + response @ impulse
         per = impulse.reshape(r, 3) / h
         friction = per[:, 1, None] * k.tangent[:, 0] + per[:, 2, None] * k.tangent[:, 1]
-        return {"v": x[:n].copy(), "normal_force": per[:, 0].copy(), "friction_force": friction,
-                "status": int(result.status), "iterations": result.iterations,
-                "residual": result.relative_residual, "fallback": fallback, "kinetic": np.zeros(r, bool),
-                "delassus": (W, b), "bilateral": x[n:]}
+        return {
+            "v": x[:n].copy(),
+            "normal_force": per[:, 0].copy(),
+            "friction_force": friction,
+            "status": int(result.status),
+            "iterations": result.iterations,
+            "residual": result.relative_residual,
+            "fallback": fallback,
+            "kinetic": np.zeros(r, bool),
+            "delassus": (W, b),
+            "bilateral": x[n:],
+        }
 
     def _solve_fc(self, W, b, method):
         options = dict(self.solver_options) if method == self.method else {}
         guess = self.impulse_guess if method == "nsgs" else None
-        return friction_contact.solve_friction_contact(W, b, self._mu_now, method=method, tolerance=self.tolerance,
-                                                       initial_guess=guess, **options)
+        return friction_contact.solve_friction_contact(
+            W, b, self._mu_now, method=method, tolerance=self.tolerance, initial_guess=guess, **options
+        )
 
     # --- runs ---------------------------------------------------------------------------
     # Everything a step reads that earlier steps wrote: a snapshot of these continues a run
     # bit for bit (:meth:`snapshot`, :meth:`restore`).
-    _STATE = ("q", "v", "t", "steps_done", "normal_force", "friction_force", "active_set", "impulse_guess",
-              "_potential_start", "_work", "_lowest", "_scale")
+    _STATE = (
+        "q",
+        "v",
+        "t",
+        "steps_done",
+        "normal_force",
+        "friction_force",
+        "active_set",
+        "impulse_guess",
+        "_potential_start",
+        "_work",
+        "_lowest",
+        "_scale",
+    )
 
     def snapshot(self) -> dict:
         """The mutable state of the run (copies): position and velocity, time, warm starts, the
         previous step's forces and the energy budget. :meth:`restore` of it continues the run
         exactly as if it had not stopped."""
-        return {name: (None if getattr(self, name) is None else np.array(getattr(self, name), copy=True))
-                for name in self._STATE}
+        return {
+            name: (None if getattr(self, name) is None else np.array(getattr(self, name), copy=True))
+            for name in self._STATE
+        }
 
     def restore(self, state) -> None:
         """Continue from a :meth:`snapshot`, or from the file of a stopped run (a path to an .h5
@@ -734,17 +927,22 @@ class Simulation:
         def text(value):  # compared as JSON text: NaN parameters (mu_static) equal themselves
             return json.dumps(value, sort_keys=True)
 
-        different = sorted(key for key in mine if key != "lcpdyn_version" and text(recorded.get(key)) != text(mine[key]))
+        different = sorted(
+            key for key in mine if key != "lcpdyn_version" and text(recorded.get(key)) != text(mine[key])
+        )
         if different:
-            raise ValueError(f"{path}: written by a different simulation (parameters {different} differ); "
-                             "build the same scene and options to continue it")
+            raise ValueError(
+                f"{path}: written by a different simulation (parameters {different} differ); "
+                "build the same scene and options to continue it"
+            )
         state = {"q": resume["q"], "v": resume["v"], "t": resume["t"], "steps_done": resume["steps_done"]}
         state.update(resume["warm_start"])
         state.update(resume["extra"])
         return state
 
-    def run(self, t_end: float, progress: bool = False, *, out=None, record_every: int = 1,
-            chunk_steps: int = 1024) -> Trajectory:
+    def run(
+        self, t_end: float, progress: bool = False, *, out=None, record_every: int = 1, chunk_steps: int = 1024
+    ) -> Trajectory:
         """Simulate from the current state to ``t_end`` (s); returns the :class:`Trajectory`.
 
         On a failed step raises :class:`SimulationError` whose ``trajectory`` holds the steps
@@ -773,8 +971,10 @@ class Simulation:
         if steps < 1:
             raise ValueError(f"t_end = {t_end} leaves no step of dt = {self.dt} after t = {self.t}")
         if steps > MAX_STEPS:
-            raise ValueError(f"t_end = {t_end} with dt = {self.dt} needs {steps:.3g} steps, more than MAX_STEPS = "
-                             f"{MAX_STEPS:.0e} per run() call (see lcpdyn.stepper.MAX_STEPS)")
+            raise ValueError(
+                f"t_end = {t_end} with dt = {self.dt} needs {steps:.3g} steps, more than MAX_STEPS = "
+                f"{MAX_STEPS:.0e} per run() call (see lcpdyn.stepper.MAX_STEPS)"
+            )
         if isinstance(record_every, bool) or not isinstance(record_every, int) or record_every < 1:
             raise ValueError(f"record_every must be an integer >= 1, got {record_every!r}")
         if isinstance(chunk_steps, bool) or not isinstance(chunk_steps, int) or chunk_steps < 1:
@@ -798,8 +998,9 @@ class Simulation:
                         exc.trajectory = record.finish(i, f"failed: {exc}")
                         raise
                     except Exception as exc:  # a user function or anything else: never lose the steps done
-                        error = SimulationError(f"{type(exc).__name__} raised during the step: {exc}",
-                                                self.steps_done, self.t)
+                        error = SimulationError(
+                            f"{type(exc).__name__} raised during the step: {exc}", self.steps_done, self.t
+                        )
                         error.trajectory = record.finish(i, f"failed: {error}")
                         raise error from exc
                     start = time.perf_counter()
@@ -836,25 +1037,32 @@ class Simulation:
         return 0, gain, scale
 
     def _energy_stop(self, gain, scale, energy) -> SimulationError:
-        return self._error(f"the energy rose {gain:.4g} J above its lowest value so far, more than "
-                           f"energy_tolerance = {self.energy_tolerance:g} of the energy scale {scale:.4g} J "
-                           f"(E = {energy:.6g} J, work put in {self._work:.4g} J; energy_check='stop')")
+        return self._error(
+            f"the energy rose {gain:.4g} J above its lowest value so far, more than "
+            f"energy_tolerance = {self.energy_tolerance:g} of the energy scale {scale:.4g} J "
+            f"(E = {energy:.6g} J, work put in {self._work:.4g} J; energy_check='stop')"
+        )
 
     def _nonfinite_energy(self, energy, kinetic) -> str:
         if not math.isfinite(kinetic):
             for i, b in enumerate(self.model.bodies):
-                for name, part, block in (("velocity", "m |v|^2 / 2", slice(6 * i, 6 * i + 3)),
-                                          ("angular velocity", "omega . I omega / 2", slice(6 * i + 3, 6 * i + 6))):
+                for name, part, block in (
+                    ("velocity", "m |v|^2 / 2", slice(6 * i, 6 * i + 3)),
+                    ("angular velocity", "omega . I omega / 2", slice(6 * i + 3, 6 * i + 6)),
+                ):
                     w = self.v[block]
                     with np.errstate(over="ignore", invalid="ignore"):
                         value = 0.5 * float(w @ self.M[block, block] @ w)
                     if not math.isfinite(value):
-                        return (f"body {b.name!r}: the kinetic energy overflowed ({part} = {value!r} J, "
-                                f"{name} {w.tolist()})")
+                        return (
+                            f"body {b.name!r}: the kinetic energy overflowed ({part} = {value!r} J, "
+                            f"{name} {w.tolist()})"
+                        )
             return f"the total kinetic energy overflowed ({float(kinetic)!r} J)"
         culprits = self.model.diagnose(self.q, self.v, self.t)
-        return (f"the potential energy is not finite ({float(energy - kinetic)!r} J)"
-                + (": " + "; ".join(culprits) if culprits else ""))
+        return f"the potential energy is not finite ({float(energy - kinetic)!r} J)" + (
+            ": " + "; ".join(culprits) if culprits else ""
+        )
 
 
 TIMING_STEPS = 1_000_000  # wall times are kept for at most this many steps of a run
@@ -897,8 +1105,15 @@ class _Progress:
         if enabled and sys.stderr.isatty():
             from tqdm import tqdm
 
-            self.bar = tqdm(total=steps, desc=f"  {name}", unit="step", file=sys.stderr, mininterval=0.5,
-                            dynamic_ncols=True, leave=False)
+            self.bar = tqdm(
+                total=steps,
+                desc=f"  {name}",
+                unit="step",
+                file=sys.stderr,
+                mininterval=0.5,
+                dynamic_ncols=True,
+                leave=False,
+            )
 
     def update(self, done, t):
         if not self.enabled:
@@ -907,8 +1122,11 @@ class _Progress:
             self.bar.update(done - self.bar.n)
         elif time.perf_counter() - self.last > self.LOG_INTERVAL:
             self.last = time.perf_counter()
-            print(f"  {self.name}: t = {t:.6g} / {self.t_end:g} s ({100 * done / self.steps:.0f} %)",
-                  file=sys.stderr, flush=True)
+            print(
+                f"  {self.name}: t = {t:.6g} / {self.t_end:g} s ({100 * done / self.steps:.0f} %)",
+                file=sys.stderr,
+                flush=True,
+            )
 
     def close(self):
         if self.bar is not None:
@@ -932,9 +1150,14 @@ class _Sink:
         if path.suffix.lower() == ".npz":
             return _Sink(path, npz=path)
         parameters = dict(sim.parameters(), record_every=record_every)
-        writer = TrajectoryWriter.open_or_append(path, parameters, [b.name for b in sim.model.bodies],
-                                                 len(sim.model.bodies), len(sim.model.contacts),
-                                                 steps_done=sim.steps_done)
+        writer = TrajectoryWriter.open_or_append(
+            path,
+            parameters,
+            [b.name for b in sim.model.bodies],
+            len(sim.model.bodies),
+            len(sim.model.contacts),
+            steps_done=sim.steps_done,
+        )
         return _Sink(path, writer=writer)
 
 
@@ -972,13 +1195,21 @@ class _Recorder:
     def _chunk(self):
         nb, r, n = len(self.sim.model.bodies), len(self.sim.model.contacts), self.rows
         return {
-            "t": np.zeros(n), "position": np.zeros((n, nb, 3)), "quaternion": np.zeros((n, nb, 4)),
-            "velocity": np.zeros((n, nb, 3)), "angular_velocity": np.zeros((n, nb, 3)),
-            "contact_normal_force": np.zeros((n, r)), "contact_friction_force": np.zeros((n, r, 3)),
-            "contact_slip_velocity": np.zeros((n, r, 3)), "contact_gap": np.zeros((n, r)),
-            "contact_kinetic": np.zeros((n, r), np.int8), "energy": np.zeros(n),
-            "solver_status": np.zeros(n, np.int8), "solver_iterations": np.zeros(n, np.int32),
-            "solver_residual": np.zeros(n), "solver_fallback": np.zeros(n, np.int8),
+            "t": np.zeros(n),
+            "position": np.zeros((n, nb, 3)),
+            "quaternion": np.zeros((n, nb, 4)),
+            "velocity": np.zeros((n, nb, 3)),
+            "angular_velocity": np.zeros((n, nb, 3)),
+            "contact_normal_force": np.zeros((n, r)),
+            "contact_friction_force": np.zeros((n, r, 3)),
+            "contact_slip_velocity": np.zeros((n, r, 3)),
+            "contact_gap": np.zeros((n, r)),
+            "contact_kinetic": np.zeros((n, r), np.int8),
+            "energy": np.zeros(n),
+            "solver_status": np.zeros(n, np.int8),
+            "solver_iterations": np.zeros(n, np.int32),
+            "solver_residual": np.zeros(n),
+            "solver_fallback": np.zeros(n, np.int8),
             "health": np.zeros(n, np.int8),
         }
 
@@ -1039,7 +1270,7 @@ class _Recorder:
     def _flush(self, sim):
         if self.n == 0:
             return
-        block = {name: values[:self.n].copy() for name, values in self.a.items()}
+        block = {name: values[: self.n].copy() for name, values in self.a.items()}
         self.blocks.append(block)
         self.recorded_steps += self.n
         self.n = 0
@@ -1050,13 +1281,16 @@ class _Recorder:
     def warn(self):
         if self.flagged:
             sim = self.sim
-            warnings.warn(f"energy gain in {self.flagged} of {self.steps} steps (first at t = "
-                          f"{self.first:.6g} s): the energy rose up to {self.largest:.4g} J above its lowest value "
-                          f"(at t = {self.largest_t:.6g} s; {self.largest / self.largest_scale:.3g} of the energy "
-                          f"scale {self.largest_scale:.4g} J, energy_tolerance = {sim.energy_tolerance:g}) with "
-                          f"position_update={sim.position_update!r}, gyroscopic={sim.gyroscopic!r}, "
-                          f"dt = {sim.dt:g} s; the steps are flagged in trajectory.health (Health.ENERGY_GAIN)",
-                          EnergyWarning, stacklevel=3)
+            warnings.warn(
+                f"energy gain in {self.flagged} of {self.steps} steps (first at t = "
+                f"{self.first:.6g} s): the energy rose up to {self.largest:.4g} J above its lowest value "
+                f"(at t = {self.largest_t:.6g} s; {self.largest / self.largest_scale:.3g} of the energy "
+                f"scale {self.largest_scale:.4g} J, energy_tolerance = {sim.energy_tolerance:g}) with "
+                f"position_update={sim.position_update!r}, gyroscopic={sim.gyroscopic!r}, "
+                f"dt = {sim.dt:g} s; the steps are flagged in trajectory.health (Health.ENERGY_GAIN)",
+                EnergyWarning,
+                stacklevel=3,
+            )
 
     def finish(self, steps_done, status) -> Trajectory:
         """The trajectory of the recorded steps so far (the run did ``steps_done`` steps), with
@@ -1078,7 +1312,8 @@ class _Recorder:
         return trajectory
 
 
-def simulate(model: Model, friction="regularized", dt: float = 1e-3, t_end: float = 1.0, progress=False,
-             **options) -> Trajectory:
+def simulate(
+    model: Model, friction="regularized", dt: float = 1e-3, t_end: float = 1.0, progress=False, **options
+) -> Trajectory:
     """Shortcut: ``Simulation(model, friction, dt, **options).run(t_end)``."""
     return Simulation(model, friction, dt, **options).run(t_end, progress=progress)

@@ -20,6 +20,7 @@ HDF5 through :meth:`Trajectory.save`) or holds at least one step (a streaming
 :class:`TrajectoryWriter`, see there). :func:`load` checks what it reads and raises
 :class:`TrajectoryFileError` naming the file and the problem. Nothing is ever pickled.
 """
+
 from __future__ import annotations
 
 import enum
@@ -38,8 +39,15 @@ import numpy as np
 
 from . import __version__
 
-__all__ = ["Trajectory", "load", "Health", "TrajectoryFileError", "TrajectoryWriter", "read_resume_state",
-           "check_output_path"]
+__all__ = [
+    "Trajectory",
+    "load",
+    "Health",
+    "TrajectoryFileError",
+    "TrajectoryWriter",
+    "read_resume_state",
+    "check_output_path",
+]
 
 
 class Health(enum.IntFlag):
@@ -98,12 +106,21 @@ FIELDS = {
 # Per-step fields: shape after the step axis ("bodies"/"contacts" or a fixed size) and the dtype
 # the stepper records (lcpdyn.stepper._Recorder), which is the dtype of the HDF5 datasets.
 _STEP_LAYOUT = {
-    "t": ((), "f8"), "position": (("bodies", 3), "f8"), "quaternion": (("bodies", 4), "f8"),
-    "velocity": (("bodies", 3), "f8"), "angular_velocity": (("bodies", 3), "f8"),
-    "contact_normal_force": (("contacts",), "f8"), "contact_friction_force": (("contacts", 3), "f8"),
-    "contact_slip_velocity": (("contacts", 3), "f8"), "contact_gap": (("contacts",), "f8"),
-    "contact_kinetic": (("contacts",), "i1"), "energy": ((), "f8"), "solver_status": ((), "i1"),
-    "solver_iterations": ((), "i4"), "solver_residual": ((), "f8"), "solver_fallback": ((), "i1"),
+    "t": ((), "f8"),
+    "position": (("bodies", 3), "f8"),
+    "quaternion": (("bodies", 4), "f8"),
+    "velocity": (("bodies", 3), "f8"),
+    "angular_velocity": (("bodies", 3), "f8"),
+    "contact_normal_force": (("contacts",), "f8"),
+    "contact_friction_force": (("contacts", 3), "f8"),
+    "contact_slip_velocity": (("contacts", 3), "f8"),
+    "contact_gap": (("contacts",), "f8"),
+    "contact_kinetic": (("contacts",), "i1"),
+    "energy": ((), "f8"),
+    "solver_status": ((), "i1"),
+    "solver_iterations": ((), "i4"),
+    "solver_residual": ((), "f8"),
+    "solver_fallback": ((), "i1"),
     "health": ((), "i1"),
 }
 # Static fields: whole shape.
@@ -120,8 +137,21 @@ _NPY_MAGIC = b"\x93NUMPY"
 _FORMAT, _FORMAT_VERSION = "lcpdyn trajectory", 1
 _STATUSES = ("running", "completed", "interrupted")
 # What reading a damaged zip, .npy member or HDF5 file raises (zipfile, zlib, numpy.lib.format, h5py).
-_READ_ERRORS = (OSError, EOFError, ValueError, KeyError, IndexError, TypeError, RuntimeError, NotImplementedError,
-                MemoryError, OverflowError, struct.error, zlib.error, zipfile.BadZipFile)
+_READ_ERRORS = (
+    OSError,
+    EOFError,
+    ValueError,
+    KeyError,
+    IndexError,
+    TypeError,
+    RuntimeError,
+    NotImplementedError,
+    MemoryError,
+    OverflowError,
+    struct.error,
+    zlib.error,
+    zipfile.BadZipFile,
+)
 
 
 @dataclass
@@ -138,10 +168,12 @@ class Trajectory:
             return arrays[name]
         raise AttributeError(name)
 
-    def truncated(self, steps: int) -> "Trajectory":
+    def truncated(self, steps: int) -> Trajectory:
         """The first ``steps`` steps (used to keep a partial run when a simulation stops)."""
-        out = {k: (v[:steps] if isinstance(v, np.ndarray) and v.ndim and k not in _STATIC else v)
-               for k, v in self.arrays.items()}
+        out = {
+            k: (v[:steps] if isinstance(v, np.ndarray) and v.ndim and k not in _STATIC else v)
+            for k, v in self.arrays.items()
+        }
         return Trajectory(out, dict(self.parameters), list(self.body_names))
 
     def save(self, path) -> Path:
@@ -174,9 +206,12 @@ class Trajectory:
         return path
 
     def _save_npz(self, path: Path) -> None:
-        members = dict(self.arrays, parameters=_parameters_json(self.parameters),
-                       body_names=np.array([str(name) for name in self.body_names], dtype=str),
-                       lcpdyn_version=__version__)
+        members = dict(
+            self.arrays,
+            parameters=_parameters_json(self.parameters),
+            body_names=np.array([str(name) for name in self.body_names], dtype=str),
+            lcpdyn_version=__version__,
+        )
         temporary = _temporary_name(path)
         descriptor = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)  # the umask applies
         try:
@@ -201,9 +236,14 @@ class Trajectory:
         if not isinstance(status, str) or _status_problem(status) is not None:
             status = "completed"
         arrays = self.arrays
-        writer = _AtomicWriter(path, parameters, [str(name) for name in self.body_names],
-                               np.shape(arrays["position"])[1], np.shape(arrays["contact_normal_force"])[1],
-                               compression="gzip")
+        writer = _AtomicWriter(
+            path,
+            parameters,
+            [str(name) for name in self.body_names],
+            np.shape(arrays["position"])[1],
+            np.shape(arrays["contact_normal_force"])[1],
+            compression="gzip",
+        )
         try:
             writer.write_static(arrays["initial_position"], arrays["initial_energy"])
             writer.append({name: arrays[name] for name in _STEP_LAYOUT})
@@ -267,7 +307,7 @@ def _parameters_json(parameters) -> str:
 def _status_problem(status) -> str | None:
     if not isinstance(status, str):
         return f"status must be a string, got {type(status).__name__}"
-    if status in _STATUSES or (status.startswith("failed: ") and status[len("failed: "):].strip()):
+    if status in _STATUSES or (status.startswith("failed: ") and status[len("failed: ") :].strip()):
         return None
     return f"status must be 'running', 'completed', 'interrupted' or 'failed: <reason>', got {status!r}"
 
@@ -281,8 +321,9 @@ def check_output_path(path, suffixes=_SUFFIXES) -> Path:
     suffix = path.suffix.lower()
     if suffix not in suffixes:
         got = f"{path.suffix!r}" if path.suffix else "no suffix"
-        raise TrajectoryFileError(path, f"unknown trajectory format ({got}): the name must end in "
-                                        + ", ".join(suffixes))
+        raise TrajectoryFileError(
+            path, f"unknown trajectory format ({got}): the name must end in " + ", ".join(suffixes)
+        )
     if path.is_dir():
         raise TrajectoryFileError(path, "is a directory")
     if not path.parent.is_dir():
@@ -317,7 +358,7 @@ def _sync_directory(directory: Path) -> None:
 
 # --- reading -----------------------------------------------------------------------------------
 def _sniff(path) -> str:
-    """"npz" or "hdf5" from the file's first bytes; :class:`TrajectoryFileError` for anything
+    """ "npz" or "hdf5" from the file's first bytes; :class:`TrajectoryFileError` for anything
     else (missing, a directory, empty, truncated inside the magic bytes, another format)."""
     try:
         info = os.stat(path)
@@ -348,8 +389,9 @@ def _sniff(path) -> str:
         raise TrajectoryFileError(path, f"is truncated ({len(head)} bytes)")
     if head.startswith(_NPY_MAGIC):
         raise TrajectoryFileError(path, "is a single .npy array, not a trajectory (.npz or HDF5)")
-    raise TrajectoryFileError(path, f"is not a trajectory file: neither an .npz (zip) archive nor HDF5 "
-                                    f"(it starts with {head!r})")
+    raise TrajectoryFileError(
+        path, f"is not a trajectory file: neither an .npz (zip) archive nor HDF5 (it starts with {head!r})"
+    )
 
 
 def _text(value, what: str) -> str:
@@ -398,8 +440,9 @@ def _read_npz(path):
     try:
         archive = np.load(path, allow_pickle=False)
     except _READ_ERRORS as exc:
-        raise TrajectoryFileError(path, f"the .npz (zip) archive is truncated or corrupted "
-                                        f"({type(exc).__name__}: {exc})") from exc
+        raise TrajectoryFileError(
+            path, f"the .npz (zip) archive is truncated or corrupted ({type(exc).__name__}: {exc})"
+        ) from exc
     with archive:
         members = {}
         for name in archive.files:
@@ -407,12 +450,12 @@ def _read_npz(path):
                 value = archive[name]
             except ValueError as exc:
                 if "allow_pickle" in str(exc):
-                    raise TrajectoryFileError(path, f"member {name!r} holds pickled Python objects; "
-                                                    "they are never loaded") from exc
+                    raise TrajectoryFileError(
+                        path, f"member {name!r} holds pickled Python objects; they are never loaded"
+                    ) from exc
                 raise TrajectoryFileError(path, f"member {name!r} is corrupted ({exc})") from exc
             except _READ_ERRORS as exc:
-                raise TrajectoryFileError(path, f"member {name!r} is corrupted "
-                                                f"({type(exc).__name__}: {exc})") from exc
+                raise TrajectoryFileError(path, f"member {name!r} is corrupted ({type(exc).__name__}: {exc})") from exc
             if not isinstance(value, np.ndarray):
                 raise TrajectoryFileError(path, f"member {name!r} is not a NumPy array")
             members[name] = value
@@ -484,8 +527,10 @@ def _read_h5(path):
                     raise _Problem(f"array {name!r} has dtype {item.dtype}, not a real numeric type")
                 if name in _STEP_LAYOUT:
                     if item.ndim == 0 or item.shape[0] < steps:
-                        raise _Problem(f"{name!r} holds {item.shape[0] if item.ndim else 0} steps, fewer than "
-                                         f"the file's 'steps' attribute ({steps})")
+                        raise _Problem(
+                            f"{name!r} holds {item.shape[0] if item.ndim else 0} steps, fewer than "
+                            f"the file's 'steps' attribute ({steps})"
+                        )
                     arrays[name] = item[:steps]
                 else:
                     arrays[name] = np.asarray(item[()])
@@ -565,8 +610,10 @@ def _chunk_cache(chunk_steps: int, n_bodies: int, n_contacts: int) -> dict:
     """h5py.File options: room in the chunk cache for one chunk of every per-step dataset (twice
     over), so that appending a block never reads a chunk back from the file."""
     sizes = {"bodies": n_bodies, "contacts": n_contacts}
-    nbytes = sum(chunk_steps * int(np.prod([max(sizes.get(d, d), 1) for d in trailing])) * np.dtype(dtype).itemsize
-                 for trailing, dtype in _STEP_LAYOUT.values())
+    nbytes = sum(
+        chunk_steps * int(np.prod([max(sizes.get(d, d), 1) for d in trailing])) * np.dtype(dtype).itemsize
+        for trailing, dtype in _STEP_LAYOUT.values()
+    )
     return {"rdcc_nbytes": max(1 << 20, 2 * nbytes), "rdcc_nslots": 1009}
 
 
@@ -613,8 +660,17 @@ class TrajectoryWriter:
 
     _publish_on_append = True
 
-    def __init__(self, path, parameters: dict, body_names: list, n_bodies: int, n_contacts: int,
-                 chunk_steps: int = 1024, *, compression: str | None = None):
+    def __init__(
+        self,
+        path,
+        parameters: dict,
+        body_names: list,
+        n_bodies: int,
+        n_contacts: int,
+        chunk_steps: int = 1024,
+        *,
+        compression: str | None = None,
+    ):
         import h5py
 
         self.path = check_output_path(path, _H5_SUFFIXES)
@@ -643,10 +699,16 @@ class TrajectoryWriter:
             attrs["status"] = "running"
             attrs["steps"] = np.int64(0)
             for name, shape in shapes.items():
-                file.create_dataset(name, shape=(0, *shape), dtype=_STEP_LAYOUT[name][1],
-                                    maxshape=(None, *(d if d else None for d in shape)),
-                                    chunks=(chunk_steps, *(max(d, 1) for d in shape)), fletcher32=True,
-                                    compression=compression, shuffle=compression is not None)
+                file.create_dataset(
+                    name,
+                    shape=(0, *shape),
+                    dtype=_STEP_LAYOUT[name][1],
+                    maxshape=(None, *(d if d else None for d in shape)),
+                    chunks=(chunk_steps, *(max(d, 1) for d in shape)),
+                    fletcher32=True,
+                    compression=compression,
+                    shuffle=compression is not None,
+                )
             file.flush()
         except BaseException:
             file.close()
@@ -658,9 +720,18 @@ class TrajectoryWriter:
         return self.path.with_name(self.path.name + ".partial")
 
     @classmethod
-    def open_or_append(cls, path, parameters: dict, body_names: list, n_bodies: int, n_contacts: int,
-                       chunk_steps: int = 1024, *, steps_done: int = 0,
-                       compression: str | None = None) -> "TrajectoryWriter":
+    def open_or_append(
+        cls,
+        path,
+        parameters: dict,
+        body_names: list,
+        n_bodies: int,
+        n_contacts: int,
+        chunk_steps: int = 1024,
+        *,
+        steps_done: int = 0,
+        compression: str | None = None,
+    ) -> TrajectoryWriter:
         """A writer for a run that may continue a stopped one.
 
         ``steps_done == 0`` (a run from the start), or no file at ``path``: a new file, as
@@ -682,8 +753,11 @@ class TrajectoryWriter:
         target = check_output_path(path, _H5_SUFFIXES)
         resume = read_resume_state(target)
         if resume["steps_done"] != steps_done:
-            raise TrajectoryFileError(target, f"its resume state is at step {resume['steps_done']}, not at the "
-                                              f"simulation's step {steps_done}: not continuing it")
+            raise TrajectoryFileError(
+                target,
+                f"its resume state is at step {resume['steps_done']}, not at the "
+                f"simulation's step {steps_done}: not continuing it",
+            )
         writer = cls.__new__(cls)
         writer.path, writer._temporary, writer._published, writer._continuing = target, target, True, True
         writer._status = "running"
@@ -698,9 +772,12 @@ class TrajectoryWriter:
                 raise TrajectoryFileError(target, f"lacks the datasets {missing}")
             sizes = (file["position"].shape[1], file["contact_normal_force"].shape[1])
             if sizes != (n_bodies, n_contacts) or (names and body_names and list(body_names) != names):
-                raise TrajectoryFileError(target, f"holds a run with {sizes[0]} bodies {names} and {sizes[1]} "
-                                                  f"contacts, not {n_bodies} bodies {list(body_names)} and "
-                                                  f"{n_contacts} contacts")
+                raise TrajectoryFileError(
+                    target,
+                    f"holds a run with {sizes[0]} bodies {names} and {sizes[1]} "
+                    f"contacts, not {n_bodies} bodies {list(body_names)} and "
+                    f"{n_contacts} contacts",
+                )
             steps = min(int(file.attrs["steps"]), resume["trajectory_steps"])
             for name in _STEP_LAYOUT:
                 file[name].resize(steps, axis=0)
@@ -752,8 +829,10 @@ class TrajectoryWriter:
         (:meth:`open_or_append`) checks the values but keeps the file's: they describe the start
         of the run, not the point it was continued from."""
         file = self._open_file()
-        values = {"initial_position": _numeric("initial_position", initial_position),
-                  "initial_energy": _numeric("initial_energy", initial_energy)}
+        values = {
+            "initial_position": _numeric("initial_position", initial_position),
+            "initial_energy": _numeric("initial_energy", initial_energy),
+        }
         expected = {"initial_position": (self.n_bodies, 3), "initial_energy": ()}
         for name, value in values.items():
             if value.shape != expected[name]:
@@ -821,8 +900,9 @@ class TrajectoryWriter:
         file.flush()
         self._status = status
 
-    def write_resume_state(self, q, v, t: float, steps_done: int, warm_start: dict | None = None,
-                           extra: dict | None = None) -> None:
+    def write_resume_state(
+        self, q, v, t: float, steps_done: int, warm_start: dict | None = None, extra: dict | None = None
+    ) -> None:
         """Store the state a stopped run continues from, replacing the previous one: group
         ``resume`` with datasets ``q`` (generalized positions), ``v`` (velocities), ``t`` (s),
         ``steps_done`` (steps taken by the simulation, which may differ from the rows in the file
@@ -845,11 +925,12 @@ class TrajectoryWriter:
             entries = {} if entries is None else entries
             if not isinstance(entries, dict):
                 raise TypeError(f"{group} must be a dict of arrays, got {type(entries).__name__}")
-            for key, value in entries.items():
+            for key in entries:
                 if not isinstance(key, str) or not key or "/" in key or key == ".":
                     raise ValueError(f"{group}: {key!r} is not a valid name (a non-empty string without '/')")
-            groups[group] = {key: (None if value is None else _numeric(f"{group}[{key!r}]", value))
-                             for key, value in entries.items()}
+            groups[group] = {
+                key: (None if value is None else _numeric(f"{group}[{key!r}]", value)) for key, value in entries.items()
+            }
         if "resume.new" in file:
             del file["resume.new"]
         new = file.create_group("resume.new")
@@ -859,8 +940,9 @@ class TrajectoryWriter:
         new.create_dataset("steps_done", data=np.int64(steps_done))
         for group, entries in groups.items():
             sub = new.create_group(group)
-            sub.attrs["none"] = np.array([key for key, value in entries.items() if value is None],
-                                         dtype=h5py.string_dtype())
+            sub.attrs["none"] = np.array(
+                [key for key, value in entries.items() if value is None], dtype=h5py.string_dtype()
+            )
             for key, value in entries.items():
                 if value is not None:
                     sub.create_dataset(key, data=value)
@@ -893,7 +975,7 @@ class TrajectoryWriter:
             self._publish()
         return self.path if self._published else self._temporary
 
-    def __enter__(self) -> "TrajectoryWriter":
+    def __enter__(self) -> TrajectoryWriter:
         return self
 
     def __exit__(self, exc_type, exc, traceback) -> bool:
@@ -976,10 +1058,14 @@ def read_resume_state(path) -> dict:
             missing = [name for name in ("q", "v", "t", "steps_done", "warm_start", "extra") if name not in group]
             if missing:
                 raise TrajectoryFileError(path, f"the resume state lacks {missing}")
-            state = {"q": group["q"][()], "v": group["v"][()], "t": float(group["t"][()]),
-                     "steps_done": int(group["steps_done"][()]),
-                     "trajectory_steps": int(group.attrs["trajectory_steps"]),
-                     "status": _text(file.attrs["status"], "'status'") if "status" in file.attrs else None}
+            state = {
+                "q": group["q"][()],
+                "v": group["v"][()],
+                "t": float(group["t"][()]),
+                "steps_done": int(group["steps_done"][()]),
+                "trajectory_steps": int(group.attrs["trajectory_steps"]),
+                "status": _text(file.attrs["status"], "'status'") if "status" in file.attrs else None,
+            }
             for name in ("warm_start", "extra"):
                 sub = group[name]
                 entries = {key: np.asarray(item[()]) for key, item in sub.items()}

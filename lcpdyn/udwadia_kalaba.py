@@ -27,6 +27,7 @@ penalty form (identical at s = 0 and s = 1); the sliding friction C acts at the 
 coordinate alone; the normal contact is the compliant tyre force, so only the longitudinal
 rolling constraints (29a, 29c) are imposed.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -118,8 +119,16 @@ class UdwadiaKalaba:
                 return np.asarray(function(x, np.float64(t), p))
 
         times = np.linspace(0.0, t_end, samples)
-        solution = solve_ivp(rhs, (0.0, t_end), np.asarray(x0, float), method="RK45", t_eval=times, rtol=rtol,
-                             atol=atol, max_step=max_step)
+        solution = solve_ivp(
+            rhs,
+            (0.0, t_end),
+            np.asarray(x0, float),
+            method="RK45",
+            t_eval=times,
+            rtol=rtol,
+            atol=atol,
+            max_step=max_step,
+        )
         if not solution.success:
             raise RuntimeError(f"Udwadia-Kalaba integration failed: {solution.message}")
         return solution.t, solution.y.T

@@ -1,4 +1,5 @@
 """Input checks shared by the engine: every message names the culprit."""
+
 from __future__ import annotations
 
 import math

@@ -7,6 +7,7 @@ Each scene module provides ``build(**parameters) -> Scene``; :data:`SCENES` maps
 modules. ``Scene.model`` is an :class:`lcpdyn.model.Model`; ``Scene.friction(name)`` gives the
 friction model with the scene's contact-model parameters (e.g. the wheel's k_T and v_th).
 """
+
 from __future__ import annotations
 
 from . import blocks, caster_shimmy, half_car, incline_pendulum, road_wheel, rolling_disk, swivel_shimmy, wheel

@@ -3,6 +3,7 @@
 Each class is a scene module in the sense of :mod:`scenes` (``build(**parameters)``) and
 carries the closed-form answer its tests check.
 """
+
 from __future__ import annotations
 
 import math
@@ -18,8 +19,17 @@ from .scene import Scene, override
 class SlidingBlock:
     """A cube (side a) launched along x on four bottom corners: decelerates at mu g, stops after v0^2/(2 mu g)."""
 
-    DEFAULTS = {"side": 0.2, "mass": 1.0, "mu": 0.5, "speed": 2.0, "gravity": 9.81, "dt": 1e-3, "t_end": 0.6,
-                "tangential_stiffness": 1e10, "velocity_threshold": 0.01}
+    DEFAULTS = {
+        "side": 0.2,
+        "mass": 1.0,
+        "mu": 0.5,
+        "speed": 2.0,
+        "gravity": 9.81,
+        "dt": 1e-3,
+        "t_end": 0.6,
+        "tangential_stiffness": 1e10,
+        "velocity_threshold": 0.01,
+    }
 
     @staticmethod
     def build(**parameters) -> Scene:
@@ -27,13 +37,21 @@ class SlidingBlock:
         a = p["side"]
         model = Model(gravity=(0.0, 0.0, -p["gravity"]))
         inertia = p["mass"] * a * a / 6.0 if p["mass"] > 0 and a > 0 else -1.0
-        block = model.add_body(RigidBody("block", p["mass"], (inertia,) * 3, position=(0.0, 0.0, a / 2),
-                                         velocity=(p["speed"], 0.0, 0.0)))
+        block = model.add_body(
+            RigidBody("block", p["mass"], (inertia,) * 3, position=(0.0, 0.0, a / 2), velocity=(p["speed"], 0.0, 0.0))
+        )
         for sx in (-1, 1):
             for sy in (-1, 1):
                 model.add_contact(PointContact(block, Plane(), p["mu"], offset=(sx * a / 2, sy * a / 2, -a / 2)))
-        return Scene("sliding-block", model, p, p["dt"], p["t_end"], SlidingBlock.__doc__.splitlines()[0],
-                     {"tangential_stiffness": p["tangential_stiffness"], "velocity_threshold": p["velocity_threshold"]})
+        return Scene(
+            "sliding-block",
+            model,
+            p,
+            p["dt"],
+            p["t_end"],
+            SlidingBlock.__doc__.splitlines()[0],
+            {"tangential_stiffness": p["tangential_stiffness"], "velocity_threshold": p["velocity_threshold"]},
+        )
 
     @staticmethod
     def stopping(p: dict) -> tuple[float, float]:
@@ -43,12 +61,21 @@ class SlidingBlock:
 
 
 class InclineBlock:
-    """A point block at rest on a plane inclined by angle_deg: sticks iff tan(angle) <= mu_s, else slides at g (sin - mu_k cos).
+    """A block released on a plane tilted by angle_deg: sticks iff tan(angle) <= mu_s, else slides at g(sin - mu_k cos).
 
     ``mu`` is the kinetic coefficient mu_k, ``mu_static`` the static one (NaN: equal to mu)."""
 
-    DEFAULTS = {"angle_deg": 20.0, "mass": 1.0, "mu": 0.5, "mu_static": math.nan, "gravity": 9.81, "dt": 1e-3,
-                "t_end": 0.5, "tangential_stiffness": 1e10, "velocity_threshold": 0.01}
+    DEFAULTS = {
+        "angle_deg": 20.0,
+        "mass": 1.0,
+        "mu": 0.5,
+        "mu_static": math.nan,
+        "gravity": 9.81,
+        "dt": 1e-3,
+        "t_end": 0.5,
+        "tangential_stiffness": 1e10,
+        "velocity_threshold": 0.01,
+    }
 
     @staticmethod
     def build(**parameters) -> Scene:
@@ -58,8 +85,15 @@ class InclineBlock:
         block = model.add_body(RigidBody("block", p["mass"], (0.01, 0.01, 0.01)))
         mu_static = None if math.isnan(p["mu_static"]) else p["mu_static"]
         model.add_contact(PointContact(block, plane, p["mu"], mu_static))
-        return Scene("incline-block", model, p, p["dt"], p["t_end"], InclineBlock.__doc__.splitlines()[0],
-                     {"tangential_stiffness": p["tangential_stiffness"], "velocity_threshold": p["velocity_threshold"]})
+        return Scene(
+            "incline-block",
+            model,
+            p,
+            p["dt"],
+            p["t_end"],
+            InclineBlock.__doc__.splitlines()[0],
+            {"tangential_stiffness": p["tangential_stiffness"], "velocity_threshold": p["velocity_threshold"]},
+        )
 
     @staticmethod
     def acceleration(p: dict) -> float:
@@ -72,21 +106,43 @@ class InclineBlock:
 
 
 class Puck:
-    """A point mass sliding on the plane at heading_deg to the contact basis: exact Coulomb keeps the heading with |lam_T| = mu lam_N."""
+    """A point mass sliding at heading_deg to the contact basis: exact Coulomb keeps the heading, |lam_T| = mu lam_N."""
 
-    DEFAULTS = {"heading_deg": 22.5, "mass": 1.0, "mu": 0.4, "speed": 2.0, "gravity": 9.81, "dt": 1e-3,
-                "t_end": 0.3, "tangential_stiffness": 1e10, "velocity_threshold": 0.01}
+    DEFAULTS = {
+        "heading_deg": 22.5,
+        "mass": 1.0,
+        "mu": 0.4,
+        "speed": 2.0,
+        "gravity": 9.81,
+        "dt": 1e-3,
+        "t_end": 0.3,
+        "tangential_stiffness": 1e10,
+        "velocity_threshold": 0.01,
+    }
 
     @staticmethod
     def build(**parameters) -> Scene:
         p = override(Puck.DEFAULTS, parameters, "puck")
         heading = math.radians(p["heading_deg"])
         model = Model(gravity=(0.0, 0.0, -p["gravity"]))
-        puck = model.add_body(RigidBody("puck", p["mass"], (0.01, 0.01, 0.01),
-                                        velocity=(p["speed"] * math.cos(heading), p["speed"] * math.sin(heading), 0.0)))
+        puck = model.add_body(
+            RigidBody(
+                "puck",
+                p["mass"],
+                (0.01, 0.01, 0.01),
+                velocity=(p["speed"] * math.cos(heading), p["speed"] * math.sin(heading), 0.0),
+            )
+        )
         model.add_contact(PointContact(puck, Plane(), p["mu"]))
-        return Scene("puck", model, p, p["dt"], p["t_end"], Puck.__doc__.splitlines()[0],
-                     {"tangential_stiffness": p["tangential_stiffness"], "velocity_threshold": p["velocity_threshold"]})
+        return Scene(
+            "puck",
+            model,
+            p,
+            p["dt"],
+            p["t_end"],
+            Puck.__doc__.splitlines()[0],
+            {"tangential_stiffness": p["tangential_stiffness"], "velocity_threshold": p["velocity_threshold"]},
+        )
 
 
 class SlidingSphere:
@@ -99,8 +155,18 @@ class SlidingSphere:
     vanishes at t* = 2 v0 / (7 mu g); then v = 5/7 v0, omega = v / r. Mass does not enter.
     """
 
-    DEFAULTS = {"mass": 1.0, "second_mass": 0.0, "radius": 0.1, "mu": 0.5, "speed": 2.0, "gravity": 9.81,
-                "dt": 1e-3, "t_end": 1.0, "tangential_stiffness": 1e10, "velocity_threshold": 0.01}
+    DEFAULTS = {
+        "mass": 1.0,
+        "second_mass": 0.0,
+        "radius": 0.1,
+        "mu": 0.5,
+        "speed": 2.0,
+        "gravity": 9.81,
+        "dt": 1e-3,
+        "t_end": 1.0,
+        "tangential_stiffness": 1e10,
+        "velocity_threshold": 0.01,
+    }
 
     @staticmethod
     def build(**parameters) -> Scene:
@@ -110,11 +176,21 @@ class SlidingSphere:
         masses = [p["mass"]] + ([p["second_mass"]] if p["second_mass"] != 0.0 else [])
         for k, mass in enumerate(masses):
             inertia = 0.4 * mass * r * r if mass > 0 and r > 0 else -1.0  # bad input: RigidBody names it
-            body = model.add_body(RigidBody(f"sphere{k}", mass, (inertia,) * 3, position=(0.0, float(k), r),
-                                            velocity=(p["speed"], 0.0, 0.0)))
+            body = model.add_body(
+                RigidBody(
+                    f"sphere{k}", mass, (inertia,) * 3, position=(0.0, float(k), r), velocity=(p["speed"], 0.0, 0.0)
+                )
+            )
             model.add_contact(SphereContact(body, Plane(), p["mu"], radius=r))
-        return Scene("sliding-sphere", model, p, p["dt"], p["t_end"], SlidingSphere.__doc__.splitlines()[0],
-                     {"tangential_stiffness": p["tangential_stiffness"], "velocity_threshold": p["velocity_threshold"]})
+        return Scene(
+            "sliding-sphere",
+            model,
+            p,
+            p["dt"],
+            p["t_end"],
+            SlidingSphere.__doc__.splitlines()[0],
+            {"tangential_stiffness": p["tangential_stiffness"], "velocity_threshold": p["velocity_threshold"]},
+        )
 
     @staticmethod
     def analytic(p: dict, t):
@@ -128,5 +204,5 @@ class SlidingSphere:
         ts = np.minimum(t, t_star)
         v = np.where(sliding, v0 - mu_g * ts, 5.0 / 7.0 * v0)
         omega = np.where(sliding, 2.5 * mu_g * ts / r, 5.0 / 7.0 * v0 / r)
-        x = v0 * ts - 0.5 * mu_g * ts ** 2 + 5.0 / 7.0 * v0 * (t - ts)
+        x = v0 * ts - 0.5 * mu_g * ts**2 + 5.0 / 7.0 * v0 * (t - ts)
         return v, omega, x

@@ -18,6 +18,7 @@ kappa = 5/9 at L = 1). Hence A = B - l e_z + w (lateral unit vector of the yawed
 wavelength becomes 2 pi r sqrt(1 + kappa): 7.836 at r = l = 1 (their simulation with a beam of
 bending stiffness 10: 7.83). ``flexible=0`` gives the rigid yoke.
 """
+
 from __future__ import annotations
 
 import functools
@@ -58,7 +59,7 @@ def _contact_point(q, t, p):
     return centre + p["radius"] * jnp.cross(d2, axis)
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def system() -> MinimalSystem:
     """Parameters: radius r, yoke_length l, speed v, flexible (0 rigid, 1 quasi-static cantilever)."""
 
@@ -68,9 +69,17 @@ def system() -> MinimalSystem:
         material = velocity[0] + jnp.cross(omega[0], _contact_point(q, t, p) - centre)
         return jnp.array([material[0], material[1], omega[0][2]])
 
-    caster = MinimalSystem(NAME, (), ("yaw", "roll", "pitch"), _pose, slip, masses=jnp.array([1.0]),
-                           inertias=(jnp.diag(jnp.array([0.25, 0.5, 0.25])))[None], gravity=(0.0, 0.0, -1.0),
-                           parameters={"radius": 1.0, "yoke_length": 1.0, "speed": 1.0, "flexible": 1.0})
+    caster = MinimalSystem(
+        NAME,
+        (),
+        ("yaw", "roll", "pitch"),
+        _pose,
+        slip,
+        masses=jnp.array([1.0]),
+        inertias=(jnp.diag(jnp.array([0.25, 0.5, 0.25])))[None],
+        gravity=(0.0, 0.0, -1.0),
+        parameters={"radius": 1.0, "yoke_length": 1.0, "speed": 1.0, "flexible": 1.0},
+    )
     return caster
 
 
@@ -112,29 +121,66 @@ def plot_paths(rigid: dict, flexible: dict, path, speed: float = 1.0, radius: fl
     (rigid, Schwab–Meijaard 2003 Eq. 34) and 7.83 r (their flexible-yoke simulation, l = r).
     Writes ``path``; returns the (closed) Figure."""
     import matplotlib
+
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
     fig, ax = plt.subplots(figsize=(12, 5.2))
-    cases = ((rigid, "C0", "-", "rigid yoke", 2 * math.pi, "2πr (Schwab–Meijaard 2003 Eq. 34, rigid yoke)", "|"),
-             (flexible, "C1", "--", "flexible yoke, l = r", 7.83,
-              "7.83 r (Schwab–Meijaard 2003 Sec. 3.3, FE simulation, l = r)", "x"))
+    cases = (
+        (rigid, "C0", "-", "rigid yoke", 2 * math.pi, "2πr (Schwab–Meijaard 2003 Eq. 34, rigid yoke)", "|"),
+        (
+            flexible,
+            "C1",
+            "--",
+            "flexible yoke, l = r",
+            7.83,
+            "7.83 r (Schwab–Meijaard 2003 Sec. 3.3, FE simulation, l = r)",
+            "x",
+        ),
+    )
     for k, (case, color, style, name, published, text, marker) in enumerate(cases):
-        ax.plot(case["contact"][:, 0], case["contact"][:, 1], color=color, ls=style, lw=1.4, zorder=3 + k,
-                label=f"{name} (ours): mean wavelength {case['wavelength']:.4f} r between upward zero crossings")
+        ax.plot(
+            case["contact"][:, 0],
+            case["contact"][:, 1],
+            color=color,
+            ls=style,
+            lw=1.4,
+            zorder=3 + k,
+            label=f"{name} (ours): mean wavelength {case['wavelength']:.4f} r between upward zero crossings",
+        )
         x_end = case["contact"][-1, 0]
         ticks = np.arange(0.0, x_end + 1e-9, published * radius)
         y_tick = -0.02 - 0.02 * k  # the two sets of marks on separate rows below the axis
-        ax.plot(ticks, np.full(ticks.shape, y_tick), ls="none", marker=marker, ms=11, mew=1.8, color=color,
-                zorder=6, label=f"multiples of the published wavelength {text}")
-        ax.plot(case["crossings"], np.zeros(case["crossings"].shape), "o", color=color, mfc="none", ms=7, zorder=5,
-                label=f"{name}: our upward zero crossings")
+        ax.plot(
+            ticks,
+            np.full(ticks.shape, y_tick),
+            ls="none",
+            marker=marker,
+            ms=11,
+            mew=1.8,
+            color=color,
+            zorder=6,
+            label=f"multiples of the published wavelength {text}",
+        )
+        ax.plot(
+            case["crossings"],
+            np.zeros(case["crossings"].shape),
+            "o",
+            color=color,
+            mfc="none",
+            ms=7,
+            zorder=5,
+            label=f"{name}: our upward zero crossings",
+        )
     ax.axhline(0.0, color="k", lw=0.6, zorder=1)
     ax.set_xlabel("longitudinal contact-point position x/r (–)")
     ax.set_ylabel("lateral contact-point position y/r (–)")
     ax.set_ylim(-0.2, 0.2)
-    ax.set_title(f"caster wheel, kinematic shimmy from yaw 0.1 rad at speed v = {speed:g}, radius r = {radius:g}, "
-                 "state equations (cf. Schwab–Meijaard 2003 Fig. 8a)", fontsize=10.5)
+    ax.set_title(
+        f"caster wheel, kinematic shimmy from yaw 0.1 rad at speed v = {speed:g}, radius r = {radius:g}, "
+        "state equations (cf. Schwab–Meijaard 2003 Fig. 8a)",
+        fontsize=10.5,
+    )
     ax.legend(fontsize=8, loc="upper center", bbox_to_anchor=(0.5, -0.14), ncol=2, frameon=False)
     ax.grid(alpha=0.3)
     fig.savefig(path, dpi=120, bbox_inches="tight")
@@ -150,13 +196,21 @@ def report(out_dir) -> dict:
     from lcpdyn.stability import plot_root_locus, root_locus
 
     locus = root_locus(sys.modules[__name__], "yoke_length", np.linspace(0.25, 4.0, 61))
-    plot_root_locus(locus, os.path.join(out_dir, "caster-shimmy-root-locus.png"),
-                    title="caster wheel, flexible yoke: root locus over the yoke length (cf. Schwab–Meijaard 2003 "
-                          "Sec. 3.3, Eq. 35)")
+    plot_root_locus(
+        locus,
+        os.path.join(out_dir, "caster-shimmy-root-locus.png"),
+        title="caster wheel, flexible yoke: root locus over the yoke length (cf. Schwab–Meijaard 2003 "
+        "Sec. 3.3, Eq. 35)",
+    )
     rigid, flexible = transient(flexible=0.0), transient(flexible=1.0)
     p = system().params()
     plot_paths(rigid, flexible, os.path.join(out_dir, "caster-shimmy-path.png"), p["speed"], p["radius"])
-    return {"wavelength_rigid_linear": wavelength_linear(flexible=0.0), "wavelength_rigid_transient": rigid["wavelength"],
-            "expected_rigid": 2 * math.pi, "wavelength_flexible_linear": wavelength_linear(flexible=1.0),
-            "wavelength_flexible_transient": flexible["wavelength"],
-            "expected_flexible": 2 * math.pi * math.sqrt(1 + bending_factor(1.0)), "paper_simulation": 7.83}
+    return {
+        "wavelength_rigid_linear": wavelength_linear(flexible=0.0),
+        "wavelength_rigid_transient": rigid["wavelength"],
+        "expected_rigid": 2 * math.pi,
+        "wavelength_flexible_linear": wavelength_linear(flexible=1.0),
+        "wavelength_flexible_transient": flexible["wavelength"],
+        "expected_flexible": 2 * math.pi * math.sqrt(1 + bending_factor(1.0)),
+        "paper_simulation": 7.83,
+    }

@@ -24,6 +24,7 @@ k_M = 1/s, braking 800 N m from t = 8 s for 2 s, grip 0.9 dropping to 0.15 aroun
 700 N m. With mu N r of the rear wheel near 0.15 x 3 kN x 0.3 m = 135 N m on the slippery stretch,
 the larger torques make it spin while the free front wheel keeps rolling.
 """
+
 from __future__ import annotations
 
 import math
@@ -44,13 +45,38 @@ from .scene import Scene, override
 
 NAME = "half-car"
 DEFAULTS = {
-    "chassis_mass": 600.0, "chassis_pitch_inertia": 800.0, "cg_height": 0.55, "front_axle": 1.2,
-    "rear_axle": 1.5, "arm_length": 0.35, "arm_mass": 25.0, "wheel_mass": 20.0, "wheel_radius": 0.3,
-    "tyre_stiffness": 2.5e5, "tyre_damping": 1.5e3, "suspension_stiffness": 3.5e4, "suspension_damping": 3e3,
-    "torque_max": 550.0, "torque_rate": 1.0, "brake_torque": 800.0, "brake_start": 8.0, "brake_duration": 2.0,
-    "brake_rate": 10.0, "mu_high": 0.9, "mu_low": 0.15, "slippery_time": 4.0, "slippery_width": 1.5,
-    "air_density": 1.2, "frontal_area": 1.1, "drag_coefficient": 0.3, "bearing_coefficient": 0.01,
-    "gravity": 9.81, "dt": 1e-3, "t_end": 12.0, "tangential_stiffness": 1e10, "velocity_threshold": 0.01,
+    "chassis_mass": 600.0,
+    "chassis_pitch_inertia": 800.0,
+    "cg_height": 0.55,
+    "front_axle": 1.2,
+    "rear_axle": 1.5,
+    "arm_length": 0.35,
+    "arm_mass": 25.0,
+    "wheel_mass": 20.0,
+    "wheel_radius": 0.3,
+    "tyre_stiffness": 2.5e5,
+    "tyre_damping": 1.5e3,
+    "suspension_stiffness": 3.5e4,
+    "suspension_damping": 3e3,
+    "torque_max": 550.0,
+    "torque_rate": 1.0,
+    "brake_torque": 800.0,
+    "brake_start": 8.0,
+    "brake_duration": 2.0,
+    "brake_rate": 10.0,
+    "mu_high": 0.9,
+    "mu_low": 0.15,
+    "slippery_time": 4.0,
+    "slippery_width": 1.5,
+    "air_density": 1.2,
+    "frontal_area": 1.1,
+    "drag_coefficient": 0.3,
+    "bearing_coefficient": 0.01,
+    "gravity": 9.81,
+    "dt": 1e-3,
+    "t_end": 12.0,
+    "tangential_stiffness": 1e10,
+    "velocity_threshold": 0.01,
 }
 
 
@@ -62,7 +88,12 @@ def driving_torque(t, p):
 def braking_envelope(t, p):
     """Eq. (35) without the tanh(omega) factor."""
     rate, start, duration = p["brake_rate"], p["brake_start"], p["brake_duration"]
-    return p["brake_torque"] / 4 * (1 + jnp.tanh(rate * (t - start) / 2)) * (1 - jnp.tanh(rate * (t - start - duration) / 2))
+    return (
+        p["brake_torque"]
+        / 4
+        * (1 + jnp.tanh(rate * (t - start) / 2))
+        * (1 - jnp.tanh(rate * (t - start - duration) / 2))
+    )
 
 
 def grip(t, p):
@@ -83,9 +114,14 @@ def build(**parameters) -> Scene:
     model = Model(gravity=(0.0, 0.0, -g))
     compression = {k: v / p["tyre_stiffness"] for k, v in loads.items()}
     axle_height = r - 0.5 * (compression["front"] + compression["rear"])
-    chassis = model.add_body(RigidBody("chassis", m1, (0.3 * p["chassis_pitch_inertia"], p["chassis_pitch_inertia"],
-                                                       p["chassis_pitch_inertia"]),
-                                       position=(0.0, 0.0, p["cg_height"] + axle_height - r)))
+    chassis = model.add_body(
+        RigidBody(
+            "chassis",
+            m1,
+            (0.3 * p["chassis_pitch_inertia"], p["chassis_pitch_inertia"], p["chassis_pitch_inertia"]),
+            position=(0.0, 0.0, p["cg_height"] + axle_height - r),
+        )
+    )
 
     def planar(state):  # the chassis stays in the x-z plane with its y axis along world y
         R = state.rotation(chassis)
@@ -97,18 +133,35 @@ def build(**parameters) -> Scene:
     for side, x_axle in (("front", p["front_axle"]), ("rear", -p["rear_axle"])):
         hinge = np.array([x_axle + L, 0.0, axle_height])  # trailing arm: hinge ahead of the axle
         chassis_offset = hinge - chassis.position
-        arm = model.add_body(RigidBody(f"{side} arm", ma, (0.01, ma * L * L / 12, ma * L * L / 12),
-                                       position=hinge - (L / 2, 0.0, 0.0)))
-        wheel = model.add_body(RigidBody(f"{side} wheel", mw, (mw * r * r / 4, mw * r * r / 2, mw * r * r / 4),
-                                         position=(x_axle, 0.0, axle_height)))
-        model.add_constraint(RevoluteJoint(body_a=arm, offset_a=(L / 2, 0.0, 0.0), body_b=chassis,
-                                           offset_b=tuple(chassis_offset), name=f"{side} hinge"))
+        arm = model.add_body(
+            RigidBody(f"{side} arm", ma, (0.01, ma * L * L / 12, ma * L * L / 12), position=hinge - (L / 2, 0.0, 0.0))
+        )
+        wheel = model.add_body(
+            RigidBody(
+                f"{side} wheel",
+                mw,
+                (mw * r * r / 4, mw * r * r / 2, mw * r * r / 4),
+                position=(x_axle, 0.0, axle_height),
+            )
+        )
+        model.add_constraint(
+            RevoluteJoint(
+                body_a=arm,
+                offset_a=(L / 2, 0.0, 0.0),
+                body_b=chassis,
+                offset_b=tuple(chassis_offset),
+                name=f"{side} hinge",
+            )
+        )
         model.add_constraint(RevoluteJoint(body_a=wheel, body_b=arm, offset_b=(-L / 2, 0.0, 0.0), name=f"{side} axle"))
         # preload: the spring carries the static wheel load minus the wheel and half the arm
         preload = (loads[side] - (mw + ma / 2) * g) * L
         model.add_force(TorsionalSpringDamper(arm, chassis, stiffness=k_t, damping=c_t, rest_angle=-preload / k_t))
-        model.add_contact(DiskContact(wheel, Plane(), p["mu_high"], normal_law=tyre, radius=r,
-                                      friction_profile=lambda t, p=p: grip(t, p)))
+        model.add_contact(
+            DiskContact(
+                wheel, Plane(), p["mu_high"], normal_law=tyre, radius=r, friction_profile=lambda t, p=p: grip(t, p)
+            )
+        )
         bodies[side] = (arm, wheel)
 
     def wheel_loads(side):
@@ -130,19 +183,29 @@ def build(**parameters) -> Scene:
 
     def drag(t, state):
         vx = state.velocity(chassis)[0]
-        return jnp.array([-0.5 * p["air_density"] * p["frontal_area"] * p["drag_coefficient"] * vx * jnp.abs(vx),
-                          0.0, 0.0]), jnp.zeros(3)
+        return jnp.array(
+            [-0.5 * p["air_density"] * p["frontal_area"] * p["drag_coefficient"] * vx * jnp.abs(vx), 0.0, 0.0]
+        ), jnp.zeros(3)
 
     model.add_force(BodyForce(chassis, drag))
-    return Scene(NAME, model, p, p["dt"], p["t_end"], __doc__.splitlines()[0],
-                 {"tangential_stiffness": p["tangential_stiffness"], "velocity_threshold": p["velocity_threshold"]})
+    return Scene(
+        NAME,
+        model,
+        p,
+        p["dt"],
+        p["t_end"],
+        __doc__.splitlines()[0],
+        {"tangential_stiffness": p["tangential_stiffness"], "velocity_threshold": p["velocity_threshold"]},
+    )
 
 
 def wheel_speeds(trajectory) -> tuple[np.ndarray, np.ndarray]:
     """(front, rear) wheel spin (rad/s, positive forward) from the world angular velocities."""
     names = trajectory.body_names
-    return (trajectory.angular_velocity[:, names.index("front wheel"), 1],
-            trajectory.angular_velocity[:, names.index("rear wheel"), 1])
+    return (
+        trajectory.angular_velocity[:, names.index("front wheel"), 1],
+        trajectory.angular_velocity[:, names.index("rear wheel"), 1],
+    )
 
 
 def traction(trajectory, contact: int = 1) -> np.ndarray:
@@ -163,8 +226,10 @@ def _geometry(p):
     axle_height = r - 0.5 * (loads["front"] + loads["rear"]) / p["tyre_stiffness"]
     z_chassis = p["cg_height"] + axle_height - r
     k_t = p["suspension_stiffness"] * L * L
-    hinges = {"front": np.array([p["front_axle"] + L, 0.0, axle_height - z_chassis]),
-              "rear": np.array([-p["rear_axle"] + L, 0.0, axle_height - z_chassis])}
+    hinges = {
+        "front": np.array([p["front_axle"] + L, 0.0, axle_height - z_chassis]),
+        "rear": np.array([-p["rear_axle"] + L, 0.0, axle_height - z_chassis]),
+    }
     rest = {side: -((loads[side] - (p["wheel_mass"] + p["arm_mass"] / 2) * g) * L) / k_t for side in loads}
     return hinges, z_chassis, rest, total
 
@@ -211,8 +276,9 @@ def udwadia_kalaba(**parameters):
         for index, spin_rate in ((2, qdot[2] + qdot[3] + qdot[4]), (4, qdot[2] + qdot[6] + qdot[5])):
             height, height_rate = positions[index][2], rates[index][2]
             approach = r - height
-            normal = jnp.where(approach > 0, jnp.maximum(p["tyre_stiffness"] * approach
-                                                         - p["tyre_damping"] * height_rate, 0.0), 0.0)
+            normal = jnp.where(
+                approach > 0, jnp.maximum(p["tyre_stiffness"] * approach - p["tyre_damping"] * height_rate, 0.0), 0.0
+            )
             out.append((height, height_rate, spin_rate, rates[index][0], normal))
         return out
 
@@ -224,6 +290,7 @@ def udwadia_kalaba(**parameters):
 
     def contact_force_map(q, qdot, t, forces):
         """Generalized force of world forces at the two contact points (on the wheels)."""
+
         def material(v):
             (positions, R), (rates, R_dot) = jax.jvp(lambda q_: _poses(q_, p, hinges), (q,), (v,))
             velocities = []
@@ -233,15 +300,24 @@ def udwadia_kalaba(**parameters):
                 contact = positions[index] - jnp.array([0.0, 0.0, positions[index][2]])
                 velocities.append(rates[index] + jnp.cross(omega, contact - positions[index]))
             return jnp.stack(velocities)
+
         _, pullback = jax.vjp(material, qdot)
         return pullback(forces)[0]
 
     def force(q, qdot, t, p_):
         front, rear = loads(t, qdot)
         drag = -0.5 * p["air_density"] * p["frontal_area"] * p["drag_coefficient"] * qdot[0] * jnp.abs(qdot[0])
-        generalized = jnp.array([drag, 0.0, 0.0,
-                                 -k_t * (q[3] - rest["front"]) - c_t * qdot[3], front, rear,
-                                 -k_t * (q[6] - rest["rear"]) - c_t * qdot[6]])
+        generalized = jnp.array(
+            [
+                drag,
+                0.0,
+                0.0,
+                -k_t * (q[3] - rest["front"]) - c_t * qdot[3],
+                front,
+                rear,
+                -k_t * (q[6] - rest["rear"]) - c_t * qdot[6],
+            ]
+        )
         (_, _, _, _, n_f), (_, _, _, _, n_r) = contact_state(q, qdot, t, p_)
         normals = jnp.array([[0.0, 0.0, n_f], [0.0, 0.0, n_r]])
         return generalized + contact_force_map(q, qdot, t, normals)
@@ -252,18 +328,32 @@ def udwadia_kalaba(**parameters):
     arm_inertia = jnp.diag(jnp.array([0.01, ma * L * L / 12, ma * L * L / 12]))
     wheel_inertia = jnp.diag(jnp.array([mw * r * r / 4, mw * r * r / 2, mw * r * r / 4]))
     inertias = jnp.stack([chassis_inertia, arm_inertia, wheel_inertia, arm_inertia, wheel_inertia])
-    system = MinimalSystem("half-car (minimal coordinates)", COORDINATES, (), pose, lambda *a: jnp.zeros(0),
-                           masses=masses, inertias=inertias, force=force,
-                           gravity=(0.0, 0.0, -p["gravity"]), parameters={"unused": 0.0})
+    system = MinimalSystem(
+        "half-car (minimal coordinates)",
+        COORDINATES,
+        (),
+        pose,
+        lambda *a: jnp.zeros(0),
+        masses=masses,
+        inertias=inertias,
+        force=force,
+        gravity=(0.0, 0.0, -p["gravity"]),
+        parameters={"unused": 0.0},
+    )
 
     def mu_of(t):
-        return p["mu_low"] + (p["mu_high"] - p["mu_low"]) * jnp.tanh((t - p["slippery_time"]) / p["slippery_width"]) ** 4
+        return (
+            p["mu_low"] + (p["mu_high"] - p["mu_low"]) * jnp.tanh((t - p["slippery_time"]) / p["slippery_width"]) ** 4
+        )
 
     def demand(q, qdot, t):
         front, rear = loads(t, qdot)
         states = contact_state(q, qdot, t, None)
         brake = braking_envelope(t, p)
-        torques = (jnp.abs(brake * jnp.tanh(qdot[4])), jnp.abs(driving_torque(t, p)) + jnp.abs(brake * jnp.tanh(qdot[5])))
+        torques = (
+            jnp.abs(brake * jnp.tanh(qdot[4])),
+            jnp.abs(driving_torque(t, p)) + jnp.abs(brake * jnp.tanh(qdot[5])),
+        )
         ratios = [torque / jnp.maximum(mu_of(t) * state[4] * state[0], 1e-9) for torque, state in zip(torques, states)]
         return states, ratios
 
@@ -280,7 +370,9 @@ def udwadia_kalaba(**parameters):
         forces = []
         for state, ratio in zip(states, ratios):
             slip = state[2] * state[0] - state[3]
-            forces.append(jnp.array([mu_of(t) * state[4] * jnp.tanh(p["k_F"] * ratio / 3.0) * jnp.tanh(slip), 0.0, 0.0]))
+            forces.append(
+                jnp.array([mu_of(t) * state[4] * jnp.tanh(p["k_F"] * ratio / 3.0) * jnp.tanh(slip), 0.0, 0.0])
+            )
         return contact_force_map(q, qdot, t, jnp.stack(forces))
 
     model = UdwadiaKalaba(system, constraint, weights, nonideal, gamma=p["uk_gamma"], weight_scale=total)
@@ -296,8 +388,9 @@ def run_engine(torque_max: float, friction: str = "coulomb", t_end: float | None
 
     scene = build(torque_max=torque_max, **parameters)
     start = time.process_time()
-    trajectory = Simulation(scene.model, scene.friction(friction), scene.dt, position_update="symplectic",
-                            normal_force_iterations=1).run(t_end or scene.t_end)
+    trajectory = Simulation(
+        scene.model, scene.friction(friction), scene.dt, position_update="symplectic", normal_force_iterations=1
+    ).run(t_end or scene.t_end)
     return trajectory, scene, time.process_time() - start
 
 
@@ -326,11 +419,19 @@ def run_udwadia_kalaba(torque_max: float, t_end: float = 12.0, samples_per_secon
         heights, spins, lam, C = jax.jit(jax.vmap(sample))(jnp.asarray(x), jnp.asarray(t))
     heights, spins, lam = np.asarray(heights), np.asarray(spins), np.asarray(lam)
     rear_height = heights[:, 1]
-    normal = np.maximum(p["tyre_stiffness"] * (p["wheel_radius"] - rear_height)
-                        - p["tyre_damping"] * np.gradient(rear_height, t), 0.0)
+    normal = np.maximum(
+        p["tyre_stiffness"] * (p["wheel_radius"] - rear_height) - p["tyre_damping"] * np.gradient(rear_height, t), 0.0
+    )
     mu = np.array([grip(ti, p) for ti in t])
-    return {"t": t, "speed": x[:, 7], "front_rim": spins[:, 0] * heights[:, 0], "rear_rim": spins[:, 1] * heights[:, 1],
-            "rear_constraint_force": lam[:, 1], "rear_mu_normal": mu * normal, "cpu_s": cpu}
+    return {
+        "t": t,
+        "speed": x[:, 7],
+        "front_rim": spins[:, 0] * heights[:, 0],
+        "rear_rim": spins[:, 1] * heights[:, 1],
+        "rear_constraint_force": lam[:, 1],
+        "rear_mu_normal": mu * normal,
+        "cpu_s": cpu,
+    }
 
 
 def plot_formulations(rows: list[dict], path):
@@ -341,6 +442,7 @@ def plot_formulations(rows: list[dict], path):
     mu_normal (engine, per step) and uk (:func:`run_udwadia_kalaba`). Writes ``path``; returns the
     (closed) Figure."""
     import matplotlib
+
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
@@ -352,46 +454,104 @@ def plot_formulations(rows: list[dict], path):
         mu = np.array([grip(x, p) for x in t])
         slippery = mu < 0.5 * (p["mu_high"] + p["mu_low"])
         for ax in axes[i]:
-            ax.fill_between(t, 0, 1, where=slippery, transform=ax.get_xaxis_transform(), color="C8", alpha=0.15, lw=0,
-                            label="slippery stretch: μ(t) below the mean of μ_high, μ_low (Eq. 36)")
-            ax.axvspan(p["brake_start"], p["brake_start"] + p["brake_duration"], color="0.5", alpha=0.12, lw=0,
-                       label=f"braking pulse, {p['brake_torque']:g} N m (Eq. 35)")
+            ax.fill_between(
+                t,
+                0,
+                1,
+                where=slippery,
+                transform=ax.get_xaxis_transform(),
+                color="C8",
+                alpha=0.15,
+                lw=0,
+                label="slippery stretch: μ(t) below the mean of μ_high, μ_low (Eq. 36)",
+            )
+            ax.axvspan(
+                p["brake_start"],
+                p["brake_start"] + p["brake_duration"],
+                color="0.5",
+                alpha=0.12,
+                lw=0,
+                label=f"braking pulse, {p['brake_torque']:g} N m (Eq. 35)",
+            )
             ax.grid(alpha=0.3)
         ax = axes[i, 0]
         ax.plot(t, row["speed"], color="k", lw=2.0, zorder=3, label="car speed (engine)")
-        ax.plot(t, row["front_rim"], color="C0", ls="-.", lw=1.2, zorder=5,
-                label="front rim speed ωr (engine; on the car speed while the front wheel rolls)")
+        ax.plot(
+            t,
+            row["front_rim"],
+            color="C0",
+            ls="-.",
+            lw=1.2,
+            zorder=5,
+            label="front rim speed ωr (engine; on the car speed while the front wheel rolls)",
+        )
         ax.plot(t, row["rear_rim"], color="C3", lw=1.2, zorder=4, label="rear rim speed ωr (engine)")
-        ax.plot(uk["t"], uk["speed"], color="0.45", ls="--", lw=1.6, zorder=6,
-                label="car speed (Udwadia–Kalaba; dashed over the engine's)")
-        ax.plot(uk["t"], uk["front_rim"], color="C0", ls=":", lw=1.6, zorder=7,
-                label="front rim speed (Udwadia–Kalaba)")
+        ax.plot(
+            uk["t"],
+            uk["speed"],
+            color="0.45",
+            ls="--",
+            lw=1.6,
+            zorder=6,
+            label="car speed (Udwadia–Kalaba; dashed over the engine's)",
+        )
+        ax.plot(
+            uk["t"], uk["front_rim"], color="C0", ls=":", lw=1.6, zorder=7, label="front rim speed (Udwadia–Kalaba)"
+        )
         ax.plot(uk["t"], uk["rear_rim"], color="C3", ls="--", lw=1.2, zorder=6, label="rear rim speed (Udwadia–Kalaba)")
         ax.set_ylabel("speed (m/s)")
-        ax.set_title(f"T_max = {row['torque']:g} N m (Eq. 34): car and wheel-rim speeds (cf. Ikoki 2022 Figs. 6–7, 9)",
-                     fontsize=10)
+        ax.set_title(
+            f"T_max = {row['torque']:g} N m (Eq. 34): car and wheel-rim speeds (cf. Ikoki 2022 Figs. 6–7, 9)",
+            fontsize=10,
+        )
         ax = axes[i, 1]
         ax.plot(t, row["mu_normal"], color="k", lw=1.8, zorder=3, label="±μ N, rear wheel (engine)")
         ax.plot(t, -row["mu_normal"], color="k", lw=1.8, zorder=3)
-        ax.plot(t, row["traction"], color="C3", lw=1.0, zorder=5,
-                label="rear traction F_x (engine; on ±μ N while the rear wheel spins or locks)")
-        ax.plot(uk["t"], uk["rear_mu_normal"], color="0.45", ls="--", lw=1.6, zorder=4,
-                label="±μ N, rear wheel (Udwadia–Kalaba; dashed over the engine's)")
+        ax.plot(
+            t,
+            row["traction"],
+            color="C3",
+            lw=1.0,
+            zorder=5,
+            label="rear traction F_x (engine; on ±μ N while the rear wheel spins or locks)",
+        )
+        ax.plot(
+            uk["t"],
+            uk["rear_mu_normal"],
+            color="0.45",
+            ls="--",
+            lw=1.6,
+            zorder=4,
+            label="±μ N, rear wheel (Udwadia–Kalaba; dashed over the engine's)",
+        )
         ax.plot(uk["t"], -uk["rear_mu_normal"], color="0.45", ls="--", lw=1.6, zorder=4)
-        ax.plot(uk["t"], uk["rear_constraint_force"], color="C3", ls="--", lw=1.2, zorder=6,
-                label="rear constraint force (Udwadia–Kalaba)")
+        ax.plot(
+            uk["t"],
+            uk["rear_constraint_force"],
+            color="C3",
+            ls="--",
+            lw=1.2,
+            zorder=6,
+            label="rear constraint force (Udwadia–Kalaba)",
+        )
         ax.set_ylabel("longitudinal force (N)")
-        ax.set_title(f"T_max = {row['torque']:g} N m: rear traction against the friction limit μ N "
-                     "(cf. Ikoki 2022 Fig. 8)", fontsize=10)
+        ax.set_title(
+            f"T_max = {row['torque']:g} N m: rear traction against the friction limit μ N (cf. Ikoki 2022 Fig. 8)",
+            fontsize=10,
+        )
     for ax in axes[-1]:
         ax.set_xlabel("time t (s)")
     for j in range(2):
         handles, labels = axes[0, j].get_legend_handles_labels()
-        fig.legend(handles, labels, fontsize=8, ncol=1, frameon=False, loc="lower center",
-                   bbox_to_anchor=(0.27 + 0.5 * j, 0.0))
-    fig.suptitle("half car with traction saturation (Ikoki 2022 Secs. 3–4; our parameters, their Table 1 is lost)\n"
-                 "engine: " + run_settings(rows[0]["trajectory"].parameters) + "; Udwadia–Kalaba: SciPy integration, "
-                 "Baumgarte rate 20 /s", fontsize=10.5)
+        fig.legend(
+            handles, labels, fontsize=8, ncol=1, frameon=False, loc="lower center", bbox_to_anchor=(0.27 + 0.5 * j, 0.0)
+        )
+    fig.suptitle(
+        "half car with traction saturation (Ikoki 2022 Secs. 3–4; our parameters, their Table 1 is lost)\n"
+        "engine: " + run_settings(rows[0]["trajectory"].parameters) + "; Udwadia–Kalaba: SciPy integration, "
+        "Baumgarte rate 20 /s",
+        fontsize=10.5,
+    )
     fig.tight_layout(rect=(0, 1.25 / (3.9 * len(rows) + 1.2) + 0.03, 1, 1))
     fig.savefig(path, dpi=110)
     plt.close(fig)
@@ -418,7 +578,8 @@ def report(out_dir, torques=(150.0, 550.0, 700.0)) -> dict:
         uk = run_udwadia_kalaba(torque)
         saturated = np.abs(traction(trajectory)) >= 0.999 * mu * normal[:, 1]
         numbers[f"T_max={torque:g}"] = {
-            "engine_cpu_s": cpu, "uk_cpu_s": uk["cpu_s"],
+            "engine_cpu_s": cpu,
+            "uk_cpu_s": uk["cpu_s"],
             "engine_max_friction_over_mu_N": float(np.nanmax(ratio)),
             "engine_rear_max_spin_excess_m_per_s": float(np.max(rear * radius_rear - speed)),
             "engine_front_max_slip_m_per_s": float(np.max(np.abs(front * radius_front - speed))),
@@ -428,8 +589,18 @@ def report(out_dir, torques=(150.0, 550.0, 700.0)) -> dict:
             "uk_front_max_slip_m_per_s": float(np.max(np.abs(uk["front_rim"] - uk["speed"]))),
             "uk_final_speed": float(uk["speed"][-1]),
         }
-        rows.append({"torque": torque, "trajectory": trajectory, "parameters": p, "speed": speed,
-                     "front_rim": front * radius_front, "rear_rim": rear * radius_rear,
-                     "traction": traction(trajectory), "mu_normal": mu * normal[:, 1], "uk": uk})
+        rows.append(
+            {
+                "torque": torque,
+                "trajectory": trajectory,
+                "parameters": p,
+                "speed": speed,
+                "front_rim": front * radius_front,
+                "rear_rim": rear * radius_rear,
+                "traction": traction(trajectory),
+                "mu_normal": mu * normal[:, 1],
+                "uk": uk,
+            }
+        )
     plot_formulations(rows, os.path.join(out_dir, "half-car-formulations.png"))
     return numbers

@@ -14,6 +14,7 @@ separated by sliding phases of increasing length; with the continuous law (v0 = 
 is replaced by creep that gives way to sliding at all later times. :func:`rolling_events` counts
 the events of a run.
 """
+
 from __future__ import annotations
 
 import math
@@ -31,9 +32,22 @@ from .scene import Scene, override
 
 NAME = "incline-pendulum"
 DEFAULTS = {
-    "wheel_mass": 125.0, "wheel_radius": 0.25, "bar_length": 4.0, "bar_mass_per_length": 4.16,
-    "spring_stiffness": 500.0, "incline_deg": 25.0, "mu": 0.4, "mu_static": 0.8, "k1": 1e6, "c1": 5e3,
-    "bar_direction": "uphill", "gravity": 9.81, "dt": 2e-4, "t_end": 3.0, "tangential_stiffness": 1e10, "velocity_threshold": 0.005,
+    "wheel_mass": 125.0,
+    "wheel_radius": 0.25,
+    "bar_length": 4.0,
+    "bar_mass_per_length": 4.16,
+    "spring_stiffness": 500.0,
+    "incline_deg": 25.0,
+    "mu": 0.4,
+    "mu_static": 0.8,
+    "k1": 1e6,
+    "c1": 5e3,
+    "bar_direction": "uphill",
+    "gravity": 9.81,
+    "dt": 2e-4,
+    "t_end": 3.0,
+    "tangential_stiffness": 1e10,
+    "velocity_threshold": 0.005,
     "characteristic_velocity": 0.005,
 }
 
@@ -53,18 +67,41 @@ def build(**parameters) -> Scene:
     centre = rho * plane.normal
     # body frames: the wheel's axis is body y; the bar lies along its body x, rotated into t1
     tilt = (math.cos(angle / 2), 0.0, math.sin(angle / 2), 0.0)  # rotation by +angle about y: x -> t1
-    wheel = model.add_body(RigidBody("wheel", M, (M * rho * rho / 4, M * rho * rho / 2, M * rho * rho / 4)
-                                     if M > 0 else (-1.0, -1.0, -1.0), position=centre, orientation=tilt))
+    wheel = model.add_body(
+        RigidBody(
+            "wheel",
+            M,
+            (M * rho * rho / 4, M * rho * rho / 2, M * rho * rho / 4) if M > 0 else (-1.0, -1.0, -1.0),
+            position=centre,
+            orientation=tilt,
+        )
+    )
     slender = m_bar * L * L / 12 if m_bar > 0 else -1.0
-    bar = model.add_body(RigidBody("bar", m_bar, (1e-3 * slender, slender, slender),
-                                   position=centre + sign * 0.5 * L * plane.t1, orientation=tilt))
+    bar = model.add_body(
+        RigidBody(
+            "bar",
+            m_bar,
+            (1e-3 * slender, slender, slender),
+            position=centre + sign * 0.5 * L * plane.t1,
+            orientation=tilt,
+        )
+    )
     model.add_constraint(RevoluteJoint(body_a=bar, offset_a=(-sign * L / 2, 0.0, 0.0), body_b=wheel, name="axle"))
     model.add_force(TorsionalSpringDamper(bar, wheel, stiffness=p["spring_stiffness"]))
-    model.add_contact(DiskContact(wheel, plane, p["mu"], p["mu_static"], SpringDamperLaw(p["k1"], p["c1"]),
-                                  radius=rho))
-    return Scene(NAME, model, p, p["dt"], p["t_end"], __doc__.splitlines()[0],
-                 {"tangential_stiffness": p["tangential_stiffness"], "velocity_threshold": p["velocity_threshold"],
-                  "characteristic_velocity": p["characteristic_velocity"]})
+    model.add_contact(DiskContact(wheel, plane, p["mu"], p["mu_static"], SpringDamperLaw(p["k1"], p["c1"]), radius=rho))
+    return Scene(
+        NAME,
+        model,
+        p,
+        p["dt"],
+        p["t_end"],
+        __doc__.splitlines()[0],
+        {
+            "tangential_stiffness": p["tangential_stiffness"],
+            "velocity_threshold": p["velocity_threshold"],
+            "characteristic_velocity": p["characteristic_velocity"],
+        },
+    )
 
 
 def rolling_events(trajectory, threshold: float, minimum_duration: float = 0.01) -> list[tuple[float, float]]:
@@ -108,8 +145,9 @@ def compare_models(t_end: float = 3.0, dt: float = 2e-4, models=("coulomb", "reg
     return out
 
 
-def accuracy_cost(models=("coulomb", "regularized", "continuous"), steps=(4e-4, 2e-4, 1e-4), reference=2.5e-5,
-                  t_end: float = 3.0) -> dict:
+def accuracy_cost(
+    models=("coulomb", "regularized", "continuous"), steps=(4e-4, 2e-4, 1e-4), reference=2.5e-5, t_end: float = 3.0
+) -> dict:
     """CPU time against accuracy: the wheel-centre position at t_end of runs with each step, against
     the same model at the ``reference`` step (its own converged answer)."""
     import time
@@ -120,14 +158,22 @@ def accuracy_cost(models=("coulomb", "regularized", "continuous"), steps=(4e-4, 
     for name in models:
         rows = []
         scene = build(t_end=t_end, dt=reference)
-        final = Simulation(scene.model, scene.friction(name), reference,
-                           position_update="symplectic").run(t_end).position[-1, 0]
+        final = (
+            Simulation(scene.model, scene.friction(name), reference, position_update="symplectic")
+            .run(t_end)
+            .position[-1, 0]
+        )
         for h in steps:
             scene = build(t_end=t_end, dt=h)
             start = time.process_time()
             run = Simulation(scene.model, scene.friction(name), h, position_update="symplectic").run(t_end)
-            rows.append({"dt": h, "cpu_s": time.process_time() - start,
-                         "position_error_m": float(np.linalg.norm(run.position[-1, 0] - final))})
+            rows.append(
+                {
+                    "dt": h,
+                    "cpu_s": time.process_time() - start,
+                    "position_error_m": float(np.linalg.norm(run.position[-1, 0] - final)),
+                }
+            )
         table[name] = rows
     return table
 
@@ -144,6 +190,7 @@ def plot_slip_forces(results: dict, path):
     :func:`compare_models`); the paper's findings beside ours. Writes ``path``; returns the
     (closed) Figure."""
     import matplotlib
+
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
     from matplotlib.lines import Line2D
@@ -162,44 +209,75 @@ def plot_slip_forces(results: dict, path):
         slip = np.linalg.norm(run.contact_slip_velocity[:, 0], axis=1)
         friction = np.linalg.norm(run.contact_friction_force[:, 0], axis=1)
         normal = run.contact_normal_force[:, 0]
-        axes[0].plot(run.t, slip, **kw, label=f"{name} friction (ours): {r['count']} rolling event"
-                     + ("s" if r["count"] != 1 else "") + f", median slip in them {r['median_slip_in_events']:.1g} m/s")
+        axes[0].plot(
+            run.t,
+            slip,
+            **kw,
+            label=f"{name} friction (ours): {r['count']} rolling event"
+            + ("s" if r["count"] != 1 else "")
+            + f", median slip in them {r['median_slip_in_events']:.1g} m/s",
+        )
         for a, b in r["events"]:  # rolling (or creeping) events: thick bars near the top, one row per model
-            axes[0].plot([a, b], [0.96 - 0.05 * k] * 2, color=color, lw=5, solid_capstyle="butt", transform=bars,
-                         zorder=8)
+            axes[0].plot(
+                [a, b], [0.96 - 0.05 * k] * 2, color=color, lw=5, solid_capstyle="butt", transform=bars, zorder=8
+            )
         axes[1].plot(run.t, friction, **kw)
         axes[2].plot(run.t, normal, **kw)
         with np.errstate(divide="ignore", invalid="ignore"):
             axes[3].plot(run.t, np.where(normal > 0, friction / normal, np.nan), **kw)
     p = build().parameters
-    axes[0].axvline(PAPER["creep_ends_continuous_s"], color="C3", ls="--", lw=1.2, zorder=9,
-                    label="Bauchau 2002 Sec. 8.2: with the continuous law, creep ends at t ≈ 0.2 s")
+    axes[0].axvline(
+        PAPER["creep_ends_continuous_s"],
+        color="C3",
+        ls="--",
+        lw=1.2,
+        zorder=9,
+        label="Bauchau 2002 Sec. 8.2: with the continuous law, creep ends at t ≈ 0.2 s",
+    )
     handles, labels = axes[0].get_legend_handles_labels()
     handles += [Line2D([], [], color="0.3", lw=5), Line2D([], [], ls="none")]
-    labels += [f"rolling events (ours; slip ≤ v_th = {p['velocity_threshold']:g} m/s for ≥ 10 ms), one row per law",
-               f"Bauchau 2002 Sec. 8.2 (Coulomb with rolling constraints): {PAPER['rolling_events_coulomb']} rolling "
-               "events, separated by sliding phases of increasing length"]
+    labels += [
+        f"rolling events (ours; slip ≤ v_th = {p['velocity_threshold']:g} m/s for ≥ 10 ms), one row per law",
+        f"Bauchau 2002 Sec. 8.2 (Coulomb with rolling constraints): {PAPER['rolling_events_coulomb']} rolling "
+        "events, separated by sliding phases of increasing length",
+    ]
     fig.legend(handles, labels, fontsize=8, loc="lower center", ncol=2, frameon=False)
     axes[0].set_yscale("symlog", linthresh=1e-3)
     axes[0].set_ylim(0.0, 30.0)
     axes[0].set_ylabel("slip speed |v_T| (m/s; linear below 1 mm/s)")
     axes[1].set_ylabel("friction force |F_T| (N)")
     axes[2].set_ylabel("normal force F_N (N)")
-    axes[3].axhline(p["mu_static"], color="C3", ls="--", lw=1.0, zorder=1,
-                    label=f"μ_s = {p['mu_static']:g} (Bauchau 2002 Sec. 8.2): rolling ends when the ratio reaches it")
-    axes[3].axhline(p["mu"], color="C3", ls="-.", lw=1.0, zorder=1,
-                    label=f"μ_k = {p['mu']:g} (Bauchau 2002 Sec. 8.2): while sliding the ratio lies on it "
-                          "(curves drawn over the line)")
+    axes[3].axhline(
+        p["mu_static"],
+        color="C3",
+        ls="--",
+        lw=1.0,
+        zorder=1,
+        label=f"μ_s = {p['mu_static']:g} (Bauchau 2002 Sec. 8.2): rolling ends when the ratio reaches it",
+    )
+    axes[3].axhline(
+        p["mu"],
+        color="C3",
+        ls="-.",
+        lw=1.0,
+        zorder=1,
+        label=f"μ_k = {p['mu']:g} (Bauchau 2002 Sec. 8.2): while sliding the ratio lies on it "
+        "(curves drawn over the line)",
+    )
     axes[3].set_ylim(0.0, 1.0)
     axes[3].set_ylabel("|F_T| / F_N (–)")
     axes[3].set_xlabel("time t (s)")
     axes[3].legend(fontsize=8, loc="upper right", framealpha=0.92)
     for ax in axes:
         ax.grid(alpha=0.3)
-    fig.suptitle(f"wheel-mounted pendulum (rigid bar) on a {p['incline_deg']:g}° incline, "
-                 f"bar starting {p['bar_direction']} "
-                 "(cf. Bauchau 2002 Sec. 8.2, Figs. 13–14)\n" + run_settings(first.parameters, include_friction=False)
-                 + "; line styles per friction law as in the top panel", fontsize=10.5)
+    fig.suptitle(
+        f"wheel-mounted pendulum (rigid bar) on a {p['incline_deg']:g}° incline, "
+        f"bar starting {p['bar_direction']} "
+        "(cf. Bauchau 2002 Sec. 8.2, Figs. 13–14)\n"
+        + run_settings(first.parameters, include_friction=False)
+        + "; line styles per friction law as in the top panel",
+        fontsize=10.5,
+    )
     fig.tight_layout(rect=(0, 0.055, 1, 1))
     fig.savefig(path, dpi=120)
     plt.close(fig)
@@ -213,10 +291,12 @@ def report(out_dir) -> dict:
 
     results = compare_models()
     plot_slip_forces(results, os.path.join(out_dir, "incline-pendulum-slip-forces.png"))
-    return {"rolling_events": {k: r["events"] for k, r in results.items()},
-            "rolling_event_counts": {k: r["count"] for k, r in results.items()},
-            "median_slip_during_rolling_m_per_s": {k: r["median_slip_in_events"] for k, r in results.items()},
-            "cpu_s": {k: r["cpu_s"] for k, r in results.items()},
-            "paper": "Coulomb with rolling constraints: five rolling events separated by sliding phases of increasing "
-                     "duration; continuous law: creep at the beginning, then sliding at all later times",
-            "accuracy_cost": accuracy_cost()}
+    return {
+        "rolling_events": {k: r["events"] for k, r in results.items()},
+        "rolling_event_counts": {k: r["count"] for k, r in results.items()},
+        "median_slip_during_rolling_m_per_s": {k: r["median_slip_in_events"] for k, r in results.items()},
+        "cpu_s": {k: r["cpu_s"] for k, r in results.items()},
+        "paper": "Coulomb with rolling constraints: five rolling events separated by sliding phases of increasing "
+        "duration; continuous law: creep at the beginning, then sliding at all later times",
+        "accuracy_cost": accuracy_cost(),
+    }

@@ -15,6 +15,7 @@ Checks: the first contact time, against the rigid compound pendulum (the beam sw
 wheel's mass at its tip; the wheel's spin is not excited before contact) -- the paper's flexible
 beam: 1.092 s; and the wheel's spin approaching V / rho = 32 rad/s once it rolls continuously.
 """
+
 from __future__ import annotations
 
 import math
@@ -33,10 +34,25 @@ from .scene import Scene, override
 
 NAME = "road-wheel"
 DEFAULTS = {
-    "beam_length": 3.75, "beam_mass_per_length": 1.61, "support_height": 3.995, "road_speed": 8.0,
-    "wheel_mass": 15.0, "wheel_radius": 0.25, "joint_damping": 0.01, "mu": 0.4, "mu_static": 0.4,
-    "k1": 1.755e6, "k2": 463.5e6, "k3": -18.560e9, "k4": 303.750e9, "tyre_damping": 0.0, "gravity": 9.81,
-    "dt": 2e-4, "t_end": 16.0, "tangential_stiffness": 1e10, "velocity_threshold": 0.05,
+    "beam_length": 3.75,
+    "beam_mass_per_length": 1.61,
+    "support_height": 3.995,
+    "road_speed": 8.0,
+    "wheel_mass": 15.0,
+    "wheel_radius": 0.25,
+    "joint_damping": 0.01,
+    "mu": 0.4,
+    "mu_static": 0.4,
+    "k1": 1.755e6,
+    "k2": 463.5e6,
+    "k3": -18.560e9,
+    "k4": 303.750e9,
+    "tyre_damping": 0.0,
+    "gravity": 9.81,
+    "dt": 2e-4,
+    "t_end": 16.0,
+    "tangential_stiffness": 1e10,
+    "velocity_threshold": 0.05,
     "characteristic_velocity": 0.05,
 }
 
@@ -49,20 +65,46 @@ def build(**parameters) -> Scene:
         raise ValueError(f"scene {NAME!r}: need beam_length > 0, wheel_radius > 0 and support_height > wheel_radius")
     model = Model(gravity=(0.0, 0.0, -p["gravity"]))
     slender = m_beam * l * l / 12.0 if m_beam > 0 else -1.0
-    beam = model.add_body(RigidBody("beam", m_beam, (1e-3 * slender, slender, slender),
-                                    position=(-l / 2, 0.0, h), velocity=(-V, 0.0, 0.0)))
-    wheel = model.add_body(RigidBody("wheel", M, (M * rho * rho / 4, M * rho * rho / 2, M * rho * rho / 4)
-                                     if M > 0 else (-1.0, -1.0, -1.0), position=(-l, 0.0, h),
-                                     velocity=(-V, 0.0, 0.0)))
-    model.add_constraint(RevoluteJoint(body_a=beam, offset_a=(l / 2, 0.0, 0.0), offset_b=(0.0, 0.0, h),
-                                       anchor_velocity=(-V, 0.0, 0.0), name="support"))
+    beam = model.add_body(
+        RigidBody(
+            "beam", m_beam, (1e-3 * slender, slender, slender), position=(-l / 2, 0.0, h), velocity=(-V, 0.0, 0.0)
+        )
+    )
+    wheel = model.add_body(
+        RigidBody(
+            "wheel",
+            M,
+            (M * rho * rho / 4, M * rho * rho / 2, M * rho * rho / 4) if M > 0 else (-1.0, -1.0, -1.0),
+            position=(-l, 0.0, h),
+            velocity=(-V, 0.0, 0.0),
+        )
+    )
+    model.add_constraint(
+        RevoluteJoint(
+            body_a=beam,
+            offset_a=(l / 2, 0.0, 0.0),
+            offset_b=(0.0, 0.0, h),
+            anchor_velocity=(-V, 0.0, 0.0),
+            name="support",
+        )
+    )
     model.add_constraint(RevoluteJoint(body_a=wheel, body_b=beam, offset_b=(-l / 2, 0.0, 0.0), name="axle"))
     model.add_force(TorsionalSpringDamper(wheel, beam, damping=p["joint_damping"]))
     law = PolynomialLaw((p["k1"], p["k2"], p["k3"], p["k4"]), damping=p["tyre_damping"])
     model.add_contact(DiskContact(wheel, Plane(), p["mu"], p["mu_static"], law, radius=rho))
-    return Scene(NAME, model, p, p["dt"], p["t_end"], __doc__.splitlines()[0],
-                 {"tangential_stiffness": p["tangential_stiffness"], "velocity_threshold": p["velocity_threshold"],
-                  "characteristic_velocity": p["characteristic_velocity"]})
+    return Scene(
+        NAME,
+        model,
+        p,
+        p["dt"],
+        p["t_end"],
+        __doc__.splitlines()[0],
+        {
+            "tangential_stiffness": p["tangential_stiffness"],
+            "velocity_threshold": p["velocity_threshold"],
+            "characteristic_velocity": p["characteristic_velocity"],
+        },
+    )
 
 
 def first_contact_rigid(**parameters) -> float:
@@ -96,22 +138,29 @@ def summary(trajectory, scene) -> dict:
     touching = np.flatnonzero(gap <= 0)
     slip = np.linalg.norm(trajectory.contact_slip_velocity[:, 0], axis=1)
     sliding = np.flatnonzero(slip > scene.parameters["velocity_threshold"])
-    settled = float(trajectory.t[sliding[-1] + 1]) if sliding.size and sliding[-1] + 1 < len(trajectory.t) \
-        else float("nan")
+    settled = (
+        float(trajectory.t[sliding[-1] + 1]) if sliding.size and sliding[-1] + 1 < len(trajectory.t) else float("nan")
+    )
     tail = trajectory.t > trajectory.t[-1] - 0.5
     late = trajectory.t > trajectory.t[-1] - 2.0
-    return {"first_contact_s": float(trajectory.t[touching[0]]) if touching.size else float("nan"),
-            "final_spin_rad_per_s": float(np.abs(trajectory.angular_velocity[tail, 1, 1]).mean()),
-            "rolling_from_s": settled,
-            "contact_share_last_2s": float((trajectory.contact_normal_force[late, 0] > 0).mean()),
-            "largest_gap_last_2s_m": float(gap[late].max())}
+    return {
+        "first_contact_s": float(trajectory.t[touching[0]]) if touching.size else float("nan"),
+        "final_spin_rad_per_s": float(np.abs(trajectory.angular_velocity[tail, 1, 1]).mean()),
+        "rolling_from_s": settled,
+        "contact_share_last_2s": float((trajectory.contact_normal_force[late, 0] > 0).mean()),
+        "largest_gap_last_2s_m": float(gap[late].max()),
+    }
 
 
 # Bauchau 2002 Sec. 8.1 (flexible beam): contact events, spin after the second contact, relative
 # velocity and distance (drawn beside ours by plot_history)
-PAPER = {"contact_times_s": (1.092, 3.289, 5.195), "spin_after_second_contact_rad_per_s": 46.0,
-         "relative_velocity_before_second_contact_m_per_s": -16.9, "second_contact_duration_s": 0.026,
-         "minimum_relative_distance_m": -0.004}
+PAPER = {
+    "contact_times_s": (1.092, 3.289, 5.195),
+    "spin_after_second_contact_rad_per_s": 46.0,
+    "relative_velocity_before_second_contact_m_per_s": -16.9,
+    "second_contact_duration_s": 0.026,
+    "minimum_relative_distance_m": -0.004,
+}
 
 _STYLES = {"coulomb": ("C0", "-", 1.7), "regularized": ("C1", "--", 1.3), "continuous": ("C2", ":", 1.6)}
 
@@ -121,6 +170,7 @@ def plot_history(runs: dict, scene, path):
     model -> trajectory), with Bauchau 2002's values (:data:`PAPER`) beside ours (cf. Figs. 4-7).
     Writes ``path``; returns the (closed) Figure."""
     import matplotlib
+
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
@@ -139,24 +189,52 @@ def plot_history(runs: dict, scene, path):
     paper = dict(ls="none", mfc="none", mew=1.6, ms=10, color="C3", zorder=10)
     for ax in axes:
         for i, tc in enumerate((t1, t2, t3)):
-            ax.axvline(tc, color="C3", ls="-.", lw=0.9, zorder=1,
-                       label="Bauchau 2002 Sec. 8.1: contact events t₁, t₂, t₃ = 1.092, 3.289, 5.195 s"
-                       if i == 0 and ax is axes[0] else None)
+            ax.axvline(
+                tc,
+                color="C3",
+                ls="-.",
+                lw=0.9,
+                zorder=1,
+                label="Bauchau 2002 Sec. 8.1: contact events t₁, t₂, t₃ = 1.092, 3.289, 5.195 s"
+                if i == 0 and ax is axes[0]
+                else None,
+            )
     axes[0].plot([t1], [90.0], marker="o", **paper, label="Bauchau 2002: φ_R ≈ 90° at t₁")
     axes[0].set_ylabel("beam root rotation φ_R (deg)")
     spin = p["road_speed"] / p["wheel_radius"]
-    axes[1].axhline(spin, color="C3", ls="--", lw=1.1, zorder=9,
-                    label=f"Bauchau 2002: continuous rolling at V/ρ = {spin:g} rad/s")
-    axes[1].plot([t2 + PAPER["second_contact_duration_s"]], [PAPER["spin_after_second_contact_rad_per_s"]], marker="o",
-                 **paper, label="Bauchau 2002 (Fig. 5): about 46 rad/s after the 2nd contact")
+    axes[1].axhline(
+        spin, color="C3", ls="--", lw=1.1, zorder=9, label=f"Bauchau 2002: continuous rolling at V/ρ = {spin:g} rad/s"
+    )
+    axes[1].plot(
+        [t2 + PAPER["second_contact_duration_s"]],
+        [PAPER["spin_after_second_contact_rad_per_s"]],
+        marker="o",
+        **paper,
+        label="Bauchau 2002 (Fig. 5): about 46 rad/s after the 2nd contact",
+    )
     axes[1].set_ylabel("wheel angular velocity ω (rad/s)")
-    axes[2].plot([0.0, t2], [-p["road_speed"], PAPER["relative_velocity_before_second_contact_m_per_s"]], marker="o",
-                 **paper, label="Bauchau 2002 (Fig. 7): V_r = −8 m/s at t = 0, ≈ −16.9 m/s at t₂")
-    axes[2].plot([t2 + PAPER["second_contact_duration_s"]], [0.0], marker="s", **paper,
-                 label="Bauchau 2002: V_r = 0 within 0.026 s of t₂")
+    axes[2].plot(
+        [0.0, t2],
+        [-p["road_speed"], PAPER["relative_velocity_before_second_contact_m_per_s"]],
+        marker="o",
+        **paper,
+        label="Bauchau 2002 (Fig. 7): V_r = −8 m/s at t = 0, ≈ −16.9 m/s at t₂",
+    )
+    axes[2].plot(
+        [t2 + PAPER["second_contact_duration_s"]],
+        [0.0],
+        marker="s",
+        **paper,
+        label="Bauchau 2002: V_r = 0 within 0.026 s of t₂",
+    )
     axes[2].set_ylabel("relative velocity V_r (m/s)")
-    axes[3].plot([t1], [PAPER["minimum_relative_distance_m"]], marker="o", **paper,
-                 label="Bauchau 2002 (Fig. 6): minimum q ≈ −0.004 m at t₁")
+    axes[3].plot(
+        [t1],
+        [PAPER["minimum_relative_distance_m"]],
+        marker="o",
+        **paper,
+        label="Bauchau 2002 (Fig. 6): minimum q ≈ −0.004 m at t₁",
+    )
     axes[3].set_yscale("symlog", linthresh=1e-3, linscale=1.0)
     axes[3].set_ylabel("relative distance q (m; linear within ±1 mm)")
     axes[3].set_xlabel("time t (s)")
@@ -165,12 +243,15 @@ def plot_history(runs: dict, scene, path):
         ax.grid(alpha=0.3)
         ax.legend(fontsize=7.5, loc="best", framealpha=0.9)
     any_run = next(iter(runs.values()))
-    fig.suptitle(f"wheel on a rigid beam swinging onto a road moving at V = {p['road_speed']:g} m/s, "
-                 "in the road's frame "
-                 "(cf. Bauchau 2002 Sec. 8.1, Figs. 4–7; his beam is flexible)\n"
-                 + run_settings(any_run.parameters, include_friction=False)
-                 + "\nthe three friction laws nearly coincide (as in the paper): solid, dashed and dotted lines are "
-                   "drawn over one another", fontsize=10.5)
+    fig.suptitle(
+        f"wheel on a rigid beam swinging onto a road moving at V = {p['road_speed']:g} m/s, "
+        "in the road's frame "
+        "(cf. Bauchau 2002 Sec. 8.1, Figs. 4–7; his beam is flexible)\n"
+        + run_settings(any_run.parameters, include_friction=False)
+        + "\nthe three friction laws nearly coincide (as in the paper): solid, dashed and dotted lines are "
+        "drawn over one another",
+        fontsize=10.5,
+    )
     fig.tight_layout()
     fig.savefig(path, dpi=120)
     plt.close(fig)
@@ -186,8 +267,11 @@ def report(out_dir, models=("coulomb", "regularized", "continuous")) -> dict:
     from lcpdyn.stepper import Simulation
 
     scene = build()
-    numbers = {"first_contact_rigid_pendulum_s": first_contact_rigid(), "paper_first_contact_flexible_s": 1.092,
-               "rolling_spin_expected_rad_per_s": scene.parameters["road_speed"] / scene.parameters["wheel_radius"]}
+    numbers = {
+        "first_contact_rigid_pendulum_s": first_contact_rigid(),
+        "paper_first_contact_flexible_s": 1.092,
+        "rolling_spin_expected_rad_per_s": scene.parameters["road_speed"] / scene.parameters["wheel_radius"],
+    }
     runs = {}
     for name in models:
         start = time.process_time()

@@ -17,6 +17,7 @@ axial m r^2 / 2, diametral m r^2 / 4 (the wheel axis is the body y axis).
   :class:`~lcpdyn.model.Model` with a :class:`~lcpdyn.contact.DiskContact`, rolling ``"ideal"``
   (default) or ``"friction"`` (coefficient ``mu``).
 """
+
 from __future__ import annotations
 
 import functools
@@ -37,8 +38,19 @@ from .scene import Scene, override
 
 NAME = "rolling-disk"
 SWEEP = ("speed", 0.0, 1.0, 101)
-DEFAULTS = {"mass": 1.0, "radius": 1.0, "gravity": 1.0, "speed": 0.4116, "roll_rate": -0.01, "mu": 0.6,
-            "rolling": "ideal", "dt": 1e-3, "t_end": 87.0, "tangential_stiffness": 1e10, "velocity_threshold": 1e-3}
+DEFAULTS = {
+    "mass": 1.0,
+    "radius": 1.0,
+    "gravity": 1.0,
+    "speed": 0.4116,
+    "roll_rate": -0.01,
+    "mu": 0.6,
+    "rolling": "ideal",
+    "dt": 1e-3,
+    "t_end": 87.0,
+    "tangential_stiffness": 1e10,
+    "velocity_threshold": 1e-3,
+}
 
 
 def _pose(q, t, p):
@@ -52,7 +64,7 @@ def _pose(q, t, p):
     return centre[None, :], R[None]
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def system() -> MinimalSystem:
     """The disk in minimal coordinates (module docstring); parameters mass, radius, gravity, speed."""
 
@@ -63,11 +75,16 @@ def system() -> MinimalSystem:
         return (velocity[0] + jnp.cross(omega[0], contact - centre))[:2]
 
     disk = MinimalSystem(
-        NAME, ("yaw", "roll", "spin"), ("x", "y"), _pose, slip,
+        NAME,
+        ("yaw", "roll", "spin"),
+        ("x", "y"),
+        _pose,
+        slip,
         masses=lambda p: jnp.array([p["mass"]]),
         inertias=lambda p: (p["mass"] * p["radius"] ** 2 * jnp.diag(jnp.array([0.25, 0.5, 0.25])))[None],
         gravity=lambda p: jnp.array([0.0, 0.0, -p["gravity"]]),
-        parameters={"mass": 1.0, "radius": 1.0, "gravity": 1.0, "speed": 0.5})
+        parameters={"mass": 1.0, "radius": 1.0, "gravity": 1.0, "speed": 0.5},
+    )
     return disk
 
 
@@ -82,7 +99,7 @@ def oscillation_square(speed: float, **parameters) -> float:
     p = disk.params(speed=speed, **parameters)
     eigenvalues = disk.linearize(nominal(p), speed=speed, **parameters).eigenvalues
     largest = eigenvalues[np.argmax(np.abs(eigenvalues))]
-    return float((largest ** 2).real)
+    return float((largest**2).real)
 
 
 def critical_speed(**parameters) -> float:
@@ -100,8 +117,15 @@ def transient(t_end: float = 87.0, speed: float = 0.4116, roll_rate: float = -0.
     forces = disk.forces_along(t, states)[:, 0]
     ratio = np.linalg.norm(forces[:, :2], axis=1) / forces[:, 2]
     centres = disk.poses_along(t, states)[0][:, 0]
-    return {"t": t, "states": states, "centre": centres, "contact": states[:, 6:8], "force": forces,
-            "force_ratio": ratio, "max_force_ratio": float(ratio.max())}
+    return {
+        "t": t,
+        "states": states,
+        "centre": centres,
+        "contact": states[:, 6:8],
+        "force": forces,
+        "force_ratio": ratio,
+        "max_force_ratio": float(ratio.max()),
+    }
 
 
 def build(**parameters) -> Scene:
@@ -111,22 +135,38 @@ def build(**parameters) -> Scene:
         raise ValueError(f"scene {NAME!r}: rolling must be 'ideal' or 'friction', got {p['rolling']!r}")
     model = Model(gravity=(0.0, 0.0, -p["gravity"]))
     r, m = p["radius"], p["mass"]
-    disk = model.add_body(RigidBody("disk", m, (0.25 * m * r * r, 0.5 * m * r * r, 0.25 * m * r * r) if m > 0 and r > 0
-                                    else (-1.0, -1.0, -1.0), position=(0.0, 0.0, r),
-                                    # rolling-consistent: v_c = omega x (r e_z) = (v, -roll_rate r, 0)
-                                    velocity=(p["speed"], -p["roll_rate"] * r, 0.0),
-                                    angular_velocity=(p["roll_rate"], p["speed"] / r if r > 0 else 0.0, 0.0)))
+    disk = model.add_body(
+        RigidBody(
+            "disk",
+            m,
+            (0.25 * m * r * r, 0.5 * m * r * r, 0.25 * m * r * r) if m > 0 and r > 0 else (-1.0, -1.0, -1.0),
+            position=(0.0, 0.0, r),
+            # rolling-consistent: v_c = omega x (r e_z) = (v, -roll_rate r, 0)
+            velocity=(p["speed"], -p["roll_rate"] * r, 0.0),
+            angular_velocity=(p["roll_rate"], p["speed"] / r if r > 0 else 0.0, 0.0),
+        )
+    )
     model.add_contact(DiskContact(disk, Plane(), p["mu"], radius=r, rolling=p["rolling"]))
-    return Scene(NAME, model, p, p["dt"], p["t_end"], __doc__.splitlines()[0],
-                 {"tangential_stiffness": p["tangential_stiffness"], "velocity_threshold": p["velocity_threshold"]})
+    return Scene(
+        NAME,
+        model,
+        p,
+        p["dt"],
+        p["t_end"],
+        __doc__.splitlines()[0],
+        {"tangential_stiffness": p["tangential_stiffness"], "velocity_threshold": p["velocity_threshold"]},
+    )
 
 
 def wobble_period(result: dict) -> float:
     """Mean time between the sharp turns (peaks of the yaw rate magnitude) of a transient."""
     yaw_rate = np.abs(result["states"][:, 0])
     t = result["t"]
-    peaks = [i for i in range(1, len(t) - 1) if yaw_rate[i] > yaw_rate[i - 1] and yaw_rate[i] >= yaw_rate[i + 1]
-             and yaw_rate[i] > 0.5 * yaw_rate.max()]
+    peaks = [
+        i
+        for i in range(1, len(t) - 1)
+        if yaw_rate[i] > yaw_rate[i - 1] and yaw_rate[i] >= yaw_rate[i + 1] and yaw_rate[i] > 0.5 * yaw_rate.max()
+    ]
     return float(np.mean(np.diff(t[peaks]))) if len(peaks) > 1 else math.nan
 
 
@@ -136,6 +176,7 @@ def plot_transient(result: dict, stepped, path):
     against the paper's bound 0.52. ``result`` from :func:`transient`, ``stepped`` a trajectory of
     :func:`build`. Writes ``path``; returns the (closed) Figure."""
     import matplotlib
+
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
@@ -149,37 +190,66 @@ def plot_transient(result: dict, stepped, path):
     fig = plt.figure(figsize=(15, 7.2))
     grid = fig.add_gridspec(2, 2, width_ratios=(1.1, 1.0), hspace=0.32, wspace=0.18)
     ax = fig.add_subplot(grid[:, 0])
-    ax.plot(result["centre"][:, 0], result["centre"][:, 1], color="k", lw=1.3, zorder=3,
-            label="centre, state equations (Eq. 22)")
-    ax.plot(result["contact"][:, 0], result["contact"][:, 1], color="C1", lw=0.9, zorder=2,
-            label="contact point, state equations")
-    ax.plot(stepped.position[:, 0, 0], stepped.position[:, 0, 1], color="C0", ls="--", lw=1.0, zorder=4,
-            label=f"centre, LCP stepper with ideal rolling ({departs})")
+    ax.plot(
+        result["centre"][:, 0],
+        result["centre"][:, 1],
+        color="k",
+        lw=1.3,
+        zorder=3,
+        label="centre, state equations (Eq. 22)",
+    )
+    ax.plot(
+        result["contact"][:, 0],
+        result["contact"][:, 1],
+        color="C1",
+        lw=0.9,
+        zorder=2,
+        label="contact point, state equations",
+    )
+    ax.plot(
+        stepped.position[:, 0, 0],
+        stepped.position[:, 0, 1],
+        color="C0",
+        ls="--",
+        lw=1.0,
+        zorder=4,
+        label=f"centre, LCP stepper with ideal rolling ({departs})",
+    )
     ax.plot(result["centre"][0, 0], result["centre"][0, 1], "o", color="k", mfc="none", ms=9, zorder=5, label="start")
     ax.set_aspect("equal", adjustable="datalim")
     ax.set_xlabel("x/r (–)")
     ax.set_ylabel("y/r (–)")
-    ax.set_title("paths on the plane (cf. Schwab–Meijaard 2003 Fig. 5)\nstepper: "
-                 + run_settings(stepped.parameters, include_friction=False, time_unit="√(r/g)"), fontsize=10)
+    ax.set_title(
+        "paths on the plane (cf. Schwab–Meijaard 2003 Fig. 5)\nstepper: "
+        + run_settings(stepped.parameters, include_friction=False, time_unit="√(r/g)"),
+        fontsize=10,
+    )
     ax.legend(fontsize=8, loc="upper center", bbox_to_anchor=(0.5, -0.09), ncol=2, frameon=False)
 
     force = result["force"]
     ax = fig.add_subplot(grid[0, 1])
-    for k, (label, style) in enumerate((("F_x (world x, initial heading)", "-"), ("F_y (world y, lateral)", "--"),
-                                        ("F_z (normal)", "-"))):
+    for k, (label, style) in enumerate(
+        (("F_x (world x, initial heading)", "-"), ("F_y (world y, lateral)", "--"), ("F_z (normal)", "-"))
+    ):
         ax.plot(t, force[:, k], ls=style, lw=0.9, color=f"C{k}", label=label, zorder=3 - k)
     ax.set_xlabel("time t (√(r/g))")
     ax.set_ylabel("contact force on the disk (mg)")
-    ax.set_title("contact force, state equations (cf. Fig. 6: there the opposite force, on the plane)",
-                 fontsize=9.5)
+    ax.set_title("contact force, state equations (cf. Fig. 6: there the opposite force, on the plane)", fontsize=9.5)
     ax.set_ylim(-0.75, 1.75)
     ax.legend(fontsize=8, loc="upper center", ncol=3, framealpha=0.9)
 
     ax = fig.add_subplot(grid[1, 1])
     ax.plot(t, result["force_ratio"], color="k", lw=0.9, label="|F_xy| / F_z, state equations")
     k = int(np.argmax(result["force_ratio"]))
-    ax.plot(t[k], result["force_ratio"][k], "v", color="C3", ms=8, zorder=5,
-            label=f"our maximum: {result['max_force_ratio']:.4f} (t = {t[k]:.1f})")
+    ax.plot(
+        t[k],
+        result["force_ratio"][k],
+        "v",
+        color="C3",
+        ms=8,
+        zorder=5,
+        label=f"our maximum: {result['max_force_ratio']:.4f} (t = {t[k]:.1f})",
+    )
     ax.axhline(0.52, color="C3", ls="--", lw=1.2, label="Schwab–Meijaard 2003 Sec. 3.2, Fig. 6: at most 0.52")
     ax.set_ylim(0.0, 1.0)
     ax.set_xlabel("time t (√(r/g))")
@@ -188,8 +258,11 @@ def plot_transient(result: dict, stepped, path):
     ax.legend(fontsize=8, loc="upper right", framealpha=0.9)
     for ax in fig.axes:
         ax.grid(alpha=0.3)
-    fig.suptitle("rolling disk, upright start: forward speed v = 0.4116 √(g r), roll rate −0.01 √(g/r), "
-                 f"{t[-1]:g} time units √(r/g); units m = r = g = 1", fontsize=11)
+    fig.suptitle(
+        "rolling disk, upright start: forward speed v = 0.4116 √(g r), roll rate −0.01 √(g/r), "
+        f"{t[-1]:g} time units √(r/g); units m = r = g = 1",
+        fontsize=11,
+    )
     fig.savefig(path, dpi=120, bbox_inches="tight")
     plt.close(fig)
     return fig
@@ -205,16 +278,26 @@ def report(out_dir, stepper_dt: float = 2e-3) -> dict:
     from lcpdyn.stepper import Simulation
 
     locus = root_locus(sys.modules[__name__], "speed", np.linspace(0.0, 1.0, 101))
-    plot_root_locus(locus, os.path.join(out_dir, "rolling-disk-root-locus.png"),
-                    title="rolling disk: root locus over the forward speed (cf. Schwab–Meijaard 2003 Fig. 4)")
+    plot_root_locus(
+        locus,
+        os.path.join(out_dir, "rolling-disk-root-locus.png"),
+        title="rolling disk: root locus over the forward speed (cf. Schwab–Meijaard 2003 Fig. 4)",
+    )
     result = transient()
     scene = build(dt=stepper_dt)
     stepped = Simulation(scene.model, "regularized", stepper_dt, position_update="symplectic").run(scene.t_end)
     plot_transient(result, stepped, os.path.join(out_dir, "rolling-disk-transient.png"))
-    gap = np.linalg.norm(stepped.position[:, 0, :2] - np.array([np.interp(stepped.t, result["t"], result["centre"][:, j])
-                                                                for j in range(2)]).T, axis=1)
-    return {"critical_speed": critical_speed(), "critical_speed_exact": 1 / math.sqrt(3),
-            "max_force_ratio": result["max_force_ratio"], "paper_max_force_ratio": 0.52,
-            "wobble_period": wobble_period(result),
-            "stepper_vs_state_equations_max_centre_distance_first_10": float(gap[stepped.t <= 10.0].max()),
-            "stepper_dt": stepper_dt}
+    gap = np.linalg.norm(
+        stepped.position[:, 0, :2]
+        - np.array([np.interp(stepped.t, result["t"], result["centre"][:, j]) for j in range(2)]).T,
+        axis=1,
+    )
+    return {
+        "critical_speed": critical_speed(),
+        "critical_speed_exact": 1 / math.sqrt(3),
+        "max_force_ratio": result["max_force_ratio"],
+        "paper_max_force_ratio": 0.52,
+        "wobble_period": wobble_period(result),
+        "stepper_vs_state_equations_max_centre_distance_first_10": float(gap[stepped.t <= 10.0].max()),
+        "stepper_dt": stepper_dt,
+    }

@@ -1,4 +1,5 @@
 """The :class:`Scene` container and the parameter-override helper shared by all scenes."""
+
 from __future__ import annotations
 
 import math
@@ -14,30 +15,85 @@ __all__ = ["Scene", "override", "build_scene", "describe", "PARAMETER_UNITS"]
 # choices. A parameter added to a scene needs an entry here (tests/test_cli_and_io.py checks).
 PARAMETER_UNITS = {
     # run control
-    "dt": "s", "t_end": "s",
+    "dt": "s",
+    "t_end": "s",
     # friction and contact models
-    "mu": "-", "mu_static": "-", "mu_high": "-", "mu_low": "-", "rolling": "-",
-    "tangential_stiffness": "N/m", "velocity_threshold": "m/s", "characteristic_velocity": "m/s",
+    "mu": "-",
+    "mu_static": "-",
+    "mu_high": "-",
+    "mu_low": "-",
+    "rolling": "-",
+    "tangential_stiffness": "N/m",
+    "velocity_threshold": "m/s",
+    "characteristic_velocity": "m/s",
     # bodies: masses, inertias, dimensions
-    "mass": "kg", "second_mass": "kg", "wheel_mass": "kg", "arm_mass": "kg", "chassis_mass": "kg",
-    "beam_mass_per_length": "kg/m", "bar_mass_per_length": "kg/m",
-    "axial_inertia": "kg m^2", "transverse_inertia": "kg m^2", "chassis_pitch_inertia": "kg m^2",
-    "radius": "m", "wheel_radius": "m", "side": "m", "length": "m", "beam_length": "m", "bar_length": "m",
-    "arm_length": "m", "yoke_length": "m", "support_height": "m", "cg_height": "m", "front_axle": "m",
-    "rear_axle": "m", "a_over_l": "-", "gyration": "-", "flexible": "-", "bar_direction": "-",
+    "mass": "kg",
+    "second_mass": "kg",
+    "wheel_mass": "kg",
+    "arm_mass": "kg",
+    "chassis_mass": "kg",
+    "beam_mass_per_length": "kg/m",
+    "bar_mass_per_length": "kg/m",
+    "axial_inertia": "kg m^2",
+    "transverse_inertia": "kg m^2",
+    "chassis_pitch_inertia": "kg m^2",
+    "radius": "m",
+    "wheel_radius": "m",
+    "side": "m",
+    "length": "m",
+    "beam_length": "m",
+    "bar_length": "m",
+    "arm_length": "m",
+    "yoke_length": "m",
+    "support_height": "m",
+    "cg_height": "m",
+    "front_axle": "m",
+    "rear_axle": "m",
+    "a_over_l": "-",
+    "gyration": "-",
+    "flexible": "-",
+    "bar_direction": "-",
     # initial state, motion, gravity
-    "speed": "m/s", "road_speed": "m/s", "yaw_rate": "rad/s", "roll_rate": "rad/s", "gravity": "m/s^2",
-    "psi_deg": "deg", "theta_deg": "deg", "phi_deg": "deg", "heading_deg": "deg", "angle_deg": "deg",
+    "speed": "m/s",
+    "road_speed": "m/s",
+    "yaw_rate": "rad/s",
+    "roll_rate": "rad/s",
+    "gravity": "m/s^2",
+    "psi_deg": "deg",
+    "theta_deg": "deg",
+    "phi_deg": "deg",
+    "heading_deg": "deg",
+    "angle_deg": "deg",
     "incline_deg": "deg",
     # springs, dampers, tyres
-    "k1": "N/m", "k2": "N/m^2", "k3": "N/m^3", "k4": "N/m^4", "c1": "N s/m", "stiffness": "N/m",
-    "tyre_stiffness": "N/m", "tyre_damping": "N s/m", "suspension_stiffness": "N/m", "suspension_damping": "N s/m",
-    "spring_stiffness": "N m/rad", "joint_damping": "N m s/rad",
+    "k1": "N/m",
+    "k2": "N/m^2",
+    "k3": "N/m^3",
+    "k4": "N/m^4",
+    "c1": "N s/m",
+    "stiffness": "N/m",
+    "tyre_stiffness": "N/m",
+    "tyre_damping": "N s/m",
+    "suspension_stiffness": "N/m",
+    "suspension_damping": "N s/m",
+    "spring_stiffness": "N m/rad",
+    "joint_damping": "N m s/rad",
     # half-car loads (Ikoki 2022 Eqs. 34-37) and its Udwadia-Kalaba extras
-    "torque_max": "N m", "torque_rate": "1/s", "brake_torque": "N m", "brake_start": "s", "brake_duration": "s",
-    "brake_rate": "1/s", "slippery_time": "s", "slippery_width": "s", "air_density": "kg/m^3",
-    "frontal_area": "m^2", "drag_coefficient": "-", "bearing_coefficient": "N m s^2",
-    "k_s": "-", "k_F": "-", "uk_gamma": "1/s",
+    "torque_max": "N m",
+    "torque_rate": "1/s",
+    "brake_torque": "N m",
+    "brake_start": "s",
+    "brake_duration": "s",
+    "brake_rate": "1/s",
+    "slippery_time": "s",
+    "slippery_width": "s",
+    "air_density": "kg/m^3",
+    "frontal_area": "m^2",
+    "drag_coefficient": "-",
+    "bearing_coefficient": "N m s^2",
+    "k_s": "-",
+    "k_F": "-",
+    "uk_gamma": "1/s",
 }
 
 
@@ -86,6 +142,7 @@ def override(defaults: dict, overrides: dict, scene: str) -> dict:
 
 def build_scene(name: str, **parameters) -> Scene:
     from . import SCENES
+
     if name not in SCENES:
         raise ValueError(f"unknown scene {name!r}; choose one of {sorted(SCENES)}")
     return SCENES[name].build(**parameters)
@@ -94,10 +151,12 @@ def build_scene(name: str, **parameters) -> Scene:
 def describe() -> list[tuple[str, str]]:
     """(name, first docstring line, kinds) of every scene; kinds: run and/or stability."""
     from . import REPORTS, SCENES, STABILITY
+
     out = []
     for name in dict.fromkeys(list(SCENES) + list(STABILITY)):
         module = SCENES.get(name) or STABILITY[name]
-        kinds = "+".join(k for k, table in (("run", SCENES), ("stability", STABILITY), ("reproduce", REPORTS))
-                         if name in table)
+        kinds = "+".join(
+            k for k, table in (("run", SCENES), ("stability", STABILITY), ("reproduce", REPORTS)) if name in table
+        )
         out.append((name, (module.__doc__ or "").strip().splitlines()[0], kinds))
     return out

@@ -12,6 +12,7 @@ mu = (a b - r^2)/(a^2 + r^2), b = l - a, the characteristic equation is
 lambda^3 + (1 + mu) omega lambda^2 + omega_n^2 lambda + omega_n^2 omega = 0 and the motion is
 asymptotically stable iff v > 0 and a (l - a) > r^2 -- for I = 0.21 m l^2, 0.3 l < a < 0.7 l.
 """
+
 from __future__ import annotations
 
 import functools
@@ -37,7 +38,7 @@ def _pose(q, t, p):
     return centre[None, :], R[None]
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def system() -> MinimalSystem:
     """Parameters: mass m, length l, stiffness k, speed v, a_over_l = a/l, gyration = r^2/l^2."""
 
@@ -56,10 +57,18 @@ def system() -> MinimalSystem:
         moment = p["gyration"] * p["mass"] * p["length"] ** 2
         return (moment * jnp.eye(3))[None]
 
-    swivel = MinimalSystem(NAME, ("u",), ("delta",), _pose, slip, masses=lambda p: jnp.array([p["mass"]]),
-                           inertias=inertias, force=spring, gravity=(0.0, 0.0, 0.0),
-                           parameters={"mass": 1.0, "length": 1.0, "stiffness": 1.0, "speed": 1.0,
-                                       "a_over_l": 0.5, "gyration": 0.21})
+    swivel = MinimalSystem(
+        NAME,
+        ("u",),
+        ("delta",),
+        _pose,
+        slip,
+        masses=lambda p: jnp.array([p["mass"]]),
+        inertias=inertias,
+        force=spring,
+        gravity=(0.0, 0.0, 0.0),
+        parameters={"mass": 1.0, "length": 1.0, "stiffness": 1.0, "speed": 1.0, "a_over_l": 0.5, "gyration": 0.21},
+    )
     return swivel
 
 
@@ -102,13 +111,19 @@ def report(out_dir) -> dict:
     from lcpdyn.stability import plot_root_locus, root_locus
 
     locus = root_locus(sys.modules[__name__], "a_over_l", np.linspace(0.0, 1.0, 201))
-    plot_root_locus(locus, os.path.join(out_dir, "swivel-shimmy-root-locus.png"),
-                    title="Den Hartog's swivel wheel, I = 0.21 m l²: root locus over the centre-of-mass position "
-                          "(cf. Schwab–Meijaard 2003 Fig. 2)")
+    plot_root_locus(
+        locus,
+        os.path.join(out_dir, "swivel-shimmy-root-locus.png"),
+        title="Den Hartog's swivel wheel, I = 0.21 m l²: root locus over the centre-of-mass position "
+        "(cf. Schwab–Meijaard 2003 Fig. 2)",
+    )
     low, high = stability_boundaries()
     worst = 0.0
     for a in np.linspace(0.05, 0.95, 19):
         ours = np.poly(system().linearize(nominal(None), a_over_l=a).state_matrix)
         worst = max(worst, float(np.max(np.abs(ours - characteristic_polynomial(a_over_l=a)))))
-    return {"stability_boundaries_a_over_l": [low, high], "expected": [0.3, 0.7],
-            "max_coefficient_difference_vs_eq31": worst}
+    return {
+        "stability_boundaries_a_over_l": [low, high],
+        "expected": [0.3, 0.7],
+        "max_coefficient_difference_vs_eq31": worst,
+    }

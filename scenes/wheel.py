@@ -14,6 +14,7 @@ radius would have 0.125 and 0.0625); with them I_a = 2 I_t still holds, as for a
 The run length is not given in the paper; ``t_end`` defaults to 4 s (two seconds of sliding,
 two of rolling).
 """
+
 from __future__ import annotations
 
 import math
@@ -28,10 +29,21 @@ from lcpdyn.rotation import euler_zxy
 from .scene import Scene, override
 
 DEFAULTS = {
-    "radius": 0.5, "mass": 1.0, "axial_inertia": 0.6, "transverse_inertia": 0.3, "mu": 0.3,
-    "tangential_stiffness": 1e10, "velocity_threshold": 0.01,
-    "psi_deg": 0.0, "theta_deg": 20.0, "phi_deg": 0.0, "speed": 6.0, "yaw_rate": -2.0, "gravity": 9.81,
-    "dt": 1e-3, "t_end": 4.0,
+    "radius": 0.5,
+    "mass": 1.0,
+    "axial_inertia": 0.6,
+    "transverse_inertia": 0.3,
+    "mu": 0.3,
+    "tangential_stiffness": 1e10,
+    "velocity_threshold": 0.01,
+    "psi_deg": 0.0,
+    "theta_deg": 20.0,
+    "phi_deg": 0.0,
+    "speed": 6.0,
+    "yaw_rate": -2.0,
+    "gravity": 9.81,
+    "dt": 1e-3,
+    "t_end": 4.0,
 }
 
 
@@ -44,10 +56,17 @@ def build(**parameters) -> Scene:
     axis_world = np.array([-math.sin(psi) * math.cos(theta), math.cos(psi) * math.cos(theta), math.sin(theta)])
     height = p["radius"] * math.sqrt(1.0 - axis_world[2] ** 2)  # Phi = 0 (Bauchau 2002 Eq. 4)
     model = Model(gravity=(0.0, 0.0, -p["gravity"]))
-    wheel = model.add_body(RigidBody(
-        "wheel", p["mass"], (p["transverse_inertia"], p["axial_inertia"], p["transverse_inertia"]),
-        position=(0.0, 0.0, height), orientation=quaternion, velocity=(p["speed"], 0.0, 0.0),
-        angular_velocity=(0.0, 0.0, p["yaw_rate"])))
+    wheel = model.add_body(
+        RigidBody(
+            "wheel",
+            p["mass"],
+            (p["transverse_inertia"], p["axial_inertia"], p["transverse_inertia"]),
+            position=(0.0, 0.0, height),
+            orientation=quaternion,
+            velocity=(p["speed"], 0.0, 0.0),
+            angular_velocity=(0.0, 0.0, p["yaw_rate"]),
+        )
+    )
     model.add_contact(DiskContact(wheel, Plane(), p["mu"], radius=p["radius"], axis=(0.0, 1.0, 0.0)))
     contact_model = {"tangential_stiffness": p["tangential_stiffness"], "velocity_threshold": p["velocity_threshold"]}
     if not p["tangential_stiffness"] > 0:

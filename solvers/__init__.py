@@ -11,9 +11,21 @@ Methods: ``"judice-pires"`` (default, :mod:`solvers.judice_pires`), ``"lemke"``
 (:mod:`solvers.siconos_route`). The problem is defined in :mod:`solvers.problem`; every
 answer is checked by the residual of :mod:`solvers.result`.
 """
+
 from .api import METHODS, solve
 from .problem import BoundedLCP, make_problem
 from .result import AT_LOWER, AT_UPPER, BASIC, FIXED, LCPResult, SolverFailure, Status
 
-__all__ = ["solve", "METHODS", "BoundedLCP", "make_problem", "LCPResult", "Status", "SolverFailure",
-           "AT_LOWER", "BASIC", "AT_UPPER", "FIXED"]
+__all__ = [
+    "solve",
+    "METHODS",
+    "BoundedLCP",
+    "make_problem",
+    "LCPResult",
+    "Status",
+    "SolverFailure",
+    "AT_LOWER",
+    "BASIC",
+    "AT_UPPER",
+    "FIXED",
+]

@@ -1,4 +1,5 @@
 """The front door: ``solve(M, q, lo, hi, method=...)``."""
+
 from __future__ import annotations
 
 import math
@@ -17,8 +18,17 @@ DEFAULT_TOLERANCE = 1e-9
 _DEFAULTS = {name: module.Options() for name, module in METHODS.items()}  # frozen, safe to share
 
 
-def solve(M, q=None, lo=None, hi=None, method: str = "judice-pires", *, tolerance: float = DEFAULT_TOLERANCE,
-          raise_on_failure: bool = False, **options) -> LCPResult:
+def solve(
+    M,
+    q=None,
+    lo=None,
+    hi=None,
+    method: str = "judice-pires",
+    *,
+    tolerance: float = DEFAULT_TOLERANCE,
+    raise_on_failure: bool = False,
+    **options,
+) -> LCPResult:
     """Solve the bounded LCP ``lo <= z <= hi``, ``w = M z + q`` (see :mod:`solvers.problem`).
 
     Parameters
@@ -42,8 +52,11 @@ def solve(M, q=None, lo=None, hi=None, method: str = "judice-pires", *, toleranc
     """
     if not isinstance(method, str) or method not in METHODS:
         raise ValueError(f"unknown method {method!r}; choose one of {sorted(METHODS)}")
-    if isinstance(tolerance, bool) or not isinstance(tolerance, (int, float)) or not (
-            math.isfinite(tolerance) and tolerance > 0):
+    if (
+        isinstance(tolerance, bool)
+        or not isinstance(tolerance, (int, float))
+        or not (math.isfinite(tolerance) and tolerance > 0)
+    ):
         raise ValueError(f"tolerance must be a finite number > 0, got {tolerance!r}")
     if isinstance(M, BoundedLCP):
         if q is not None or lo is not None or hi is not None:
@@ -57,8 +70,15 @@ def solve(M, q=None, lo=None, hi=None, method: str = "judice-pires", *, toleranc
     method_options = build_options(module.Options, method, options) if options else _DEFAULTS[method]
     certificate = zero_row_certificate(problem)
     if certificate is not None:  # a proof of infeasibility: no method is run
-        result = measure(problem, np.clip(np.zeros(problem.n), problem.lo, problem.hi), Status.INFEASIBLE, 0,
-                         certificate, method, float(tolerance))
+        result = measure(
+            problem,
+            np.clip(np.zeros(problem.n), problem.lo, problem.hi),
+            Status.INFEASIBLE,
+            0,
+            certificate,
+            method,
+            float(tolerance),
+        )
     else:
         result = module.run(problem, method_options, float(tolerance))
     if raise_on_failure and not result.success:

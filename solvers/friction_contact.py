@@ -99,6 +99,7 @@ Alart–Curnier solver then fails a C assertion that aborts the Python process. 
 ``NM_LU_factorize: ... DGETRF failed`` to the C stderr on rank-deficient ``W`` (harmless; it
 usually converges anyway).
 """
+
 from __future__ import annotations
 
 import math
@@ -110,8 +111,16 @@ from numba import njit
 from .options import build_options, check_count, check_positive
 from .result import SolverFailure, Status, finite_scales, normalized
 
-__all__ = ["solve_friction_contact", "FrictionContactResult", "Options", "SiconosOptions",
-           "METHODS", "UnknownOptionError", "measure_friction_contact", "project_on_cone"]
+__all__ = [
+    "solve_friction_contact",
+    "FrictionContactResult",
+    "Options",
+    "SiconosOptions",
+    "METHODS",
+    "UnknownOptionError",
+    "measure_friction_contact",
+    "project_on_cone",
+]
 
 NSGS = "nsgs"
 SICONOS_SOLVERS = {  # method name -> constant name in siconos.numerics
@@ -231,12 +240,15 @@ class FrictionContactResult:
         return self.status == Status.SOLVED
 
     def __repr__(self) -> str:
-        return (f"FrictionContactResult(method={self.method!r}, status={self.status.name}, "
-                f"contacts={self.r.shape[0] // 3}, iterations={self.iterations}, "
-                f"relative_residual={self.relative_residual:.3g}, message={self.message!r})")
+        return (
+            f"FrictionContactResult(method={self.method!r}, status={self.status.name}, "
+            f"contacts={self.r.shape[0] // 3}, iterations={self.iterations}, "
+            f"relative_residual={self.relative_residual:.3g}, message={self.message!r})"
+        )
 
 
 # --- cone geometry and the framework's residual ----------------------------------------------
+
 
 @njit(cache=True, error_model="numpy")
 def _project3(mu, xn, x1, x2, out):
@@ -295,8 +307,7 @@ def _measure_kernel(W, b, mu, r, u):
         ur1 = normalized(u[k + 1], sc) if sc > 0.0 else 0.0
         ur2 = normalized(u[k + 2], sc) if sc > 0.0 else 0.0
         rn = normalized(r[k], zc)
-        res, vio = _contact_errors(mu[c], rn, normalized(r[k + 1], zc), normalized(r[k + 2], zc),
-                                   ur0, ur1, ur2, tmp)
+        res, vio = _contact_errors(mu[c], rn, normalized(r[k + 1], zc), normalized(r[k + 2], zc), ur0, ur1, ur2, tmp)
         # the normal complementarity r_N >= 0 _|_ u_N >= 0 alone, against the normal row's own scale
         # (a necessary condition in every case -- separation, stick, slide -- which the common
         # contact scale, set by a large slip, would judge too loosely)
@@ -320,6 +331,7 @@ def project_on_cone(x, mu):
 
 
 # --- the exact local (one-contact) solve -----------------------------------------------------
+
 
 @njit(cache=True, error_model="numpy")
 def _local_residual(A, c, mu, r, tmp):
@@ -463,8 +475,7 @@ def _local_relative_residual(A, c, mu, r, a_norm, tmp):
     zeta = max(abs(r[0]), abs(r[1]), abs(r[2]), sigma / a_max if a_max > 0.0 else 0.0)
     if zeta == 0.0:
         zeta = 1.0  # r = 0 with a zero block: only the sign of u matters
-    res, vio = _contact_errors(mu, r[0] / zeta, r[1] / zeta, r[2] / zeta, u[0] / sigma, u[1] / sigma,
-                               u[2] / sigma, tmp)
+    res, vio = _contact_errors(mu, r[0] / zeta, r[1] / zeta, r[2] / zeta, u[0] / sigma, u[1] / sigma, u[2] / sigma, tmp)
     return max(res, vio)
 
 
@@ -558,11 +569,11 @@ def _solve_local(A, Ainv, c, mu, rp, phis, grid_cos, grid_sin, out):
         if not np.isfinite(state[0]):
             out[0], out[1], out[2] = rp[0], rp[1], rp[2]
         return _INEXACT
-    return _SLIDE if out[0] > 0.0 and math.sqrt(out[1] ** 2 + out[2] ** 2) >= mu * out[0] * (1 - 1e-12) \
-        else _STICK
+    return _SLIDE if out[0] > 0.0 and math.sqrt(out[1] ** 2 + out[2] ** 2) >= mu * out[0] * (1 - 1e-12) else _STICK
 
 
 # --- the sweep --------------------------------------------------------------------------------
+
 
 @njit(cache=True, error_model="numpy")
 def _inverse3(A, out):
@@ -587,8 +598,9 @@ def _inverse3(A, out):
 
 
 @njit(cache=True, error_model="numpy")
-def _nsgs_kernel(W, b, mu, r, max_sweeps, tolerance, proximal, singular_ratio, relaxation, phis, grid_cos,
-                 grid_sin, counts):
+def _nsgs_kernel(
+    W, b, mu, r, max_sweeps, tolerance, proximal, singular_ratio, relaxation, phis, grid_cos, grid_sin, counts
+):
     """Nonsmooth Gauss–Seidel in place on r. Returns (sweeps, relative residual, regularized
     blocks). counts[0..3] <- local outcomes (separate, stick, slide, inexact) of the last sweep."""
     nc = mu.shape[0]
@@ -635,8 +647,13 @@ def _nsgs_kernel(W, b, mu, r, max_sweeps, tolerance, proximal, singular_ratio, r
             code = _solve_local(blocks[i], inverses[i], c, mu[i], rp, phis, grid_cos, grid_sin, out)
             counts[3 if code < 0 else code] += 1
             if relaxation != 1.0:
-                _project3(mu[i], rp[0] + relaxation * (out[0] - rp[0]), rp[1] + relaxation * (out[1] - rp[1]),
-                          rp[2] + relaxation * (out[2] - rp[2]), out)
+                _project3(
+                    mu[i],
+                    rp[0] + relaxation * (out[0] - rp[0]),
+                    rp[1] + relaxation * (out[1] - rp[1]),
+                    rp[2] + relaxation * (out[2] - rp[2]),
+                    out,
+                )
             r[k], r[k + 1], r[k + 2] = out[0], out[1], out[2]
         relative, _, _, _ = _measure_kernel(W, b, mu, r, u)
     return sweeps, relative, regularized
@@ -656,8 +673,10 @@ def _grid(points: int) -> tuple:
 
 # --- front door ------------------------------------------------------------------------------
 
-def measure_friction_contact(W, b, mu, r, status: Status, iterations: int, message: str, method: str,
-                             tolerance: float, info: dict | None = None) -> FrictionContactResult:
+
+def measure_friction_contact(
+    W, b, mu, r, status: Status, iterations: int, message: str, method: str, tolerance: float, info: dict | None = None
+) -> FrictionContactResult:
     """Build a :class:`FrictionContactResult` for ``r``, recomputing ``u`` and the residual here
     (``W, b, mu`` as validated by :func:`solve_friction_contact`: float64, C-contiguous, ``mu``
     of shape (nc,)). A claim of ``SOLVED`` beyond ``tolerance`` becomes ``INACCURATE``; a
@@ -668,13 +687,37 @@ def measure_friction_contact(W, b, mu, r, status: Status, iterations: int, messa
     relative, worst, residual, violation = _measure_kernel(W, b, mu, r, u)
     if not np.isfinite(relative):
         nan = float("nan")
-        return FrictionContactResult(r, np.full(n, nan), Status.NUMERICAL_ERROR, int(iterations), nan, nan, nan,
-                                     -1, tolerance, f"non-finite solution; {message}", method, info or {})
+        return FrictionContactResult(
+            r,
+            np.full(n, nan),
+            Status.NUMERICAL_ERROR,
+            int(iterations),
+            nan,
+            nan,
+            nan,
+            -1,
+            tolerance,
+            f"non-finite solution; {message}",
+            method,
+            info or {},
+        )
     if status == Status.SOLVED and not relative <= tolerance:
         status = Status.INACCURATE
         message = f"{message}; framework residual {relative:.3g} (contact {worst}) exceeds tolerance {tolerance:.3g}"
-    return FrictionContactResult(r, u, status, int(iterations), float(residual), float(violation), float(relative),
-                                 int(worst), float(tolerance), message, method, info or {})
+    return FrictionContactResult(
+        r,
+        u,
+        status,
+        int(iterations),
+        float(residual),
+        float(violation),
+        float(relative),
+        int(worst),
+        float(tolerance),
+        message,
+        method,
+        info or {},
+    )
 
 
 def _as_array(name, value, ndim):
@@ -712,8 +755,11 @@ def _nonfinite_error(name, arr):
 
 
 def _validate(W, b, mu, tolerance, initial_guess):
-    if isinstance(tolerance, bool) or not isinstance(tolerance, (int, float, np.integer, np.floating)) or not (
-            math.isfinite(tolerance) and tolerance > 0):
+    if (
+        isinstance(tolerance, bool)
+        or not isinstance(tolerance, (int, float, np.integer, np.floating))
+        or not (math.isfinite(tolerance) and tolerance > 0)
+    ):
         raise ValueError(f"tolerance must be a finite number > 0, got {tolerance!r}")
     b = _as_array("b", b, 1)
     n = b.shape[0]
@@ -733,8 +779,9 @@ def _validate(W, b, mu, tolerance, initial_guess):
         else:
             mu_arr = _as_array("mu", mu, 1)
             if mu_arr.shape != (nc,):
-                raise ValueError(f"mu must be a scalar or an array of shape ({nc},) (one per contact), "
-                                 f"got shape {mu_arr.shape}")
+                raise ValueError(
+                    f"mu must be a scalar or an array of shape ({nc},) (one per contact), got shape {mu_arr.shape}"
+                )
     if initial_guess is None:
         r0 = np.zeros(n)
     else:
@@ -756,8 +803,17 @@ def _validate(W, b, mu, tolerance, initial_guess):
     return W, b, mu_arr, float(tolerance), r0
 
 
-def solve_friction_contact(W, b, mu, method: str = NSGS, *, tolerance: float = 1e-10, initial_guess=None,
-                           raise_on_failure: bool = False, **options) -> FrictionContactResult:
+def solve_friction_contact(
+    W,
+    b,
+    mu,
+    method: str = NSGS,
+    *,
+    tolerance: float = 1e-10,
+    initial_guess=None,
+    raise_on_failure: bool = False,
+    **options,
+) -> FrictionContactResult:
     """Solve the exact 3D Coulomb friction-contact problem ``u = W r + b`` (module docstring).
 
     Parameters
@@ -803,9 +859,21 @@ def solve_friction_contact(W, b, mu, method: str = NSGS, *, tolerance: float = 1
 def _run_nsgs(W, b, mu, r, options: Options, tolerance: float) -> FrictionContactResult:
     counts = np.zeros(4, dtype=np.int64)
     phis, grid_cos, grid_sin = _grid(options.grid_points)
-    sweeps, relative, regularized = _nsgs_kernel(W, b, mu, r, options.max_sweeps, tolerance, options.proximal,
-                                                 options.singular_ratio, options.relaxation, phis, grid_cos,
-                                                 grid_sin, counts)
+    sweeps, relative, regularized = _nsgs_kernel(
+        W,
+        b,
+        mu,
+        r,
+        options.max_sweeps,
+        tolerance,
+        options.proximal,
+        options.singular_ratio,
+        options.relaxation,
+        phis,
+        grid_cos,
+        grid_sin,
+        counts,
+    )
     if not np.isfinite(relative):
         status = Status.NUMERICAL_ERROR
         text = f"non-finite iterate after {sweeps} sweeps"
@@ -815,10 +883,16 @@ def _run_nsgs(W, b, mu, r, options: Options, tolerance: float) -> FrictionContac
     else:
         status = Status.MAX_ITERATIONS
         text = f"no convergence in {sweeps} sweeps (max_sweeps={options.max_sweeps})"
-    info = {"separated": int(counts[0]), "stick": int(counts[1]), "slide": int(counts[2]),
-            "local_failures": int(counts[3]), "regularized_blocks": int(regularized)}
-    return measure_friction_contact(W, b, mu, r, status, sweeps, f"NSGS (exact local solves): {text}", NSGS,
-                                    tolerance, info)
+    info = {
+        "separated": int(counts[0]),
+        "stick": int(counts[1]),
+        "slide": int(counts[2]),
+        "local_failures": int(counts[3]),
+        "regularized_blocks": int(regularized),
+    }
+    return measure_friction_contact(
+        W, b, mu, r, status, sweeps, f"NSGS (exact local solves): {text}", NSGS, tolerance, info
+    )
 
 
 def _run_siconos(W, b, mu, r, options: SiconosOptions, tolerance: float, method: str) -> FrictionContactResult:
@@ -829,17 +903,27 @@ def _run_siconos(W, b, mu, r, options: SiconosOptions, tolerance: float, method:
     nc = n // 3
     constant = SICONOS_SOLVERS[method]
     if nc == 0:
-        return measure_friction_contact(W, b, mu, r, Status.SOLVED, 0, "no contacts", method, tolerance,
-                                        {"siconos_info": 0})
+        return measure_friction_contact(
+            W, b, mu, r, Status.SOLVED, 0, "no contacts", method, tolerance, {"siconos_info": 0}
+        )
     normal_diagonal = W.diagonal()[0::3]
     if not (normal_diagonal > 0).all():
         # Siconos' local Alart–Curnier solver (used by NSGS) asserts W_ii[0, 0] > 0 and aborts the
         # whole process when it is not (measured); NSN_AC returns NaN there. Refuse instead.
         i = int(np.flatnonzero(~(normal_diagonal > 0))[0])
         return measure_friction_contact(
-            W, b, mu, r, Status.NUMERICAL_ERROR, 0,
+            W,
+            b,
+            mu,
+            r,
+            Status.NUMERICAL_ERROR,
+            0,
             f"Siconos needs W[3i, 3i] > 0 for every contact; W[{3 * i}, {3 * i}] = {normal_diagonal[i]:.3g} "
-            "(not called: its local solver would abort the process)", method, tolerance, {"siconos_info": None})
+            "(not called: its local solver would abort the process)",
+            method,
+            tolerance,
+            {"siconos_info": None},
+        )
     siconos_tolerance = options.siconos_tolerance if options.siconos_tolerance is not None else 0.01 * tolerance
     # Siconos copies W, b and mu into its own NumericsMatrix (checked); r is the initial guess.
     problem = sn.FrictionContactProblem(3, nc, W, b, mu)
@@ -851,6 +935,14 @@ def _run_siconos(W, b, mu, r, options: SiconosOptions, tolerance: float, method:
     iterations, error = int(solver_options.iparam[1]), float(solver_options.dparam[1])
     status = Status.SOLVED if info_code == 0 else Status.EXTERNAL_FAILURE
     return measure_friction_contact(
-        W, b, mu, r, status, iterations,
-        f"Siconos {constant} on {nc} contacts: info={info_code}, Siconos error {error:.3g}", method, tolerance,
-        {"siconos_info": info_code, "siconos_error": error, "siconos_tolerance": siconos_tolerance})
+        W,
+        b,
+        mu,
+        r,
+        status,
+        iterations,
+        f"Siconos {constant} on {nc} contacts: info={info_code}, Siconos error {error:.3g}",
+        method,
+        tolerance,
+        {"siconos_info": info_code, "siconos_error": error, "siconos_tolerance": siconos_tolerance},
+    )

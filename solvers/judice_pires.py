@@ -44,6 +44,7 @@ Differences from the paper
 * The paper's basis-update scheme is replaced by a fresh LU of the basic matrix each iteration
   (LAPACK is fast at these sizes; the number of iterations is small).
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -67,8 +68,12 @@ from .scaling import equilibrate
 NAME = "judice-pires"
 
 _SOLVED, _MAX_ITERATIONS, _CYCLING, _SINGULAR = 0, 1, 2, 4
-_CODE_TO_STATUS = {_SOLVED: Status.SOLVED, _MAX_ITERATIONS: Status.MAX_ITERATIONS,
-                   _CYCLING: Status.CYCLING, _SINGULAR: Status.SINGULAR_BASIS}
+_CODE_TO_STATUS = {
+    _SOLVED: Status.SOLVED,
+    _MAX_ITERATIONS: Status.MAX_ITERATIONS,
+    _CYCLING: Status.CYCLING,
+    _SINGULAR: Status.SINGULAR_BASIS,
+}
 _CONTINUATION_START = 0.1  # first proximal weight, relative to ||M||_inf
 _PROXIMAL_PATIENCE = 50  # outer iterations at the final weight without halving the residual
 _CODE_TO_TEXT = {code: status.name.lower() for code, status in _CODE_TO_STATUS.items()}
@@ -121,8 +126,9 @@ def _initial_state(lo, hi, warm, use_warm):
             state[i] = 2
         elif not lo_finite and not hi_finite:
             state[i] = 0
-        elif use_warm and warm[i] != 2 and not (warm[i] == -1 and not lo_finite) \
-                and not (warm[i] == 1 and not hi_finite):
+        elif (
+            use_warm and warm[i] != 2 and not (warm[i] == -1 and not lo_finite) and not (warm[i] == 1 and not hi_finite)
+        ):
             state[i] = warm[i]
         elif lo_finite and hi_finite and lo[i] < 0.0 < hi[i]:
             state[i] = 0
@@ -316,8 +322,7 @@ def pivot_and_measure(M, q, lo, hi, warm, use_warm, max_iterations, max_stall, p
     n = q.shape[0]
     state = _initial_state(lo, hi, warm, use_warm)
     Ms, qs, los, his, row, col = equilibrate(M, q, lo, hi)
-    zs, code, iterations = pivot(Ms, qs, los, his, state, max_iterations, max_stall, pivot_tolerance, 0.0,
-                                 np.zeros(n))
+    zs, code, iterations = pivot(Ms, qs, los, his, state, max_iterations, max_stall, pivot_tolerance, 0.0, np.zeros(n))
     z = _unscale(zs, col, lo, hi)
     w = np.empty(n)
     active_set = np.empty(n, np.int8)
@@ -347,8 +352,12 @@ def run(problem, options: Options, tolerance: float, warm_start: np.ndarray | No
     overrides ``options.warm_start``; the time stepper passes it here to avoid rebuilding the
     options every step."""
     n = problem.n
-    if warm_start is not None and isinstance(warm_start, np.ndarray) and warm_start.dtype == np.int8 \
-            and warm_start.shape == (n,):
+    if (
+        warm_start is not None
+        and isinstance(warm_start, np.ndarray)
+        and warm_start.dtype == np.int8
+        and warm_start.shape == (n,)
+    ):
         warm = warm_start  # an active_set returned by a solver: codes valid by construction
     else:
         warm = check_warm_start(options.warm_start if warm_start is None else warm_start, n)
@@ -358,11 +367,31 @@ def run(problem, options: Options, tolerance: float, warm_start: np.ndarray | No
     # one compiled call for the common case (equilibrate, pivot, measure): per-call dispatch
     # costs about as much as the whole solve of a one-contact problem
     z, w, active_set, code, iterations, relative, worst, residual, violation = pivot_and_measure(
-        problem.M, problem.q, problem.lo, problem.hi, warm, use_warm, max_iterations, options.max_stall,
-        options.pivot_tolerance)
-    first = result_from_kernel(z, w, active_set, _CODE_TO_STATUS[code], iterations, relative, worst, residual,
-                               violation, f"basic-set pivoting: {_CODE_TO_TEXT[code]} after {iterations} iterations",
-                               NAME, tolerance, {"regularization": None})
+        problem.M,
+        problem.q,
+        problem.lo,
+        problem.hi,
+        warm,
+        use_warm,
+        max_iterations,
+        options.max_stall,
+        options.pivot_tolerance,
+    )
+    first = result_from_kernel(
+        z,
+        w,
+        active_set,
+        _CODE_TO_STATUS[code],
+        iterations,
+        relative,
+        worst,
+        residual,
+        violation,
+        f"basic-set pivoting: {_CODE_TO_TEXT[code]} after {iterations} iterations",
+        NAME,
+        tolerance,
+        {"regularization": None},
+    )
     if first.success or options.regularization == 0.0:
         return first
     # The fallback restarts from the initial active set: the failed run's last set is often
@@ -373,8 +402,7 @@ def run(problem, options: Options, tolerance: float, warm_start: np.ndarray | No
     return _proximal_fallback(problem, scaled, options, tolerance, first, zs, initial, max_iterations)
 
 
-def _proximal_fallback(problem, scaled, options: Options, tolerance: float, first, first_zs, state,
-                       max_iterations):
+def _proximal_fallback(problem, scaled, options: Options, tolerance: float, first, first_zs, state, max_iterations):
     """Proximal-point regularization (see module docstring) on the equilibrated problem: active
     sets from ``state`` (updated in place), first proximal centre the failed run's z clipped to
     the bounds.
@@ -404,8 +432,9 @@ def _proximal_fallback(problem, scaled, options: Options, tolerance: float, firs
     limit = 1e150  # far beyond any physical answer of an equilibrated problem, far below overflow
     while outer < options.max_proximal_iterations:
         outer += 1
-        zs, code, its = pivot(Ms, qs, los, his, state, max_iterations, options.max_stall,
-                              options.pivot_tolerance, rho, center)
+        zs, code, its = pivot(
+            Ms, qs, los, his, state, max_iterations, options.max_stall, options.pivot_tolerance, rho, center
+        )
         iterations += its
         if code != _SOLVED:
             ending = f"an inner {_CODE_TO_TEXT[code]}"
@@ -430,11 +459,27 @@ def _proximal_fallback(problem, scaled, options: Options, tolerance: float, firs
         rho = max(rho_final, 0.1 * rho)
     info = {"regularization": rho, "proximal_iterations": outer, "first_attempt": why}
     if best is not None and best.relative_residual <= tolerance:
-        return measure(problem, best.z, Status.SOLVED, iterations,
-                       f"pivoting failed ({why}); solved by the proximal-point fallback, rho={rho:.3g}, "
-                       f"best of {outer} outer iterations", NAME, tolerance, info)
+        return measure(
+            problem,
+            best.z,
+            Status.SOLVED,
+            iterations,
+            f"pivoting failed ({why}); solved by the proximal-point fallback, rho={rho:.3g}, "
+            f"best of {outer} outer iterations",
+            NAME,
+            tolerance,
+            info,
+        )
     status = Status.MAX_ITERATIONS if best is not None else _CODE_TO_STATUS.get(code, Status.MAX_ITERATIONS)
     z = best.z if best is not None else first.z
-    return measure(problem, z, status, iterations,
-                   f"pivoting failed ({why}); the proximal-point fallback (rho={rho:.3g}) ended on {ending} "
-                   f"without reaching the tolerance", NAME, tolerance, info)
+    return measure(
+        problem,
+        z,
+        status,
+        iterations,
+        f"pivoting failed ({why}); the proximal-point fallback (rho={rho:.3g}) ended on {ending} "
+        f"without reaching the tolerance",
+        NAME,
+        tolerance,
+        info,
+    )

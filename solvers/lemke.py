@@ -14,6 +14,7 @@ eliminated by a Schur complement, boxes split into complementarity pairs.
 
 The basis inverse is kept explicitly (revised product form, O(n^2) per pivot).
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -32,8 +33,7 @@ NAME = "lemke"
 _SOLVED, _MAX_ITERATIONS, _RAY = 0, 1, 3
 _EPS = float(np.finfo(float).eps)
 _NOISE = 64.0  # rounding level of the equilibrated solution, in units of eps x max(x)
-_CODE_TO_STATUS = {_SOLVED: Status.SOLVED, _MAX_ITERATIONS: Status.MAX_ITERATIONS,
-                   _RAY: Status.RAY_TERMINATION}
+_CODE_TO_STATUS = {_SOLVED: Status.SOLVED, _MAX_ITERATIONS: Status.MAX_ITERATIONS, _RAY: Status.RAY_TERMINATION}
 
 
 @dataclass(frozen=True)
@@ -215,8 +215,7 @@ def run(problem, options: Options, tolerance: float):
     if code != _SOLVED:
         # A different scaling is a different covering vector, hence a different path; on degenerate
         # problems (noise-level q entries) rounding can end one path on a ray that the other avoids.
-        x_raw, code_raw, pivots_raw, basic_raw = lemke_with_basis(split.M, split.q, max_pivots,
-                                                                 options.pivot_tolerance)
+        x_raw, code_raw, pivots_raw, basic_raw = lemke_with_basis(split.M, split.q, max_pivots, options.pivot_tolerance)
         pivots += pivots_raw
         retried = True
         if code_raw == _SOLVED:
@@ -251,11 +250,17 @@ def run(problem, options: Options, tolerance: float):
         # basis in hand already solves the problem, as the framework's measure (the arbiter of
         # every answer) confirms
         status = Status.SOLVED
-    return measure(problem, z, status, pivots,
-                   f"lexicographic Lemke on a {m}-variable LCP: {status.name.lower()} after {pivots} pivots"
-                   + (" (ended on a secondary ray whose basis already solves the problem)" if ray_but_solved else "")
-                   + (", basis solution recomputed" if polished else "")
-                   + (", rounding-level values put on their bounds" if cleaned else "")
-                   + (" (equilibrated path failed; retried unscaled)" if retried else ""),
-                   NAME, tolerance, {"lcp_size": m, "polished": polished, "retried_unscaled": retried,
-                                     "cleaned": cleaned})
+    return measure(
+        problem,
+        z,
+        status,
+        pivots,
+        f"lexicographic Lemke on a {m}-variable LCP: {status.name.lower()} after {pivots} pivots"
+        + (" (ended on a secondary ray whose basis already solves the problem)" if ray_but_solved else "")
+        + (", basis solution recomputed" if polished else "")
+        + (", rounding-level values put on their bounds" if cleaned else "")
+        + (" (equilibrated path failed; retried unscaled)" if retried else ""),
+        NAME,
+        tolerance,
+        {"lcp_size": m, "polished": polished, "retried_unscaled": retried, "cleaned": cleaned},
+    )

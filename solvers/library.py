@@ -5,6 +5,7 @@ Each generator returns a :class:`Case`: the problem data and, where it is known 
 form, the solution ``z_expected`` (``None`` where only uniqueness or structure is known).
 Random families take a ``seed`` and are reproducible.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -55,6 +56,7 @@ def _case(name, M, q, lo, hi, z=None, unique=True):
 
 # --- hand cases with closed-form solutions -------------------------------------------------
 
+
 def hand_cases() -> list[Case]:
     """Small problems solved by hand (the expected z is derived in each comment)."""
     return [
@@ -100,6 +102,7 @@ def murty(n: int) -> Case:
 
 
 # --- random families ------------------------------------------------------------------------
+
 
 def _mixed_bounds(rng, n, free_fraction=1 / 3, box_fraction=1 / 3):
     u = rng.random(n)
@@ -180,12 +183,24 @@ def random_p_matrix(n: int, seed: int, bounds: str = "lcp") -> Case:
 
 # --- contact problems built from rigid bodies ----------------------------------------------
 
+
 def _skew(r):
     return np.array([[0.0, -r[2], r[1]], [r[2], 0.0, -r[0]], [-r[1], r[0], 0.0]])
 
 
-def rigid_body_contacts(points, mass, inertia, velocity, angular_velocity, mu, h=1e-3, g=9.81,
-                        friction_compliance=0.0, normal_impulse_guess=None, name="rigid-body"):
+def rigid_body_contacts(
+    points,
+    mass,
+    inertia,
+    velocity,
+    angular_velocity,
+    mu,
+    h=1e-3,
+    g=9.81,
+    friction_compliance=0.0,
+    normal_impulse_guess=None,
+    name="rigid-body",
+):
     """Peiret 2016 Eq. (30) for one free rigid body touching the ground plane z = 0 at
     ``points`` (body-frame offsets from the centre of mass, world-aligned body frame).
 
@@ -209,11 +224,11 @@ def rigid_body_contacts(points, mass, inertia, velocity, angular_velocity, mu, h
     m = 6 + 3 * k
     M = np.zeros((m, m))
     M[:6, :6] = Mass
-    M[:6, 6:6 + k] = -N.T
-    M[:6, 6 + k:] = -D.T
-    M[6:6 + k, :6] = N
-    M[6 + k:, :6] = D
-    M[6 + k:, 6 + k:] = friction_compliance * np.eye(2 * k)
+    M[:6, 6 : 6 + k] = -N.T
+    M[:6, 6 + k :] = -D.T
+    M[6 : 6 + k, :6] = N
+    M[6 + k :, :6] = D
+    M[6 + k :, 6 + k :] = friction_compliance * np.eye(2 * k)
     v0 = np.concatenate([velocity, angular_velocity])
     force = np.array([0.0, 0.0, -mass * g, 0.0, 0.0, 0.0])
     q = np.zeros(m)
@@ -230,8 +245,15 @@ def wheel_one_contact(sliding: bool = True) -> Case:
     mu = 0.3), upright, one rim contact, 6 m/s forward: 6 velocities + 1 normal + 2 friction
     unknowns. ``sliding=False`` gives it the rolling spin 12 rad/s."""
     spin = 12.0 if not sliding else 0.0
-    return rigid_body_contacts([[0.0, 0.0, -0.5]], 1.0, [0.3, 0.6, 0.3], [6.0, 0.0, 0.0],
-                               [0.0, spin, -2.0], 0.3, name="wheel-one-contact" + ("" if sliding else "-rolling"))
+    return rigid_body_contacts(
+        [[0.0, 0.0, -0.5]],
+        1.0,
+        [0.3, 0.6, 0.3],
+        [6.0, 0.0, 0.0],
+        [0.0, spin, -2.0],
+        0.3,
+        name="wheel-one-contact" + ("" if sliding else "-rolling"),
+    )
 
 
 def box_resting(corners: int = 4, mu: float = 0.5) -> Case:
@@ -240,12 +262,13 @@ def box_resting(corners: int = 4, mu: float = 0.5) -> Case:
     and the normal impulses sum to m g h (not unique individually)."""
     half = 0.1
     pts = [[half, half, -half], [-half, half, -half], [-half, -half, -half], [half, -half, -half]][:corners]
-    inertia = np.full(3, 1.0 * (0.2 ** 2) / 6)
+    inertia = np.full(3, 1.0 * (0.2**2) / 6)
     case = rigid_body_contacts(pts, 1.0, inertia, np.zeros(3), np.zeros(3), mu, name=f"box-{corners}-corners")
     return Case(case.name, case.M, case.q, case.lo, case.hi, None, unique=False)
 
 
 # --- exact rescalings -------------------------------------------------------------------------
+
 
 def rescale(case: Case, row_scale, col_scale, name: str | None = None, rescaling: str = "general") -> Case:
     """The exact diagonal rescaling of ``case``: with E = diag(row_scale), D = diag(col_scale)
@@ -276,8 +299,21 @@ def rescale(case: Case, row_scale, col_scale, name: str | None = None, rescaling
         original, E_total, D_total = case, E, D
     else:
         original, E_total, D_total = case.original, case.row_scale * E, case.col_scale * D
-    return Case(name or f"{case.name}|rescaled", M, E * case.q, case.lo / D, case.hi / D, z, case.unique,
-                case.feasible, original, E_total, D_total, rescaling, certificate)
+    return Case(
+        name or f"{case.name}|rescaled",
+        M,
+        E * case.q,
+        case.lo / D,
+        case.hi / D,
+        z,
+        case.unique,
+        case.feasible,
+        original,
+        E_total,
+        D_total,
+        rescaling,
+        certificate,
+    )
 
 
 _LOWEST_POWER, _HIGHEST_POWER = -40, 33  # scale entries 2^-40 ~ 9.1e-13 ... 2^33 ~ 8.6e9
@@ -339,12 +375,16 @@ def random_rescaling(case: Case, rng) -> Case:
 def rescaling_base_cases() -> list[Case]:
     """One or a few small members of every case class of this module, well scaled (entries of
     order one): the originals of :func:`rescaling_family`."""
-    return (hand_cases() + [murty(5)]
-            + [random_spd(6, 0, b) for b in ("lcp", "box", "mixed")] + [random_spd(12, 1, "mixed")]
-            + [random_psd_duplicated(10, 0, bounds=b) for b in ("lcp", "box")]
-            + [delassus_rigid_body(3, 0)]
-            + [random_p_matrix(8, 0, b) for b in ("lcp", "mixed")]
-            + [wheel_one_contact(True), wheel_one_contact(False), box_resting(4), box_resting(3)])
+    return (
+        hand_cases()
+        + [murty(5)]
+        + [random_spd(6, 0, b) for b in ("lcp", "box", "mixed")]
+        + [random_spd(12, 1, "mixed")]
+        + [random_psd_duplicated(10, 0, bounds=b) for b in ("lcp", "box")]
+        + [delassus_rigid_body(3, 0)]
+        + [random_p_matrix(8, 0, b) for b in ("lcp", "mixed")]
+        + [wheel_one_contact(True), wheel_one_contact(False), box_resting(4), box_resting(3)]
+    )
 
 
 def rescaling_family(seed: int = 0) -> list[Case]:
@@ -372,10 +412,12 @@ def rescaling_family(seed: int = 0) -> list[Case]:
 
 # --- problems without solution ----------------------------------------------------------------
 
+
 def _infeasible(name, M, q, lo, hi, y):
     case = _case(name, M, q, lo, hi, unique=False)
-    return Case(case.name, case.M, case.q, case.lo, case.hi, None, False, feasible=False,
-                certificate=np.asarray(y, float))
+    return Case(
+        case.name, case.M, case.q, case.lo, case.hi, None, False, feasible=False, certificate=np.asarray(y, float)
+    )
 
 
 def infeasible_base_cases() -> list[Case]:
@@ -416,19 +458,24 @@ def infeasible_base_cases() -> list[Case]:
         _infeasible("infeasible-psd-sum", [[1.0, -1.0], [-1.0, 1.0]], [-1.0, -1.0], 0.0, INF, [1.0, 1.0]),
         # a random SPD problem (n = 8, mixed bounds) whose row 5 is zeroed with q_5 = -1 and
         # z_5 in [0, inf): w_5 = -1 < 0 whatever z is, but w_5 >= 0 is needed.
-        _infeasible("infeasible-zero-row-in-spd-8", M_zero_row, q_zero_row, lo_zero_row, hi_zero_row,
-                    np.eye(8)[5]),
+        _infeasible("infeasible-zero-row-in-spd-8", M_zero_row, q_zero_row, lo_zero_row, hi_zero_row, np.eye(8)[5]),
         # z_0, z_1 free, z_2 in [-1, 1], z_3 >= 0. Rows 0 and 1 of M are equal over all columns
         # (so M_ff = [[1, 2], [1, 2]] is singular), q_0 = 0, q_1 = 1: w_1 - w_0 = 1 for every z,
         # but both free rows need w = 0. q_f = (0, 1) is not in the range of M_ff (nor of the
         # whole free rows [M_ff M_fb], spanned by (1, 1)).
-        _infeasible("infeasible-free-rows", [[1.0, 2.0, 1.0, -1.0], [1.0, 2.0, 1.0, -1.0],
-                                             [-1.0, -1.0, 2.0, 0.0], [1.0, 1.0, 0.0, 1.0]],
-                    [0.0, 1.0, 0.5, -1.0], [-INF, -INF, -1.0, 0.0], [INF, INF, 1.0, INF], [1.0, -1.0, 0.0, 0.0]),
+        _infeasible(
+            "infeasible-free-rows",
+            [[1.0, 2.0, 1.0, -1.0], [1.0, 2.0, 1.0, -1.0], [-1.0, -1.0, 2.0, 0.0], [1.0, 1.0, 0.0, 1.0]],
+            [0.0, 1.0, 0.5, -1.0],
+            [-INF, -INF, -1.0, 0.0],
+            [INF, INF, 1.0, INF],
+            [1.0, -1.0, 0.0, 0.0],
+        ),
         # infeasible through a box: z_0 in [-1, 1], z_1 >= 0, w_1 = z_0 - 2 <= -1 < 0 on the box,
         # but w_1 >= 0 is needed (z_1 has no upper bound).
-        _infeasible("infeasible-through-box", [[1.0, 0.0], [1.0, 0.0]], [0.0, -2.0], [-1.0, 0.0], [1.0, INF],
-                    [0.0, 1.0]),
+        _infeasible(
+            "infeasible-through-box", [[1.0, 0.0], [1.0, 0.0]], [0.0, -2.0], [-1.0, 0.0], [1.0, INF], [0.0, 1.0]
+        ),
     ]
 
 

@@ -1,4 +1,5 @@
 """Checking of solver options: one helper so every method rejects bad options the same way."""
+
 from __future__ import annotations
 
 import dataclasses

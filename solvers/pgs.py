@@ -12,6 +12,7 @@ sweeps on ill-conditioned problems. Every ``check_every`` sweeps the relative na
 residual of the reduced problem is measured; the solve stops when it is at most
 ``0.1 x tolerance``. Reaching ``max_sweeps`` returns ``MAX_ITERATIONS`` with the last iterate.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -75,9 +76,15 @@ def run(problem, options: Options, tolerance: float):
     diagonal = np.diag(reduced.M)
     if reduced.n and not np.all(diagonal > 0):
         i = int(np.flatnonzero(~(diagonal > 0))[0])
-        return measure(problem, np.zeros(n), Status.NUMERICAL_ERROR, 0,
-                       f"PGS needs a positive diagonal; reduced M[{i}, {i}] = {diagonal[i]:.3g}",
-                       NAME, tolerance)
+        return measure(
+            problem,
+            np.zeros(n),
+            Status.NUMERICAL_ERROR,
+            0,
+            f"PGS needs a positive diagonal; reduced M[{i}, {i}] = {diagonal[i]:.3g}",
+            NAME,
+            tolerance,
+        )
     if options.initial_guess is None:
         z = np.clip(np.zeros(reduced.n), reduced.lo, reduced.hi)
     else:
@@ -85,10 +92,25 @@ def run(problem, options: Options, tolerance: float):
         if guess.shape != (n,) or not np.all(np.isfinite(guess)):
             raise ValueError(f"initial_guess must be a finite vector of shape ({n},), got shape {guess.shape}")
         z = np.clip(guess[elimination.bounded], reduced.lo, reduced.hi)
-    sweeps, converged, residual = projected_sor(reduced.M, reduced.q, reduced.lo, reduced.hi, z,
-                                                options.relaxation, options.max_sweeps,
-                                                options.check_every, 0.1 * tolerance)
+    sweeps, converged, residual = projected_sor(
+        reduced.M,
+        reduced.q,
+        reduced.lo,
+        reduced.hi,
+        z,
+        options.relaxation,
+        options.max_sweeps,
+        options.check_every,
+        0.1 * tolerance,
+    )
     status = Status.SOLVED if converged else Status.MAX_ITERATIONS
-    return measure(problem, elimination.recover(z), status, sweeps,
-                   f"projected SOR (omega={options.relaxation}): {status.name.lower()} after {sweeps} sweeps, "
-                   f"reduced residual {residual:.3g}", NAME, tolerance)
+    return measure(
+        problem,
+        elimination.recover(z),
+        status,
+        sweeps,
+        f"projected SOR (omega={options.relaxation}): {status.name.lower()} after {sweeps} sweeps, "
+        f"reduced residual {residual:.3g}",
+        NAME,
+        tolerance,
+    )

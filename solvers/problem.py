@@ -19,6 +19,7 @@ w_i = 0 there; lcpdyn does not.
 The equivalent fixed-point form used to measure every answer is the natural map
 ``z = clip(z - w, lo, hi)`` (see :mod:`solvers.result`).
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -188,5 +189,7 @@ def zero_row_certificate(problem: BoundedLCP) -> str | None:
     if i < 0:
         return None
     side = "upper" if problem.q[i] < 0 else "lower"
-    return (f"row {i} of M is zero, so w[{i}] = q[{i}] = {float(problem.q[i])!r} whatever z is, and z[{i}] has no "
-            f"finite {side} bound to complement it: the problem has no solution")
+    return (
+        f"row {i} of M is zero, so w[{i}] = q[{i}] = {float(problem.q[i])!r} whatever z is, and z[{i}] has no "
+        f"finite {side} bound to complement it: the problem has no solution"
+    )

@@ -19,6 +19,7 @@
    E selecting the boxed indices. Fixed indices (lo = hi) are constants and drop out. If M is
    positive semidefinite the split matrix is too, hence copositive-plus (Lemke processes it).
 """
+
 from __future__ import annotations
 
 import warnings
@@ -31,8 +32,14 @@ from .problem import BoundedLCP
 from .result import Status, measure
 from .scaling import equilibrate
 
-__all__ = ["SingularFreeBlock", "FreeElimination", "eliminate_free", "eliminate_free_or_report", "BoxSplit",
-           "split_boxes"]
+__all__ = [
+    "SingularFreeBlock",
+    "FreeElimination",
+    "eliminate_free",
+    "eliminate_free_or_report",
+    "BoxSplit",
+    "split_boxes",
+]
 
 # M_ff counts as singular when LAPACK's reciprocal condition estimate falls below this.
 _RCOND_LIMIT = 1000.0 * np.finfo(float).eps
@@ -99,13 +106,15 @@ def eliminate_free(problem: BoundedLCP) -> FreeElimination:
     if not rcond > _RCOND_LIMIT:
         raise SingularFreeBlock(
             f"the block of the {free.size} free variables is singular (reciprocal condition {rcond:.2g} after "
-            "equilibration); it cannot be eliminated")
+            "equilibration); it cannot be eliminated"
+        )
     factor = _ScaledLU(lu, row, col)
     solved = factor.solve(np.column_stack([M_fb, q[free]]))
     reduced_M = M[np.ix_(bounded, bounded)] - M_bf @ solved[:, :-1]
     reduced_q = q[bounded] - M_bf @ solved[:, -1]
-    reduced = BoundedLCP(np.ascontiguousarray(reduced_M), reduced_q, problem.lo[bounded].copy(),
-                         problem.hi[bounded].copy())
+    reduced = BoundedLCP(
+        np.ascontiguousarray(reduced_M), reduced_q, problem.lo[bounded].copy(), problem.hi[bounded].copy()
+    )
     return FreeElimination(reduced, free, bounded, factor, M_fb, q[free].copy(), problem.n)
 
 

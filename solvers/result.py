@@ -86,6 +86,7 @@ Two more rules close what a componentwise test alone cannot see:
 The absolute natural-map residual ``||z - clip(z - w, lo, hi)||_inf`` and bound violation are
 kept in the result for information only.
 """
+
 from __future__ import annotations
 
 import enum
@@ -96,8 +97,18 @@ from numba import njit
 
 from .scaling import equilibrate
 
-__all__ = ["Status", "LCPResult", "SolverFailure", "measure", "row_scales", "relative_residual",
-           "AT_LOWER", "BASIC", "AT_UPPER", "FIXED"]
+__all__ = [
+    "Status",
+    "LCPResult",
+    "SolverFailure",
+    "measure",
+    "row_scales",
+    "relative_residual",
+    "AT_LOWER",
+    "BASIC",
+    "AT_UPPER",
+    "FIXED",
+]
 
 # Active-set codes shared by all solvers (``LCPResult.active_set``), also the warm-start format.
 _EPS = float(np.finfo(np.float64).eps)
@@ -508,8 +519,9 @@ def relative_residual(M, q, lo, hi, z):
     return relative
 
 
-def measure(problem, z, status: Status, iterations: int, message: str, method: str,
-            tolerance: float, info: dict | None = None) -> LCPResult:
+def measure(
+    problem, z, status: Status, iterations: int, message: str, method: str, tolerance: float, info: dict | None = None
+) -> LCPResult:
     """Build an :class:`LCPResult` for ``z``, recomputing ``w`` and the residual here.
 
     A method's claim of ``SOLVED`` is downgraded to ``INACCURATE`` when the framework's
@@ -520,24 +532,53 @@ def measure(problem, z, status: Status, iterations: int, message: str, method: s
     n = problem.n
     w = np.empty(n)
     active_set = np.empty(n, dtype=np.int8)
-    relative, worst, residual, violation = _measure_kernel(problem.M, problem.q, problem.lo, problem.hi, z, w,
-                                                           active_set)
-    return result_from_kernel(z, w, active_set, status, iterations, relative, worst, residual, violation,
-                              message, method, tolerance, info)
+    relative, worst, residual, violation = _measure_kernel(
+        problem.M, problem.q, problem.lo, problem.hi, z, w, active_set
+    )
+    return result_from_kernel(
+        z, w, active_set, status, iterations, relative, worst, residual, violation, message, method, tolerance, info
+    )
 
 
-def result_from_kernel(z, w, active_set, status, iterations, relative, worst, residual, violation, message,
-                       method, tolerance, info=None) -> LCPResult:
+def result_from_kernel(
+    z, w, active_set, status, iterations, relative, worst, residual, violation, message, method, tolerance, info=None
+) -> LCPResult:
     """An :class:`LCPResult` from the outputs of :func:`_measure_kernel` (for compiled callers
     that measured already, e.g. the stepper's fused path and Júdice–Pires' first run); applies
     the same acceptance: non-finite -> ``NUMERICAL_ERROR``, beyond tolerance -> ``INACCURATE``."""
     if not np.isfinite(relative):
         nan = float("nan")
         n = z.shape[0]
-        return LCPResult(z, np.full(n, nan), Status.NUMERICAL_ERROR, int(iterations), nan, nan, nan, -1,
-                         tolerance, f"non-finite solution; {message}", method, np.zeros(n, np.int8), info or {})
+        return LCPResult(
+            z,
+            np.full(n, nan),
+            Status.NUMERICAL_ERROR,
+            int(iterations),
+            nan,
+            nan,
+            nan,
+            -1,
+            tolerance,
+            f"non-finite solution; {message}",
+            method,
+            np.zeros(n, np.int8),
+            info or {},
+        )
     if status == Status.SOLVED and not relative <= tolerance:
         status = Status.INACCURATE
-        message = (f"{message}; framework residual {relative:.3g} (row {worst}) exceeds tolerance {tolerance:.3g}")
-    return LCPResult(z, w, status, int(iterations), float(residual), float(violation), float(relative), int(worst),
-                     float(tolerance), message, method, active_set, info or {})
+        message = f"{message}; framework residual {relative:.3g} (row {worst}) exceeds tolerance {tolerance:.3g}"
+    return LCPResult(
+        z,
+        w,
+        status,
+        int(iterations),
+        float(residual),
+        float(violation),
+        float(relative),
+        int(worst),
+        float(tolerance),
+        message,
+        method,
+        active_set,
+        info or {},
+    )

@@ -23,6 +23,7 @@ survive the scaling.
 
 The answer is always judged on the *original* problem (:mod:`solvers.result`).
 """
+
 from __future__ import annotations
 
 import math

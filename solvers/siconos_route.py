@@ -11,6 +11,7 @@ differ in number, and its DIRECT solvers keep state in C globals.
 Siconos' own ``info == 0`` is never taken as success: the framework's residual decides.
 Import of Siconos is lazy, so :mod:`solvers` works without it.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -43,7 +44,8 @@ def import_siconos():
     except Exception as exc:  # ImportError, or NumPy ABI errors raised as other types
         raise SiconosUnavailable(
             "method 'siconos' needs Debian's python3-siconos importable with NumPy < 2 "
-            f"(see README, 'Set-up'); import failed: {exc}") from exc
+            f"(see README, 'Set-up'); import failed: {exc}"
+        ) from exc
     return sn
 
 
@@ -90,7 +92,13 @@ def run(problem, options: Options, tolerance: float):
         iterations, error = int(solver_options.iparam[1]), float(solver_options.dparam[1])
     z = elimination.recover(split.recover(x))
     status = Status.SOLVED if info_code == 0 else Status.EXTERNAL_FAILURE
-    return measure(problem, z, status, iterations,
-                   f"Siconos {SOLVERS[options.solver]} on a {m}-variable LCP: info={info_code}, "
-                   f"Siconos error {error:.3g}", NAME, tolerance,
-                   {"siconos_info": info_code, "siconos_error": error, "lcp_size": m})
+    return measure(
+        problem,
+        z,
+        status,
+        iterations,
+        f"Siconos {SOLVERS[options.solver]} on a {m}-variable LCP: info={info_code}, Siconos error {error:.3g}",
+        NAME,
+        tolerance,
+        {"siconos_info": info_code, "siconos_error": error, "lcp_size": m},
+    )

@@ -12,8 +12,10 @@ def siconos():
     ``./dev.sh test`` (``LCPDYN_STACK=current``: a plain venv with NumPy 2 and the newest JAX)
     has no Siconos by design (Debian's build needs NumPy 1.x); there they skip, saying so."""
     if os.environ.get("LCPDYN_STACK") == "current":
-        pytest.skip("current-stack leg (LCPDYN_STACK=current): Siconos is not part of this venv by design; "
-                    "the cross-checks run in the Siconos leg")
+        pytest.skip(
+            "current-stack leg (LCPDYN_STACK=current): Siconos is not part of this venv by design; "
+            "the cross-checks run in the Siconos leg"
+        )
     try:
         return import_siconos()
     except SiconosUnavailable as exc:

@@ -1,4 +1,5 @@
 """Small models shared by the engine tests."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -9,22 +10,45 @@ from lcpdyn.model import Model
 from lcpdyn.rotation import euler_zxy
 
 
-def wheel_model(theta_deg=20.0, psi_deg=0.0, phi_deg=0.0, mu=0.3, height_offset=0.0, velocity=(6.0, 0.0, 0.0),
-                angular_velocity=(0.0, 0.0, -2.0), plane=None):
+def wheel_model(
+    theta_deg=20.0,
+    psi_deg=0.0,
+    phi_deg=0.0,
+    mu=0.3,
+    height_offset=0.0,
+    velocity=(6.0, 0.0, 0.0),
+    angular_velocity=(0.0, 0.0, -2.0),
+    plane=None,
+):
     theta = np.radians(theta_deg)
     model = Model()
-    body = model.add_body(RigidBody("wheel", 1.0, (0.3, 0.6, 0.3),
-                                    position=(0.0, 0.0, 0.5 * np.cos(theta) + height_offset),
-                                    orientation=euler_zxy(np.radians(psi_deg), theta, np.radians(phi_deg)),
-                                    velocity=velocity, angular_velocity=angular_velocity))
+    body = model.add_body(
+        RigidBody(
+            "wheel",
+            1.0,
+            (0.3, 0.6, 0.3),
+            position=(0.0, 0.0, 0.5 * np.cos(theta) + height_offset),
+            orientation=euler_zxy(np.radians(psi_deg), theta, np.radians(phi_deg)),
+            velocity=velocity,
+            angular_velocity=angular_velocity,
+        )
+    )
     model.add_contact(DiskContact(body, plane or Plane(), mu, radius=0.5))
     return model
 
 
 def sphere_model(mu=0.0, velocity=(1.0, 0.5, 0.0), angular_velocity=(0.3, -2.0, 5.0)):
     model = Model()
-    body = model.add_body(RigidBody("ball", 2.0, (0.08, 0.08, 0.08), position=(0.0, 0.0, 0.2),
-                                    velocity=velocity, angular_velocity=angular_velocity))
+    body = model.add_body(
+        RigidBody(
+            "ball",
+            2.0,
+            (0.08, 0.08, 0.08),
+            position=(0.0, 0.0, 0.2),
+            velocity=velocity,
+            angular_velocity=angular_velocity,
+        )
+    )
     model.add_contact(SphereContact(body, Plane(), mu, radius=0.2))
     return model
 
@@ -34,9 +58,17 @@ def random_pose_model(seed):
     rng = np.random.default_rng(seed)
     quaternion = rng.normal(size=4)
     model = Model()
-    body = model.add_body(RigidBody("body", 1.3, (0.2, 0.3, 0.4), position=rng.normal(size=3),
-                                    orientation=quaternion / np.linalg.norm(quaternion),
-                                    velocity=rng.normal(size=3), angular_velocity=rng.normal(size=3)))
+    body = model.add_body(
+        RigidBody(
+            "body",
+            1.3,
+            (0.2, 0.3, 0.4),
+            position=rng.normal(size=3),
+            orientation=quaternion / np.linalg.norm(quaternion),
+            velocity=rng.normal(size=3),
+            angular_velocity=rng.normal(size=3),
+        )
+    )
     tilted = Plane(point=(0.1, -0.2, 0.05), normal=rng.normal(size=3))
     model.add_contact(DiskContact(body, tilted, 0.4, radius=0.5, axis=rng.normal(size=3)))
     model.add_contact(SphereContact(body, Plane(), 0.4, radius=0.3))

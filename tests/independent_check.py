@@ -42,6 +42,7 @@ problems with |z| ~ 1/eps, so an answer with |z| ~ 1e16 can pass this (backward-
 That is why :func:`classify` judges a problem proved infeasible by its proof
 (:func:`certificate_holds`), not by the check: any SOLVED there is wrong.
 """
+
 from __future__ import annotations
 
 from fractions import Fraction
@@ -64,8 +65,9 @@ def column_unit(lo, hi, z_expected=None) -> np.ndarray:
     well-scaled (unit) problem, below which a z_j counts as small."""
     lo = np.asarray(lo, float)
     hi = np.asarray(hi, float)
-    unit = np.maximum(1.0, np.maximum(np.where(np.isfinite(lo), np.abs(lo), 0.0),
-                                      np.where(np.isfinite(hi), np.abs(hi), 0.0)))
+    unit = np.maximum(
+        1.0, np.maximum(np.where(np.isfinite(lo), np.abs(lo), 0.0), np.where(np.isfinite(hi), np.abs(hi), 0.0))
+    )
     if z_expected is not None:
         unit = np.maximum(unit, np.abs(np.asarray(z_expected, float)))
     return unit
@@ -109,8 +111,9 @@ def check_answer(M, q, lo, hi, z, *, z_unit=None, z_expected=None, unique: bool 
     z_hat = z / c
     residual = np.abs(z_hat - np.clip(z_hat - w_hat, lo / c, hi / c))
     if residual.max(initial=0.0) > RESIDUAL_TOLERANCE:
-        detail = ", ".join(f"row {i}: z={z[i]:.6g} in [{lo[i]:.6g}, {hi[i]:.6g}], w={w[i]:.6g}, s={s[i]:.3g}"
-                           for i in _worst(residual))
+        detail = ", ".join(
+            f"row {i}: z={z[i]:.6g} in [{lo[i]:.6g}, {hi[i]:.6g}], w={w[i]:.6g}, s={s[i]:.3g}" for i in _worst(residual)
+        )
         issues.append(f"componentwise natural-map residual {residual.max():.3g}: {detail}")
 
     if unique and z_expected is not None:
@@ -172,8 +175,15 @@ def check_case(case, z) -> list[str]:
     """:func:`check_answer` of ``z`` (an answer of ``case``), mapped back to and judged on the
     unscaled original."""
     original, z_original = original_answer(case, z)
-    return check_answer(original.M, original.q, original.lo, original.hi, z_original,
-                        z_expected=original.z_expected, unique=bool(original.unique))
+    return check_answer(
+        original.M,
+        original.q,
+        original.lo,
+        original.hi,
+        z_original,
+        z_expected=original.z_expected,
+        unique=bool(original.unique),
+    )
 
 
 def classify(case, solved: bool, z) -> tuple[str, str]:
@@ -189,10 +199,12 @@ def classify(case, solved: bool, z) -> tuple[str, str]:
     if getattr(case, "feasible", True) is False:
         if not issues:
             _, z_original = original_answer(case, z)
-            return WRONG, ("SOLVED on a problem proved to have no solution; the answer passes the "
-                           f"componentwise check (max |z| = {np.abs(z_original).max(initial=0.0):.3g}): "
-                           "the problem is infeasible through an exact cancellation, within rounding of "
-                           "a feasible one")
+            return WRONG, (
+                "SOLVED on a problem proved to have no solution; the answer passes the "
+                f"componentwise check (max |z| = {np.abs(z_original).max(initial=0.0):.3g}): "
+                "the problem is infeasible through an exact cancellation, within rounding of "
+                "a feasible one"
+            )
         return WRONG, f"SOLVED on a problem proved to have no solution ({issues[0]})"
     if issues:
         return WRONG, "SOLVED but " + "; ".join(issues)

@@ -1,4 +1,5 @@
 """Issue 5: joints, moving supports, torsional springs, and Bauchau 2002 Sec. 8's wheel scenes."""
+
 from __future__ import annotations
 
 import math
@@ -13,8 +14,9 @@ from scenes import incline_pendulum, road_wheel
 
 def _pendulum(anchor_velocity):
     model = Model()
-    bob = model.add_body(RigidBody("bob", 2.0, (0.02, 0.05, 0.05), position=(-1.0, 0.0, 0.0),
-                                   velocity=tuple(anchor_velocity)))
+    bob = model.add_body(
+        RigidBody("bob", 2.0, (0.02, 0.05, 0.05), position=(-1.0, 0.0, 0.0), velocity=tuple(anchor_velocity))
+    )
     model.add_constraint(RevoluteJoint(body_a=bob, offset_a=(1.0, 0.0, 0.0), anchor_velocity=anchor_velocity))
     return model
 
@@ -65,7 +67,8 @@ def test_road_wheel_first_contact_matches_the_rigid_compound_pendulum():
 def test_road_wheel_spins_up_to_road_speed_over_radius():
     scene = road_wheel.build()
     trajectory = Simulation(scene.model, scene.friction("coulomb"), scene.dt, position_update="symplectic").run(
-        scene.t_end)
+        scene.t_end
+    )
     numbers = road_wheel.summary(trajectory, scene)
     assert numbers["final_spin_rad_per_s"] == pytest.approx(32.0, rel=0.01)
     assert numbers["rolling_from_s"] < scene.t_end - 2.0  # no sliding over the last 2 s

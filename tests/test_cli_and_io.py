@@ -1,5 +1,6 @@
 """End-to-end tests of the ``lcpdyn`` command line, the .npz output and the stepper's input
 checks and failure handling. Runs are kept short (t_end = 0.05 s) to stay fast."""
+
 from __future__ import annotations
 
 import json
@@ -38,8 +39,20 @@ def run_cli(argv, capsys):
 
 
 def puck_argv(out, *extra, friction="coulomb"):
-    return ["run", "puck", "--friction", friction, "--dt", "1e-3", "--t-end", str(T_END), "--out", str(out),
-            "--quiet", *extra]
+    return [
+        "run",
+        "puck",
+        "--friction",
+        friction,
+        "--dt",
+        "1e-3",
+        "--t-end",
+        str(T_END),
+        "--out",
+        str(out),
+        "--quiet",
+        *extra,
+    ]
 
 
 # --- lcpdyn scenes ----------------------------------------------------------------------------
@@ -61,16 +74,25 @@ def scene_blocks(stdout) -> dict:
 def test_python_dash_m_lcpdyn_scenes_lists_every_scene():
     """(The listing gained indented parameter lines under each scene: only the unindented scene
     lines are parsed here; the parameters are checked below.)"""
-    done = subprocess.run([sys.executable, "-m", "lcpdyn", "scenes"], cwd=ROOT, capture_output=True, text=True,
-                          timeout=120)
+    done = subprocess.run(
+        [sys.executable, "-m", "lcpdyn", "scenes"], cwd=ROOT, capture_output=True, text=True, timeout=120
+    )
     assert done.returncode == 0, done.stderr
     blocks = scene_blocks(done.stdout)
     rows = {name: heading.split()[1] for name, (heading, _) in blocks.items()}
-    assert rows == {"wheel": "[run]", "sliding-block": "[run]", "incline-block": "[run]", "puck": "[run]",
-                    "sliding-sphere": "[run]",
-                    "rolling-disk": "[run+stability+reproduce]", "swivel-shimmy": "[stability+reproduce]",
-                    "caster-shimmy": "[stability+reproduce]", "road-wheel": "[run+reproduce]",
-                    "incline-pendulum": "[run+reproduce]", "half-car": "[run+reproduce]"}
+    assert rows == {
+        "wheel": "[run]",
+        "sliding-block": "[run]",
+        "incline-block": "[run]",
+        "puck": "[run]",
+        "sliding-sphere": "[run]",
+        "rolling-disk": "[run+stability+reproduce]",
+        "swivel-shimmy": "[stability+reproduce]",
+        "caster-shimmy": "[stability+reproduce]",
+        "road-wheel": "[run+reproduce]",
+        "incline-pendulum": "[run+reproduce]",
+        "half-car": "[run+reproduce]",
+    }
     for heading, _ in blocks.values():  # each with its one-line description
         assert len(heading.split()) > 2
 
@@ -97,9 +119,21 @@ def test_run_npz_holds_every_documented_array_with_its_shape(puck_files):
     with np.load(out, allow_pickle=False) as data:
         files = set(data.files)
         arrays = {k: data[k] for k in data.files}
-    required = {"t", "position", "quaternion", "velocity", "angular_velocity", "contact_normal_force",
-                "contact_friction_force", "contact_slip_velocity", "energy", "solver_status", "solver_iterations",
-                "parameters", "lcpdyn_version"}
+    required = {
+        "t",
+        "position",
+        "quaternion",
+        "velocity",
+        "angular_velocity",
+        "contact_normal_force",
+        "contact_friction_force",
+        "contact_slip_velocity",
+        "energy",
+        "solver_status",
+        "solver_iterations",
+        "parameters",
+        "lcpdyn_version",
+    }
     assert required <= files, required - files
     assert set(FIELDS) <= files, set(FIELDS) - files  # everything the format documents
     bodies, contacts = 1, 1
@@ -228,8 +262,22 @@ def test_bad_input_exits_with_code_2_naming_the_culprit(argv, culprits, tmp_path
 # --- lcpdyn compare -----------------------------------------------------------------------------
 def test_compare_writes_the_json_and_both_figures(tmp_path, capsys):
     out_dir = tmp_path / "results"
-    code, stdout, _ = run_cli(["compare", "wheel", "--set", f"t_end={T_END}", "--reference-dt", "5e-4",
-                               "--position-update", "paper", "--out-dir", str(out_dir), "--quiet"], capsys)
+    code, stdout, _ = run_cli(
+        [
+            "compare",
+            "wheel",
+            "--set",
+            f"t_end={T_END}",
+            "--reference-dt",
+            "5e-4",
+            "--position-update",
+            "paper",
+            "--out-dir",
+            str(out_dir),
+            "--quiet",
+        ],
+        capsys,
+    )
     assert code == 0
     json_path = out_dir / "wheel-paper.json"
     assert json_path.is_file()
@@ -247,9 +295,17 @@ def test_compare_writes_the_json_and_both_figures(tmp_path, capsys):
     assert result["t_end"] == T_END
     assert result["mu"] == 0.3
     assert set(result["metrics"]) == set(MODELS)
-    keys = {"force_rms_deviation_percent", "force_rms_deviation_sliding_percent", "misalignment_rms_deg",
-            "position_error_final", "position_error_max", "position_error_final_per_path", "energy_error_final_J",
-            "energy_error_max_abs_J", "energy_error_max_relative"}
+    keys = {
+        "force_rms_deviation_percent",
+        "force_rms_deviation_sliding_percent",
+        "misalignment_rms_deg",
+        "position_error_final",
+        "position_error_max",
+        "position_error_final_per_path",
+        "energy_error_final_J",
+        "energy_error_max_abs_J",
+        "energy_error_max_relative",
+    }
     for name, row in result["metrics"].items():
         assert set(row) == keys, name
         for key, value in row.items():
@@ -374,8 +430,9 @@ def test_cli_energy_check_stop_saves_the_steps_up_to_the_gain(tmp_path, capsys):
     energy gain exceeds the tolerance (while rolling), exit code 1, the steps so far saved with
     the flag on the last one."""
     out = tmp_path / "stopped.npz"
-    code, _, stderr = run_cli(["run", "wheel", "--position-update", "paper", "--energy-check", "stop", "--out",
-                               str(out), "--quiet"], capsys)
+    code, _, stderr = run_cli(
+        ["run", "wheel", "--position-update", "paper", "--energy-check", "stop", "--out", str(out), "--quiet"], capsys
+    )
     assert code == 1, stderr
     assert "energy_check='stop'" in stderr and "simulation stopped" in stderr
     trajectory = load(out)
@@ -397,8 +454,9 @@ def test_simulation_run_rejects_an_end_time_without_steps(wheel_model):
 def test_failing_pgs_without_fallback_raises_with_the_partial_trajectory():
     """The brief's configuration: PGS limited to one sweep, no fallback, on the wheel."""
     scene = scenes.build_scene("wheel", t_end=T_END)
-    sim = Simulation(scene.model, "regularized", 1e-3, method="pgs", solver_options={"max_sweeps": 1},
-                     fallback_method=None)
+    sim = Simulation(
+        scene.model, "regularized", 1e-3, method="pgs", solver_options={"max_sweeps": 1}, fallback_method=None
+    )
     with pytest.raises(SimulationError) as info:
         sim.run(T_END)
     error = info.value
@@ -423,8 +481,14 @@ def test_failing_single_sweep_pgs_on_the_wheel_stops_at_its_first_step():
     """One sweep checked after every sweep (check_every=1, so that max_sweeps is honoured
     exactly): PGS cannot solve the wheel's first step; without fallback the run stops there."""
     scene = scenes.build_scene("wheel", t_end=T_END)
-    sim = Simulation(scene.model, "regularized", 1e-3, method="pgs",
-                     solver_options={"max_sweeps": 1, "check_every": 1}, fallback_method=None)
+    sim = Simulation(
+        scene.model,
+        "regularized",
+        1e-3,
+        method="pgs",
+        solver_options={"max_sweeps": 1, "check_every": 1},
+        fallback_method=None,
+    )
     with pytest.raises(SimulationError) as info:
         sim.run(T_END)
     error = info.value
@@ -442,8 +506,7 @@ def test_failing_single_sweep_pgs_on_the_wheel_stops_at_its_first_step():
 
 def test_single_sweep_pgs_on_the_wheel_with_the_default_fallback():
     scene = scenes.build_scene("wheel", t_end=T_END)
-    sim = Simulation(scene.model, "regularized", 1e-3, method="pgs",
-                     solver_options={"max_sweeps": 1, "check_every": 1})
+    sim = Simulation(scene.model, "regularized", 1e-3, method="pgs", solver_options={"max_sweeps": 1, "check_every": 1})
     trajectory = sim.run(T_END)
     assert trajectory.t.shape == (STEPS,)
     assert trajectory.solver_fallback.sum() > 0
@@ -474,8 +537,15 @@ def test_failure_mid_run_carries_the_steps_done(block_runs):
     assert f"step {error.step}" in str(error)
     partial = error.trajectory
     assert partial.t.shape == (error.step,)
-    for name in ("position", "velocity", "contact_normal_force", "contact_friction_force", "energy",
-                 "solver_status", "solver_fallback"):
+    for name in (
+        "position",
+        "velocity",
+        "contact_normal_force",
+        "contact_friction_force",
+        "energy",
+        "solver_status",
+        "solver_fallback",
+    ):
         assert partial.arrays[name].shape[0] == error.step, name
     assert np.all(partial.solver_status == 0) and np.all(partial.solver_fallback == 0)
     assert partial.t[-1] == pytest.approx(error.time, abs=1e-12)
@@ -484,7 +554,7 @@ def test_failure_mid_run_carries_the_steps_done(block_runs):
         if name in ("initial_position", "initial_energy"):
             np.testing.assert_array_equal(value, with_fallback.arrays[name], err_msg=name)
         else:
-            np.testing.assert_array_equal(value, with_fallback.arrays[name][:error.step], err_msg=name)
+            np.testing.assert_array_equal(value, with_fallback.arrays[name][: error.step], err_msg=name)
 
 
 def test_fallback_is_recorded_exactly_where_the_first_method_failed(block_runs):
@@ -496,7 +566,7 @@ def test_fallback_is_recorded_exactly_where_the_first_method_failed(block_runs):
     assert np.all(with_fallback.solver_status == 0)  # every accepted solve succeeded
     # the block ends at rest near v0^2 / (2 mu g) = 0.408 m
     np.testing.assert_allclose(with_fallback.velocity[-1, 0], 0.0, atol=1e-6)
-    assert with_fallback.position[-1, 0, 0] == pytest.approx(2.0 ** 2 / (2 * 0.5 * 9.81), abs=5e-3)
+    assert with_fallback.position[-1, 0, 0] == pytest.approx(2.0**2 / (2 * 0.5 * 9.81), abs=5e-3)
 
 
 def test_fused_and_general_paths_give_bit_identical_runs():
@@ -504,10 +574,15 @@ def test_fused_and_general_paths_give_bit_identical_runs():
     path's problem."""
     import scenes as _scenes
     from lcpdyn.stepper import Simulation as _Simulation
+
     for friction in ("regularized", "box"):
         scene = _scenes.wheel.build(t_end=2.1)
-        runs = [_Simulation(_scenes.wheel.build(t_end=2.1).model, scene.friction(friction), scene.dt,
-                            fused=fused).run(scene.t_end) for fused in (True, False)]
+        runs = [
+            _Simulation(_scenes.wheel.build(t_end=2.1).model, scene.friction(friction), scene.dt, fused=fused).run(
+                scene.t_end
+            )
+            for fused in (True, False)
+        ]
         for name, array in runs[0].arrays.items():
             np.testing.assert_array_equal(array, runs[1].arrays[name], err_msg=f"{friction}: {name}")
 
@@ -555,8 +630,13 @@ def test_lcpdyn_without_arguments_prints_the_help_and_exits_0(monkeypatch, capsy
 
 
 def test_the_console_script_without_arguments_prints_the_help():
-    done = subprocess.run([sys.executable, "-c", "import sys; from lcpdyn.cli import main; sys.exit(main())"],
-                          cwd=ROOT, capture_output=True, text=True, timeout=120)
+    done = subprocess.run(
+        [sys.executable, "-c", "import sys; from lcpdyn.cli import main; sys.exit(main())"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert done.returncode == 0, done.stderr
     assert done.stdout.startswith("usage: lcpdyn") and "demo" in done.stdout
 
@@ -564,6 +644,7 @@ def test_the_console_script_without_arguments_prints_the_help():
 def test_python_dash_m_lcpdyn_without_arguments_runs_the_demo(monkeypatch):
     """``python -m lcpdyn`` (./dev.sh demo) still runs the demo; with arguments, any command line."""
     import lcpdyn.__main__ as entry
+
     calls = []
     monkeypatch.setattr(lcpdyn.cli, "main", lambda argv=None: calls.append(argv) or 0)
     assert entry.main([]) == 0 and entry.main(["scenes"]) == 0
@@ -597,8 +678,15 @@ def test_every_option_of_every_command_states_its_default():
 
 def test_help_lists_the_defaults(capsys):
     run = help_text(["run"], capsys)
-    for shown in ("(default: regularized)", "(default: symplectic)", "(default: warn)", "(default: 0.001)",
-                  "(default: 1)", "(default: the scene's dt)", "(default: the scene's t_end"):
+    for shown in (
+        "(default: regularized)",
+        "(default: symplectic)",
+        "(default: warn)",
+        "(default: 0.001)",
+        "(default: 1)",
+        "(default: the scene's dt)",
+        "(default: the scene's t_end",
+    ):
         assert shown in run, shown
     compare = help_text(["compare"], capsys)
     assert "(default: 0.0001)" in compare and "(default: both)" in compare and "(default: results)" in compare
@@ -609,6 +697,7 @@ def test_help_lists_the_defaults(capsys):
 
 def test_help_lists_every_choice_from_the_tables_the_code_uses(monkeypatch, capsys):
     import solvers
+
     run = help_text(["run"], capsys)
     for model in lcpdyn.friction.MODELS:
         assert model in run, model
@@ -655,8 +744,12 @@ def test_every_parameter_of_every_scene_has_a_unit():
     assert not missing, f"add these to scenes.scene.PARAMETER_UNITS: {missing}"
     assert all(isinstance(unit, str) and unit for unit in PARAMETER_UNITS.values())
     listed = {(name, kind, key) for name, kind, key, _ in all_scene_parameters()}
-    assert listed == {(name, kind, key) for name in {*scenes.SCENES, *scenes.STABILITY}
-                      for kind, parameters in lcpdyn.cli.scene_parameters(name) for key in parameters}
+    assert listed == {
+        (name, kind, key)
+        for name in {*scenes.SCENES, *scenes.STABILITY}
+        for kind, parameters in lcpdyn.cli.scene_parameters(name)
+        for key in parameters
+    }
 
 
 def test_scenes_lists_every_parameter_with_its_default_and_unit(capsys):
@@ -680,7 +773,7 @@ def test_scenes_scene_shows_one_scene_in_detail(name, capsys):
     module = scenes.SCENES.get(name) or scenes.STABILITY[name]
     assert module.__doc__.strip().splitlines()[0] in out
     rows = {tuple(line.split()) for line in out.splitlines() if line.startswith("  ")}
-    for scene, kind, key, value in all_scene_parameters():
+    for scene, _kind, key, value in all_scene_parameters():
         if scene == name:
             assert (key, lcpdyn.cli._value(value), *PARAMETER_UNITS[key].split()) in rows, (key, value)
     assert ("lcpdyn run " + name in out) == (name in scenes.SCENES)
@@ -711,8 +804,10 @@ def test_stability_prints_the_critical_value_with_its_unit(tmp_path, capsys):
 
 def fail_if_run(monkeypatch):
     """Any simulation, comparison, sweep or report started fails the test."""
+
     def started(*args, **kwargs):
         raise AssertionError("a run started before the output paths were checked")
+
     monkeypatch.setattr(lcpdyn.stepper.Simulation, "run", started)
     monkeypatch.setattr(lcpdyn.stepper.Simulation, "__init__", started)
     monkeypatch.setattr(lcpdyn.compare, "compare", started)
@@ -746,8 +841,9 @@ def test_output_paths_are_checked_before_any_run(argv, culprit, tmp_path, monkey
     (tmp_path / "file.npz").write_bytes(b"")
     before = sorted(p.name for p in tmp_path.rglob("*"))
     fail_if_run(monkeypatch)
-    code, stdout, stderr = run_cli([a.format(d=tmp_path) for a in argv] + ["--quiet"] * (argv[0] in ("run", "compare",
-                                                                                                  "demo")), capsys)
+    code, stdout, stderr = run_cli(
+        [a.format(d=tmp_path) for a in argv] + ["--quiet"] * (argv[0] in ("run", "compare", "demo")), capsys
+    )
     assert code == 2, (code, stderr)
     assert stderr.startswith("lcpdyn: ") and culprit in stderr, stderr
     assert len(stderr.strip().splitlines()) == 1 and "Traceback" not in stderr
@@ -777,7 +873,7 @@ def test_run_writes_exactly_the_name_given_and_reports_it(name, tmp_path, monkey
     assert code == 0, stderr
     assert sorted(os.listdir(tmp_path)) == [name]  # no name.npz.npz, no temporary left
     (line,) = [line for line in stdout.splitlines() if line.startswith("wrote ")]
-    reported = line[len("wrote "):].rsplit(" (", 1)[0]
+    reported = line[len("wrote ") :].rsplit(" (", 1)[0]
     assert os.path.samefile(reported, tmp_path / name)
     assert load(tmp_path / name).t.shape == (STEPS,)
 
@@ -882,14 +978,14 @@ def interrupt_at_step(monkeypatch, signum, at=10):
         if calls["n"] == at:
             os.kill(os.getpid(), signum)
         return original(self, *args, **kwargs)
+
     monkeypatch.setattr(lcpdyn.stepper.Simulation, "step", step)
 
 
 @ENGINE
 @pytest.mark.parametrize("signum, code", [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
 @pytest.mark.parametrize("suffix", [".npz", ".h5"])
-def test_a_signal_saves_the_steps_done_and_exits_128_plus_signal(signum, code, suffix, tmp_path, monkeypatch,
-                                                                   capsys):
+def test_a_signal_saves_the_steps_done_and_exits_128_plus_signal(signum, code, suffix, tmp_path, monkeypatch, capsys):
     out = tmp_path / f"stopped{suffix}"
     interrupt_at_step(monkeypatch, signum)
     got, stdout, stderr = run_cli(puck_argv(out), capsys)
@@ -912,8 +1008,13 @@ def test_a_signal_saves_the_steps_done_and_exits_128_plus_signal(signum, code, s
 def test_python_dash_m_lcpdyn_run_stops_on_a_signal_with_its_file_saved(signum, code, tmp_path):
     """The brief's check, end to end: a long run in a subprocess, stopped once its .h5 holds steps."""
     out = tmp_path / "long.h5"
-    process = subprocess.Popen([sys.executable, "-m", "lcpdyn", "run", "sliding-block", "--t-end", "1000", "--out",
-                                str(out)], cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    process = subprocess.Popen(
+        [sys.executable, "-m", "lcpdyn", "run", "sliding-block", "--t-end", "1000", "--out", str(out)],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     try:
         deadline = time.monotonic() + 240
         while time.monotonic() < deadline and process.poll() is None:

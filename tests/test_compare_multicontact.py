@@ -2,6 +2,7 @@
 (``scenes.blocks.SlidingBlock``: decelerates at mu g, stops at v0 / (mu g) = 0.408 s), every
 contact scored, aggregated by normal impulse; mu read from the runs; Peiret 2016's published
 values only for its wheel."""
+
 from __future__ import annotations
 
 import json
@@ -93,10 +94,14 @@ def test_mu_is_read_from_each_run(block):
     assert [c["mu"] for c in run.parameters["contacts"]] == [0.5] * 4
     np.testing.assert_array_equal(metrics.friction_coefficients(run), 0.5)
     # the metric follows what the run records: a run recorded with mu = 1 has half the normalized force
-    doubled = Trajectory(run.arrays, {**run.parameters, "contacts": [{**c, "mu": 1.0} for c in
-                                                                     run.parameters["contacts"]]}, run.body_names)
-    np.testing.assert_allclose(metrics.normalized_friction_force(doubled),
-                               0.5 * metrics.normalized_friction_force(run), rtol=1e-14)
+    doubled = Trajectory(
+        run.arrays,
+        {**run.parameters, "contacts": [{**c, "mu": 1.0} for c in run.parameters["contacts"]]},
+        run.body_names,
+    )
+    np.testing.assert_allclose(
+        metrics.normalized_friction_force(doubled), 0.5 * metrics.normalized_friction_force(run), rtol=1e-14
+    )
     with pytest.raises(ValueError, match="disagrees"):
         metrics.normalized_friction_force(run, mu=0.3)
 
@@ -117,7 +122,8 @@ def test_wheel_compare_shows_the_paper_values_and_one_row_per_model():
     assert result["mu"] == 0.3 and len(result["contacts"]) == 1
     for name, row in result["metrics"].items():  # one contact: the aggregate is contact 0
         assert row["force_rms_deviation_percent"] == pytest.approx(
-            result["metrics_per_contact"][name][0]["force_rms_deviation_percent"], rel=1e-12, abs=1e-12)
+            result["metrics_per_contact"][name][0]["force_rms_deviation_percent"], rel=1e-12, abs=1e-12
+        )
     table = format_table(result)
     assert "paper %" in table and "1.67" in table and "#0" not in table
     assert "reference_dt = 0.0005 s" in table  # the paper's reference step was 0.1 ms

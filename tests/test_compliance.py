@@ -1,4 +1,5 @@
 """Compliant normal contact (Bauchau 2002 Sec. 4.2) against closed forms."""
+
 from __future__ import annotations
 
 import math
@@ -13,8 +14,9 @@ from lcpdyn.compliance import PolynomialLaw, SpringDamperLaw
 
 def _block(law, height=0.0, velocity=0.0, mass=1.0, mu=0.3):
     model = Model()
-    block = model.add_body(RigidBody("block", mass, (0.01, 0.01, 0.01), position=(0.0, 0.0, height),
-                                     velocity=(0.0, 0.0, velocity)))
+    block = model.add_body(
+        RigidBody("block", mass, (0.01, 0.01, 0.01), position=(0.0, 0.0, height), velocity=(0.0, 0.0, velocity))
+    )
     model.add_contact(PointContact(block, Plane(), mu, normal_law=law))
     return model
 
@@ -45,22 +47,26 @@ def test_drop_on_spring_damper_leaves_with_the_analytic_velocity_and_contact_tim
     k, m, v0 = 1e6, 1.0, 1.0
     c = 2 * damping_ratio * math.sqrt(k * m)
     omega = math.sqrt(k / m)
-    omega_d = omega * math.sqrt(1 - damping_ratio ** 2)
+    omega_d = omega * math.sqrt(1 - damping_ratio**2)
 
     def approach(t):
         return v0 / omega_d * math.exp(-damping_ratio * omega * t) * math.sin(omega_d * t)
 
     def rate(t):
-        return v0 * math.exp(-damping_ratio * omega * t) * (
-            math.cos(omega_d * t) - damping_ratio * omega / omega_d * math.sin(omega_d * t))
+        return (
+            v0
+            * math.exp(-damping_ratio * omega * t)
+            * (math.cos(omega_d * t) - damping_ratio * omega / omega_d * math.sin(omega_d * t))
+        )
 
     if damping_ratio == 0.0:
         t_star = math.pi / omega
     else:
         t_star = brentq(lambda t: k * approach(t) + c * rate(t), 0.5 * math.pi / omega_d, math.pi / omega_d)
     model = Model(gravity=(0.0, 0.0, 0.0))
-    block = model.add_body(RigidBody("block", m, (0.01, 0.01, 0.01), position=(0.0, 0.0, 1e-4),
-                                     velocity=(0.0, 0.0, -v0)))
+    block = model.add_body(
+        RigidBody("block", m, (0.01, 0.01, 0.01), position=(0.0, 0.0, 1e-4), velocity=(0.0, 0.0, -v0))
+    )
     model.add_contact(PointContact(block, Plane(), 0.0, normal_law=SpringDamperLaw(k, c)))
     h = 1e-6
     trajectory = Simulation(model, "coulomb", h, position_update="symplectic").run(8e-3)
@@ -68,8 +74,9 @@ def test_drop_on_spring_damper_leaves_with_the_analytic_velocity_and_contact_tim
     duration = (trajectory.contact_normal_force[:, 0] > 0).sum() * h
     assert duration == pytest.approx(t_star, rel=5e-3)
     assert np.all(trajectory.contact_normal_force >= 0)
-    assert -trajectory.contact_gap.min() == pytest.approx(max(approach(t) for t in np.linspace(0, t_star, 2001)),
-                                                          rel=5e-3)
+    assert -trajectory.contact_gap.min() == pytest.approx(
+        max(approach(t) for t in np.linspace(0, t_star, 2001)), rel=5e-3
+    )
 
 
 def test_bad_normal_laws_are_rejected():

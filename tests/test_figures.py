@@ -1,6 +1,7 @@
 """Figures fit for a paper: the stability boundary of a sweep (critical_values), the root-locus
 figure, the quick-look figure of a run, and the scenes' report figures -- their axes carry units,
 their titles the run's step and position update, and the published values are drawn."""
+
 from __future__ import annotations
 
 import math
@@ -17,9 +18,14 @@ PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 
 
 def synthetic(values, rows, scene="synthetic", parameter="p"):
-    return {"scene": scene, "parameter": parameter, "values": np.asarray(values, float),
-            "eigenvalues": np.array([np.sort_complex(np.asarray(r, complex)) for r in rows]), "fixed": {},
-            "defaults": {parameter: 0.0}}
+    return {
+        "scene": scene,
+        "parameter": parameter,
+        "values": np.asarray(values, float),
+        "eigenvalues": np.array([np.sort_complex(np.asarray(r, complex)) for r in rows]),
+        "fixed": {},
+        "defaults": {parameter: 0.0},
+    }
 
 
 def texts(figure):
@@ -102,8 +108,9 @@ def test_swivel_wheel_boundaries_from_the_sweep():
     assert [c["direction"] for c in found] == ["stabilizing", "destabilizing"]
     np.testing.assert_allclose([c["value"] for c in found], [0.3, 0.7], atol=2e-3)
     # the critical case: lambda_2,3 = +-i omega_n, omega_n^2 = k l^2 / (m (a^2 + r^2)) (after their Eq. 32)
-    np.testing.assert_allclose([c["frequency"] for c in found],
-                               [math.sqrt(1 / (0.09 + 0.21)), math.sqrt(1 / (0.49 + 0.21))], rtol=1e-2)
+    np.testing.assert_allclose(
+        [c["frequency"] for c in found], [math.sqrt(1 / (0.09 + 0.21)), math.sqrt(1 / (0.49 + 0.21))], rtol=1e-2
+    )
     np.testing.assert_allclose([c["value"] for c in published_values(locus)["critical"]], [0.3, 0.7], atol=1e-12)
 
 
@@ -150,8 +157,13 @@ def test_run_figure_labels_units_contacts_and_the_run_settings(block_run, tmp_pa
     assert_png(path)
     labels = {ax.get_ylabel(): ax.get_xlabel() for ax in figure.axes}
     assert labels["y (m)"] == "x (m)"
-    for y in ("normal force λ_N (N)", "friction force |λ_T| (N)", "slip speed |v_T| (m/s)", "mechanical energy E (J)",
-              "gap Φ at the step start (m)"):
+    for y in (
+        "normal force λ_N (N)",
+        "friction force |λ_T| (N)",
+        "slip speed |v_T| (m/s)",
+        "mechanical energy E (J)",
+        "gap Φ at the step start (m)",
+    ):
         assert labels[y] == "time t (s)"
     words = texts(figure)
     assert "h = 1 ms, position update: symplectic (default), gyroscopic term: midpoint" in words
@@ -163,8 +175,9 @@ def test_run_figure_labels_units_contacts_and_the_run_settings(block_run, tmp_pa
 
 def test_run_title_takes_step_and_position_update_from_the_parameters(block_run, tmp_path):
     parameters = dict(block_run.parameters, dt=2.5e-4, position_update="paper", gyroscopic="explicit")
-    assert run_settings(parameters) == ("h = 0.25 ms, position update: paper Eq. (7), gyroscopic term: explicit, "
-                                        "friction: regularized")
+    assert run_settings(parameters) == (
+        "h = 0.25 ms, position update: paper Eq. (7), gyroscopic term: explicit, friction: regularized"
+    )
     block_run.parameters, saved = parameters, block_run.parameters
     try:
         figure = plot_run(block_run, tmp_path / "run.png")
@@ -175,8 +188,10 @@ def test_run_title_takes_step_and_position_update_from_the_parameters(block_run,
 
 
 def test_contact_names_and_coinciding_curves():
-    assert contact_names({"contacts": [{"type": "DiskContact", "body": "wheel"}]}, 2) == \
-        ["contact 1 (wheel, disk rim)", "contact 2"]
+    assert contact_names({"contacts": [{"type": "DiskContact", "body": "wheel"}]}, 2) == [
+        "contact 1 (wheel, disk rim)",
+        "contact 2",
+    ]
     a = np.linspace(0.0, 1.0, 50)
     assert group_identical([a, a + 1e-7, a + 0.5, a.copy()]) == [[0, 1, 3], [2]]
 
@@ -215,8 +230,11 @@ def test_road_wheel_history_figure(tmp_path):
     figure = road_wheel.plot_history({"coulomb": run}, scene, tmp_path / "h.png")
     assert_png(tmp_path / "h.png")
     assert [ax.get_ylabel() for ax in figure.axes] == [
-        "beam root rotation φ_R (deg)", "wheel angular velocity ω (rad/s)", "relative velocity V_r (m/s)",
-        "relative distance q (m; linear within ±1 mm)"]
+        "beam root rotation φ_R (deg)",
+        "wheel angular velocity ω (rad/s)",
+        "relative velocity V_r (m/s)",
+        "relative distance q (m; linear within ±1 mm)",
+    ]
     assert figure.axes[-1].get_xlabel() == "time t (s)"
     words = texts(figure)
     assert "h = 0.2 ms, position update: paper Eq. (7)" in words
@@ -230,9 +248,12 @@ def test_incline_pendulum_figure(tmp_path):
     results = incline_pendulum.compare_models(t_end=0.05, dt=1e-3, models=("coulomb", "continuous"))
     figure = incline_pendulum.plot_slip_forces(results, tmp_path / "s.png")
     assert_png(tmp_path / "s.png")
-    assert [ax.get_ylabel() for ax in figure.axes] == ["slip speed |v_T| (m/s; linear below 1 mm/s)",
-                                                       "friction force |F_T| (N)", "normal force F_N (N)",
-                                                       "|F_T| / F_N (–)"]
+    assert [ax.get_ylabel() for ax in figure.axes] == [
+        "slip speed |v_T| (m/s; linear below 1 mm/s)",
+        "friction force |F_T| (N)",
+        "normal force F_N (N)",
+        "|F_T| / F_N (–)",
+    ]
     words = texts(figure)
     assert "h = 1 ms, position update: symplectic (default)" in words
     assert "Bauchau 2002 Sec. 8.2 (Coulomb with rolling constraints): 5 rolling events" in words
@@ -245,10 +266,17 @@ def test_half_car_figure(tmp_path):
     p = scene.parameters
     mu = np.array([half_car.grip(t - scene.dt, p) for t in trajectory.t])
     front, rear = half_car.wheel_speeds(trajectory)
-    row = {"torque": 550.0, "trajectory": trajectory, "parameters": p, "speed": trajectory.velocity[:, 0, 0],
-           "front_rim": front * trajectory.position[:, 2, 2], "rear_rim": rear * trajectory.position[:, 4, 2],
-           "traction": half_car.traction(trajectory), "mu_normal": mu * trajectory.contact_normal_force[:, 1],
-           "uk": half_car.run_udwadia_kalaba(550.0, t_end=0.2)}
+    row = {
+        "torque": 550.0,
+        "trajectory": trajectory,
+        "parameters": p,
+        "speed": trajectory.velocity[:, 0, 0],
+        "front_rim": front * trajectory.position[:, 2, 2],
+        "rear_rim": rear * trajectory.position[:, 4, 2],
+        "traction": half_car.traction(trajectory),
+        "mu_normal": mu * trajectory.contact_normal_force[:, 1],
+        "uk": half_car.run_udwadia_kalaba(550.0, t_end=0.2),
+    }
     figure = half_car.plot_formulations([row], tmp_path / "car.png")
     assert_png(tmp_path / "car.png")
     assert [ax.get_ylabel() for ax in figure.axes] == ["speed (m/s)", "longitudinal force (N)"]

@@ -1,4 +1,5 @@
 """Applied forces, springs, non-holonomic constraints and the fixed-point option, against closed forms."""
+
 from __future__ import annotations
 
 import math
@@ -7,8 +8,7 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from lcpdyn import (BodyForce, Nonholonomic, Plane, PointContact, RigidBody, Simulation, SphereContact,
-                    SpringDamper)
+from lcpdyn import BodyForce, Nonholonomic, Plane, PointContact, RigidBody, Simulation, SphereContact, SpringDamper
 from lcpdyn.model import Model
 
 
@@ -20,7 +20,7 @@ def test_spring_mass_oscillates_with_the_closed_form_period():
     trajectory = Simulation(model, "coulomb", 1e-4, position_update="symplectic").run(2.0)
     omega = math.sqrt(50.0 / 2.0)
     np.testing.assert_allclose(trajectory.position[:, 0, 0], 0.1 * np.cos(omega * trajectory.t), atol=2e-4)
-    np.testing.assert_allclose(trajectory.energy, 0.5 * 50.0 * 0.1 ** 2, rtol=3e-4)
+    np.testing.assert_allclose(trajectory.energy, 0.5 * 50.0 * 0.1**2, rtol=3e-4)
 
 
 def test_spring_damper_decays_at_the_closed_form_rate():
@@ -46,8 +46,7 @@ def test_ball_rolling_down_an_incline_under_a_nonholonomic_constraint():
     plane = Plane.inclined(angle)
     radius, mass = 0.2, 1.5
     model = Model()
-    ball = model.add_body(RigidBody("ball", mass, (0.4 * mass * radius ** 2,) * 3,
-                                    position=radius * plane.normal))
+    ball = model.add_body(RigidBody("ball", mass, (0.4 * mass * radius**2,) * 3, position=radius * plane.normal))
     model.add_contact(SphereContact(ball, plane, 0.0, radius=radius))
     normal, t1, t2 = (jnp.asarray(x) for x in (plane.normal, plane.t1, plane.t2))
 
@@ -71,12 +70,12 @@ def test_normal_force_iterations_move_the_bound_to_the_current_normal_force(iter
     previous-step bound |lam_T| = mu lam_N(t - h); after fixed-point passes mu lam_N+."""
     model = Model()
     puck = model.add_body(RigidBody("puck", 1.0, (0.01, 0.01, 0.01), velocity=(3.0, 0.0, 0.0)))
-    model.add_force(BodyForce(puck, lambda t, state: (jnp.array([0.0, 0.0, -5.0 * jnp.sin(20.0 * t)]),
-                                                      jnp.zeros(3))))
+    model.add_force(BodyForce(puck, lambda t, state: (jnp.array([0.0, 0.0, -5.0 * jnp.sin(20.0 * t)]), jnp.zeros(3))))
     model.add_contact(PointContact(puck, Plane(), 0.3))
     trajectory = Simulation(model, "regularized", 1e-3, normal_force_iterations=iterations).run(0.3)
     ratio = np.linalg.norm(trajectory.contact_friction_force[:, 0], axis=1) / (
-        0.3 * trajectory.contact_normal_force[:, 0])
+        0.3 * trajectory.contact_normal_force[:, 0]
+    )
     if exact:
         np.testing.assert_allclose(ratio, 1.0, rtol=1e-9)
     else:

@@ -1,13 +1,19 @@
 """The exact Coulomb friction-contact problem (solvers.friction_contact): closed forms, the Coulomb
 conditions checked independently of the module's residual, rigid-body Delassus problems, and the
 Siconos cross-check (mandatory under CI=true, see conftest)."""
+
 import math
 
 import numpy as np
 import pytest
 
-from solvers.friction_contact import (FrictionContactResult, Options, UnknownOptionError, project_on_cone,
-                                      solve_friction_contact)
+from solvers.friction_contact import (
+    FrictionContactResult,
+    Options,
+    UnknownOptionError,
+    project_on_cone,
+    solve_friction_contact,
+)
 from solvers.result import SolverFailure, Status
 
 TOL = 1e-10
@@ -15,6 +21,7 @@ SICONOS_METHODS = ("siconos-nsgs", "siconos-nsn-ac")
 
 
 # --- independent checks -----------------------------------------------------------------------
+
 
 def coulomb_check(W, b, mu, result, tol=1e-9):
     """The Coulomb law with maximal dissipation checked from scratch, contact by contact:
@@ -28,15 +35,16 @@ def coulomb_check(W, b, mu, result, tol=1e-9):
     scale = 1 + np.abs(b).max(initial=0) + np.abs(W).sum(axis=1).max(initial=0) * np.abs(r).max(initial=0)
     eps = tol * scale
     for i in range(nc):
-        rn, rt = r[3 * i], r[3 * i + 1:3 * i + 3]
-        un, ut = u[3 * i], u[3 * i + 1:3 * i + 3]
+        rn, rt = r[3 * i], r[3 * i + 1 : 3 * i + 3]
+        un, ut = u[3 * i], u[3 * i + 1 : 3 * i + 3]
         assert rn >= -eps, f"contact {i}: r_N = {rn}"
         assert np.linalg.norm(rt) <= mu[i] * rn + eps, f"contact {i}: |r_T| = {np.linalg.norm(rt)} > mu r_N"
         assert un >= -eps, f"contact {i}: u_N = {un}"
         assert abs(rn * un) <= eps * (1 + abs(rn) + abs(un)), f"contact {i}: r_N u_N = {rn * un}"
         dissipation = rt @ ut + mu[i] * rn * np.linalg.norm(ut)
-        assert abs(dissipation) <= eps * (1 + np.abs(r).max() + np.abs(u).max()), \
+        assert abs(dissipation) <= eps * (1 + np.abs(r).max() + np.abs(u).max()), (
             f"contact {i}: r_T.u_T + mu r_N |u_T| = {dissipation}"
+        )
 
 
 def solve_ok(W, b, mu, method="nsgs", **kw):
@@ -50,6 +58,7 @@ def solve_ok(W, b, mu, method="nsgs", **kw):
 
 
 # --- problem builders -------------------------------------------------------------------------
+
 
 def _skew(p):
     return np.array([[0.0, -p[2], p[1]], [p[2], 0.0, -p[0]], [-p[1], p[0], 0.0]])
@@ -78,9 +87,9 @@ def delassus(bodies, contacts, velocities):
     nb = len(bodies)
     H = np.zeros((3 * len(contacts), 6 * nb))
     for i, (a, pa, bb, pb, rows) in enumerate(contacts):
-        H[3 * i:3 * i + 3, 6 * a:6 * a + 6] += contact_rows(pa, rows)
+        H[3 * i : 3 * i + 3, 6 * a : 6 * a + 6] += contact_rows(pa, rows)
         if bb is not None:
-            H[3 * i:3 * i + 3, 6 * bb:6 * bb + 6] -= contact_rows(pb, rows)
+            H[3 * i : 3 * i + 3, 6 * bb : 6 * bb + 6] -= contact_rows(pb, rows)
     inverse_mass = np.concatenate([np.concatenate([np.full(3, 1.0 / m), 1.0 / np.asarray(j)]) for m, j in bodies])
     W = H @ (inverse_mass[:, None] * H.T)
     return 0.5 * (W + W.T), H @ np.concatenate(velocities)
@@ -115,8 +124,9 @@ def random_bodies(nc, seed, unique):
             contacts.append((a, pa, a - 1, rng.uniform(-0.5, 0.5, 3), rows))  # body on body
         else:
             contacts.append((a, pa, None, None, rows))
-    velocities = [np.concatenate([rng.uniform(-1, 1, 2), [rng.uniform(-2, 0.3)], 0.5 * rng.standard_normal(3)])
-                  for _ in range(nb)]
+    velocities = [
+        np.concatenate([rng.uniform(-1, 1, 2), [rng.uniform(-2, 0.3)], 0.5 * rng.standard_normal(3)]) for _ in range(nb)
+    ]
     W, b = delassus(bodies, contacts, velocities)
     mu = rng.uniform(0.1, 0.5, nc) if unique else rng.uniform(0.2, 1.0, nc)
     return W, b, mu
@@ -129,6 +139,7 @@ def random_spd3(seed, condition=10.0):
 
 
 # --- closed-form single contacts --------------------------------------------------------------
+
 
 @pytest.mark.parametrize("W", [np.eye(3), random_spd3(0)], ids=["identity", "spd"])
 def test_separation(W):
@@ -147,9 +158,15 @@ def test_stick(W):
     assert np.linalg.norm(result.r[1:]) < 0.8 * result.r[0]
 
 
-@pytest.mark.parametrize("mu, bt", [(mu, bt) for mu in (0.1, 0.5, 2.0)
-                                     for bt in ((1.0, 0.5), (-3.0, 0.0), (0.0, -0.2), (0.3, -4.0))
-                                     if math.hypot(*bt) > 1.5 * mu])  # |b_T| > mu |b_N|: it slides
+@pytest.mark.parametrize(
+    "mu, bt",
+    [
+        (mu, bt)
+        for mu in (0.1, 0.5, 2.0)
+        for bt in ((1.0, 0.5), (-3.0, 0.0), (0.0, -0.2), (0.3, -4.0))
+        if math.hypot(*bt) > 1.5 * mu
+    ],
+)  # |b_T| > mu |b_N|: it slides
 def test_slide_identity(mu, bt):
     b = np.array([-1.5, *bt])
     bt = np.array(bt)
@@ -238,12 +255,16 @@ def test_coarse_grid_falls_back_to_the_dense_search():
 
 # --- multi-contact rigid-body problems --------------------------------------------------------
 
+
 @pytest.mark.parametrize("motion", ["resting", "sliding", "sliding-spinning", "lifting"])
 def test_box_on_four_corners(motion):
     g_h = 9.81e-2
-    v, w = {"resting": ((0, 0, -g_h), (0, 0, 0)), "sliding": ((1.0, 0.3, -g_h), (0, 0, 0)),
-            "sliding-spinning": ((0.5, 0.0, -g_h), (0, 0, 2.0)),
-            "lifting": ((0.2, 0, -g_h), (1.5, 0, 0))}[motion]
+    v, w = {
+        "resting": ((0, 0, -g_h), (0, 0, 0)),
+        "sliding": ((1.0, 0.3, -g_h), (0, 0, 0)),
+        "sliding-spinning": ((0.5, 0.0, -g_h), (0, 0, 2.0)),
+        "lifting": ((0.2, 0, -g_h), (1.5, 0, 0)),
+    }[motion]
     W, b = box_on_corners(np.array(v, float), np.array(w, float))
     assert np.linalg.matrix_rank(W) == 6
     result = solve_ok(W, b, 0.5)
@@ -291,6 +312,7 @@ def test_no_contacts():
 
 # --- failures and bad input -------------------------------------------------------------------
 
+
 def test_sweep_limit_is_not_solved():
     W, b = box_on_corners(np.array([0.5, 0.0, -0.1]), np.array([0.0, 0.0, 2.0]))
     result = solve_friction_contact(W, b, 0.5, max_sweeps=1)
@@ -307,31 +329,34 @@ def test_infeasible_is_not_solved():
     assert result.status in (Status.MAX_ITERATIONS, Status.NUMERICAL_ERROR)
 
 
-@pytest.mark.parametrize("kwargs, culprit", [
-    (dict(W=np.eye(4), b=np.zeros(3), mu=0.5), "W"),
-    (dict(W=np.eye(3)[:, :2], b=np.zeros(3), mu=0.5), "W"),
-    (dict(W=np.eye(3), b=np.zeros(4), mu=0.5), "b"),
-    (dict(W=np.eye(6), b=np.zeros(3), mu=0.5), "W"),
-    (dict(W=np.eye(3), b=np.zeros((3, 1)), mu=0.5), "b"),
-    (dict(W=np.full((3, 3), np.nan), b=np.zeros(3), mu=0.5), "W"),
-    (dict(W=np.eye(3), b=np.array([0.0, np.inf, 0.0]), mu=0.5), "b"),
-    (dict(W=np.eye(3), b=np.zeros(3), mu=-0.1), "mu"),
-    (dict(W=np.eye(6), b=np.zeros(6), mu=[0.1, -0.1]), "mu"),
-    (dict(W=np.eye(6), b=np.zeros(6), mu=[0.1, 0.2, 0.3]), "mu"),
-    (dict(W=np.eye(3), b=np.zeros(3), mu=np.nan), "mu"),
-    (dict(W=np.eye(3), b=np.zeros(3), mu=0.5, tolerance=0.0), "tolerance"),
-    (dict(W=np.eye(3), b=np.zeros(3), mu=0.5, tolerance=-1e-3), "tolerance"),
-    (dict(W=np.eye(3), b=np.zeros(3), mu=0.5, method="pgs"), "method"),
-    (dict(W=np.eye(3), b=np.zeros(3), mu=0.5, sweeps=3), "sweeps"),
-    (dict(W=np.eye(3), b=np.zeros(3), mu=0.5, max_sweeps=0), "max_sweeps"),
-    (dict(W=np.eye(3), b=np.zeros(3), mu=0.5, grid_points=4), "grid_points"),
-    (dict(W=np.eye(3), b=np.zeros(3), mu=0.5, proximal=0.0), "proximal"),
-    (dict(W=np.eye(3), b=np.zeros(3), mu=0.5, relaxation=2.0), "relaxation"),
-    (dict(W=[[1, 0, 0], [0, 1, 0], ["a", 0, 1]], b=np.zeros(3), mu=0.5), "W"),
-    (dict(W=np.eye(3), b=np.zeros(3), mu=0.5, initial_guess=np.zeros(6)), "initial_guess"),
-    (dict(W=np.eye(3), b=np.zeros(3), mu=0.5, initial_guess=[np.nan, 0, 0]), "initial_guess"),
-    (dict(W=np.eye(3), b=np.zeros(3), mu=0.5, method="siconos-nsgs", max_sweeps=3), "max_sweeps"),
-])
+@pytest.mark.parametrize(
+    "kwargs, culprit",
+    [
+        (dict(W=np.eye(4), b=np.zeros(3), mu=0.5), "W"),
+        (dict(W=np.eye(3)[:, :2], b=np.zeros(3), mu=0.5), "W"),
+        (dict(W=np.eye(3), b=np.zeros(4), mu=0.5), "b"),
+        (dict(W=np.eye(6), b=np.zeros(3), mu=0.5), "W"),
+        (dict(W=np.eye(3), b=np.zeros((3, 1)), mu=0.5), "b"),
+        (dict(W=np.full((3, 3), np.nan), b=np.zeros(3), mu=0.5), "W"),
+        (dict(W=np.eye(3), b=np.array([0.0, np.inf, 0.0]), mu=0.5), "b"),
+        (dict(W=np.eye(3), b=np.zeros(3), mu=-0.1), "mu"),
+        (dict(W=np.eye(6), b=np.zeros(6), mu=[0.1, -0.1]), "mu"),
+        (dict(W=np.eye(6), b=np.zeros(6), mu=[0.1, 0.2, 0.3]), "mu"),
+        (dict(W=np.eye(3), b=np.zeros(3), mu=np.nan), "mu"),
+        (dict(W=np.eye(3), b=np.zeros(3), mu=0.5, tolerance=0.0), "tolerance"),
+        (dict(W=np.eye(3), b=np.zeros(3), mu=0.5, tolerance=-1e-3), "tolerance"),
+        (dict(W=np.eye(3), b=np.zeros(3), mu=0.5, method="pgs"), "method"),
+        (dict(W=np.eye(3), b=np.zeros(3), mu=0.5, sweeps=3), "sweeps"),
+        (dict(W=np.eye(3), b=np.zeros(3), mu=0.5, max_sweeps=0), "max_sweeps"),
+        (dict(W=np.eye(3), b=np.zeros(3), mu=0.5, grid_points=4), "grid_points"),
+        (dict(W=np.eye(3), b=np.zeros(3), mu=0.5, proximal=0.0), "proximal"),
+        (dict(W=np.eye(3), b=np.zeros(3), mu=0.5, relaxation=2.0), "relaxation"),
+        (dict(W=[[1, 0, 0], [0, 1, 0], ["a", 0, 1]], b=np.zeros(3), mu=0.5), "W"),
+        (dict(W=np.eye(3), b=np.zeros(3), mu=0.5, initial_guess=np.zeros(6)), "initial_guess"),
+        (dict(W=np.eye(3), b=np.zeros(3), mu=0.5, initial_guess=[np.nan, 0, 0]), "initial_guess"),
+        (dict(W=np.eye(3), b=np.zeros(3), mu=0.5, method="siconos-nsgs", max_sweeps=3), "max_sweeps"),
+    ],
+)
 def test_bad_input_names_the_culprit(kwargs, culprit):
     with pytest.raises(ValueError, match=culprit):
         solve_friction_contact(**kwargs)
@@ -406,8 +431,11 @@ def test_full_rank_multi_contact_matches_siconos(nc, seed, method, siconos):
     _close(ours.u, theirs.u)
 
 
-BOX_MOTIONS = {"box-resting": ((0, 0, -0.1), (0, 0, 0)), "box-sliding": ((1.0, 0.3, -0.1), (0, 0, 0)),
-               "box-spinning": ((0.5, 0, -0.1), (0, 0, 2.0))}
+BOX_MOTIONS = {
+    "box-resting": ((0, 0, -0.1), (0, 0, 0)),
+    "box-sliding": ((1.0, 0.3, -0.1), (0, 0, 0)),
+    "box-spinning": ((0.5, 0, -0.1), (0, 0, 2.0)),
+}
 
 
 def _rank_deficient(problem):

@@ -1,5 +1,6 @@
 """The half car (Ikoki 2022): traction saturation in the complementarity engine and the
 Udwadia–Kalaba formulation of the same car."""
+
 from __future__ import annotations
 
 import numpy as np

@@ -1,5 +1,6 @@
 """JAX kinematics against finite differences and closed forms (Peiret 2016 Eqs. 2-4,
 Bauchau 2002 Eqs. 2-4 and 17-18)."""
+
 from __future__ import annotations
 
 import jax.numpy as jnp
@@ -9,10 +10,10 @@ import pytest
 from lcpdyn import BodyForce, SpringDamper
 from lcpdyn.body import RigidBody
 from lcpdyn.constraints import BallJoint
+from lcpdyn.kernels import update_positions
 from lcpdyn.model import Model
 from lcpdyn.precision import float64
 from lcpdyn.rotation import np_rotation_matrix
-from lcpdyn.kernels import update_positions
 
 from .engine_helpers import random_pose_model, wheel_model
 
@@ -52,7 +53,7 @@ def test_N_and_D_equal_the_material_velocity_of_the_candidate_point(seed):
     for i in range(len(model.contacts)):
         velocity = v[:3] + np.cross(omega_world, k.point[i] - q[:3])
         np.testing.assert_allclose(k.N[i] @ v, k.normal[i] @ velocity, rtol=1e-10, atol=1e-12)
-        np.testing.assert_allclose(k.D[2 * i:2 * i + 2] @ v, k.tangent[i] @ velocity, rtol=1e-10, atol=1e-12)
+        np.testing.assert_allclose(k.D[2 * i : 2 * i + 2] @ v, k.tangent[i] @ velocity, rtol=1e-10, atol=1e-12)
         basis = np.vstack([k.tangent[i], k.normal[i]])
         np.testing.assert_allclose(basis @ basis.T, np.eye(3), atol=1e-12)
         np.testing.assert_allclose(np.cross(k.tangent[i, 0], k.tangent[i, 1]), k.normal[i], atol=1e-12)
@@ -88,17 +89,26 @@ def test_ball_joint_jacobian_matches_finite_differences():
     model = Model()
     rng = np.random.default_rng(3)
     quaternion = rng.normal(size=4)
-    body = model.add_body(RigidBody("link", 1.0, (0.1, 0.2, 0.3), position=(0.3, 0.1, -0.9),
-                                    orientation=quaternion / np.linalg.norm(quaternion),
-                                    velocity=rng.normal(size=3), angular_velocity=rng.normal(size=3)))
+    body = model.add_body(
+        RigidBody(
+            "link",
+            1.0,
+            (0.1, 0.2, 0.3),
+            position=(0.3, 0.1, -0.9),
+            orientation=quaternion / np.linalg.norm(quaternion),
+            velocity=rng.normal(size=3),
+            angular_velocity=rng.normal(size=3),
+        )
+    )
     model.add_constraint(BallJoint(body_a=body, offset_a=(0.1, 0.2, 0.5), offset_b=(0.0, 0.0, 0.0)))
     evaluate = model.compile()
     q, v = model.initial_state()
     k = evaluate(q, v, 0.0)
     dv = rng.normal(size=6)
     eps = 1e-6
-    fd = (evaluate(_advance(q, dv, eps), v, 0.0).holonomic_error
-          - evaluate(_advance(q, dv, -eps), v, 0.0).holonomic_error) / (2 * eps)
+    fd = (
+        evaluate(_advance(q, dv, eps), v, 0.0).holonomic_error - evaluate(_advance(q, dv, -eps), v, 0.0).holonomic_error
+    ) / (2 * eps)
     np.testing.assert_allclose(k.A @ dv, fd, rtol=1e-6, atol=1e-8)
 
 
@@ -130,8 +140,9 @@ def test_nonconservative_force_and_conservative_power():
     model = wheel_model()
     wheel = model.bodies[0]
     model.add_force(BodyForce(wheel, lambda t, state: (jnp.array([1.0, 2.0, 3.0]), jnp.array([0.5, 0.0, 0.0]))))
-    model.add_force(SpringDamper(wheel, (0.0, 0.0, 0.0), None, (0.0, 0.0, 2.0), stiffness=10.0, damping=3.0,
-                                 rest_length=1.0))
+    model.add_force(
+        SpringDamper(wheel, (0.0, 0.0, 0.0), None, (0.0, 0.0, 2.0), stiffness=10.0, damping=3.0, rest_length=1.0)
+    )
     q, v = model.initial_state()
     k = model.compile()(q, v, 0.0)
     x, velocity = q[:3], v[:3]
@@ -141,8 +152,9 @@ def test_nonconservative_force_and_conservative_power():
     damper = -3.0 * (e @ velocity) * e
     elastic = -10.0 * (length - 1.0) * e
     R = np_rotation_matrix(q[3:7])
-    np.testing.assert_allclose(k.nonconservative_force[:3], [1.0 + damper[0], 2.0 + damper[1], 3.0 + damper[2]],
-                               atol=1e-13)
+    np.testing.assert_allclose(
+        k.nonconservative_force[:3], [1.0 + damper[0], 2.0 + damper[1], 3.0 + damper[2]], atol=1e-13
+    )
     np.testing.assert_allclose(k.nonconservative_force[3:], R.T @ [0.5, 0.0, 0.0], atol=1e-13)
     gravity = np.array([0.0, 0.0, -9.81])
     assert k.conservative_power == pytest.approx((gravity + elastic) @ velocity, rel=1e-12)

@@ -22,6 +22,7 @@ m / k_T, so it is run with k_T proportional to the mass (1e10 N/m per kg, the sc
 the bristle model's physics, not a solver error.) The ``continuous`` law of Bauchau 2002 Eq. 28
 never sticks and is not compared with Coulomb's closed form.
 """
+
 from __future__ import annotations
 
 import math
@@ -81,11 +82,26 @@ def test_sphere_slides_into_rolling_at_every_mass(model, masses):
     steps = v_all[:-1] if sim.position_update == "paper" else v_all[1:]
     x_discrete = np.cumsum(h * steps)
     for body in range(trajectory.velocity.shape[1]):
-        np.testing.assert_allclose(trajectory.velocity[:, body, 0], v, rtol=0, atol=1e-6 * v0,
-                                   err_msg=f"{model}, masses {masses}, body {body}: v_x")
-        np.testing.assert_allclose(trajectory.angular_velocity[:, body, 1] * r, omega * r, rtol=0, atol=1e-6 * v0,
-                                   err_msg=f"{model}, masses {masses}, body {body}: omega_y")
-        np.testing.assert_allclose(trajectory.position[:, body, 0], x_discrete, rtol=1e-6, atol=1e-9,
-                                   err_msg=f"{model}, masses {masses}, body {body}: x")
+        np.testing.assert_allclose(
+            trajectory.velocity[:, body, 0],
+            v,
+            rtol=0,
+            atol=1e-6 * v0,
+            err_msg=f"{model}, masses {masses}, body {body}: v_x",
+        )
+        np.testing.assert_allclose(
+            trajectory.angular_velocity[:, body, 1] * r,
+            omega * r,
+            rtol=0,
+            atol=1e-6 * v0,
+            err_msg=f"{model}, masses {masses}, body {body}: omega_y",
+        )
+        np.testing.assert_allclose(
+            trajectory.position[:, body, 0],
+            x_discrete,
+            rtol=1e-6,
+            atol=1e-9,
+            err_msg=f"{model}, masses {masses}, body {body}: x",
+        )
         assert trajectory.position[-1, body, 0] == pytest.approx(1.46186, abs=v0 * h)
         np.testing.assert_allclose(trajectory.velocity[:, body, 1:], 0.0, atol=1e-6 * v0)

@@ -3,6 +3,7 @@
 Every expected number below is derived by hand from the definitions in the module docstring
 (no simulation is run), so each test pins one definition down exactly.
 """
+
 from __future__ import annotations
 
 import math
@@ -32,8 +33,9 @@ def force_run(t, f, normal=10.0, mu=MU, slip=None, direction=(1.0, 0.0, 0.0)):
     friction = (f * mu * normal)[:, None, None] * np.asarray(direction, float)[None, None, :]
     if slip is None:
         slip = np.zeros((t.size, 1, 3))
-    return synthetic(t, contact_normal_force=normal[:, None].copy(), contact_friction_force=friction,
-                     contact_slip_velocity=slip)
+    return synthetic(
+        t, contact_normal_force=normal[:, None].copy(), contact_friction_force=friction, contact_slip_velocity=slip
+    )
 
 
 def grid(h, steps):
@@ -61,17 +63,23 @@ def test_normalized_friction_force_hand_values_and_nan_without_contact():
 
     # default: both contacts, sum_i |lam_T,i| / mu / sum_i lam_N,i^+ (mu = 0.5 for both)
     aggregate = metrics.normalized_friction_force(run, MU)
-    np.testing.assert_allclose(aggregate, [(5.0 + 0.25) / (0.5 * 11.0),  # impulse-weighted mean of 1.0 and 0.5
-                                           1.0 / (0.5 * 2.0),  # contact 0 carries friction without normal force
-                                           (1.0 + 7.0) / (0.5 * 4.0),  # ... and now contact 1 does
-                                           (1.0 + 2.0) / (0.5 * 8.0)], rtol=1e-14)  # lam_N < 0 counts as 0
+    np.testing.assert_allclose(
+        aggregate,
+        [
+            (5.0 + 0.25) / (0.5 * 11.0),  # impulse-weighted mean of 1.0 and 0.5
+            1.0 / (0.5 * 2.0),  # contact 0 carries friction without normal force
+            (1.0 + 7.0) / (0.5 * 4.0),  # ... and now contact 1 does
+            (1.0 + 2.0) / (0.5 * 8.0),
+        ],
+        rtol=1e-14,
+    )  # lam_N < 0 counts as 0
 
 
 # --- on_grid --------------------------------------------------------------------------------
 def test_on_grid_samples_a_ten_times_finer_reference_at_the_coarse_times():
     t_ref = grid(1e-4, 1000)
     t = grid(1e-3, 100)
-    values = np.sin(50.0 * t_ref) + t_ref ** 2  # nonlinear: only exact at coinciding grid points
+    values = np.sin(50.0 * t_ref) + t_ref**2  # nonlinear: only exact at coinciding grid points
     np.testing.assert_allclose(metrics.on_grid(t, t_ref, values), values[9::10], rtol=0, atol=1e-13)
 
     # (steps, bodies, 3) keeps its trailing shape, column by column
@@ -87,14 +95,18 @@ def test_on_grid_interpolates_linearly_between_reference_samples():
     t = np.array([1.5e-4, 2.5e-4, 0.0123456, 0.1])
     np.testing.assert_allclose(metrics.on_grid(t, t_ref, linear), 3.0 + 2.0 * t, rtol=1e-14)
     # half way between two samples of a nonlinear signal: the mean of the two samples
-    square = t_ref ** 2
-    np.testing.assert_allclose(metrics.on_grid(np.array([1.5e-4]), t_ref, square),
-                               [0.5 * (1e-8 + 4e-8)], rtol=1e-12)
+    square = t_ref**2
+    np.testing.assert_allclose(metrics.on_grid(np.array([1.5e-4]), t_ref, square), [0.5 * (1e-8 + 4e-8)], rtol=1e-12)
 
 
-@pytest.mark.parametrize("t", [np.array([0.5e-4, 1e-3]),  # starts before the reference's first sample
-                               np.array([1e-3, 0.1 + 1e-6]),  # ends after its last sample
-                               np.array([0.2])])
+@pytest.mark.parametrize(
+    "t",
+    [
+        np.array([0.5e-4, 1e-3]),  # starts before the reference's first sample
+        np.array([1e-3, 0.1 + 1e-6]),  # ends after its last sample
+        np.array([0.2]),
+    ],
+)
 def test_on_grid_rejects_times_outside_the_reference(t):
     t_ref = grid(1e-4, 1000)
     with pytest.raises(ValueError, match="within the reference"):
@@ -119,7 +131,8 @@ def test_force_rms_deviation_of_a_constant_offset_is_5_percent():
     # offset 0.05 on half of the steps only: 100 sqrt(0.0025 / 2)
     half = f_ref + np.where(np.arange(20) < 10, 0.05, 0.0)
     assert metrics.force_rms_deviation(force_run(t, half), reference, MU) == pytest.approx(
-        100 * math.sqrt(0.0025 / 2), rel=1e-12)
+        100 * math.sqrt(0.0025 / 2), rel=1e-12
+    )
 
 
 def test_force_rms_deviation_does_not_depend_on_the_direction_or_scale_of_the_force():
@@ -160,13 +173,16 @@ def test_force_rms_deviation_sliding_phase_uses_the_reference_slip():
     reference = force_run(t, f_ref, slip=reference_slip)
     model = force_run(t, f, slip=model_slip)
 
-    assert metrics.force_rms_deviation(model, reference, MU, velocity_threshold=0.01, phase="all") == \
-        pytest.approx(100 * math.sqrt((10 * 0.05 ** 2 + 10 * 0.2 ** 2) / 20), rel=1e-12)
-    assert metrics.force_rms_deviation(model, reference, MU, velocity_threshold=0.01, phase="sliding") == \
-        pytest.approx(5.0, rel=1e-12)  # (with the model's slip it would be 20 %)
+    assert metrics.force_rms_deviation(model, reference, MU, velocity_threshold=0.01, phase="all") == pytest.approx(
+        100 * math.sqrt((10 * 0.05**2 + 10 * 0.2**2) / 20), rel=1e-12
+    )
+    assert metrics.force_rms_deviation(model, reference, MU, velocity_threshold=0.01, phase="sliding") == pytest.approx(
+        5.0, rel=1e-12
+    )  # (with the model's slip it would be 20 %)
     # a lower threshold lets the reference's 0.01 m/s steps count as sliding (not step 15, at rest)
-    assert metrics.force_rms_deviation(model, reference, MU, velocity_threshold=0.001, phase="sliding") == \
-        pytest.approx(100 * math.sqrt((10 * 0.05 ** 2 + 9 * 0.2 ** 2) / 19), rel=1e-12)
+    assert metrics.force_rms_deviation(
+        model, reference, MU, velocity_threshold=0.001, phase="sliding"
+    ) == pytest.approx(100 * math.sqrt((10 * 0.05**2 + 9 * 0.2**2) / 19), rel=1e-12)
 
 
 def test_force_rms_deviation_rejects_an_unknown_phase():
@@ -214,7 +230,7 @@ def test_misalignment_of_a_friction_force_rotated_by_a_known_angle():
     times, got = metrics.misalignment_angles(run, velocity_threshold=0.01)
     np.testing.assert_array_equal(times, t)
     np.testing.assert_allclose(got, angles, rtol=0, atol=1e-9)
-    assert metrics.misalignment_rms(run, 0.01) == pytest.approx(math.sqrt(np.mean(angles ** 2)), rel=1e-12)
+    assert metrics.misalignment_rms(run, 0.01) == pytest.approx(math.sqrt(np.mean(angles**2)), rel=1e-12)
 
 
 def test_misalignment_out_of_the_plane_and_perfectly_aligned_force():
@@ -273,8 +289,9 @@ def test_position_error_is_normalized_by_the_reference_distance_from_the_start()
     x_ref = start + 2.0 * t[:, None] * np.array([1.0, 0.0, 0.0])  # 2 m/s along x
     reference = synthetic(t, position=x_ref[:, None, :], initial_position=start[None, :])
     offset = np.array([0.0, 0.003, 0.004])  # |offset| = 0.005
-    model = synthetic(t, position=(x_ref + offset)[:, None, :],
-                      initial_position=np.zeros((1, 3)))  # the model's own start is not used
+    model = synthetic(
+        t, position=(x_ref + offset)[:, None, :], initial_position=np.zeros((1, 3))
+    )  # the model's own start is not used
     times, error = metrics.position_error(model, reference)
     np.testing.assert_array_equal(times, t)
     np.testing.assert_allclose(error, 0.005 / (2.0 * t), rtol=1e-9)
@@ -328,9 +345,16 @@ def consistent_pair():
         normal = np.full((n, 1), 9.81)
         friction = (f * MU * normal[:, 0])[:, None, None] * rotate_z(-heading, angle)[None, None, :]
         position = (start + 2.0 * times[:, None] * heading + position_offset)[:, None, :]
-        return synthetic(times, contact_normal_force=normal, contact_friction_force=friction,
-                         contact_slip_velocity=slip, position=position, initial_position=start[None, :],
-                         energy=8.0 - 5.0 * times + energy_offset, initial_energy=initial_energy)
+        return synthetic(
+            times,
+            contact_normal_force=normal,
+            contact_friction_force=friction,
+            contact_slip_velocity=slip,
+            position=position,
+            initial_position=start[None, :],
+            energy=8.0 - 5.0 * times + energy_offset,
+            initial_energy=initial_energy,
+        )
 
     reference = run(t_ref, 0.9 + 0.5 * t_ref, 0.0, np.zeros(3), 0.0, 8.0)
     model = run(t, 0.95 + 0.5 * t, 20.0, np.array([0.0, 0.005, 0.0]), 0.2, 8.2)
@@ -340,10 +364,17 @@ def consistent_pair():
 def test_summary_returns_every_metric_with_the_hand_derived_values():
     model, reference, t = consistent_pair()
     result = metrics.summary(model, reference, MU, velocity_threshold=0.01, settle=0.1)
-    assert set(result) == {"force_rms_deviation_percent", "force_rms_deviation_sliding_percent",
-                           "misalignment_rms_deg", "position_error_final", "position_error_max",
-                           "position_error_final_per_path", "energy_error_final_J", "energy_error_max_abs_J",
-                           "energy_error_max_relative"}
+    assert set(result) == {
+        "force_rms_deviation_percent",
+        "force_rms_deviation_sliding_percent",
+        "misalignment_rms_deg",
+        "position_error_final",
+        "position_error_max",
+        "position_error_final_per_path",
+        "energy_error_final_J",
+        "energy_error_max_abs_J",
+        "energy_error_max_relative",
+    }
     assert all(isinstance(v, float) and math.isfinite(v) for v in result.values()), result
     assert result["force_rms_deviation_percent"] == pytest.approx(5.0, rel=1e-9)
     assert result["force_rms_deviation_sliding_percent"] == pytest.approx(5.0, rel=1e-9)
@@ -394,11 +425,13 @@ def test_position_error_per_path_length_uses_the_distance_travelled():
     1 m along y (path 2 m, displacement sqrt(2) m); the model is 0.02 m off at the end."""
     from lcpdyn.metrics import position_error
     from lcpdyn.trajectory import Trajectory
+
     t = np.array([1.0, 2.0])
     ref_positions = np.array([[[1.0, 0.0, 0.0]], [[1.0, 1.0, 0.0]]])
     reference = Trajectory({"t": t, "position": ref_positions, "initial_position": np.zeros((1, 3))}, {}, ["b"])
-    model = Trajectory({"t": t, "position": ref_positions + [0.0, 0.02, 0.0], "initial_position": np.zeros((1, 3))},
-                       {}, ["b"])
+    model = Trajectory(
+        {"t": t, "position": ref_positions + [0.0, 0.02, 0.0], "initial_position": np.zeros((1, 3))}, {}, ["b"]
+    )
     _, per_path = position_error(model, reference, normalize="path")
     _, per_start = position_error(model, reference)
     np.testing.assert_allclose(per_path, [0.02, 0.01])
@@ -462,9 +495,11 @@ def test_aggregate_sliding_phase_keeps_only_the_contacts_where_the_reference_sli
     slip[1:3, 1, 0] = 1.0  # contact 1 slides in steps 1-2; nothing slides in step 3
     reference = two_contacts(t, [1.0, 1.0], [3.0, 1.0], slip=slip)
     model = two_contacts(t, [0.9, 0.5], [3.0, 1.0])
-    deviations = [0.1,  # contact 0 alone
-                  (3 * 0.1 + 1 * 0.5) / 4,  # both
-                  0.5]  # contact 1 alone; step 3: no contact slides, not counted
+    deviations = [
+        0.1,  # contact 0 alone
+        (3 * 0.1 + 1 * 0.5) / 4,  # both
+        0.5,
+    ]  # contact 1 alone; step 3: no contact slides, not counted
     expected = 100 * math.sqrt(np.mean(np.square(deviations)))
     assert metrics.force_rms_deviation(model, reference, MU, phase="sliding") == pytest.approx(expected, rel=1e-12)
     # every step with both contacts: (3 * 0.1 + 1 * 0.5) / 4 = 0.2

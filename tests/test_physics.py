@@ -1,4 +1,5 @@
 """Analytic physics checks of the stepper under each friction model."""
+
 from __future__ import annotations
 
 import math
@@ -52,7 +53,8 @@ def test_pendulum_on_ball_joint_energy_bounded_with_symplectic_update():
     # a compound pendulum (I = 0.01 about the bob's centre): v_bottom^2 = 2 g L / (1 + I/(m L^2)),
     # up to the integrator's O(h) energy error
     assert np.max(np.linalg.norm(trajectory.velocity[:, 0], axis=1)) == pytest.approx(
-        math.sqrt(2 * 9.81 / 1.01), rel=5e-3)
+        math.sqrt(2 * 9.81 / 1.01), rel=5e-3
+    )
     assert np.max(np.abs(trajectory.energy - trajectory.initial_energy)) < 0.05
 
 
@@ -92,7 +94,7 @@ def test_incline_block_sticks_iff_tan_theta_le_mu(friction, angle_deg):
         assert np.max(np.abs(trajectory.position[:, 0])) < 1e-9  # bristle creep at k_T = 1e10 is ~1e-10 m
     else:
         np.testing.assert_allclose(speed, a * trajectory.t, rtol=1e-9, atol=1e-9)
-        assert travelled[-1] == pytest.approx(0.5 * a * scene.t_end ** 2, rel=scene.dt / scene.t_end * 2)
+        assert travelled[-1] == pytest.approx(0.5 * a * scene.t_end**2, rel=scene.dt / scene.t_end * 2)
 
 
 @pytest.mark.parametrize("heading", [0.0, 22.5, 45.0])
@@ -105,25 +107,33 @@ def test_puck_keeps_heading_with_full_coulomb_force(friction, heading):
     velocity = trajectory.velocity[sliding, 0]
     np.testing.assert_allclose(np.degrees(np.arctan2(velocity[:, 1], velocity[:, 0])), heading, atol=1e-9)
     ratio = np.linalg.norm(trajectory.contact_friction_force[sliding, 0], axis=1) / (
-        scene.parameters["mu"] * trajectory.contact_normal_force[sliding, 0])
+        scene.parameters["mu"] * trajectory.contact_normal_force[sliding, 0]
+    )
     np.testing.assert_allclose(ratio, 1.0, rtol=1e-9)
 
 
-@pytest.mark.parametrize("friction,heading,ratio", [
-    ("box", 0.0, 1.0), ("box", 45.0, math.sqrt(2.0)),
-    (Polygonal(4), 0.0, 1.0), (Polygonal(4), 45.0, math.sqrt(0.5)),
-    (Polygonal(8), 22.5, math.cos(math.pi / 8)),
-])
+@pytest.mark.parametrize(
+    "friction,heading,ratio",
+    [
+        ("box", 0.0, 1.0),
+        ("box", 45.0, math.sqrt(2.0)),
+        (Polygonal(4), 0.0, 1.0),
+        (Polygonal(4), 45.0, math.sqrt(0.5)),
+        (Polygonal(8), 22.5, math.cos(math.pi / 8)),
+    ],
+)
 def test_box_and_pyramid_closed_forms(friction, heading, ratio):
     """Box: sqrt(2) mu lam_N for slip diagonal to the basis; a k-gon inscribed in the cone:
     cos(pi/k) mu lam_N for slip normal to a facet (0.707 for the pyramid, k = 4)."""
     scene = Puck.build(heading_deg=heading)
-    trajectory = Simulation(scene.model, friction if not isinstance(friction, str) else scene.friction(friction),
-                            scene.dt).run(scene.t_end)
+    trajectory = Simulation(
+        scene.model, friction if not isinstance(friction, str) else scene.friction(friction), scene.dt
+    ).run(scene.t_end)
     sliding = np.linalg.norm(trajectory.contact_slip_velocity[:, 0], axis=1) > 0.01
     assert sliding.sum() > 100
     measured = np.linalg.norm(trajectory.contact_friction_force[sliding, 0], axis=1) / (
-        scene.parameters["mu"] * trajectory.contact_normal_force[sliding, 0])
+        scene.parameters["mu"] * trajectory.contact_normal_force[sliding, 0]
+    )
     np.testing.assert_allclose(measured, ratio, rtol=1e-9)
     velocity = trajectory.velocity[sliding, 0]
     np.testing.assert_allclose(np.degrees(np.arctan2(velocity[:, 1], velocity[:, 0])), heading, atol=1e-9)
@@ -150,7 +160,7 @@ def test_wheel_sliding_never_lifts_off():
         assert np.all(trajectory.contact_normal_force > 0)
         assert np.all(np.linalg.norm(trajectory.contact_slip_velocity[:, 0], axis=1) > 0.01)  # it slides throughout
         worst.append(np.max(np.abs(trajectory.contact_gap)))
-    assert worst[0] < (1e-3 ** 2) * 6.5 ** 2 / 0.5
+    assert worst[0] < (1e-3**2) * 6.5**2 / 0.5
     assert worst[0] / worst[1] > 3.0
 
 
@@ -164,8 +174,9 @@ def test_regularized_converges_to_coulomb_as_h_decreases():
         for name in ("regularized", "coulomb"):
             scene = scenes.wheel.build(dt=h, t_end=2.3)
             runs[name] = Simulation(scene.model, scene.friction(name), h).run(scene.t_end)
-        differences.append(np.max(np.linalg.norm(runs["regularized"].position[:, 0] - runs["coulomb"].position[:, 0],
-                                                 axis=1)))
+        differences.append(
+            np.max(np.linalg.norm(runs["regularized"].position[:, 0] - runs["coulomb"].position[:, 0], axis=1))
+        )
     assert differences[0] > differences[1] > differences[2]
     assert differences[2] < 1e-3
 
@@ -198,7 +209,8 @@ def test_incline_steeper_than_static_coefficient_breaks_away_at_kinetic_rate(fri
     rate = np.diff(speed[sliding]) / scene.dt
     np.testing.assert_allclose(rate, InclineBlock.acceleration(scene.parameters), rtol=1e-8)
     assert InclineBlock.acceleration(scene.parameters) == pytest.approx(
-        9.81 * (math.sin(math.radians(40.0)) - 0.4 * math.cos(math.radians(40.0))))
+        9.81 * (math.sin(math.radians(40.0)) - 0.4 * math.cos(math.radians(40.0)))
+    )
 
 
 def test_static_coefficient_below_kinetic_is_rejected():
@@ -211,6 +223,7 @@ def test_continuous_law_creeps_down_an_incline_at_the_closed_form_speed():
     """tan(20 deg) = 0.364 < mu = 0.5: instead of sticking, the block creeps at the speed where
     mu cos (1 - exp(-v/v0)) = sin, i.e. v = -v0 ln(1 - tan / mu)."""
     from lcpdyn.friction import Continuous
+
     v0 = 0.01
     scene = InclineBlock.build(angle_deg=20.0, t_end=0.5)
     trajectory = Simulation(scene.model, Continuous(v0), 1e-4).run(scene.t_end)
@@ -222,6 +235,7 @@ def test_continuous_law_creeps_down_an_incline_at_the_closed_form_speed():
 def test_continuous_law_slides_at_nearly_mu_g():
     """Far above v0 the factor 1 - exp(-v/v0) is 1: the sliding block decelerates at mu g."""
     from lcpdyn.friction import Continuous
+
     scene = SlidingBlock.build(t_end=0.2)
     trajectory = Simulation(scene.model, Continuous(1e-3), scene.dt).run(scene.t_end)
     expected = scene.parameters["speed"] - scene.parameters["mu"] * 9.81 * trajectory.t

@@ -1,4 +1,5 @@
 """Every validation path of the front door, and that input is never modified."""
+
 import numpy as np
 import pytest
 
@@ -12,25 +13,42 @@ def ok():
     return np.eye(2), np.array([-1.0, 1.0])
 
 
-@pytest.mark.parametrize("M, q, lo, hi, exc, pattern", [
-    (np.eye(2), np.ones(3), None, None, ValueError, r"M must be square with shape \(3, 3\)"),
-    (np.ones(2), np.ones(2), None, None, ValueError, r"M must be a 2-D"),
-    (np.eye(2), np.ones((2, 1)), None, None, ValueError, r"q must be a 1-D vector, got shape \(2, 1\)"),
-    (np.eye(2), np.ones(2), np.zeros(3), None, ValueError, r"lo must have shape \(2,\)"),
-    (np.eye(2), np.ones(2), None, np.zeros((2, 2)), ValueError, r"hi must be a 1-D vector"),
-    (np.array([[1.0, np.nan], [0, 1]]), np.ones(2), None, None, ValueError, r"M contains NaN at \(0, 1\)"),
-    (np.array([[1.0, 0], [INF, 1]]), np.ones(2), None, None, ValueError, r"M contains an infinite entry at \(1, 0\)"),
-    (np.eye(2), np.array([1.0, np.nan]), None, None, ValueError, r"q contains NaN at index 1"),
-    (np.eye(2), np.array([-INF, 1.0]), None, None, ValueError, r"q contains an infinite entry at index 0"),
-    (np.eye(2), np.ones(2), np.array([0.0, np.nan]), None, ValueError, r"lo contains NaN at index 1"),
-    (np.eye(2), np.ones(2), None, np.array([np.nan, 1.0]), ValueError, r"hi contains NaN at index 0"),
-    (np.eye(2), np.ones(2), np.array([0.0, 2.0]), np.array([1.0, 1.0]), ValueError, r"lo\[1\] = 2.0 > hi\[1\] = 1.0"),
-    (np.eye(2), np.ones(2), np.array([INF, 0.0]), INF, ValueError, r"lo\[0\] = \+inf"),
-    (np.eye(2), np.ones(2), -INF, np.array([1.0, -INF]), ValueError, r"hi\[1\] = -inf"),
-    (np.eye(2) * 1j, np.ones(2), None, None, TypeError, r"M must be real"),
-    (np.array([["a", "b"], ["c", "d"]]), np.ones(2), None, None, TypeError, r"M must be real numbers"),
-    ([[1, 2], [3]], np.ones(2), None, None, ValueError, r"M could not be converted"),
-])
+@pytest.mark.parametrize(
+    "M, q, lo, hi, exc, pattern",
+    [
+        (np.eye(2), np.ones(3), None, None, ValueError, r"M must be square with shape \(3, 3\)"),
+        (np.ones(2), np.ones(2), None, None, ValueError, r"M must be a 2-D"),
+        (np.eye(2), np.ones((2, 1)), None, None, ValueError, r"q must be a 1-D vector, got shape \(2, 1\)"),
+        (np.eye(2), np.ones(2), np.zeros(3), None, ValueError, r"lo must have shape \(2,\)"),
+        (np.eye(2), np.ones(2), None, np.zeros((2, 2)), ValueError, r"hi must be a 1-D vector"),
+        (np.array([[1.0, np.nan], [0, 1]]), np.ones(2), None, None, ValueError, r"M contains NaN at \(0, 1\)"),
+        (
+            np.array([[1.0, 0], [INF, 1]]),
+            np.ones(2),
+            None,
+            None,
+            ValueError,
+            r"M contains an infinite entry at \(1, 0\)",
+        ),
+        (np.eye(2), np.array([1.0, np.nan]), None, None, ValueError, r"q contains NaN at index 1"),
+        (np.eye(2), np.array([-INF, 1.0]), None, None, ValueError, r"q contains an infinite entry at index 0"),
+        (np.eye(2), np.ones(2), np.array([0.0, np.nan]), None, ValueError, r"lo contains NaN at index 1"),
+        (np.eye(2), np.ones(2), None, np.array([np.nan, 1.0]), ValueError, r"hi contains NaN at index 0"),
+        (
+            np.eye(2),
+            np.ones(2),
+            np.array([0.0, 2.0]),
+            np.array([1.0, 1.0]),
+            ValueError,
+            r"lo\[1\] = 2.0 > hi\[1\] = 1.0",
+        ),
+        (np.eye(2), np.ones(2), np.array([INF, 0.0]), INF, ValueError, r"lo\[0\] = \+inf"),
+        (np.eye(2), np.ones(2), -INF, np.array([1.0, -INF]), ValueError, r"hi\[1\] = -inf"),
+        (np.eye(2) * 1j, np.ones(2), None, None, TypeError, r"M must be real"),
+        (np.array([["a", "b"], ["c", "d"]]), np.ones(2), None, None, TypeError, r"M must be real numbers"),
+        ([[1, 2], [3]], np.ones(2), None, None, ValueError, r"M could not be converted"),
+    ],
+)
 def test_bad_input_is_named(M, q, lo, hi, exc, pattern):
     with pytest.raises(exc, match=pattern):
         solve(M, q, lo, hi)
@@ -46,15 +64,18 @@ def test_unknown_method_and_option():
         solve(M, q, method="pgs", max_iterations=3)
 
 
-@pytest.mark.parametrize("method, options, pattern", [
-    ("judice-pires", {"max_stall": 0}, r"max_stall must be an integer >= 1"),
-    ("judice-pires", {"pivot_tolerance": -1.0}, r"pivot_tolerance must be a finite number > 0"),
-    ("judice-pires", {"regularization": float("nan")}, r"regularization must be a finite number >= 0"),
-    ("judice-pires", {"max_iterations": 2.5}, r"max_iterations must be an integer"),
-    ("pgs", {"relaxation": 2.0}, r"relaxation must be in \(0, 2\)"),
-    ("lemke", {"max_pivots": -1}, r"max_pivots must be an integer >= 0"),
-    ("siconos", {"solver": "enum"}, r"solver must be one of"),
-])
+@pytest.mark.parametrize(
+    "method, options, pattern",
+    [
+        ("judice-pires", {"max_stall": 0}, r"max_stall must be an integer >= 1"),
+        ("judice-pires", {"pivot_tolerance": -1.0}, r"pivot_tolerance must be a finite number > 0"),
+        ("judice-pires", {"regularization": float("nan")}, r"regularization must be a finite number >= 0"),
+        ("judice-pires", {"max_iterations": 2.5}, r"max_iterations must be an integer"),
+        ("pgs", {"relaxation": 2.0}, r"relaxation must be in \(0, 2\)"),
+        ("lemke", {"max_pivots": -1}, r"max_pivots must be an integer >= 0"),
+        ("siconos", {"solver": "enum"}, r"solver must be one of"),
+    ],
+)
 def test_bad_options(method, options, pattern):
     M, q = ok()
     with pytest.raises(ValueError, match=pattern):

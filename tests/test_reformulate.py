@@ -1,4 +1,5 @@
 """The reformulations used by the Lemke, PGS and Siconos routes are exact."""
+
 import numpy as np
 
 from solvers import library as L

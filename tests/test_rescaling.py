@@ -12,11 +12,12 @@ every SOLVED is wrong.
 Regression guards: Júdice–Pires and Lemke solve every feasible original; Júdice–Pires keeps its
 successes under symmetric rescaling D M D (the same physics in other units).
 """
+
 from __future__ import annotations
 
 import importlib.util
 import sys
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
 
 import numpy as np
@@ -40,7 +41,7 @@ def _require(method, request):
         request.getfixturevalue("siconos")  # skips (or fails under CI=true) without Siconos
 
 
-@lru_cache(maxsize=None)
+@cache
 def _verdicts(method: str, which: str):
     """[(case, verdict, status, reason)] of ``method`` on a whole case list (solved once)."""
     cases = {"family": FAMILY, "infeasible": INFEASIBLE, "originals": ORIGINALS}[which]
@@ -62,11 +63,15 @@ def _report(title, lines):
 
 
 def _bad(method, which):
-    return [f"{case.name} | {method} | {status} | {verdict.upper()}: {reason[:400]}"
-            for case, verdict, status, reason in _verdicts(method, which) if verdict in (WRONG, CRASH)]
+    return [
+        f"{case.name} | {method} | {status} | {verdict.upper()}: {reason[:400]}"
+        for case, verdict, status, reason in _verdicts(method, which)
+        if verdict in (WRONG, CRASH)
+    ]
 
 
 # --- the library's rescalings themselves -------------------------------------------------------
+
 
 def test_rescaling_family_is_exact_and_spans_the_range():
     """M' = E M D etc. hold bit for bit, scales are powers of two spanning 2^-40 ... 2^33, and
@@ -111,8 +116,11 @@ def test_independent_check_rejects_the_known_wrong_answers():
     (approximately: the factors here are not powers of two, the check maps back exactly anyway
     up to rounding): z = (1, 1) is the answer; (1, 0) and (1, 1.907) are not. M = 0, q = (1, -0.2)
     has no solution, and z = (0, 8.99e307) fails the check too."""
-    case = L.rescale(L.Case("unit", np.eye(2), np.array([-1.0, -1.0]), np.zeros(2), np.full(2, np.inf),
-                            np.ones(2)), [1e10, 1e-6], [1.0, 1.0])
+    case = L.rescale(
+        L.Case("unit", np.eye(2), np.array([-1.0, -1.0]), np.zeros(2), np.full(2, np.inf), np.ones(2)),
+        [1e10, 1e-6],
+        [1.0, 1.0],
+    )
     assert check_case(case, [1.0, 1.0]) == []
     assert check_case(case, [1.0, 0.0])
     assert check_case(case, [1.0, 1.907])
@@ -122,6 +130,7 @@ def test_independent_check_rejects_the_known_wrong_answers():
 
 
 # --- zero wrong successes ----------------------------------------------------------------------
+
 
 @pytest.mark.parametrize("method", METHOD_PARAMS)
 def test_no_wrong_success_on_rescaled_problems(method, request):
@@ -142,12 +151,15 @@ def test_no_success_on_infeasible_problems(method, request):
 
 # --- regression guards -------------------------------------------------------------------------
 
+
 @pytest.mark.parametrize("method", ["judice-pires", "lemke"])
 def test_pivoting_methods_solve_every_feasible_original(method):
     """The well-scaled originals of the family are solved, correctly."""
-    bad = [f"{case.name} | {method} | {status} | {verdict.upper()}: {reason[:400]}"
-           for case, verdict, status, reason in _verdicts(method, "originals")
-           if case.feasible and verdict != SOLVED_CORRECT]
+    bad = [
+        f"{case.name} | {method} | {status} | {verdict.upper()}: {reason[:400]}"
+        for case, verdict, status, reason in _verdicts(method, "originals")
+        if case.feasible and verdict != SOLVED_CORRECT
+    ]
     assert not bad, _report(f"{method}: feasible originals not solved correctly", bad)
 
 
@@ -161,11 +173,12 @@ KNOWN_UNSOLVED_SYMMETRIC = {"particle-separating|sym-wide", "box-4-corners|sym-w
 
 
 def _symmetric_failures():
-    solved = {case.name for case, verdict, _, _ in _verdicts("judice-pires", "originals")
-              if verdict == SOLVED_CORRECT}
-    return {case.name: f"{case.name} | judice-pires | {status} | {verdict.upper()}: {reason[:400]}"
-            for case, verdict, status, reason in _verdicts("judice-pires", "family")
-            if case.rescaling == "symmetric" and case.original.name in solved and verdict != SOLVED_CORRECT}
+    solved = {case.name for case, verdict, _, _ in _verdicts("judice-pires", "originals") if verdict == SOLVED_CORRECT}
+    return {
+        case.name: f"{case.name} | judice-pires | {status} | {verdict.upper()}: {reason[:400]}"
+        for case, verdict, status, reason in _verdicts("judice-pires", "family")
+        if case.rescaling == "symmetric" and case.original.name in solved and verdict != SOLVED_CORRECT
+    }
 
 
 def test_judice_pires_keeps_its_successes_under_symmetric_rescaling():
@@ -187,6 +200,7 @@ def test_judice_pires_solves_the_known_hard_symmetric_rescalings():
 
 # --- quick fuzz --------------------------------------------------------------------------------
 
+
 def _fuzz_module():
     name = "fuzz_solvers"
     if name not in sys.modules:
@@ -206,11 +220,14 @@ def test_quick_fuzz_has_no_wrong_answers_or_crashes(method, request):
     fuzz = _fuzz_module()
     summary = fuzz.run_fuzz(fuzz.QUICK_COUNT, seed=0, methods=[method], jobs=1)
     counts = summary["counts"][method]
-    lines = [f"fuzz #{e['index']} {e['kind']} n={e['n']} [{e['rescaling']}] | {method} | {e['status']} | "
-             f"{e['verdict'].upper()}: {e['reason'][:400]}"
-             for e in summary["wrong_and_crash_examples"][method]]
+    lines = [
+        f"fuzz #{e['index']} {e['kind']} n={e['n']} [{e['rescaling']}] | {method} | {e['status']} | "
+        f"{e['verdict'].upper()}: {e['reason'][:400]}"
+        for e in summary["wrong_and_crash_examples"][method]
+    ]
     assert counts[WRONG] == 0 and counts[CRASH] == 0, _report(
-        f"{method}: quick fuzz counts {counts}; reproduce one with fuzz_solvers.instances(0, index)", lines)
+        f"{method}: quick fuzz counts {counts}; reproduce one with fuzz_solvers.instances(0, index)", lines
+    )
 
 
 def test_infeasible_problems_carry_exact_certificates():
@@ -227,8 +244,7 @@ def test_infeasible_problems_carry_exact_certificates():
     bad = [case.name for case in cases if not certificate_holds(*case.args, case.certificate)]
     assert not bad, _report("infeasible problems whose certificate does not hold", bad)
     for case in ORIGINALS[:12]:  # hand cases: solvable, so no certificate can hold
-        assert not any(certificate_holds(*case.args, y) for y in np.vstack([np.eye(case.q.size),
-                                                                             -np.eye(case.q.size)]))
+        assert not any(certificate_holds(*case.args, y) for y in np.vstack([np.eye(case.q.size), -np.eye(case.q.size)]))
 
 
 # The problems of the full 10,000-problem fuzz run on which Lemke and Siconos returned answers
@@ -259,10 +275,10 @@ def test_singular_basis_rule_rejects_a_cancelling_answer_and_keeps_a_determined_
     from solvers.result import basis_singular, data_growth, relative_residual
 
     M = np.array([[1.0, 1.0], [1.0, 1.0]])
-    q = np.array([-1.0, -1.0 - 2.0 ** -40])
+    q = np.array([-1.0, -1.0 - 2.0**-40])
     lo = np.full(2, -np.inf)
     hi = np.full(2, np.inf)
-    z = np.array([2.0 ** 60, -(2.0 ** 60) + 1.0])  # M z + q = 0 to rounding of the 2^60 terms
+    z = np.array([2.0**60, -(2.0**60) + 1.0])  # M z + q = 0 to rounding of the 2^60 terms
     assert basis_singular(M, lo, hi, z)
     assert data_growth(M, q, lo, hi, z) > 1e15
     assert relative_residual(M, q, lo, hi, z) > 1e-3

@@ -1,4 +1,5 @@
 """Rolling constraints and linearized stability (Schwab–Meijaard 2003; Bauchau 2002 Sec. 5-6)."""
+
 from __future__ import annotations
 
 import json
@@ -37,11 +38,14 @@ def test_rolling_disk_eigenvalue_structure(speed, kind):
         assert np.abs(pair.imag).min() > 0.1
 
 
-@pytest.mark.parametrize("module,x0,params", [
-    (rolling_disk, np.array([0.02, -0.01, 0.5, 0.1, 0.05, 0.3, 0.2, -0.4]), {"speed": 0.5}),
-    (swivel_shimmy, np.array([0.1, 0.05, -0.2]), {"a_over_l": 0.4}),
-    (caster_shimmy, np.array([0.1, -0.05, 0.3]), {"flexible": 1.0}),
-])
+@pytest.mark.parametrize(
+    "module,x0,params",
+    [
+        (rolling_disk, np.array([0.02, -0.01, 0.5, 0.1, 0.05, 0.3, 0.2, -0.4]), {"speed": 0.5}),
+        (swivel_shimmy, np.array([0.1, 0.05, -0.2]), {"a_over_l": 0.4}),
+        (caster_shimmy, np.array([0.1, -0.05, 0.3]), {"flexible": 1.0}),
+    ],
+)
 def test_linearization_matches_finite_differences_of_the_state_equations(module, x0, params):
     """J = -E^-1 P of Eq. (29), every block from JAX derivatives, equals central differences of
     the compiled state equations (Eq. 22) at the steady motion (where f_d = 0); the state
@@ -54,7 +58,9 @@ def test_linearization_matches_finite_differences_of_the_state_equations(module,
     for i in range(nominal.size):
         step = np.zeros(nominal.size)
         step[i] = eps
-        fd[:, i] = (system.derivative(nominal + step, **params) - system.derivative(nominal - step, **params)) / (2 * eps)
+        fd[:, i] = (system.derivative(nominal + step, **params) - system.derivative(nominal - step, **params)) / (
+            2 * eps
+        )
     np.testing.assert_allclose(linear.state_matrix, fd, atol=1e-8)
     assert np.all(np.isfinite(system.derivative(x0, **params)))
 
@@ -66,10 +72,10 @@ def test_swivel_wheel_matrices_equal_equation_30():
     linear = swivel_shimmy.system().linearize(np.zeros(3), **p)
     a = a_over_l * l
     b, r2 = l - a, gyration * l * l
-    np.testing.assert_allclose(linear.M, [[m * (a * a + r2) / l ** 2]], rtol=1e-12)
-    np.testing.assert_allclose(linear.C, [[m * (a * b - r2) / l ** 2 * v / l]], rtol=1e-12)
+    np.testing.assert_allclose(linear.M, [[m * (a * a + r2) / l**2]], rtol=1e-12)
+    np.testing.assert_allclose(linear.C, [[m * (a * b - r2) / l**2 * v / l]], rtol=1e-12)
     np.testing.assert_allclose(linear.K_d, [[k]], rtol=1e-12)
-    np.testing.assert_allclose(linear.K_k, [[-m * (a * b - r2) / l ** 2 * v ** 2 / l]], rtol=1e-12)
+    np.testing.assert_allclose(linear.K_k, [[-m * (a * b - r2) / l**2 * v**2 / l]], rtol=1e-12)
     np.testing.assert_allclose(linear.A, [[1 / l]], rtol=1e-12)
     np.testing.assert_allclose(linear.B_d, [[0.0]], atol=1e-14)
     np.testing.assert_allclose(linear.B_k, [[-v / l]], rtol=1e-12)
@@ -88,9 +94,10 @@ def test_swivel_wheel_stable_exactly_between_three_and_seven_tenths():
 def test_swivel_wheel_critical_case_eigenvalues():
     """a (l - a) = r^2: lambda_1 = -omega and lambda_2,3 = +-i omega_n (their text after Eq. 32)."""
     eigenvalues = swivel_shimmy.system().linearize(np.zeros(3), a_over_l=0.3).eigenvalues
-    omega_n = math.sqrt(1.0 / (0.3 ** 2 + 0.21))
-    np.testing.assert_allclose(sorted(eigenvalues, key=lambda z: z.imag),
-                               [1j * -omega_n, -1.0 + 0j, 1j * omega_n], atol=1e-9)
+    omega_n = math.sqrt(1.0 / (0.3**2 + 0.21))
+    np.testing.assert_allclose(
+        sorted(eigenvalues, key=lambda z: z.imag), [1j * -omega_n, -1.0 + 0j, 1j * omega_n], atol=1e-9
+    )
 
 
 @pytest.mark.parametrize("flexible,expected", [(0.0, 2 * math.pi), (1.0, 2 * math.pi * math.sqrt(1 + 5 / 9))])
@@ -109,8 +116,13 @@ def test_rolling_disk_transient_wobbles_with_force_ratio_at_most_0_52():
     # sharp turns at equal intervals, alternating in direction (Fig. 5)
     yaw_rate = result["states"][:, 0]
     t = result["t"]
-    peaks = [i for i in range(1, len(t) - 1) if abs(yaw_rate[i]) > 0.5 * np.abs(yaw_rate).max()
-             and abs(yaw_rate[i]) >= abs(yaw_rate[i - 1]) and abs(yaw_rate[i]) >= abs(yaw_rate[i + 1])]
+    peaks = [
+        i
+        for i in range(1, len(t) - 1)
+        if abs(yaw_rate[i]) > 0.5 * np.abs(yaw_rate).max()
+        and abs(yaw_rate[i]) >= abs(yaw_rate[i - 1])
+        and abs(yaw_rate[i]) >= abs(yaw_rate[i + 1])
+    ]
     assert len(peaks) >= 4
     signs = np.sign(yaw_rate[peaks])
     assert np.all(signs[1:] == -signs[:-1])
@@ -149,8 +161,16 @@ def test_friction_limited_rolling_holds_above_and_slips_below_the_required_ratio
 
 def test_zero_spin_row_stops_rotation_about_the_normal():
     model = Model()
-    wheel = model.add_body(RigidBody("wheel", 1.0, (0.3, 0.6, 0.3), position=(0.0, 0.0, 0.5),
-                                     velocity=(1.0, 0.0, 0.0), angular_velocity=(0.0, 2.0, 0.0)))
+    wheel = model.add_body(
+        RigidBody(
+            "wheel",
+            1.0,
+            (0.3, 0.6, 0.3),
+            position=(0.0, 0.0, 0.5),
+            velocity=(1.0, 0.0, 0.0),
+            angular_velocity=(0.0, 2.0, 0.0),
+        )
+    )
     model.add_contact(DiskContact(wheel, Plane(), 0.0, radius=0.5, rolling="ideal", spin="ideal"))
     trajectory = Simulation(model, "coulomb", 1e-3).run(0.5)
     np.testing.assert_allclose(trajectory.angular_velocity[:, 0, 2], 0.0, atol=1e-9)
@@ -176,12 +196,15 @@ def test_stability_command_writes_plot_and_json(tmp_path, capsys):
     assert plot.stat().st_size > 10_000
 
 
-@pytest.mark.parametrize("argv,culprit", [
-    (["stability", "nowhere"], "nowhere"),
-    (["stability", "rolling-disk", "--param", "speed=0:1"], "--param"),
-    (["stability", "rolling-disk", "--param", "velocity=0:1:5"], "velocity"),
-    (["reproduce", "nowhere"], "nowhere"),
-])
+@pytest.mark.parametrize(
+    "argv,culprit",
+    [
+        (["stability", "nowhere"], "nowhere"),
+        (["stability", "rolling-disk", "--param", "speed=0:1"], "--param"),
+        (["stability", "rolling-disk", "--param", "velocity=0:1:5"], "velocity"),
+        (["reproduce", "nowhere"], "nowhere"),
+    ],
+)
 def test_stability_bad_input_exits_2(argv, culprit, capsys):
     assert main(argv) == 2
     assert culprit in capsys.readouterr().err

@@ -1,6 +1,7 @@
 """Issue 9, items 5 and 6: run health recorded per step and never silent (non-finite values,
 user-function failures, energy gains, the default position update), and the validation gaps
 closed at construction."""
+
 from __future__ import annotations
 
 import json
@@ -13,8 +14,24 @@ import pytest
 
 import lcpdyn.stepper as stepper
 import scenes
-from lcpdyn import (BallJoint, BodyForce, DiskContact, EnergyWarning, Health, Model, Plane, PointContact, RevoluteJoint,
-                    RigidBody, Simulation, SimulationError, SphereContact, SpringDamper, euler_zxy, load)
+from lcpdyn import (
+    BallJoint,
+    BodyForce,
+    DiskContact,
+    EnergyWarning,
+    Health,
+    Model,
+    Plane,
+    PointContact,
+    RevoluteJoint,
+    RigidBody,
+    Simulation,
+    SimulationError,
+    SphereContact,
+    SpringDamper,
+    euler_zxy,
+    load,
+)
 from lcpdyn.kernels import gyroscopic_midpoint
 from lcpdyn.rotation import np_rotation_matrix
 
@@ -42,8 +59,9 @@ def assert_partial(error: SimulationError):
 
 def ball(mu=0.3, **contact):
     model = Model()
-    body = model.add_body(RigidBody("ball", 2.0, (0.08, 0.08, 0.08), position=(0.0, 0.0, 0.2),
-                                    velocity=(1.0, 0.0, 0.0)))
+    body = model.add_body(
+        RigidBody("ball", 2.0, (0.08, 0.08, 0.08), position=(0.0, 0.0, 0.2), velocity=(1.0, 0.0, 0.0))
+    )
     model.add_contact(SphereContact(body, Plane(), mu, radius=0.2, **contact))
     return model, body
 
@@ -94,8 +112,11 @@ def test_friction_profile_that_raises_becomes_a_simulation_error_with_the_cause(
 @pytest.mark.parametrize("value", [math.nan, math.inf, -0.1])
 def test_friction_profile_giving_a_bad_coefficient_is_named(value):
     model, _ = ball(friction_profile=lambda t: value if t > 0.01 else 0.3)
-    with pytest.raises(SimulationError, match=r"friction_profile of contact 0 \(SphereContact on body 'ball'\) gave "
-                                              r"mu = ") as info:
+    with pytest.raises(
+        SimulationError,
+        match=r"friction_profile of contact 0 \(SphereContact on body 'ball'\) gave "
+        r"mu = ",
+    ) as info:
         Simulation(model, "coulomb", 1e-3).run(0.1)
     assert info.value.step == 11
     assert_partial(info.value)
@@ -129,8 +150,11 @@ def test_a_spring_driving_the_velocity_to_overflow_names_the_body_and_the_energy
     model.add_force(SpringDamper(mass, (0.0, 0.0, 0.0), None, (0.0, 0.0, 0.0), stiffness=1e300))
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)  # NumPy's overflow note on the way
-        with pytest.raises(SimulationError, match=r"body 'mass': the kinetic energy overflowed \(m \|v\|\^2 / 2 = "
-                                                  r"inf J") as info:
+        with pytest.raises(
+            SimulationError,
+            match=r"body 'mass': the kinetic energy overflowed \(m \|v\|\^2 / 2 = "
+            r"inf J",
+        ) as info:
             Simulation(model, "coulomb", 1e-3).run(0.1)
     assert info.value.step == 1
     assert info.value.trajectory.t.shape == (1,)
@@ -140,8 +164,11 @@ def test_a_spring_whose_potential_overflows_at_the_start_is_rejected_at_construc
     model = Model(gravity=(0.0, 0.0, 0.0))
     mass = model.add_body(RigidBody("mass", 1.0, (0.1, 0.1, 0.1), position=(1e200, 0.0, 0.0)))
     model.add_force(SpringDamper(mass, (0.0, 0.0, 0.0), None, (0.0, 0.0, 0.0), stiffness=10.0))
-    with pytest.raises(ValueError, match=r"initial potential energy is not finite.*force 0 \(SpringDamper on body "
-                                         r"'mass'\) gave potential energy inf"):
+    with pytest.raises(
+        ValueError,
+        match=r"initial potential energy is not finite.*force 0 \(SpringDamper on body "
+        r"'mass'\) gave potential energy inf",
+    ):
         Simulation(model, "coulomb", 1e-3)
 
 
@@ -156,8 +183,11 @@ def test_the_gyroscopic_newton_iteration_that_fails_is_reported(monkeypatch):
     model = Model(gravity=(0.0, 0.0, 0.0))
     model.add_body(RigidBody("top", 1.0, (1.0, 2.0, 3.0), angular_velocity=(10.0, 0.1, 10.0)))
     monkeypatch.setattr(stepper, "_NEWTON_ITERATIONS", 0)
-    with pytest.raises(SimulationError, match=r"body 'top': the implicit midpoint step of the gyroscopic term did not "
-                                              r"converge") as info:
+    with pytest.raises(
+        SimulationError,
+        match=r"body 'top': the implicit midpoint step of the gyroscopic term did not "
+        r"converge",
+    ) as info:
         Simulation(model, "coulomb", 1e-2).run(0.1)
     assert info.value.step == 0 and info.value.trajectory.t.shape == (0,)
 
@@ -172,8 +202,9 @@ def test_midpoint_gyroscopic_step_keeps_energy_and_body_momentum_of_a_free_asymm
     model.add_body(RigidBody("top", 1.0, (1.0, 2.0, 3.0), angular_velocity=(speed, 0.01 * speed, speed)))
     trajectory = quiet_run(Simulation(model, "coulomb", h), 1000 * h)
     inertia = np.diag([1.0, 2.0, 3.0])
-    body = np.array([np_rotation_matrix(q).T @ w for q, w in zip(trajectory.quaternion[:, 0],
-                                                                  trajectory.angular_velocity[:, 0])])
+    body = np.array(
+        [np_rotation_matrix(q).T @ w for q, w in zip(trajectory.quaternion[:, 0], trajectory.angular_velocity[:, 0])]
+    )
     momentum = np.linalg.norm(body @ inertia, axis=1)
     initial = np.linalg.norm(inertia @ np.array([speed, 0.01 * speed, speed]))
     np.testing.assert_allclose(trajectory.energy, trajectory.initial_energy, rtol=1e-10)
@@ -246,28 +277,36 @@ def test_energy_check_stop_raises_at_the_first_flagged_step_with_the_trajectory(
     flagged_run, _ = paper_wheel
     first = int(np.argmax((flagged_run.health & ENERGY_GAIN) != 0))
     scene = scenes.wheel.build()
-    sim = Simulation(scene.model, scene.friction("regularized"), scene.dt, position_update="paper",
-                     energy_check="stop")
-    with pytest.raises(SimulationError, match=r"the energy rose .* J above its lowest value so far, more than "
-                                              r"energy_tolerance = 0.001 .*energy_check='stop'") as info:
+    sim = Simulation(scene.model, scene.friction("regularized"), scene.dt, position_update="paper", energy_check="stop")
+    with pytest.raises(
+        SimulationError,
+        match=r"the energy rose .* J above its lowest value so far, more than "
+        r"energy_tolerance = 0.001 .*energy_check='stop'",
+    ) as info:
         sim.run(scene.t_end)
     partial = info.value.trajectory
     assert partial.t.shape == (first + 1,)  # the flagged step is recorded, with its flag
     assert partial.health[-1] & ENERGY_GAIN and not np.any(partial.health[:-1] & ENERGY_GAIN)
-    np.testing.assert_array_equal(partial.energy, flagged_run.energy[:first + 1])
+    np.testing.assert_array_equal(partial.energy, flagged_run.energy[: first + 1])
 
 
 def test_energy_check_off_records_no_flag():
     scene = scenes.wheel.build(t_end=3.0)
-    trajectory = quiet_run(Simulation(scene.model, scene.friction("regularized"), scene.dt, position_update="paper",
-                                      energy_check="off"), scene.t_end)
+    trajectory = quiet_run(
+        Simulation(scene.model, scene.friction("regularized"), scene.dt, position_update="paper", energy_check="off"),
+        scene.t_end,
+    )
     assert np.all(trajectory.health == 0)
 
 
 def test_a_larger_tolerance_accepts_the_paper_gain():
     scene = scenes.wheel.build()
-    trajectory = quiet_run(Simulation(scene.model, scene.friction("regularized"), scene.dt, position_update="paper",
-                                      energy_tolerance=0.05), scene.t_end)
+    trajectory = quiet_run(
+        Simulation(
+            scene.model, scene.friction("regularized"), scene.dt, position_update="paper", energy_tolerance=0.05
+        ),
+        scene.t_end,
+    )
     assert np.all(trajectory.health == 0)
 
 
@@ -275,8 +314,14 @@ def test_frictionless_and_conservative_runs_are_not_flagged():
     """Energy that only oscillates (symplectic Euler's bounded error) is no gain: the check
     carries the scheme's O(h) modified-energy term, so even a coarse spring step passes."""
     quiet_run(Simulation(sphere_model(), "coulomb", 1e-3), 1.0)
-    quiet_run(Simulation(wheel_model(mu=0.0, theta_deg=10.0, velocity=(0.0, 0.0, 0.0),
-                                     angular_velocity=(0.0, 0.0, 3.0)), "coulomb", 2e-3), 0.5)
+    quiet_run(
+        Simulation(
+            wheel_model(mu=0.0, theta_deg=10.0, velocity=(0.0, 0.0, 0.0), angular_velocity=(0.0, 0.0, 3.0)),
+            "coulomb",
+            2e-3,
+        ),
+        0.5,
+    )
     pendulum = Model()
     bob = pendulum.add_body(RigidBody("bob", 1.0, (0.01, 0.01, 0.01), position=(1.0, 0.0, 0.0)))
     pendulum.add_constraint(BallJoint(body_a=bob, offset_a=(-1.0, 0.0, 0.0), offset_b=(0.0, 0.0, 0.0)))
@@ -297,8 +342,9 @@ def test_work_of_a_body_force_is_counted_as_energy_put_in():
     sim = Simulation(model, "coulomb", 1e-3)
     trajectory = quiet_run(sim, 1.0)
     assert trajectory.energy[-1] - trajectory.initial_energy > 5.0
-    assert sim._work == pytest.approx(5.0 * (trajectory.position[-1, 0, 0] - trajectory.initial_position[0, 0]),
-                                      rel=1e-3)
+    assert sim._work == pytest.approx(
+        5.0 * (trajectory.position[-1, 0, 0] - trajectory.initial_position[0, 0]), rel=1e-3
+    )
     sim.reset()
     sim._nonconservative = False  # forget the force's work
     with pytest.warns(EnergyWarning):
@@ -309,8 +355,7 @@ def test_work_of_a_driven_joint_is_counted_as_energy_put_in():
     """A pendulum whose hinge is driven upwards at 3 m/s: the joint lifts it (~59 J in 2 s), which
     is the driving work (h lam) . u, not a gain."""
     model = Model()
-    bob = model.add_body(RigidBody("bob", 2.0, (0.02, 0.05, 0.05), position=(-1.0, 0.0, 0.0),
-                                   velocity=(0.0, 0.0, 3.0)))
+    bob = model.add_body(RigidBody("bob", 2.0, (0.02, 0.05, 0.05), position=(-1.0, 0.0, 0.0), velocity=(0.0, 0.0, 3.0)))
     model.add_constraint(RevoluteJoint(body_a=bob, offset_a=(1.0, 0.0, 0.0), anchor_velocity=(0.0, 0.0, 3.0)))
     sim = Simulation(model, "coulomb", 1e-3)
     trajectory = quiet_run(sim, 2.0)
@@ -372,8 +417,11 @@ def test_health_is_saved_loaded_and_old_files_still_load(tmp_path):
 
 
 # --- item 5c/d: the default position update on the tilted and the spinning wheel --------------------
-@pytest.mark.parametrize("case", [dict(theta_deg=60.0, speed=0.0, yaw_rate=0.0), dict(yaw_rate=-100.0),
-                                  dict(yaw_rate=-1000.0)], ids=["tilted-at-rest", "yaw-100", "yaw-1000"])
+@pytest.mark.parametrize(
+    "case",
+    [dict(theta_deg=60.0, speed=0.0, yaw_rate=0.0), dict(yaw_rate=-100.0), dict(yaw_rate=-1000.0)],
+    ids=["tilted-at-rest", "yaw-100", "yaw-1000"],
+)
 def test_default_update_never_gains_energy_on_the_wheel(case):
     """The default (v+ update, midpoint gyroscopic step) never lifts the energy above its start
     and flags nothing; released at rest at 60 deg the disk falls flat, which stops the run with
@@ -396,7 +444,8 @@ def test_paper_update_gains_energy_on_the_tilted_disk_at_rest():
     scene = scenes.wheel.build(theta_deg=60.0, speed=0.0, yaw_rate=0.0)
     with pytest.warns(EnergyWarning):
         trajectory = Simulation(scene.model, scene.friction("regularized"), scene.dt, position_update="paper").run(
-            scene.t_end)
+            scene.t_end
+        )
     assert np.max(trajectory.energy) > 5 * trajectory.initial_energy
     assert np.all(trajectory.solver_status == 0)
     assert np.any(trajectory.health & ENERGY_GAIN)
@@ -412,8 +461,9 @@ def test_explicit_gyroscopic_term_blows_up_the_spinning_wheel_into_a_simulation_
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)
         with pytest.raises(SimulationError, match="body 'wheel'") as info:
-            Simulation(scene.model, scene.friction("regularized"), scene.dt, position_update=update,
-                       gyroscopic=gyroscopic).run(scene.t_end)
+            Simulation(
+                scene.model, scene.friction("regularized"), scene.dt, position_update=update, gyroscopic=gyroscopic
+            ).run(scene.t_end)
     partial = info.value.trajectory
     assert partial.t.shape == (info.value.step,) and info.value.step > 10
     assert np.any(partial.health & ENERGY_GAIN)
@@ -423,8 +473,15 @@ def test_explicit_gyroscopic_term_blows_up_the_spinning_wheel_into_a_simulation_
 def tilted_disk(theta_deg=20.0, **contact):
     model = Model()
     theta = math.radians(theta_deg)
-    body = model.add_body(RigidBody("wheel", 1.0, (0.3, 0.6, 0.3), position=(0.0, 0.0, 0.5 * math.cos(theta)),
-                                    orientation=euler_zxy(0.0, theta, 0.0)))
+    body = model.add_body(
+        RigidBody(
+            "wheel",
+            1.0,
+            (0.3, 0.6, 0.3),
+            position=(0.0, 0.0, 0.5 * math.cos(theta)),
+            orientation=euler_zxy(0.0, theta, 0.0),
+        )
+    )
     return model, body, lambda: model.add_contact(DiskContact(body, Plane(), 0.3, radius=0.5, **contact))
 
 
@@ -437,8 +494,11 @@ def test_min_sin_tilt_outside_the_open_unit_interval_is_rejected(value):
 
 def test_min_sin_tilt_at_or_above_the_initial_tilt_sine_is_rejected():
     _, _, add = tilted_disk(theta_deg=70.0, min_sin_tilt=0.5)  # |n x axis| = cos 70 deg = 0.342
-    with pytest.raises(ValueError, match=r"min_sin_tilt = 0.5 is not below the disk's initial tilt sine "
-                                         r"\|n x axis\| = 0.342"):
+    with pytest.raises(
+        ValueError,
+        match=r"min_sin_tilt = 0.5 is not below the disk's initial tilt sine "
+        r"\|n x axis\| = 0.342",
+    ):
         add()
     _, _, add = tilted_disk(theta_deg=89.99999)  # the default 1e-6 against 1.7e-7
     with pytest.raises(ValueError, match="min_sin_tilt = 1e-06 is not below"):
@@ -451,8 +511,11 @@ def test_the_stepper_uses_each_disks_own_min_sin_tilt():
     engine's old hard-coded 1e-6."""
     model, _, add = tilted_disk(theta_deg=40.0, min_sin_tilt=0.5)
     add()
-    with pytest.raises(SimulationError, match=r"contact 0 \(DiskContact on body 'wheel'\) lies flat on its plane "
-                                              r"\(\|n x axis\| = 0\.4\d* < min_sin_tilt = 0.5\)") as info:
+    with pytest.raises(
+        SimulationError,
+        match=r"contact 0 \(DiskContact on body 'wheel'\) lies flat on its plane "
+        r"\(\|n x axis\| = 0\.4\d* < min_sin_tilt = 0.5\)",
+    ) as info:
         Simulation(model, "regularized", 1e-3).run(2.0)
     partial = assert_partial(info.value)
     axis = np.array([np_rotation_matrix(q) @ [0.0, 1.0, 0.0] for q in partial.quaternion[:, 0]])
@@ -462,8 +525,11 @@ def test_the_stepper_uses_each_disks_own_min_sin_tilt():
 
 @pytest.mark.parametrize("inertia", [(1.0, 1.0, 3.0), (0.3, 0.3, 0.61), (5.0, 1.0, 1.0)])
 def test_principal_moments_violating_the_triangle_inequality_are_rejected(inertia):
-    with pytest.raises(ValueError, match=r"body 'slab': principal moments of inertia .* violate the triangle "
-                                         r"inequality"):
+    with pytest.raises(
+        ValueError,
+        match=r"body 'slab': principal moments of inertia .* violate the triangle "
+        r"inequality",
+    ):
         RigidBody("slab", 1.0, inertia)
 
 
@@ -490,21 +556,29 @@ def test_runs_needing_absurd_step_counts_are_rejected_before_any_work():
     assert sim.steps_done == 0 and sim.timing is None  # nothing was allocated or stepped
 
 
-@pytest.mark.parametrize("quaternion, expected", [
-    ((1e300, 1e300, 0.0, 0.0), (math.sqrt(0.5), math.sqrt(0.5), 0.0, 0.0)),
-    ((1.7e308, 0.0, 0.0, -1.7e308), (math.sqrt(0.5), 0.0, 0.0, -math.sqrt(0.5))),
-    ((1e-310, 0.0, 0.0, 0.0), (1.0, 0.0, 0.0, 0.0)),
-    ((2.0, 0.0, 0.0, 0.0), (1.0, 0.0, 0.0, 0.0)),
-])
+@pytest.mark.parametrize(
+    "quaternion, expected",
+    [
+        ((1e300, 1e300, 0.0, 0.0), (math.sqrt(0.5), math.sqrt(0.5), 0.0, 0.0)),
+        ((1.7e308, 0.0, 0.0, -1.7e308), (math.sqrt(0.5), 0.0, 0.0, -math.sqrt(0.5))),
+        ((1e-310, 0.0, 0.0, 0.0), (1.0, 0.0, 0.0, 0.0)),
+        ((2.0, 0.0, 0.0, 0.0), (1.0, 0.0, 0.0, 0.0)),
+    ],
+)
 def test_orientations_of_any_finite_scale_are_normalized_without_overflow(quaternion, expected):
     body = RigidBody("b", 1.0, (0.1, 0.1, 0.1), orientation=quaternion)
     np.testing.assert_allclose(body.orientation, expected, rtol=1e-15)
     assert np.linalg.norm(body.orientation) == pytest.approx(1.0, rel=1e-15)
 
 
-@pytest.mark.parametrize("quaternion, pattern", [((0.0, 0.0, 0.0, 0.0), "must be nonzero"),
-                                                 ((math.inf, 0.0, 0.0, 0.0), "must be finite"),
-                                                 ((math.nan, 1.0, 0.0, 0.0), "must be finite")])
+@pytest.mark.parametrize(
+    "quaternion, pattern",
+    [
+        ((0.0, 0.0, 0.0, 0.0), "must be nonzero"),
+        ((math.inf, 0.0, 0.0, 0.0), "must be finite"),
+        ((math.nan, 1.0, 0.0, 0.0), "must be finite"),
+    ],
+)
 def test_bad_orientations_are_named(quaternion, pattern):
     with pytest.raises(ValueError, match=rf"body 'b': orientation {pattern}"):
         RigidBody("b", 1.0, (0.1, 0.1, 0.1), orientation=quaternion)
@@ -519,8 +593,13 @@ def test_huge_axis_and_normal_vectors_are_normalized():
     np.testing.assert_array_equal(contact.axis, [0.0, 1.0, 0.0])
 
 
-@pytest.mark.parametrize("name, value, term", [("velocity", (1e200, 0.0, 0.0), r"m \|v\|\^2 / 2"),
-                                               ("angular_velocity", (0.0, 0.0, 1e160), r"omega \. I omega / 2")])
+@pytest.mark.parametrize(
+    "name, value, term",
+    [
+        ("velocity", (1e200, 0.0, 0.0), r"m \|v\|\^2 / 2"),
+        ("angular_velocity", (0.0, 0.0, 1e160), r"omega \. I omega / 2"),
+    ],
+)
 def test_velocities_that_overflow_the_kinetic_energy_are_rejected(name, value, term):
     with pytest.raises(ValueError, match=rf"body 'fast': {name} overflows the kinetic energy \({term} = inf J\)"):
         RigidBody("fast", 1.0, (0.1, 0.1, 0.1), **{name: value})

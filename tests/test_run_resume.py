@@ -1,6 +1,7 @@
 """Runs that stop and go on: snapshot/restore bit for bit, decimated recording, interrupts
 (issue 10, item 3). The file side (HDF5 streaming, statuses) is in test_trajectory_files.py and
 test_cli_and_io.py."""
+
 from __future__ import annotations
 
 import os
@@ -13,9 +14,24 @@ from lcpdyn.stepper import RunInterrupted, Simulation
 from lcpdyn.trajectory import Health
 from scenes.blocks import SlidingBlock
 
-ARRAYS = ("t", "position", "quaternion", "velocity", "angular_velocity", "contact_normal_force",
-          "contact_friction_force", "contact_slip_velocity", "contact_gap", "contact_kinetic", "energy",
-          "solver_status", "solver_iterations", "solver_residual", "solver_fallback", "health")
+ARRAYS = (
+    "t",
+    "position",
+    "quaternion",
+    "velocity",
+    "angular_velocity",
+    "contact_normal_force",
+    "contact_friction_force",
+    "contact_slip_velocity",
+    "contact_gap",
+    "contact_kinetic",
+    "energy",
+    "solver_status",
+    "solver_iterations",
+    "solver_residual",
+    "solver_fallback",
+    "health",
+)
 
 
 def _simulation(friction="regularized"):
@@ -55,7 +71,9 @@ def test_record_every_keeps_every_kth_step_and_the_last_and_no_flag_is_lost():
     np.testing.assert_array_equal(decimated.velocity, full.velocity[kept])
     assert decimated.parameters["record_every"] == 7
     # health: the OR of the steps since the previous record
-    expected = [np.bitwise_or.reduce(full.health[(kept[j - 1] + 1 if j else 0):kept[j] + 1]) for j in range(len(kept))]
+    expected = [
+        np.bitwise_or.reduce(full.health[(kept[j - 1] + 1 if j else 0) : kept[j] + 1]) for j in range(len(kept))
+    ]
     np.testing.assert_array_equal(decimated.health, expected)
 
 

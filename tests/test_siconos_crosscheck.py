@@ -1,4 +1,5 @@
 """Cross-checks against Siconos numerics (mandatory under CI=true, see conftest)."""
+
 import numpy as np
 import pytest
 
@@ -7,9 +8,12 @@ from solvers import library as L
 
 from .test_solvers import independent_check
 
-UNIQUE = (L.hand_cases() + [L.murty(8), L.wheel_one_contact(), L.wheel_one_contact(False)]
-          + [L.random_spd(n, s, b) for n in (10, 60, 300) for s in (0, 1) for b in ("lcp", "box", "mixed")]
-          + [L.random_p_matrix(n, s, "lcp") for n in (10, 50) for s in (0, 1)])
+UNIQUE = (
+    L.hand_cases()
+    + [L.murty(8), L.wheel_one_contact(), L.wheel_one_contact(False)]
+    + [L.random_spd(n, s, b) for n in (10, 60, 300) for s in (0, 1) for b in ("lcp", "box", "mixed")]
+    + [L.random_p_matrix(n, s, "lcp") for n in (10, 50) for s in (0, 1)]
+)
 
 
 @pytest.mark.siconos
@@ -41,8 +45,7 @@ def test_siconos_failure_is_not_success(siconos):
 
 
 @pytest.mark.siconos
-@pytest.mark.parametrize("case", [L.delassus_rigid_body(10, 0), L.random_psd_duplicated(50, 0)],
-                         ids=lambda c: c.name)
+@pytest.mark.parametrize("case", [L.delassus_rigid_body(10, 0), L.random_psd_duplicated(50, 0)], ids=lambda c: c.name)
 def test_singular_problems_same_w_as_siconos(case, siconos):
     ours = solve(*case.args)
     theirs = solve(*case.args, method="siconos")

@@ -1,6 +1,7 @@
 """Solver correctness on the shared problem library: every success is checked by an
 independent residual computed here (not by solvers.result), closed forms where known, and
 agreement between methods where the solution is unique."""
+
 import numpy as np
 import pytest
 
@@ -49,9 +50,9 @@ def test_murty_example(n, method):
     if method == "lemke":
         # the front door equilibrates (solvers.scaling), which shortens Murty's path; the kernel on
         # the raw data is the textbook method: 2^n pivots, counting z0's entry
-        _, code, pivots = lemke_kernel(case.M, case.q, 10 ** 6, 1e-12)
-        assert code == 0 and pivots == 2 ** n
-        assert result.iterations <= 2 ** n
+        _, code, pivots = lemke_kernel(case.M, case.q, 10**6, 1e-12)
+        assert code == 0 and pivots == 2**n
+        assert result.iterations <= 2**n
     else:
         assert result.iterations <= 2 * n + 1
 
@@ -64,8 +65,9 @@ def test_lemke_pivot_limit_on_murty_is_reported():
         solve(*L.murty(12).args, method="lemke", max_pivots=1, raise_on_failure=True)
 
 
-SPD = [L.random_spd(n, seed, bounds) for n in (5, 30, 100, 300) for seed in (0, 1)
-       for bounds in ("lcp", "box", "mixed")]
+SPD = [
+    L.random_spd(n, seed, bounds) for n in (5, 30, 100, 300) for seed in (0, 1) for bounds in ("lcp", "box", "mixed")
+]
 
 
 @pytest.mark.parametrize("case", SPD, ids=lambda c: c.name)
@@ -79,8 +81,9 @@ def test_random_spd_all_methods_agree(case):
         np.testing.assert_allclose(other.z, reference.z, rtol=0, atol=atol * (1 + np.abs(reference.z).max()))
 
 
-P_MATRICES = [L.random_p_matrix(n, seed, bounds) for n in (10, 40, 120) for seed in (0, 1, 2)
-              for bounds in ("lcp", "mixed")]
+P_MATRICES = [
+    L.random_p_matrix(n, seed, bounds) for n in (10, 40, 120) for seed in (0, 1, 2) for bounds in ("lcp", "mixed")
+]
 
 
 @pytest.mark.parametrize("case", P_MATRICES, ids=lambda c: c.name)
@@ -91,10 +94,11 @@ def test_nonsymmetric_p_matrices(case):
     np.testing.assert_allclose(lemke.z, reference.z, rtol=0, atol=1e-8 * (1 + np.abs(reference.z).max()))
 
 
-SINGULAR = ([L.random_psd_duplicated(n, seed, bounds=b) for n in (10, 50, 150) for seed in (0, 1)
-             for b in ("lcp", "box")]
-            + [L.delassus_rigid_body(k, seed) for k in (2, 4, 10, 30, 60) for seed in (0, 1, 2)]
-            + [L.box_resting(4), L.box_resting(3)])
+SINGULAR = (
+    [L.random_psd_duplicated(n, seed, bounds=b) for n in (10, 50, 150) for seed in (0, 1) for b in ("lcp", "box")]
+    + [L.delassus_rigid_body(k, seed) for k in (2, 4, 10, 30, 60) for seed in (0, 1, 2)]
+    + [L.box_resting(4), L.box_resting(3)]
+)
 
 
 @pytest.mark.parametrize("case", SINGULAR, ids=lambda c: c.name)
@@ -163,6 +167,7 @@ def test_reproducible():
 
 # --- honest failure -------------------------------------------------------------------------
 
+
 def test_unsolvable_problem_is_never_a_success():
     """w = -z - 1 >= 0 has no solution with z >= 0."""
     M, q = np.array([[-1.0]]), np.array([-1.0])
@@ -219,6 +224,7 @@ def test_inaccurate_answer_is_downgraded():
 def test_non_finite_answer_is_a_numerical_error():
     from solvers.problem import make_problem
     from solvers.result import measure
+
     problem = make_problem(np.eye(2), np.ones(2))
     for bad in (np.nan, np.inf):
         result = measure(problem, np.array([0.0, bad]), Status.SOLVED, 1, "test", "test", TOL)
@@ -228,15 +234,21 @@ def test_non_finite_answer_is_a_numerical_error():
 def test_solvers_import_without_jax_or_siconos():
     import subprocess
     import sys
-    code = ("import sys, solvers; solvers.solve([[2.0]], [-1.0]); "
-            "assert 'jax' not in sys.modules and 'siconos' not in sys.modules, sorted(sys.modules)")
+
+    code = (
+        "import sys, solvers; solvers.solve([[2.0]], [-1.0]); "
+        "assert 'jax' not in sys.modules and 'siconos' not in sys.modules, sorted(sys.modules)"
+    )
     subprocess.run([sys.executable, "-c", code], check=True)
 
 
-@pytest.mark.parametrize("name, note", [
-    ("lemke-polygonal-block-rounding-basic", "rounding-level values put on their bounds"),
-    ("lemke-polygonal-block-ray", "ended on a secondary ray whose basis already solves the problem"),
-])
+@pytest.mark.parametrize(
+    "name, note",
+    [
+        ("lemke-polygonal-block-rounding-basic", "rounding-level values put on their bounds"),
+        ("lemke-polygonal-block-ray", "ended on a secondary ray whose basis already solves the problem"),
+    ],
+)
 def test_lemke_on_degenerate_polygonal_block_steps(name, note):
     """Two steps of the polygonal four-corner block (``sliding-block``, redundant contacts, 32
     slip directions with zero slip), saved from a run (``tests/data``). In the first, Lemke's

@@ -2,6 +2,7 @@
 inconsistent files with a :class:`TrajectoryFileError` naming the file and the problem,
 :meth:`Trajectory.save` is atomic, and the HDF5 format streams a run (:class:`TrajectoryWriter`)
 so that a killed run keeps its completed steps and a stopped one can be continued."""
+
 from __future__ import annotations
 
 import json
@@ -19,8 +20,7 @@ import pytest
 import lcpdyn
 import scenes
 from lcpdyn.stepper import Simulation
-from lcpdyn.trajectory import (FIELDS, Health, Trajectory, TrajectoryFileError, TrajectoryWriter, load,
-                               read_resume_state)
+from lcpdyn.trajectory import FIELDS, Health, Trajectory, TrajectoryFileError, TrajectoryWriter, load, read_resume_state
 
 ROOT = Path(__file__).resolve().parent.parent
 STEPS = 50  # SlidingBlock, t_end = 0.05 s, dt = 1e-3 s
@@ -72,8 +72,9 @@ def block(run, start, stop) -> dict:
 
 
 def new_writer(path, run, **options) -> TrajectoryWriter:
-    return TrajectoryWriter(path, run.parameters, run.body_names, run.position.shape[1],
-                            run.contact_normal_force.shape[1], **options)
+    return TrajectoryWriter(
+        path, run.parameters, run.body_names, run.position.shape[1], run.contact_normal_force.shape[1], **options
+    )
 
 
 # --- round trips -------------------------------------------------------------------------------
@@ -95,8 +96,9 @@ def test_hdf5_round_trip_equals_npz_round_trip_bit_for_bit(run, files):
     assert from_h5.parameters["status"] == "completed"
     assert from_h5.parameters["lcpdyn_version"] == lcpdyn.__version__
     assert from_npz.parameters == from_h5.parameters
-    assert {k: v for k, v in from_h5.parameters.items() if k not in ("status", "lcpdyn_version")} == \
-        {k: v for k, v in run.parameters.items() if k not in ("status", "lcpdyn_version")}
+    assert {k: v for k, v in from_h5.parameters.items() if k not in ("status", "lcpdyn_version")} == {
+        k: v for k, v in run.parameters.items() if k not in ("status", "lcpdyn_version")
+    }
 
 
 def test_an_hdf5_file_is_read_by_content_whatever_its_name(files, tmp_path):
@@ -178,10 +180,10 @@ def test_flipped_bytes_in_a_compressed_npz_member(files, tmp_path, member, where
         info = archive.getinfo(f"{member}.npy")
     assert info.compress_type == zipfile.ZIP_DEFLATED
     # the member's compressed bytes follow its local header (30 bytes, name, extra field)
-    name_length, extra_length = np.frombuffer(data[info.header_offset + 26:info.header_offset + 30], "<u2")
+    name_length, extra_length = np.frombuffer(data[info.header_offset + 26 : info.header_offset + 30], "<u2")
     start = info.header_offset + 30 + int(name_length) + int(extra_length)
     offset = start + int(where * info.compress_size)
-    data[offset:offset + 4] = bytes(b ^ 0xA5 for b in data[offset:offset + 4])
+    data[offset : offset + 4] = bytes(b ^ 0xA5 for b in data[offset : offset + 4])
     path = tmp_path / "flipped.npz"
     path.write_bytes(bytes(data))
     assert_refused(path, f"member {member!r}", "corrupted")
@@ -256,8 +258,7 @@ def test_npz_without_parameters(files, tmp_path):
 
 
 def test_npz_parameters_not_json(files, tmp_path):
-    assert_refused(damaged_npz(files, tmp_path, parameters=np.array("{'dt': 0.001")), "'parameters'",
-                   "not valid JSON")
+    assert_refused(damaged_npz(files, tmp_path, parameters=np.array("{'dt': 0.001")), "'parameters'", "not valid JSON")
 
 
 def test_npz_parameters_not_a_json_object(files, tmp_path):
@@ -275,20 +276,21 @@ def test_npz_without_t(files, tmp_path):
 @pytest.mark.parametrize("field", ["position", "contact_normal_force", "energy", "health", "solver_iterations"])
 def test_npz_with_a_field_of_another_length(files, tmp_path, field):
     short = npz_members(files["npz"])[field][:-1]
-    assert_refused(damaged_npz(files, tmp_path, **{field: short}), repr(field), f"{STEPS - 1} steps",
-                   f"'t' has {STEPS}")
+    assert_refused(
+        damaged_npz(files, tmp_path, **{field: short}), repr(field), f"{STEPS - 1} steps", f"'t' has {STEPS}"
+    )
 
 
 def test_npz_with_a_field_of_the_wrong_shape(files, tmp_path):
     quaternion = npz_members(files["npz"])["quaternion"][..., :3]
-    assert_refused(damaged_npz(files, tmp_path, quaternion=quaternion), "'quaternion'",
-                   "expected (steps, bodies, 4)")
+    assert_refused(damaged_npz(files, tmp_path, quaternion=quaternion), "'quaternion'", "expected (steps, bodies, 4)")
 
 
 def test_npz_with_disagreeing_contact_counts(files, tmp_path):
     gap = npz_members(files["npz"])["contact_gap"][:, :3]
-    assert_refused(damaged_npz(files, tmp_path, contact_gap=gap), "'contact_gap' has 3 contacts",
-                   "'contact_normal_force' has 4")
+    assert_refused(
+        damaged_npz(files, tmp_path, contact_gap=gap), "'contact_gap' has 3 contacts", "'contact_normal_force' has 4"
+    )
 
 
 @pytest.mark.parametrize("field", ["energy", "t", "a_note"])
@@ -299,8 +301,9 @@ def test_npz_with_a_string_array(files, tmp_path, field):
 
 
 def test_npz_with_a_body_name_too_many(files, tmp_path):
-    assert_refused(damaged_npz(files, tmp_path, body_names=np.array(["block", "ghost"])), "2 body_names",
-                   "1 bodies in 'position'")
+    assert_refused(
+        damaged_npz(files, tmp_path, body_names=np.array(["block", "ghost"])), "2 body_names", "1 bodies in 'position'"
+    )
 
 
 def test_h5_that_is_not_a_trajectory(tmp_path):
@@ -321,30 +324,35 @@ def damaged_h5(files, tmp_path, change) -> Path:
 def test_h5_with_bad_parameters(files, tmp_path):
     def change(file):
         file.attrs["parameters"] = "{not json"
+
     assert_refused(damaged_h5(files, tmp_path, change), "'parameters'", "not valid JSON")
 
 
 def test_h5_without_parameters(files, tmp_path):
     def change(file):
         del file.attrs["parameters"]
+
     assert_refused(damaged_h5(files, tmp_path, change), "no 'parameters'")
 
 
 def test_h5_with_a_dataset_shorter_than_its_steps(files, tmp_path):
     def change(file):
         file["energy"].resize(STEPS - 5, axis=0)
+
     assert_refused(damaged_h5(files, tmp_path, change), "'energy' holds 45 steps", f"'steps' attribute ({STEPS})")
 
 
 def test_h5_with_a_string_dataset(files, tmp_path):
     def change(file):
         file["note"] = np.array([b"a", b"b"])
+
     assert_refused(damaged_h5(files, tmp_path, change), "'note'", "not a real numeric type")
 
 
 def test_h5_with_a_body_name_too_many(files, tmp_path):
     def change(file):
         file.attrs["body_names"] = np.array(["block", "ghost"], dtype=h5py.string_dtype())
+
     assert_refused(damaged_h5(files, tmp_path, change), "2 body_names")
 
 
@@ -387,6 +395,7 @@ def test_a_failing_h5_save_leaves_the_old_file_and_no_temporary(run, tmp_path, m
 
         monkeypatch.setattr(h5py.Dataset, "__setitem__", fails_midway)
     else:  # every array written, the status is the last thing before the rename
+
         def fails_at_the_end(self, status):
             calls.append(status)
             raise OSError(5, "Input/output error")
@@ -465,8 +474,10 @@ def test_a_writer_failing_before_its_first_step_leaves_the_old_file(run, tmp_pat
     assert failed.parameters["status"] == "failed: RuntimeError: boom" and failed.t.shape == (0,)
 
 
-@pytest.mark.parametrize("exception, status", [(RuntimeError("solver gave up"), "failed: RuntimeError: solver gave up"),
-                                               (KeyboardInterrupt(), "interrupted")])
+@pytest.mark.parametrize(
+    "exception, status",
+    [(RuntimeError("solver gave up"), "failed: RuntimeError: solver gave up"), (KeyboardInterrupt(), "interrupted")],
+)
 def test_writer_context_records_how_the_run_ended(run, tmp_path, exception, status):
     path = tmp_path / "run.h5"
     with pytest.raises(type(exception)):
@@ -542,9 +553,14 @@ KILLED_WRITER = textwrap.dedent("""
 
 def test_a_killed_writer_leaves_its_completed_steps(files, run, tmp_path):
     path = tmp_path / "killed.h5"
-    done = subprocess.run([sys.executable, "-c", KILLED_WRITER, str(files["npz"]), str(path)], cwd=ROOT,
-                          capture_output=True, text=True, timeout=300,
-                          env={**os.environ, "PYTHONPATH": str(ROOT)})
+    done = subprocess.run(
+        [sys.executable, "-c", KILLED_WRITER, str(files["npz"]), str(path)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+    )
     assert done.returncode == 0, done.stderr
     assert sorted(os.listdir(tmp_path)) == ["killed.h5"]
     killed = load(path)
@@ -574,9 +590,15 @@ LIVE_WRITER = textwrap.dedent("""
 def test_a_file_being_written_by_another_process_loads(files, run, tmp_path):
     """HDF5 locks a file open for writing; load reads it anyway (as of the writer's last flush)."""
     path = tmp_path / "live.h5"
-    writer = subprocess.Popen([sys.executable, "-c", LIVE_WRITER, str(files["npz"]), str(path)], cwd=ROOT,
-                              stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                              env={**os.environ, "PYTHONPATH": str(ROOT)})
+    writer = subprocess.Popen(
+        [sys.executable, "-c", LIVE_WRITER, str(files["npz"]), str(path)],
+        cwd=ROOT,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+    )
     try:
         assert writer.stdout.readline() == "appended\n", writer.stderr.read()
         with pytest.raises(BlockingIOError):  # the writer's lock is real
@@ -594,8 +616,11 @@ def test_a_file_being_written_by_another_process_loads(files, run, tmp_path):
 def test_resume_state_round_trip(run, tmp_path):
     path = tmp_path / "run.h5"
     q, v = np.linspace(0.0, 1.0, 7), np.linspace(-1.0, 1.0, 6)
-    warm = {"active_set": np.array([1, 0, 2, 1], np.int8), "impulse_guess": None,
-            "normal_force": np.array([2.5, 2.5, 2.5, 2.5])}
+    warm = {
+        "active_set": np.array([1, 0, 2, 1], np.int8),
+        "impulse_guess": None,
+        "normal_force": np.array([2.5, 2.5, 2.5, 2.5]),
+    }
     extra = {"pending_health": np.int8(3), "_work": 1.25, "_lowest": np.float64(-np.inf)}
     with new_writer(path, run) as writer:
         writer.append(block(run, 0, 20))

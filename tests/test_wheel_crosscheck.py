@@ -1,4 +1,5 @@
 """The same wheel steps solved by lcpdyn's solvers and by Siconos (independent check)."""
+
 from __future__ import annotations
 
 import numpy as np

@@ -1,5 +1,6 @@
 """Reproduction of Peiret 2016's wheel comparison (section "Example"): the full 4 s runs of
 every friction model at 1 kHz against exact Coulomb at 10 kHz (about a minute per variant)."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -48,10 +49,15 @@ def test_polygonal_and_box_are_clearly_worse_in_the_paper_order(comparison):
     m = comparison["metrics"]
     assert m["polygonal"]["misalignment_rms_deg"] > 5.0
     assert m["box"]["misalignment_rms_deg"] > 5.0
-    assert (m["regularized"]["force_rms_deviation_percent"] < m["polygonal"]["force_rms_deviation_percent"]
-            < m["box"]["force_rms_deviation_percent"])
-    assert (m["regularized"]["position_error_final"] < m["polygonal"]["position_error_final"]
-            and m["regularized"]["position_error_final"] < m["box"]["position_error_final"])
+    assert (
+        m["regularized"]["force_rms_deviation_percent"]
+        < m["polygonal"]["force_rms_deviation_percent"]
+        < m["box"]["force_rms_deviation_percent"]
+    )
+    assert (
+        m["regularized"]["position_error_final"] < m["polygonal"]["position_error_final"]
+        and m["regularized"]["position_error_final"] < m["box"]["position_error_final"]
+    )
 
 
 def test_slide_to_roll_transition_under_every_model(comparison):
