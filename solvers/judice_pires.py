@@ -193,10 +193,14 @@ def pivot(M, q, lo, hi, state, max_iterations, max_stall, pivot_tolerance, rho, 
     z = np.zeros(n)
     w = np.zeros(n)
     s = np.zeros(n)
-    q_eff = q - rho * center
-    M_eff = M.copy()
-    for i in range(n):
-        M_eff[i, i] += rho
+    if rho == 0.0:
+        q_eff = q
+        M_eff = M
+    else:
+        q_eff = q - rho * center
+        M_eff = M.copy()
+        for i in range(n):
+            M_eff[i, i] += rho
     abs_m, d0, velocity = static_scales(M_eff, q_eff, lo, hi)
     reach = np.empty(n)
     # zeta_j >= |z_j| (every s_i >= |M_ij z_j|) and >= its bounds' size, except for a zero

@@ -54,12 +54,13 @@ def zero_row(M, i):
 @njit(cache=True)
 def equilibrate(M, q, lo, hi):
     """Returns (M', q', lo', hi', row, col): the problem ``diag(row) M diag(col)``,
-    ``row * q``, ``lo / col``, ``hi / col`` (new arrays) and the power-of-two factors.
-    Recover ``z = col * z'``."""
+    ``row * q``, ``lo / col``, ``hi / col`` and the power-of-two factors. Recover
+    ``z = col * z'``. ``M'`` is ``M`` itself (not a copy) when no factor differs from 1 (a
+    balanced problem: no work and no n^2 copy); callers treat it as read-only."""
     n = q.shape[0]
     row = np.ones(n)
     col = np.ones(n)
-    A = M.copy()
+    A = M
     fr = np.zeros(n)  # row and column maxima of |A|
     fc = np.zeros(n)
     for i in range(n):
@@ -67,6 +68,7 @@ def equilibrate(M, q, lo, hi):
             a = abs(A[i, j])
             fr[i] = max(fr[i], a)
             fc[j] = max(fc[j], a)
+    copied = False
     for _ in range(RUIZ_SWEEPS):
         # Ruiz: row and column maxima of the same A, then both applied (keeps |A| symmetric);
         # the pass that applies them takes the maxima for the next sweep
@@ -78,6 +80,9 @@ def equilibrate(M, q, lo, hi):
                 changed = True
         if not changed:
             break
+        if not copied:
+            A = M.copy()
+            copied = True
         for i in range(n):
             row[i] *= fr[i]
             col[i] *= fc[i]
