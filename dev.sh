@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # lcpdyn's one-stop set-up and run script (see README, "Two commands").
 #   ./dev.sh demo   set up if needed, then run the main job
-#   ./dev.sh test   set up if needed, then run the test suite on both stacks: the Siconos venv
-#                   (.venv, NumPy < 2) and a plain venv with the newest releases (.venv-current)
+#   ./dev.sh test   set up if needed, check lint and format (ruff), then run the test suite on both
+#                   stacks: the Siconos venv (.venv, NumPy < 2) and a plain venv with the newest
+#                   releases (.venv-current)
 #   ./dev.sh bench [solvers|wheel]   the benchmarks (both by default), results in results/
 #   ./dev.sh reproduce   every paper check and figure besides the wheel comparison (results/, ~10 min)
 # Set-up (idempotent): Debian's python3-siconos through apt where apt is usable (root or
@@ -59,9 +60,19 @@ setup_current() {
   touch "$stamp"
 }
 
-# Both stacks in turn (LCPDYN_LEGS="siconos current" by default); fails if either fails.
+# ruff lint and format check (configured in pyproject.toml), with the given venv's ruff.
+lint() {
+  echo "dev.sh: ruff check and ruff format --check" >&2
+  "$1"/bin/python -m ruff check --quiet . && "$1"/bin/python -m ruff format --check --quiet .
+}
+
+# Lint, then both stacks in turn (LCPDYN_LEGS="siconos current" by default); fails if any fails.
 run_tests() {
   local status=0 leg start
+  case "${LCPDYN_LEGS:-siconos current}" in
+    siconos*) setup; lint $VENV || status=1 ;;
+    *) setup_current; lint $CURRENT || status=1 ;;
+  esac
   for leg in ${LCPDYN_LEGS:-siconos current}; do
     start=$(date +%s)
     case "$leg" in

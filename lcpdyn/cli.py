@@ -23,7 +23,6 @@ written.
 from __future__ import annotations
 
 import argparse
-import math
 import os
 import shlex
 import signal
@@ -402,6 +401,15 @@ def _main(argv) -> int:
     except KeyboardInterrupt:  # Ctrl-C outside a run (a run handles it itself: see _execute)
         print("lcpdyn: interrupted by SIGINT", file=sys.stderr)
         return 128 + signal.SIGINT
+    except RuntimeError as exc:  # a run that stopped inside compare, stability or reproduce
+        stepper = sys.modules.get("lcpdyn.stepper")  # imported, if the run got that far
+        if stepper is None or not isinstance(exc, stepper.SimulationError):
+            raise
+        if isinstance(exc, stepper.RunInterrupted):
+            print(f"lcpdyn: {args.command} {exc}; nothing written", file=sys.stderr)
+            return 128 + exc.signal
+        print(f"lcpdyn: {args.command}: simulation stopped: {exc}", file=sys.stderr)
+        return 1
     except BrokenPipeError:  # `lcpdyn scenes | head`: the reader left
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 141  # 128 + SIGPIPE, as a shell reports it
@@ -522,23 +530,6 @@ def _scene_module(name):
     return SCENES[name]
 
 
-def _scene_simulation(scene_record: dict, *args, **kwargs):
-    """A :class:`~lcpdyn.stepper.Simulation` whose recorded parameters (``parameters()``, written to
-    every output file from the start of a streamed run) include ``"scene"``: the scene's name and
-    every parameter that built it -- what ``--resume`` rebuilds the scene from."""
-    from .stepper import Simulation
-
-    class SceneSimulation(Simulation):
-        def __init__(self):
-            self.scene_record = scene_record
-            super().__init__(*args, **kwargs)
-
-        def parameters(self) -> dict:
-            return {**super().parameters(), "scene": self.scene_record}
-
-    return SceneSimulation()
-
-
 def _run(args) -> int:
     if args.resume is not None:
         return _resume(args)
@@ -562,11 +553,8 @@ def _run(args) -> int:
     if args.t_end is not None:
         parameters["t_end"] = args.t_end
     scene = module.build(**parameters)
-    sim = _scene_simulation(
-        {"name": scene.name, **scene.parameters},
-        scene.model,
-        scene.friction(options["friction"]),
-        scene.dt,
+    sim = scene.simulation(
+        options["friction"],
         method=args.method,
         position_update=options["position_update"],
         normal_force_iterations=options["normal_force_iterations"],
@@ -618,74 +606,19 @@ def _resume(args) -> int:
         raise UsageError(f"--resume {path}: no such file")
     _check_output(path, STREAMED_SUFFIXES, "--resume")
     plot = _check_plot(args.plot)
-    from .stepper import Simulation
+    from .rebuild import RebuildError, simulation_from_file
 
-    if hasattr(Simulation, "resume"):
+    try:
+        sim, recorded = simulation_from_file(path)
+    except RebuildError as exc:
+        raise UsageError(f"--resume: {exc}") from None
 
-        def go():
-            return Simulation.resume(path, t_end=args.t_end, progress=not args.quiet)
+    def go():
+        sim.restore(path)
+        return sim.run(args.t_end, progress=not args.quiet, out=path, record_every=int(recorded.get("record_every", 1)))
 
-        title = f"{path} (resumed)"
-    else:  # the engine's restore: rebuild the simulation from the file, restore its state, run on into it
-        sim, record_every = _simulation_from_file(path)
-
-        def go():
-            sim.restore(path)
-            return sim.run(args.t_end, progress=not args.quiet, out=path, record_every=record_every)
-
-        title = f"{sim.scene_record['name']}, {sim.friction.name}, h = {sim.dt:g} s (resumed)"
+    title = f"{sim.scene['name']}, {sim.friction.name}, h = {sim.dt:g} s (resumed)"
     return _execute(go, path, True, args.t_end, plot, title, whole_file=True)
-
-
-def _simulation_from_file(path):
-    """(simulation, record_every) rebuilt from the parameters recorded in a file of ``lcpdyn run``."""
-    from scenes import SCENES
-
-    from .friction import make_friction
-    from .trajectory import load
-
-    recorded = load(path).parameters
-    scene_record = recorded.get("scene")
-    if not isinstance(scene_record, dict) or scene_record.get("name") not in SCENES:
-        raise UsageError(
-            f"--resume {path}: no scene recorded in the file (not written by `lcpdyn run`); continue it "
-            "from Python: build the same Simulation, restore(path), run(t_end, out=path)"
-        )
-    module = SCENES[scene_record["name"]]
-
-    def default(key, value):  # NaN defaults (incline-block's mu_static) included; override() refuses NaN
-        if key not in module.DEFAULTS:
-            return False
-        fixed = module.DEFAULTS[key]
-        return value == fixed or (
-            isinstance(value, float) and isinstance(fixed, float) and math.isnan(value) and math.isnan(fixed)
-        )
-
-    overrides = {key: value for key, value in scene_record.items() if key != "name" and not default(key, value)}
-    scene = module.build(**overrides)
-    friction = dict(recorded["friction"])
-    keys = (
-        "method",
-        "tolerance",
-        "position_update",
-        "stabilization",
-        "normal_force_iterations",
-        "fallback_method",
-        "solver_options",
-        "fused",
-        "static_threshold",
-        "gyroscopic",
-        "energy_check",
-        "energy_tolerance",
-    )
-    sim = _scene_simulation(
-        scene_record,
-        scene.model,
-        make_friction(friction.pop("model"), **friction),
-        recorded["dt"],
-        **{key: recorded[key] for key in keys if key in recorded},
-    )
-    return sim, int(recorded.get("record_every", 1))
 
 
 def _save(trajectory, path) -> str:
@@ -698,10 +631,9 @@ def _execute(go, out, streamed, t_end, plot, title, whole_file=False) -> int:
     (exit 1) or SIGINT/SIGTERM (exit 128 + signal); draw ``plot``."""
     from . import stepper
 
-    interrupted = getattr(stepper, "RunInterrupted", ())
     try:
         trajectory, code = go(), 0
-    except interrupted as exc:
+    except stepper.RunInterrupted as exc:
         return _interrupted(exc, out, streamed, t_end)
     except stepper.SimulationError as exc:
         print(f"lcpdyn: simulation stopped: {exc}; saving the {exc.step} completed steps", file=sys.stderr)

@@ -252,6 +252,12 @@ class Simulation:
         restored after it; default 1). The per-step dense work is small (a few to a few hundred
         unknowns): threads cost more in synchronization than they bring. ``None`` leaves the
         process's setting alone.
+    scene : the record of a ready scene that built ``model`` -- ``{"name": <a key of
+        scenes.SCENES>, **its parameters}`` (what :meth:`scenes.scene.Scene.simulation` passes).
+        Written to every output file, so that the run can be rebuilt from the file alone
+        (:func:`lcpdyn.rebuild.simulation_from_parameters`, ``load(path).rebuild()``,
+        :meth:`resume`). A model built in Python has none; its files are still complete for
+        analysis, and continuing one takes the same Simulation and :meth:`restore`.
     """
 
     def __init__(
@@ -273,9 +279,18 @@ class Simulation:
         energy_check: str = "warn",
         energy_tolerance: float = 1e-3,
         blas_threads: int | None = 1,
+        scene: dict | None = None,
     ):
         if not isinstance(model, Model):
             raise TypeError(f"model must be an lcpdyn Model, got {type(model).__name__}")
+        if scene is not None:
+            if not isinstance(scene, dict) or not isinstance(scene.get("name"), str):
+                raise ValueError(f"scene must be a dict with the scene's 'name' and its parameters, got {scene!r}")
+            try:
+                json.dumps(scene, allow_nan=True)
+            except (TypeError, ValueError) as exc:
+                raise ValueError(f"scene record {scene!r} is not plain data (numbers, strings, lists): {exc}") from None
+        self.scene = None if scene is None else dict(scene)
         self.model = model
         self.friction = make_friction(friction)
         self.dt = positive("dt", dt)
@@ -450,6 +465,7 @@ class Simulation:
                         "coefficients": list(c.normal_law.coefficients),
                         "damping": c.normal_law.damping,
                     },
+                    "friction_profile": c.friction_profile is not None,
                     "plane_normal": c.plane.normal.tolist(),
                     "plane_point": c.plane.point.tolist(),
                     **({"radius": c.radius} if hasattr(c, "radius") else {}),
@@ -457,6 +473,7 @@ class Simulation:
                 for c in self.model.contacts
             ],
             "gravity": self.model.gravity.tolist(),
+            **({"scene": self.scene} if self.scene is not None else {}),
         }
 
     def energy(self, kinematics=None) -> float:
@@ -917,6 +934,20 @@ class Simulation:
                 setattr(self, name, value)
         self._pending_health = int(state.get("pending_health", 0))
 
+    @classmethod
+    def resume(cls, path, t_end: float, progress: bool = False) -> Trajectory:
+        """Continue the stopped run in ``path`` (an .h5 that :meth:`run` streamed into, from a
+        ready scene: the file records the scene) to ``t_end``, appending to the same file:
+        rebuilds the simulation from the recorded parameters
+        (:func:`lcpdyn.rebuild.simulation_from_file`), restores the saved state and runs on with
+        the recorded ``record_every``. Gives the same steps, bit for bit, as the run that was never
+        stopped. Returns the trajectory of the continued part."""
+        from .rebuild import simulation_from_file
+
+        sim, parameters = simulation_from_file(path)
+        sim.restore(path)
+        return sim.run(t_end, progress, out=path, record_every=int(parameters.get("record_every", 1)))
+
     def _state_from_file(self, path) -> dict:
         from .trajectory import load, read_resume_state
 
@@ -1205,6 +1236,7 @@ class _Recorder:
             "contact_slip_velocity": np.zeros((n, r, 3)),
             "contact_gap": np.zeros((n, r)),
             "contact_kinetic": np.zeros((n, r), np.int8),
+            "contact_mu": np.zeros((n, r)),
             "energy": np.zeros(n),
             "solver_status": np.zeros(n, np.int8),
             "solver_iterations": np.zeros(n, np.int32),
@@ -1252,6 +1284,7 @@ class _Recorder:
             a["contact_slip_velocity"][j] = out["slip_world"]
             a["contact_gap"][j] = out["gap"]
             a["contact_kinetic"][j] = out["kinetic"]
+            a["contact_mu"][j] = sim._mu_now
             a["energy"][j] = energy
             a["solver_status"][j] = out["status"]
             a["solver_iterations"][j] = out["iterations"]

@@ -30,6 +30,7 @@ import os
 import secrets
 import stat
 import struct
+import tokenize
 import zipfile
 import zlib
 from dataclasses import dataclass, field
@@ -93,6 +94,8 @@ FIELDS = {
     "contact_slip_velocity": "slip of the material contact point, D v+ (m/s, world), (steps, contacts, 3)",
     "contact_gap": "gap Phi (m) at the start of the step, (steps, contacts)",
     "contact_kinetic": "regularized model branch (1 = kinetic), (steps, contacts)",
+    "contact_mu": "friction coefficient the step applied: mu_k; mu_s where a box, polygonal or coulomb contact "
+    "stuck with mu_s > mu_k; a friction_profile's value mu(t); (steps, contacts)",
     "energy": "mechanical energy (J) of the state at the end of the step, (steps,)",
     "solver_status": "solvers.Status code of the accepted solve, (steps,)",
     "solver_iterations": "pivots/sweeps of the accepted solve (summed over fixed-point passes), (steps,)",
@@ -116,6 +119,7 @@ _STEP_LAYOUT = {
     "contact_slip_velocity": (("contacts", 3), "f8"),
     "contact_gap": (("contacts",), "f8"),
     "contact_kinetic": (("contacts",), "i1"),
+    "contact_mu": (("contacts",), "f8"),
     "energy": ((), "f8"),
     "solver_status": ((), "i1"),
     "solver_iterations": ((), "i4"),
@@ -136,7 +140,8 @@ _HDF5_MAGIC = b"\x89HDF\r\n\x1a\n"
 _NPY_MAGIC = b"\x93NUMPY"
 _FORMAT, _FORMAT_VERSION = "lcpdyn trajectory", 1
 _STATUSES = ("running", "completed", "interrupted")
-# What reading a damaged zip, .npy member or HDF5 file raises (zipfile, zlib, numpy.lib.format, h5py).
+# What reading a damaged zip, .npy member or HDF5 file raises (zipfile, zlib, numpy.lib.format, h5py;
+# NumPy 1.x parses a damaged .npy header with tokenize and ast: TokenError, SyntaxError).
 _READ_ERRORS = (
     OSError,
     EOFError,
@@ -148,7 +153,9 @@ _READ_ERRORS = (
     NotImplementedError,
     MemoryError,
     OverflowError,
+    SyntaxError,
     struct.error,
+    tokenize.TokenError,
     zlib.error,
     zipfile.BadZipFile,
 )
@@ -167,6 +174,16 @@ class Trajectory:
         if name in arrays:
             return arrays[name]
         raise AttributeError(name)
+
+    def rebuild(self):
+        """A fresh :class:`~lcpdyn.stepper.Simulation` of the run that wrote this trajectory,
+        from its recorded parameters (:func:`lcpdyn.rebuild.simulation_from_parameters`): run to
+        the same end time, it reproduces the recorded steps bit for bit. Raises
+        :class:`lcpdyn.rebuild.RebuildError` for a run whose model was built in Python (no scene
+        recorded)."""
+        from .rebuild import simulation_from_parameters
+
+        return simulation_from_parameters(self.parameters, source="the trajectory")
 
     def truncated(self, steps: int) -> Trajectory:
         """The first ``steps`` steps (used to keep a partial run when a simulation stops)."""

@@ -109,6 +109,18 @@ class Scene:
     description: str = ""
     contact_model: dict = field(default_factory=dict)  # k_T, v_th for "regularized"
 
+    def simulation(self, friction: str = "regularized", **options):
+        """A :class:`~lcpdyn.stepper.Simulation` of this scene with friction model ``friction``
+        (:meth:`friction`) at the scene's step (``dt=`` overrides it) and the Simulation
+        ``options``; it records the scene (name and parameters), so its result files can be
+        rebuilt and continued (``load(path).rebuild()``, ``Simulation.resume``)."""
+        from lcpdyn.stepper import Simulation
+
+        dt = options.pop("dt", self.dt)
+        return Simulation(
+            self.model, self.friction(friction), dt, scene={"name": self.name, **self.parameters}, **options
+        )
+
     def friction(self, name: str):
         """Friction model ``name`` with the scene's contact-model parameters."""
         if name == "regularized":

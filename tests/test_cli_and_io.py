@@ -1038,3 +1038,19 @@ def test_python_dash_m_lcpdyn_run_stops_on_a_signal_with_its_file_saved(signum, 
     assert trajectory.parameters["status"] == "interrupted"
     assert trajectory.t.shape[0] > 0 and trajectory.t[-1] < 1000
     assert trajectory.parameters["scene"]["name"] == "sliding-block"
+
+
+def test_a_run_that_fails_inside_compare_is_reported_without_a_traceback(monkeypatch, tmp_path, capsys):
+    """compare (and demo, stability, reproduce) run simulations themselves: a SimulationError
+    there is one line naming the failure and exit code 1, not a traceback."""
+    from lcpdyn.stepper import Simulation, SimulationError
+
+    def failing_run(self, t_end, progress=False, **kwargs):
+        raise SimulationError("judice-pires failed (MAX_ITERATIONS: test)", 7, 0.007)
+
+    monkeypatch.setattr(Simulation, "run", failing_run)
+    code, _, stderr = run_cli(["compare", "sliding-block", "--out-dir", str(tmp_path), "--quiet"], capsys)
+    assert code == 1
+    assert stderr.strip() == (
+        "lcpdyn: compare: simulation stopped: step 7 (t = 0.007 s): judice-pires failed (MAX_ITERATIONS: test)"
+    )

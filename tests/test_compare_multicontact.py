@@ -93,15 +93,18 @@ def test_mu_is_read_from_each_run(block):
     run = block["runs"]["regularized"]
     assert [c["mu"] for c in run.parameters["contacts"]] == [0.5] * 4
     np.testing.assert_array_equal(metrics.friction_coefficients(run), 0.5)
-    # the metric follows what the run records: a run recorded with mu = 1 has half the normalized force
-    doubled = Trajectory(
-        run.arrays,
-        {**run.parameters, "contacts": [{**c, "mu": 1.0} for c in run.parameters["contacts"]]},
-        run.body_names,
+    np.testing.assert_array_equal(run.contact_mu, 0.5)  # the per-step record
+    # the metric follows what the run records: a run recorded with mu = 1 has half the normalized
+    # force -- in its per-step contact_mu, or (a trajectory without one) in its parameters
+    doubled = Trajectory({**run.arrays, "contact_mu": np.ones_like(run.contact_mu)}, run.parameters, run.body_names)
+    without = {k: v for k, v in run.arrays.items() if k != "contact_mu"}
+    nominal = Trajectory(
+        without, {**run.parameters, "contacts": [{**c, "mu": 1.0} for c in run.parameters["contacts"]]}, run.body_names
     )
-    np.testing.assert_allclose(
-        metrics.normalized_friction_force(doubled), 0.5 * metrics.normalized_friction_force(run), rtol=1e-14
-    )
+    for recorded in (doubled, nominal):
+        np.testing.assert_allclose(
+            metrics.normalized_friction_force(recorded), 0.5 * metrics.normalized_friction_force(run), rtol=1e-14
+        )
     with pytest.raises(ValueError, match="disagrees"):
         metrics.normalized_friction_force(run, mu=0.3)
 
@@ -133,3 +136,18 @@ def test_wheel_compare_shows_the_paper_values_and_one_row_per_model():
     other_mu = compare(scenes.wheel, reference_dt=5e-4, t_end=0.02, mu=0.5, models=("regularized", "coulomb"))
     assert other_mu["paper"] is None and other_mu["mu"] == 0.5
     assert "paper %" not in format_table(other_mu)
+
+
+def test_the_polygonal_block_runs_to_rest_under_the_papers_update():
+    """The four-corner block under the polygonal cone with Eq. (7) comes to rest at 0.41 s
+    with self-equilibrated (statically indeterminate) friction; every step is solved and checked
+    (it used to stop at t = 0.45 s: see tests/test_solvers.py, the resting-block test)."""
+    from lcpdyn.stepper import Simulation
+    from scenes.blocks import SlidingBlock
+
+    scene = SlidingBlock.build()
+    run = Simulation(scene.model, scene.friction("polygonal"), scene.dt, position_update="paper").run(scene.t_end)
+    assert run.t.shape == (600,) and np.all(run.solver_status == 0)
+    assert np.all(run.solver_residual <= 1e-9)
+    at_rest = run.t > 0.41
+    assert np.abs(run.velocity[at_rest, 0, :2]).max() < 1e-12

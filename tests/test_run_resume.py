@@ -25,6 +25,7 @@ ARRAYS = (
     "contact_slip_velocity",
     "contact_gap",
     "contact_kinetic",
+    "contact_mu",
     "energy",
     "solver_status",
     "solver_iterations",
@@ -105,3 +106,104 @@ def test_a_long_run_allocates_only_what_it_records():
     assert info.value.trajectory.parameters["status"] == "interrupted"
     assert "interrupted by SIGINT" in str(info.value)
     assert int(Health.OK) == 0
+
+
+# --- rebuilding a run from its file (issue 10, item 6) --------------------------------------
+REBUILT = [
+    ("wheel", "regularized", 0.05, {}),
+    ("sliding-block", "coulomb", 0.05, {"mu": 0.4}),
+    ("half-car", "box", 0.03, {}),
+    ("incline-block", "polygonal", 0.05, {}),
+]
+
+
+@pytest.mark.parametrize("name, friction, t_end, overrides", REBUILT)
+@pytest.mark.parametrize("suffix", [".npz", ".h5"])
+def test_a_saved_scene_run_is_rebuilt_from_its_file_and_rerun_bit_for_bit(
+    tmp_path, name, friction, t_end, overrides, suffix
+):
+    """Scene.simulation records the scene; load(path).rebuild() builds the same simulation from
+    the file alone (scene parameters that differ from the defaults included), and running it
+    reproduces every recorded array bit for bit, and the recorded parameters exactly."""
+    import scenes
+    from lcpdyn.trajectory import FIELDS, load
+
+    scene = scenes.SCENES[name].build(**overrides)
+    path = tmp_path / f"run{suffix}"
+    original = scene.simulation(friction, energy_check="off").run(t_end, out=path)
+    saved = load(path)
+    rebuilt = saved.rebuild()
+    assert json_text(rebuilt.scene) == json_text({"name": name, **scene.parameters})  # NaN (an unset mu_static) too
+    again = rebuilt.run(t_end)
+    for field in FIELDS:
+        assert np.array_equal(getattr(again, field), getattr(saved, field)), field
+        assert np.array_equal(getattr(original, field), getattr(saved, field)), field
+    recorded = {k: v for k, v in saved.parameters.items() if k not in ("status",)}
+    assert json_text(recorded) == json_text({k: v for k, v in again.parameters.items() if k != "status"})
+
+
+def json_text(value):
+    import json
+
+    return json.dumps(value, sort_keys=True)
+
+
+def test_simulation_resume_continues_a_stopped_scene_run_into_its_file_bit_for_bit(tmp_path):
+    """Simulation.resume(path, t_end): rebuild from the file, restore its saved state, run on
+    into the same file -- the file then equals the run that was never stopped."""
+    import scenes
+    from lcpdyn.trajectory import FIELDS, load
+
+    scene = scenes.SCENES["sliding-block"].build()
+    whole = scene.simulation("regularized").run(0.2)
+    path = tmp_path / "stopped.h5"
+    scene.simulation("regularized").run(0.1, out=path)
+    Simulation.resume(path, t_end=0.2)
+    continued = load(path)
+    assert continued.parameters["status"] == "completed"
+    for field in FIELDS:
+        assert np.array_equal(getattr(continued, field), getattr(whole, field)), field
+
+
+def test_a_model_built_in_python_cannot_be_rebuilt_and_says_why(tmp_path):
+    from lcpdyn.rebuild import RebuildError
+    from lcpdyn.trajectory import load
+
+    sim, _ = _simulation()  # Simulation(model, ...): no scene record
+    sim.run(0.01, out=tmp_path / "python.npz")
+    with pytest.raises(RebuildError, match="no scene recorded"):
+        load(tmp_path / "python.npz").rebuild()
+    with pytest.raises(RebuildError, match="no scene recorded"):
+        Simulation.resume(tmp_path / "python.npz", t_end=0.02)
+
+
+@pytest.mark.parametrize("record", [{"name": "no-such-scene"}, {"mu": 0.3}, "wheel"])
+def test_a_bad_scene_record_is_refused(record):
+    from lcpdyn.rebuild import RebuildError, simulation_from_parameters
+
+    if isinstance(record, dict) and record.get("name") == "no-such-scene":
+        with pytest.raises(RebuildError, match="no-such-scene"):
+            simulation_from_parameters({"scene": record, "dt": 1e-3, "friction": {"model": "box"}})
+    else:
+        scene = SlidingBlock.build()
+        with pytest.raises(ValueError, match="scene"):
+            Simulation(scene.model, "box", 1e-3, scene=record)
+
+
+def test_contact_mu_records_the_coefficient_each_step_applied():
+    """contact_mu holds mu per step and contact: a friction profile's mu(t) (the contact is
+    marked friction_profile in the parameters), and mu_s on the steps a box contact sticks with
+    mu_s > mu_k; the metrics read it rather than the nominal mu."""
+    from lcpdyn.metrics import friction_coefficients
+
+    scene = SlidingBlock.build()
+    profile = lambda t: 0.2 + 0.5 * t  # noqa: E731 -- mu(t) at the start of the step
+    scene.model.contacts[0].friction_profile = profile
+    sim = Simulation(scene.model, scene.friction("regularized"), scene.dt)
+    run = sim.run(0.05)
+    start = np.concatenate([[0.0], run.t[:-1]])
+    assert np.array_equal(run.contact_mu[:, 0], [profile(t) for t in start])
+    assert np.all(run.contact_mu[:, 1:] == scene.model.contacts[1].mu)
+    flags = [c["friction_profile"] for c in run.parameters["contacts"]]
+    assert flags == [True, False, False, False]
+    assert np.array_equal(friction_coefficients(run), run.contact_mu)

@@ -241,6 +241,27 @@ def test_no_raw_exception_escapes_from_damaged_files(files, tmp_path, kind):
     assert refused >= 98  # every truncation at least
 
 
+@pytest.mark.parametrize("damage", [b"(50, 4,'e, 'shap\x01\x86(}", b"(((", b"{{{{", b"\x00\x00"])
+def test_damaged_npy_header_is_refused(files, tmp_path, damage):
+    """A member whose .npy header dict is damaged inside an intact zip (CRCs right): NumPy's
+    header parser raises SyntaxError or, under NumPy 1.x, tokenize.TokenError -- load turns
+    each into a TrajectoryFileError naming the file."""
+    import io
+
+    buffer = io.BytesIO()
+    np.save(buffer, npz_members(files["npz"])["contact_friction_force"])
+    raw = buffer.getvalue()
+    start = raw.index(b"(")  # the shape tuple inside the header dict
+    broken = raw[:start] + damage + raw[start + len(damage) :]
+    path = tmp_path / "header.npz"
+    with zipfile.ZipFile(files["npz"]) as source, zipfile.ZipFile(path, "w") as target:
+        for info in source.infolist():
+            payload = broken if info.filename == "contact_friction_force.npy" else source.read(info)
+            target.writestr(info.filename, payload)
+    with pytest.raises(TrajectoryFileError, match="header.npz"):
+        load(path)
+
+
 def damaged_npz(files, tmp_path, **changes) -> Path:
     members = npz_members(files["npz"])
     for name, value in changes.items():

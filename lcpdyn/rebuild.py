@@ -1,0 +1,111 @@
+"""Rebuilding a simulation from the parameters recorded in a result file.
+
+Every output file records :meth:`lcpdyn.stepper.Simulation.parameters`: the step size, the
+friction model with its constants, the solver and its options, the position update and the
+energy check -- and, for a run of a ready scene, ``"scene"``: the scene's name and every
+parameter that built it (``Simulation(..., scene=...)``, set by
+:meth:`scenes.scene.Scene.simulation` and by ``lcpdyn run``). From these alone
+:func:`simulation_from_parameters` builds the same model and the same simulation, which then
+reproduces the recorded run bit for bit (``tests/test_run_resume.py``) or continues it
+(:meth:`lcpdyn.stepper.Simulation.resume`).
+
+A model built in Python (not a ready scene) cannot be rebuilt from data: its bodies, contacts
+and forces may hold user functions (``BodyForce``, friction profiles), which are never pickled.
+Its file records everything needed to analyse the run; to continue it, build the same
+``Simulation`` and call ``restore(path)``.
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+from .friction import make_friction
+
+__all__ = ["RebuildError", "simulation_from_parameters", "simulation_from_file", "SIMULATION_KEYS"]
+
+# The keyword arguments of Simulation recorded by parameters() and passed back when rebuilding.
+SIMULATION_KEYS = (
+    "method",
+    "tolerance",
+    "position_update",
+    "stabilization",
+    "normal_force_iterations",
+    "fallback_method",
+    "solver_options",
+    "fused",
+    "static_threshold",
+    "gyroscopic",
+    "energy_check",
+    "energy_tolerance",
+)
+
+
+class RebuildError(ValueError):
+    """The recorded parameters do not determine a simulation (no scene recorded, an unknown
+    scene, missing or malformed entries); the message names the source and the problem."""
+
+
+def simulation_from_parameters(parameters: dict, source: str = "the parameters"):
+    """A fresh :class:`~lcpdyn.stepper.Simulation` built from recorded ``parameters`` (at the
+    scene's initial state; :meth:`~lcpdyn.stepper.Simulation.restore` moves it on).
+
+    The scene is rebuilt with the recorded parameter values that differ from its defaults (a
+    default is left to the scene, so that parameters whose default is "not set", such as a NaN
+    ``mu_static``, stay unset), then the Simulation with the recorded step, friction model and
+    :data:`SIMULATION_KEYS`."""
+    from scenes import SCENES
+
+    from .stepper import Simulation
+
+    if not isinstance(parameters, dict):
+        raise RebuildError(f"{source}: parameters must be a dict, got {type(parameters).__name__}")
+    record = parameters.get("scene")
+    if record is None:
+        raise RebuildError(
+            f"{source}: no scene recorded (the model was built in Python, not from a ready scene); "
+            "build the same Simulation yourself, then restore(path) continues it"
+        )
+    if not isinstance(record, dict) or not isinstance(record.get("name"), str):
+        raise RebuildError(f"{source}: the recorded scene {record!r} is not a dict with a 'name'")
+    if record["name"] not in SCENES:
+        raise RebuildError(f"{source}: recorded scene {record['name']!r} is not one of {sorted(SCENES)}")
+    module = SCENES[record["name"]]
+
+    def is_default(key, value):
+        if key not in module.DEFAULTS:
+            return False
+        fixed = module.DEFAULTS[key]
+        return value == fixed or (
+            isinstance(value, float) and isinstance(fixed, float) and math.isnan(value) and math.isnan(fixed)
+        )
+
+    overrides = {key: value for key, value in record.items() if key != "name" and not is_default(key, value)}
+    missing = [key for key in ("dt", "friction") if key not in parameters]
+    if missing:
+        raise RebuildError(f"{source}: the parameters lack {missing}")
+    friction = parameters["friction"]
+    if not isinstance(friction, dict) or not isinstance(friction.get("model"), str):
+        raise RebuildError(f"{source}: the recorded friction {friction!r} is not a dict with a 'model'")
+    try:
+        scene = module.build(**overrides)
+        friction = dict(friction)
+        model = make_friction(friction.pop("model"), **friction)
+        return Simulation(
+            scene.model,
+            model,
+            parameters["dt"],
+            scene=record,
+            **{key: parameters[key] for key in SIMULATION_KEYS if key in parameters},
+        )
+    except (TypeError, ValueError) as exc:
+        raise RebuildError(f"{source}: the recorded parameters do not build a simulation: {exc}") from exc
+
+
+def simulation_from_file(path):
+    """:func:`simulation_from_parameters` of the file's recorded parameters; returns
+    ``(simulation, parameters)``."""
+    from .trajectory import load
+
+    parameters = load(path).parameters
+    return simulation_from_parameters(parameters, source=str(Path(path))), parameters
