@@ -4,7 +4,8 @@
 #   ./dev.sh test   set up if needed, check lint and format (ruff), then run the test suite on both
 #                   stacks: the Siconos venv (.venv, NumPy < 2) and a plain venv with the newest
 #                   releases (.venv-current)
-#   ./dev.sh bench [solvers|wheel]   the benchmarks (both by default), results in results/
+#   ./dev.sh bench [solvers|wheel|scale]   the benchmarks (solvers and wheel by default; scale, with
+#                   MuJoCo as the peer, takes ~30 min), results in results/
 #   ./dev.sh reproduce   every paper check and figure besides the wheel comparison (results/, ~10 min)
 # Set-up (idempotent): Debian's python3-siconos through apt where apt is usable (root or
 # sudo), a venv at .venv made from /usr/bin/python3 with --system-site-packages (so Siconos
@@ -99,8 +100,11 @@ case "$cmd" in
     case "${1:-all}" in
       solvers) shift; exec $VENV/bin/python benchmarks/bench_solvers.py "$@" ;;
       wheel) shift; exec $VENV/bin/python benchmarks/bench_wheel.py "$@" ;;
+      scale) shift; $VENV/bin/python -m pip install -q --disable-pip-version-check -e ".[bench]" 2>/dev/null \
+               || echo "dev.sh: MuJoCo could not be installed; bench_scale skips its column" >&2
+             exec $VENV/bin/python benchmarks/bench_scale.py "$@" ;;
       all) $VENV/bin/python benchmarks/bench_solvers.py && exec $VENV/bin/python benchmarks/bench_wheel.py ;;
-      *) echo "usage: ./dev.sh bench [solvers|wheel|all] [args...]" >&2; exit 2 ;;
+      *) echo "usage: ./dev.sh bench [solvers|wheel|scale|all] [args...]" >&2; exit 2 ;;
     esac ;;
   *) echo "usage: ./dev.sh {demo|test|bench|reproduce|setup} [args...]" >&2; exit 2 ;;
 esac

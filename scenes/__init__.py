@@ -10,7 +10,7 @@ friction model with the scene's contact-model parameters (e.g. the wheel's k_T a
 
 from __future__ import annotations
 
-from . import blocks, caster_shimmy, half_car, incline_pendulum, road_wheel, rolling_disk, swivel_shimmy, wheel
+from . import blocks, caster_shimmy, half_car, incline_pendulum, road_wheel, rolling_disk, scale, swivel_shimmy, wheel
 from .scene import Scene, build_scene, describe
 
 # time-stepper scenes (``lcpdyn run``)
@@ -24,6 +24,8 @@ SCENES = {
     "road-wheel": road_wheel,
     "incline-pendulum": incline_pendulum,
     "half-car": half_car,
+    "spheres": scale.Spheres,
+    "boxes": scale.Boxes,
 }
 
 # scenes with a paper report (``lcpdyn reproduce``): report(out_dir) -> numbers

@@ -92,6 +92,10 @@ PARAMETER_UNITS = {
     "drag_coefficient": "-",
     "bearing_coefficient": "N m s^2",
     "k_s": "-",
+    # scale scenes
+    "count": "-",
+    "seed": "-",
+    "spacing": "m",
     "k_F": "-",
     "uk_gamma": "1/s",
 }

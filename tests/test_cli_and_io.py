@@ -92,6 +92,8 @@ def test_python_dash_m_lcpdyn_scenes_lists_every_scene():
         "road-wheel": "[run+reproduce]",
         "incline-pendulum": "[run+reproduce]",
         "half-car": "[run+reproduce]",
+        "spheres": "[run]",
+        "boxes": "[run]",
     }
     for heading, _ in blocks.values():  # each with its one-line description
         assert len(heading.split()) > 2
