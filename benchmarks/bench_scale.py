@@ -80,26 +80,33 @@ def _worker(kind: str, contacts: int, model: str, steps: int) -> dict:
     }
 
 
+def _num(value) -> str:
+    """A number as MJCF text: the shortest repr of the float (NumPy 2 reprs are ``np.float64(...)``)."""
+    return repr(float(value))
+
+
 def mjcf(scene, kind: str) -> str:
     """The scene in MuJoCo's MJCF: free bodies with the same mass, inertia, size and initial
     state; the plane z = 0; friction mu (sliding), elliptic cone, h = the scene's step."""
-    p = scene.parameters
+    p = {key: value for key, value in scene.parameters.items() if isinstance(value, (int, float))}
+    p = {key: _num(value) for key, value in p.items()}
     bodies = []
     for body in scene.model.bodies:
-        x, y, z = body.position
-        inertia = " ".join(f"{v!r}" for v in body.inertia_matrix.diagonal())
+        x, y, z = (_num(c) for c in body.position)
+        inertia = " ".join(_num(v) for v in body.inertia_matrix.diagonal())
         if kind == "spheres":
-            geom = f'<geom type="sphere" size="{p["radius"]!r}" mass="0" friction="{p["mu"]!r} 0 0"/>'
+            geom = f'<geom type="sphere" size="{p["radius"]}" mass="0" friction="{p["mu"]} 0 0"/>'
         else:
-            half = p["side"] / 2
-            geom = f'<geom type="box" size="{half!r} {half!r} {half!r}" mass="0" friction="{p["mu"]!r} 0 0"/>'
+            half = _num(scene.parameters["side"] / 2)
+            geom = f'<geom type="box" size="{half} {half} {half}" mass="0" friction="{p["mu"]} 0 0"/>'
         bodies.append(
-            f'<body name="{body.name}" pos="{x!r} {y!r} {z!r}"><freejoint/>'
-            f'<inertial pos="0 0 0" mass="{body.mass!r}" diaginertia="{inertia}"/>{geom}</body>'
+            f'<body name="{body.name}" pos="{x} {y} {z}"><freejoint/>'
+            f'<inertial pos="0 0 0" mass="{_num(body.mass)}" diaginertia="{inertia}"/>{geom}</body>'
         )
     return (
-        f'<mujoco><option timestep="{scene.dt!r}" gravity="0 0 {-p["gravity"]!r}" cone="elliptic"/>'
-        f'<worldbody><geom type="plane" size="0 0 1" friction="{p["mu"]!r} 0 0"/>{"".join(bodies)}</worldbody>'
+        f'<mujoco><option timestep="{_num(scene.dt)}" gravity="0 0 {_num(-scene.parameters["gravity"])}" '
+        'cone="elliptic"/>'
+        f'<worldbody><geom type="plane" size="0 0 1" friction="{p["mu"]} 0 0"/>{"".join(bodies)}</worldbody>'
         "</mujoco>"
     )
 
