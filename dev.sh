@@ -92,7 +92,7 @@ cmd=${1:-}
 shift || true
 case "$cmd" in
   setup) setup ;;
-  demo) setup; exec $VENV/bin/python -m lcpdyn "$@" ;;
+  demo) setup; exec $VENV/bin/python -m lcpdyn demo "$@" ;;
   reproduce) setup; exec $VENV/bin/python -m lcpdyn reproduce rolling-disk swivel-shimmy caster-shimmy road-wheel incline-pendulum half-car "$@" ;;
   test) run_tests "$@" ;;
   bench)
