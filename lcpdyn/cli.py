@@ -606,7 +606,7 @@ def _resume(args) -> int:
         raise UsageError(f"--resume {path}: no such file")
     _check_output(path, STREAMED_SUFFIXES, "--resume")
     plot = _check_plot(args.plot)
-    from .rebuild import RebuildError, simulation_from_file
+    from .rebuild import RebuildError, continue_file, simulation_from_file
 
     try:
         sim, recorded = simulation_from_file(path)
@@ -614,8 +614,7 @@ def _resume(args) -> int:
         raise UsageError(f"--resume: {exc}") from None
 
     def go():
-        sim.restore(path)
-        return sim.run(args.t_end, progress=not args.quiet, out=path, record_every=int(recorded.get("record_every", 1)))
+        return continue_file(sim, recorded, path, args.t_end, progress=not args.quiet)
 
     title = f"{sim.scene['name']}, {sim.friction.name}, h = {sim.dt:g} s (resumed)"
     return _execute(go, path, True, args.t_end, plot, title, whole_file=True)

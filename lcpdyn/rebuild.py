@@ -22,7 +22,7 @@ from pathlib import Path
 
 from .friction import make_friction
 
-__all__ = ["RebuildError", "simulation_from_parameters", "simulation_from_file", "SIMULATION_KEYS"]
+__all__ = ["RebuildError", "simulation_from_parameters", "simulation_from_file", "continue_file", "SIMULATION_KEYS"]
 
 # The keyword arguments of Simulation recorded by parameters() and passed back when rebuilding.
 SIMULATION_KEYS = (
@@ -109,3 +109,11 @@ def simulation_from_file(path):
 
     parameters = load(path).parameters
     return simulation_from_parameters(parameters, source=str(Path(path))), parameters
+
+
+def continue_file(simulation, parameters: dict, path, t_end: float, progress: bool = False):
+    """Restore ``simulation`` (built by :func:`simulation_from_file`) from the stopped run in
+    ``path`` and run it on to ``t_end``, appending to the same file with the recorded
+    ``record_every``; returns the trajectory of the continued part."""
+    simulation.restore(path)
+    return simulation.run(t_end, progress, out=path, record_every=int(parameters.get("record_every", 1)))

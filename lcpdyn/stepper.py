@@ -942,11 +942,10 @@ class Simulation:
         (:func:`lcpdyn.rebuild.simulation_from_file`), restores the saved state and runs on with
         the recorded ``record_every``. Gives the same steps, bit for bit, as the run that was never
         stopped. Returns the trajectory of the continued part."""
-        from .rebuild import simulation_from_file
+        from .rebuild import continue_file, simulation_from_file
 
         sim, parameters = simulation_from_file(path)
-        sim.restore(path)
-        return sim.run(t_end, progress, out=path, record_every=int(parameters.get("record_every", 1)))
+        return continue_file(sim, parameters, path, t_end, progress)
 
     def _state_from_file(self, path) -> dict:
         from .trajectory import load, read_resume_state

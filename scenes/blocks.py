@@ -43,15 +43,7 @@ class SlidingBlock:
         for sx in (-1, 1):
             for sy in (-1, 1):
                 model.add_contact(PointContact(block, Plane(), p["mu"], offset=(sx * a / 2, sy * a / 2, -a / 2)))
-        return Scene(
-            "sliding-block",
-            model,
-            p,
-            p["dt"],
-            p["t_end"],
-            SlidingBlock.__doc__.splitlines()[0],
-            {"tangential_stiffness": p["tangential_stiffness"], "velocity_threshold": p["velocity_threshold"]},
-        )
+        return Scene.from_parameters("sliding-block", model, p, SlidingBlock.__doc__)
 
     @staticmethod
     def stopping(p: dict) -> tuple[float, float]:
@@ -85,15 +77,7 @@ class InclineBlock:
         block = model.add_body(RigidBody("block", p["mass"], (0.01, 0.01, 0.01)))
         mu_static = None if math.isnan(p["mu_static"]) else p["mu_static"]
         model.add_contact(PointContact(block, plane, p["mu"], mu_static))
-        return Scene(
-            "incline-block",
-            model,
-            p,
-            p["dt"],
-            p["t_end"],
-            InclineBlock.__doc__.splitlines()[0],
-            {"tangential_stiffness": p["tangential_stiffness"], "velocity_threshold": p["velocity_threshold"]},
-        )
+        return Scene.from_parameters("incline-block", model, p, InclineBlock.__doc__)
 
     @staticmethod
     def acceleration(p: dict) -> float:
@@ -134,15 +118,7 @@ class Puck:
             )
         )
         model.add_contact(PointContact(puck, Plane(), p["mu"]))
-        return Scene(
-            "puck",
-            model,
-            p,
-            p["dt"],
-            p["t_end"],
-            Puck.__doc__.splitlines()[0],
-            {"tangential_stiffness": p["tangential_stiffness"], "velocity_threshold": p["velocity_threshold"]},
-        )
+        return Scene.from_parameters("puck", model, p, Puck.__doc__)
 
 
 class SlidingSphere:
@@ -182,15 +158,7 @@ class SlidingSphere:
                 )
             )
             model.add_contact(SphereContact(body, Plane(), p["mu"], radius=r))
-        return Scene(
-            "sliding-sphere",
-            model,
-            p,
-            p["dt"],
-            p["t_end"],
-            SlidingSphere.__doc__.splitlines()[0],
-            {"tangential_stiffness": p["tangential_stiffness"], "velocity_threshold": p["velocity_threshold"]},
-        )
+        return Scene.from_parameters("sliding-sphere", model, p, SlidingSphere.__doc__)
 
     @staticmethod
     def analytic(p: dict, t):

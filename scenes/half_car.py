@@ -188,15 +188,7 @@ def build(**parameters) -> Scene:
         ), jnp.zeros(3)
 
     model.add_force(BodyForce(chassis, drag))
-    return Scene(
-        NAME,
-        model,
-        p,
-        p["dt"],
-        p["t_end"],
-        __doc__.splitlines()[0],
-        {"tangential_stiffness": p["tangential_stiffness"], "velocity_threshold": p["velocity_threshold"]},
-    )
+    return Scene.from_parameters(NAME, model, p, __doc__)
 
 
 def wheel_speeds(trajectory) -> tuple[np.ndarray, np.ndarray]:

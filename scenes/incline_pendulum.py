@@ -89,19 +89,7 @@ def build(**parameters) -> Scene:
     model.add_constraint(RevoluteJoint(body_a=bar, offset_a=(-sign * L / 2, 0.0, 0.0), body_b=wheel, name="axle"))
     model.add_force(TorsionalSpringDamper(bar, wheel, stiffness=p["spring_stiffness"]))
     model.add_contact(DiskContact(wheel, plane, p["mu"], p["mu_static"], SpringDamperLaw(p["k1"], p["c1"]), radius=rho))
-    return Scene(
-        NAME,
-        model,
-        p,
-        p["dt"],
-        p["t_end"],
-        __doc__.splitlines()[0],
-        {
-            "tangential_stiffness": p["tangential_stiffness"],
-            "velocity_threshold": p["velocity_threshold"],
-            "characteristic_velocity": p["characteristic_velocity"],
-        },
-    )
+    return Scene.from_parameters(NAME, model, p, __doc__)
 
 
 def rolling_events(trajectory, threshold: float, minimum_duration: float = 0.01) -> list[tuple[float, float]]:

@@ -92,19 +92,7 @@ def build(**parameters) -> Scene:
     model.add_force(TorsionalSpringDamper(wheel, beam, damping=p["joint_damping"]))
     law = PolynomialLaw((p["k1"], p["k2"], p["k3"], p["k4"]), damping=p["tyre_damping"])
     model.add_contact(DiskContact(wheel, Plane(), p["mu"], p["mu_static"], law, radius=rho))
-    return Scene(
-        NAME,
-        model,
-        p,
-        p["dt"],
-        p["t_end"],
-        __doc__.splitlines()[0],
-        {
-            "tangential_stiffness": p["tangential_stiffness"],
-            "velocity_threshold": p["velocity_threshold"],
-            "characteristic_velocity": p["characteristic_velocity"],
-        },
-    )
+    return Scene.from_parameters(NAME, model, p, __doc__)
 
 
 def first_contact_rigid(**parameters) -> float:

@@ -147,15 +147,7 @@ def build(**parameters) -> Scene:
         )
     )
     model.add_contact(DiskContact(disk, Plane(), p["mu"], radius=r, rolling=p["rolling"]))
-    return Scene(
-        NAME,
-        model,
-        p,
-        p["dt"],
-        p["t_end"],
-        __doc__.splitlines()[0],
-        {"tangential_stiffness": p["tangential_stiffness"], "velocity_threshold": p["velocity_threshold"]},
-    )
+    return Scene.from_parameters(NAME, model, p, __doc__)
 
 
 def wobble_period(result: dict) -> float:

@@ -24,15 +24,10 @@ from .scene import Scene, override
 __all__ = ["Spheres", "Boxes"]
 
 
-def _count(name: str, value) -> int:
-    if isinstance(value, bool) or not float(value).is_integer() or value < 1:
-        raise ValueError(f"scene {name!r}: parameter count must be an integer >= 1, got {value!r}")
-    return int(value)
-
-
-def _seed(name: str, value) -> int:
-    if isinstance(value, bool) or not float(value).is_integer() or value < 0:
-        raise ValueError(f"scene {name!r}: parameter seed must be an integer >= 0, got {value!r}")
+def _integer(scene: str, key: str, value, minimum: int) -> int:
+    """A whole-number parameter (``override`` makes numbers floats) >= ``minimum``."""
+    if isinstance(value, bool) or not float(value).is_integer() or value < minimum:
+        raise ValueError(f"scene {scene!r}: parameter {key} must be an integer >= {minimum}, got {value!r}")
     return int(value)
 
 
@@ -71,12 +66,12 @@ class Spheres:
     @staticmethod
     def build(**parameters) -> Scene:
         p = override(Spheres.DEFAULTS, parameters, "spheres")
-        count = _count("spheres", p["count"])
+        count = _integer("spheres", "count", p["count"], 1)
         r = positive("scene 'spheres': radius", p["radius"])
         spacing = positive("scene 'spheres': spacing", p["spacing"])
         if spacing <= 2 * r:
             raise ValueError(f"scene 'spheres': spacing {spacing!r} m must exceed the diameter {2 * r!r} m")
-        rng = np.random.default_rng(_seed("spheres", p["seed"]))
+        rng = np.random.default_rng(_integer("spheres", "seed", p["seed"], 0))
         model = Model(gravity=(0.0, 0.0, -p["gravity"]))
         mass = p["mass"]
         inertia = 0.4 * mass * r * r if mass > 0 else -1.0  # bad input: RigidBody names it
@@ -95,15 +90,7 @@ class Spheres:
                 )
             )
             model.add_contact(SphereContact(body, Plane(), p["mu"], radius=r))
-        return Scene(
-            "spheres",
-            model,
-            p,
-            p["dt"],
-            p["t_end"],
-            Spheres.__doc__.splitlines()[0],
-            {"tangential_stiffness": p["tangential_stiffness"], "velocity_threshold": p["velocity_threshold"]},
-        )
+        return Scene.from_parameters("spheres", model, p, Spheres.__doc__)
 
 
 class Boxes:
@@ -134,7 +121,7 @@ class Boxes:
     @staticmethod
     def build(**parameters) -> Scene:
         p = override(Boxes.DEFAULTS, parameters, "boxes")
-        count = _count("boxes", p["count"])
+        count = _integer("boxes", "count", p["count"], 1)
         a = positive("scene 'boxes': side", p["side"])
         spacing = positive("scene 'boxes': spacing", p["spacing"])
         reach = a / 2 + p["speed"] ** 2 / (2 * p["mu"] * p["gravity"]) if p["mu"] > 0 else math.inf
@@ -143,7 +130,7 @@ class Boxes:
                 f"scene 'boxes': spacing {spacing!r} m lets sliding boxes meet (each travels up to "
                 f"{reach - a / 2:.3g} m); use more than {2 * reach * math.sqrt(2):.3g} m"
             )
-        rng = np.random.default_rng(_seed("boxes", p["seed"]))
+        rng = np.random.default_rng(_integer("boxes", "seed", p["seed"], 0))
         model = Model(gravity=(0.0, 0.0, -p["gravity"]))
         mass = p["mass"]
         inertia = mass * a * a / 6.0 if mass > 0 else -1.0
@@ -162,12 +149,4 @@ class Boxes:
             for sx in (-1, 1):
                 for sy in (-1, 1):
                     model.add_contact(PointContact(body, Plane(), p["mu"], offset=(sx * a / 2, sy * a / 2, -a / 2)))
-        return Scene(
-            "boxes",
-            model,
-            p,
-            p["dt"],
-            p["t_end"],
-            Boxes.__doc__.splitlines()[0],
-            {"tangential_stiffness": p["tangential_stiffness"], "velocity_threshold": p["velocity_threshold"]},
-        )
+        return Scene.from_parameters("boxes", model, p, Boxes.__doc__)

@@ -101,6 +101,11 @@ PARAMETER_UNITS = {
 }
 
 
+# The parameters of the regularized and continuous friction models a scene may set
+# (:meth:`Scene.friction` reads them from ``Scene.contact_model``).
+CONTACT_MODEL_KEYS = ("tangential_stiffness", "velocity_threshold", "characteristic_velocity")
+
+
 @dataclass
 class Scene:
     """A built scene: the model, the parameters that made it and run defaults."""
@@ -112,6 +117,14 @@ class Scene:
     t_end: float
     description: str = ""
     contact_model: dict = field(default_factory=dict)  # k_T, v_th for "regularized"
+
+    @classmethod
+    def from_parameters(cls, name: str, model: Model, p: dict, doc: str) -> Scene:
+        """The scene as every ready scene builds it: step ``p["dt"]``, end ``p["t_end"]``, the
+        first line of ``doc`` as its description, and the contact-model constants
+        (:data:`CONTACT_MODEL_KEYS`) that ``p`` holds."""
+        contact_model = {key: p[key] for key in CONTACT_MODEL_KEYS if key in p}
+        return cls(name, model, p, p["dt"], p["t_end"], doc.splitlines()[0], contact_model)
 
     def simulation(self, friction: str = "regularized", **options):
         """A :class:`~lcpdyn.stepper.Simulation` of this scene with friction model ``friction``

@@ -68,9 +68,8 @@ def build(**parameters) -> Scene:
         )
     )
     model.add_contact(DiskContact(wheel, Plane(), p["mu"], radius=p["radius"], axis=(0.0, 1.0, 0.0)))
-    contact_model = {"tangential_stiffness": p["tangential_stiffness"], "velocity_threshold": p["velocity_threshold"]}
     if not p["tangential_stiffness"] > 0:
         raise ValueError(f"scene 'wheel': tangential_stiffness must be > 0, got {p['tangential_stiffness']}")
     if not p["velocity_threshold"] >= 0:
         raise ValueError(f"scene 'wheel': velocity_threshold must be >= 0, got {p['velocity_threshold']}")
-    return Scene("wheel", model, p, p["dt"], p["t_end"], __doc__.splitlines()[0], contact_model)
+    return Scene.from_parameters("wheel", model, p, __doc__)
