@@ -172,13 +172,51 @@ def _predicted_seconds(previous: dict | None, contacts: int, steps: int) -> floa
     return previous["startup_s"] * ratio + previous["step_ms"] * 1e-3 * ratio**3 * (steps + 1)
 
 
+def _positive_list(text: str) -> list[int]:
+    try:
+        values = [int(part) for part in text.split(",")]
+    except ValueError:
+        values = []
+    if not values or min(values) < 1:
+        raise argparse.ArgumentTypeError(f"expected contact counts >= 1 separated by commas, got {text!r}")
+    return values
+
+
+def _positive(kind):
+    def parse(text: str):
+        try:
+            value = kind(text)
+        except ValueError:
+            value = None
+        if value is None or not value > 0:
+            raise argparse.ArgumentTypeError(f"expected a number > 0, got {text!r}")
+        return value
+
+    return parse
+
+
+def _choices(allowed):
+    def parse(text: str) -> list[str]:
+        values = text.split(",")
+        unknown = [v for v in values if v not in allowed]
+        if unknown:
+            raise argparse.ArgumentTypeError(f"unknown {unknown}; choose from {list(allowed)}")
+        return values
+
+    return parse
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--sizes", default="1,4,16,64,256,1000", help="contacts per scene (default %(default)s)")
-    parser.add_argument("--steps", type=int, default=20, help="timed steps per entry (default %(default)s)")
-    parser.add_argument("--budget", type=float, default=600.0, help="seconds per entry (default %(default)s)")
-    parser.add_argument("--scenes", default="spheres,boxes")
-    parser.add_argument("--models", default=",".join((*MODELS, PEER)))
+    parser.add_argument(
+        "--sizes", type=_positive_list, default="1,4,16,64,256,1000", help="contacts per scene (default %(default)s)"
+    )
+    parser.add_argument("--steps", type=_positive(int), default=20, help="timed steps per entry (default %(default)s)")
+    parser.add_argument(
+        "--budget", type=_positive(float), default=600.0, help="seconds per entry (default %(default)s)"
+    )
+    parser.add_argument("--scenes", type=_choices(tuple(SCENES)), default="spheres,boxes")
+    parser.add_argument("--models", type=_choices((*MODELS, PEER)), default=",".join((*MODELS, PEER)))
     parser.add_argument("--quick", action="store_true", help="sizes 1,4,16 and 5 steps (a smoke test)")
     parser.add_argument("--out", default="results/bench_scale.json")
     parser.add_argument("--worker", help=argparse.SUPPRESS)
@@ -186,9 +224,18 @@ def main(argv=None) -> int:
     if args.worker:
         print(json.dumps(_worker(*json.loads(args.worker))))
         return 0
-    sizes = [1, 4, 16] if args.quick else [int(s) for s in args.sizes.split(",")]
+    out = Path(args.out)
+    if out.suffix != ".json":
+        parser.error(f"--out {out}: expected a .json path (the .txt and .png go beside it)")
+    try:  # before the ~12 minutes of runs, not after
+        out.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        parser.error(f"--out {out}: cannot create its directory ({exc.strerror})")
+    if not os.access(out.parent, os.W_OK):
+        parser.error(f"--out {out}: directory {out.parent} is not writable")
+    sizes = [1, 4, 16] if args.quick else args.sizes
     steps = 5 if args.quick else args.steps
-    models = args.models.split(",")
+    models = list(args.models)
     if PEER in models:
         try:
             import mujoco  # noqa: F401
@@ -196,41 +243,53 @@ def main(argv=None) -> int:
             print("bench_scale: MuJoCo not installed (pip install '.[bench]'); its column is skipped", file=sys.stderr)
             models.remove(PEER)
     results = {}
-    for kind in args.scenes.split(","):
-        for model in models:
-            rows, previous = [], None
-            for contacts in sizes:
-                if contacts % SCENES[kind]:
-                    continue
-                predicted = _predicted_seconds(previous, contacts, steps)
-                if predicted > args.budget:
-                    entry = {
-                        "contacts": contacts,
-                        "skipped": f"predicted {predicted:.0f} s > budget {args.budget:.0f} s",
-                    }
-                else:
-                    entry = {"requested_contacts": contacts, **_run_entry(kind, contacts, model, steps, args.budget)}
-                    entry.setdefault("contacts", contacts)
-                rows.append(entry)
-                print(f"  {kind} {model} {contacts}: {entry}", file=sys.stderr)
-                previous = entry if "step_ms" in entry else None
-            results[f"{kind}/{model}"] = {"entries": rows, "growth_exponent": _growth(rows)}
+    interrupted = False
+    try:
+        for kind in args.scenes:
+            for model in models:
+                rows, previous = [], None
+                results[f"{kind}/{model}"] = {"entries": rows, "growth_exponent": None}
+                for contacts in sizes:
+                    if contacts % SCENES[kind]:
+                        continue
+                    predicted = _predicted_seconds(previous, contacts, steps)
+                    if predicted > args.budget:
+                        entry = {
+                            "contacts": contacts,
+                            "skipped": f"predicted {predicted:.0f} s > budget {args.budget:.0f} s",
+                        }
+                    else:
+                        run = _run_entry(kind, contacts, model, steps, args.budget)
+                        entry = {"requested_contacts": contacts, **run}
+                        entry.setdefault("contacts", contacts)
+                    rows.append(entry)
+                    print(f"  {kind} {model} {contacts}: {entry}", file=sys.stderr)
+                    previous = entry if "step_ms" in entry else None
+                results[f"{kind}/{model}"]["growth_exponent"] = _growth(rows)
+    except KeyboardInterrupt:  # keep what was measured
+        interrupted = True
+        print("bench_scale: interrupted; writing the entries measured so far", file=sys.stderr)
     report = {
         "machine": {"python": platform.python_version(), "platform": platform.platform(), "cpus": os.cpu_count()},
         "sizes": sizes,
         "steps": steps,
         "budget_s": args.budget,
+        "interrupted": interrupted,
         "results": results,
     }
-    out = Path(args.out)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps(report, indent=1))
     text = _table(report)
-    out.with_suffix(".txt").write_text(text + "\n")
+    _write_atomically(out, json.dumps(report, indent=1))
+    _write_atomically(out.with_suffix(".txt"), text + "\n")
     print(text)
     _figure(report, out.with_suffix(".png"))
     print(f"written {out}, {out.with_suffix('.txt')} and {out.with_suffix('.png')}")
-    return 0
+    return 130 if interrupted else 0
+
+
+def _write_atomically(path: Path, text: str) -> None:
+    temporary = path.with_name(f".{path.name}.tmp")
+    temporary.write_text(text)
+    os.replace(temporary, path)
 
 
 def _table(report) -> str:
@@ -240,6 +299,8 @@ def _table(report) -> str:
         f"{'scene/model':22s} {'contacts':>8s} {'step ms':>10s} {'× MuJoCo':>9s} {'start-up s':>10s} {'peak MB':>8s} "
         f"{'iters':>7s} {'fallbacks':>9s}",
     ]
+    if report.get("interrupted"):
+        lines.append("(interrupted: the entries measured before Ctrl-C)")
     results = report["results"]
     for name, result in results.items():
         kind = name.split("/")[0]
@@ -290,7 +351,8 @@ def _figure(report, path: Path) -> None:
         ax.set_title(f"{kind}: step time against contacts (h = 1 ms)")
         ax.set_xlabel("contacts")
         ax.grid(True, which="both", alpha=0.3)
-        ax.legend(fontsize=8)
+        if ax.lines:
+            ax.legend(fontsize=8)
     axes[0].set_ylabel("wall time per step (ms, median)")
     fig.tight_layout()
     fig.savefig(path, dpi=120)
