@@ -110,9 +110,54 @@ class Contact:
                 f"kinetic mu = {self.mu!r} (mu_s >= mu_k is required)"
             )
 
+    # --- the contact-geometry protocol (what the compiled kinematics calls) ---------------
+    # A geometry gives its numbers as ``geometry()`` (a dict of float arrays, fixed shapes per
+    # class) and its frame as the pure ``frame_of(p, x, R, compliant)`` of one contact's numbers
+    # p: the model stacks the numbers of all contacts of one class and ``vmap``s ``frame_of`` over
+    # them, so the numbers are inputs of the compiled kinematics (a parameter sweep compiles
+    # once) and the trace does not grow with the number of contacts. A new geometry is a
+    # subclass with these two members; nothing in the model or the stepper changes.
+    tilt_of = None  # optional staticmethod (p, R) -> h, a validity measure checked against min_sin_tilt
+
+    def geometry(self) -> dict:
+        """The plane's numbers (every geometry here is against a fixed plane) plus the class's."""
+        return {
+            "plane_point": self.plane.point,
+            "plane_normal": self.plane.normal,
+            "plane_t1": self.plane.t1,
+            "plane_t2": self.plane.t2,
+        }
+
+    def geometry_key(self) -> tuple:
+        """What the traced code depends on besides the numbers: the class and whether the contact
+        is compliant (contacts of one key are evaluated together)."""
+        return (type(self), self.normal_law is not None)
+
+    @staticmethod
+    def frame_of(p, x, R, compliant):
+        """(gap, point, normal, t1, t2) of one contact with numbers ``p`` for a body at position
+        x with rotation R (JAX, traceable, vmapped over contacts)."""
+        raise NotImplementedError
+
     def frame(self, x, R):
         """(gap, point, normal, t1, t2) for a body at position x with rotation R (JAX)."""
-        raise NotImplementedError
+        p = {name: jnp.asarray(value) for name, value in self.geometry().items()}
+        return self.frame_of(p, x, R, self.normal_law is not None)
+
+    @property
+    def ideal_rolling(self) -> bool:
+        """Whether the two tangential rows are bilateral (no slip, no friction law)."""
+        return False
+
+    @property
+    def ideal_spin(self) -> bool:
+        """Whether the contact adds the zero-spin row n . omega = 0."""
+        return False
+
+    @property
+    def bilateral_rows(self) -> int:
+        """Bilateral rows this contact adds to A (ideal rolling: 2, zero spin: 1)."""
+        return (2 if self.ideal_rolling else 0) + (1 if self.ideal_spin else 0)
 
 
 @dataclass(eq=False)
@@ -126,11 +171,15 @@ class PointContact(Contact):
         self._check()
         self.offset = finite_vector(f"point contact on {self.body.name!r}: offset", self.offset, 3)
 
-    def frame(self, x, R):
-        n = jnp.asarray(self.plane.normal)
-        point = x + R @ jnp.asarray(self.offset)
-        gap = n @ (point - jnp.asarray(self.plane.point))
-        return gap, point, n, jnp.asarray(self.plane.t1), jnp.asarray(self.plane.t2)
+    def geometry(self) -> dict:
+        return {**super().geometry(), "offset": self.offset}
+
+    @staticmethod
+    def frame_of(p, x, R, compliant):
+        n = p["plane_normal"]
+        point = x + R @ p["offset"]
+        gap = n @ (point - p["plane_point"])
+        return gap, point, n, p["plane_t1"], p["plane_t2"]
 
 
 @dataclass(eq=False)
@@ -144,11 +193,15 @@ class SphereContact(Contact):
         self._check()
         self.radius = positive(f"sphere contact on {self.body.name!r}: radius", self.radius)
 
-    def frame(self, x, R):
-        n = jnp.asarray(self.plane.normal)
-        gap = n @ (x - jnp.asarray(self.plane.point)) - self.radius
-        reach = self.radius if self.normal_law is None else self.radius - jnp.maximum(-gap, 0.0)
-        return gap, x - reach * n, n, jnp.asarray(self.plane.t1), jnp.asarray(self.plane.t2)
+    def geometry(self) -> dict:
+        return {**super().geometry(), "radius": np.float64(self.radius)}
+
+    @staticmethod
+    def frame_of(p, x, R, compliant):
+        n = p["plane_normal"]
+        gap = n @ (x - p["plane_point"]) - p["radius"]
+        reach = p["radius"] - jnp.maximum(-gap, 0.0) if compliant else p["radius"]
+        return gap, x - reach * n, n, p["plane_t1"], p["plane_t2"]
 
 
 @dataclass(eq=False)
@@ -214,21 +267,43 @@ class DiskContact(Contact):
                 "single-point disk contact is undefined"
             )
 
-    def frame(self, x, R):
-        n = jnp.asarray(self.plane.normal)
-        e = R @ jnp.asarray(self.axis)
+    def geometry(self) -> dict:
+        return {
+            **super().geometry(),
+            "radius": np.float64(self.radius),
+            "axis": self.axis,
+            "min_sin_tilt": np.float64(self.min_sin_tilt),
+        }
+
+    @property
+    def ideal_rolling(self) -> bool:
+        return self.rolling == "ideal"
+
+    @property
+    def ideal_spin(self) -> bool:
+        return self.spin == "ideal"
+
+    @staticmethod
+    def frame_of(p, x, R, compliant):
+        n = p["plane_normal"]
+        e = R @ p["axis"]
         c = jnp.cross(n, e)
         h = jnp.sqrt(c @ c)
-        safe_h = jnp.where(h > self.min_sin_tilt, h, 1.0)  # keeps the trace NaN-free; checked by the stepper
+        safe_h = jnp.where(h > p["min_sin_tilt"], h, 1.0)  # keeps the trace NaN-free; checked by the stepper
         d2 = c / safe_h
         d1 = jnp.cross(d2, e)
-        gap = n @ (x - jnp.asarray(self.plane.point)) - self.radius * h
+        gap = n @ (x - p["plane_point"]) - p["radius"] * h
         # a compliant tyre touches the road at radius rho - a (Bauchau 2002 Eq. 14), a = approach
-        reach = self.radius if self.normal_law is None else self.radius - jnp.maximum(-gap, 0.0) / safe_h
+        reach = p["radius"] - jnp.maximum(-gap, 0.0) / safe_h if compliant else p["radius"]
         point = x + reach * d1
         return gap, point, n, d2, jnp.cross(n, d2)
 
-    def sin_tilt(self, R):
+    @staticmethod
+    def tilt_of(p, R):
         """h = |n x e| (1 when upright, 0 when lying flat)."""
-        c = jnp.cross(jnp.asarray(self.plane.normal), R @ jnp.asarray(self.axis))
+        c = jnp.cross(p["plane_normal"], R @ p["axis"])
         return jnp.sqrt(c @ c)
+
+    def sin_tilt(self, R):
+        """h = |n x e| of this disk at rotation R (JAX)."""
+        return self.tilt_of({"plane_normal": jnp.asarray(self.plane.normal), "axis": jnp.asarray(self.axis)}, R)

@@ -30,6 +30,53 @@ def gap_terms(gap, N, v, h, paper, beta):
 
 
 @njit(cache=True)
+def block_rows(blocks, body, v):
+    """(r, k) products of per-contact row blocks (r, k, 6) with the velocities of each contact's
+    body: N v or D v without the dense (r, n) matrices."""
+    r, k = blocks.shape[0], blocks.shape[1]
+    out = np.empty((r, k))
+    for i in range(r):
+        o = 6 * body[i]
+        for a in range(k):
+            s = 0.0
+            for j in range(6):
+                s += blocks[i, a, j] * v[o + j]
+            out[i, a] = s
+    return out
+
+
+@njit(cache=True)
+def gap_terms_blocks(gap, N_block, body, v, h, paper, beta):
+    """:func:`gap_terms` with N given by its per-contact blocks."""
+    out = np.empty(gap.shape[0])
+    for i in range(gap.shape[0]):
+        predicted = gap[i]
+        if paper:
+            o = 6 * body[i]
+            for j in range(6):
+                predicted += h * N_block[i, j] * v[o + j]
+        out[i] = (predicted if predicted >= 0.0 else beta * predicted) / h
+    return out
+
+
+@njit(cache=True)
+def slip_world_blocks(D_block, body, v, tangent):
+    """:func:`slip_world` with D given by its per-contact blocks (r, 2, 6)."""
+    r = tangent.shape[0]
+    out = np.empty((r, 3))
+    for i in range(r):
+        o = 6 * body[i]
+        s1 = 0.0
+        s2 = 0.0
+        for j in range(6):
+            s1 += D_block[i, 0, j] * v[o + j]
+            s2 += D_block[i, 1, j] * v[o + j]
+        for j in range(3):
+            out[i, j] = s1 * tangent[i, 0, j] + s2 * tangent[i, 1, j]
+    return out
+
+
+@njit(cache=True)
 def slip_world(D, v, tangent):
     """World slip velocity (r, 3) of the material contact points: (D v) in (t1, t2)."""
     r = tangent.shape[0]
@@ -268,12 +315,43 @@ def _midpoint_newton(I, x, target, h, tolerance, max_iterations, J, trial, dx, F
 
 
 @njit(cache=True)
-def gyroscopic_midpoint(M, v, force, h, tolerance, max_iterations):
+def kinetic_energy(mass, inertia, v):
+    """v . M v / 2 with the block-diagonal M = diag(m_b I3, I_b) of the bodies (J)."""
+    total = 0.0
+    for b in range(mass.shape[0]):
+        o = 6 * b
+        total += mass[b] * (v[o] * v[o] + v[o + 1] * v[o + 1] + v[o + 2] * v[o + 2])
+        for r in range(3):
+            s = 0.0
+            for c in range(3):
+                s += inertia[b, r, c] * v[o + 3 + c]
+            total += v[o + 3 + r] * s
+    return 0.5 * total
+
+
+@njit(cache=True)
+def momentum(mass, inertia, v):
+    """M v (n,) with the block-diagonal M of the bodies."""
+    out = np.empty(v.shape[0])
+    for b in range(mass.shape[0]):
+        o = 6 * b
+        for r in range(3):
+            out[o + r] = mass[b] * v[o + r]
+            s = 0.0
+            for c in range(3):
+                s += inertia[b, r, c] * v[o + 3 + c]
+            out[o + 3 + r] = s
+    return out
+
+
+@njit(cache=True)
+def gyroscopic_midpoint(mass, inertia, v, force, h, tolerance, max_iterations):
     """rhs = M v* + h f_app of the step with the gyroscopic term treated by the implicit
     midpoint rule (:mod:`lcpdyn.stepper`, "Gyroscopic term") instead of the explicit
     c = omega x I omega that ``force`` = f_app - c holds.
 
-    Per body, with I the body's inertia block of M and omega its body-frame angular velocity,
+    Per body, with I = ``inertia[b]`` (the body's block of M; ``mass`` the translational ones)
+    and omega its body-frame angular velocity,
     the free Euler equations I omega_dot = -omega x I omega are stepped by
 
         I (omega* - omega) = -h x x I x,   x = (omega + omega*) / 2,
@@ -288,12 +366,9 @@ def gyroscopic_midpoint(M, v, force, h, tolerance, max_iterations):
     Returns (rhs, worst relative residual over the bodies, that body's index or -1) -- the
     caller judges it against ``tolerance``."""
     n = v.shape[0]
-    rhs = np.empty(n)
+    rhs = momentum(mass, inertia, v)
     for i in range(n):
-        s = 0.0
-        for j in range(n):
-            s += M[i, j] * v[j]
-        rhs[i] = s + h * force[i]
+        rhs[i] += h * force[i]
     worst = 0.0
     worst_body = -1
     I = np.empty((3, 3))
@@ -308,7 +383,7 @@ def gyroscopic_midpoint(M, v, force, h, tolerance, max_iterations):
         o = 6 * b + 3
         for r in range(3):
             for c in range(3):
-                I[r, c] = M[o + r, o + c]
+                I[r, c] = inertia[b, r, c]
             x[r] = v[o + r]
         for r in range(3):
             target[r] = 2.0 * (I[r, 0] * x[0] + I[r, 1] * x[1] + I[r, 2] * x[2])

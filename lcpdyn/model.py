@@ -14,11 +14,22 @@ tangent basis (Eq. 4), J_p = d(v_p)/dv being the Jacobian of the material veloci
 candidate contact point (equal to dPhi/dq Gamma, see :meth:`Model.gap_jacobian`), the bilateral Jacobian
 A (Eq. 2) with the holonomic residual g(q) and the non-holonomic right-hand side u, the contact
 frames, and the potential energy. All Jacobians come from ``jax.jacfwd``.
+
+Structure (issue 11). Contacts of one geometry class are evaluated together: their numbers
+(:meth:`lcpdyn.contact.Contact.geometry`) are stacked and the class's pure ``frame_of`` is
+``vmap``ped over them, so the trace does not grow with the number of contacts. Each contact's
+Jacobians are blocks over the 6 velocities of its body, N_i = n_i^T J_p,i (1 x 6) and
+D_i = [t1 t2]^T J_p,i (2 x 6) with J_p,i the (3 x 6) ``jacfwd`` of the material velocity of its
+candidate point; :class:`Kinematics` carries the blocks and builds the dense (r, n) N and D only
+when asked. The numbers (gravity, masses, inertias, contact geometry) are inputs of the compiled
+function, not constants: models of one structure share a compilation.
 """
 
 from __future__ import annotations
 
+from collections import OrderedDict
 from dataclasses import dataclass
+from functools import cached_property
 
 import jax
 import jax.numpy as jnp
@@ -27,14 +38,15 @@ import numpy as np
 from .body import RigidBody
 from .compliance import elastic_energy
 from .constraints import Holonomic, Nonholonomic
-from .contact import Contact, DiskContact
+from .contact import Contact
 from .forces import BodyForce, SpringDamper, TorsionalSpringDamper
+from .kernels import kinetic_energy
 from .precision import float64
-from .rotation import quaternion_rate_matrix
+from .rotation import quaternion_rate_matrix, rotation_matrix
 from .state_view import StateView
 from .validation import finite_vector
 
-__all__ = ["Model", "Kinematics"]
+__all__ = ["Model", "Kinematics", "COMPILATIONS"]
 
 
 @dataclass(frozen=True)
@@ -43,8 +55,10 @@ class Kinematics:
 
     force: np.ndarray  # (n,) f_app - c
     gap: np.ndarray  # (r,) Phi
-    N: np.ndarray  # (r, n)
-    D: np.ndarray  # (2r, n) rows 2i, 2i+1: t1, t2 of contact i
+    N_block: np.ndarray  # (r, 6) n^T J_p of each contact over the 6 velocities of its body
+    D_block: np.ndarray  # (r, 2, 6) [t1 t2]^T J_p likewise
+    contact_body: np.ndarray  # (r,) the body of each contact (its columns 6b .. 6b + 5)
+    n_velocities: int
     A: np.ndarray  # (m, n) holonomic rows first, then non-holonomic
     holonomic_error: np.ndarray  # (m_h,) g(q)
     nonholonomic_rhs: np.ndarray  # (m_nh,) u(q, t)
@@ -58,6 +72,26 @@ class Kinematics:
     nonconservative_force: np.ndarray  # (n,) the part of f_app without a potential (body forces, dampers)
     conservative_power: float  # (f_app - f_nc) . v: power of gravity and springs
     finite: bool  # every entry above is finite
+
+    @cached_property
+    def N(self) -> np.ndarray:
+        """(r, n) dense N = n^T J_p (Eq. 3), scattered from the blocks."""
+        return _scatter(self.N_block, self.contact_body, self.n_velocities)
+
+    @cached_property
+    def D(self) -> np.ndarray:
+        """(2r, n) dense D, rows 2i, 2i+1: t1, t2 of contact i (Eq. 4), scattered from the blocks."""
+        r = self.D_block.shape[0]
+        return _scatter(self.D_block.reshape(2 * r, 6), np.repeat(self.contact_body, 2), self.n_velocities)
+
+
+def _scatter(blocks, body, n):
+    """Dense (rows, n) from per-row blocks (rows, 6) over the columns of ``body`` per row."""
+    if n == 6:
+        return blocks
+    out = np.zeros((blocks.shape[0], n))
+    out[np.arange(blocks.shape[0])[:, None], 6 * body[:, None] + np.arange(6)] = blocks
+    return out
 
 
 class Model:
@@ -132,25 +166,13 @@ class Model:
         return (
             sum(c.size for c in self.holonomic)
             + sum(c.size for c in self.nonholonomic)
-            + sum(self._rolling_rows(c) for c in self.contacts)
+            + sum(c.bilateral_rows for c in self.contacts)
         )
-
-    @staticmethod
-    def _rolling_rows(contact) -> int:
-        """Bilateral rows an ideally rolling disk adds (2 slip rows, plus 1 for zero spin)."""
-        if not isinstance(contact, DiskContact):
-            return 0
-        return (2 if contact.rolling == "ideal" else 0) + (1 if contact.spin == "ideal" else 0)
 
     def friction_coefficients(self, static: bool = False) -> np.ndarray:
         """Kinetic (or, with ``static=True``, static) mu per contact; 0 for ideally rolling disks,
         whose tangential rows are bilateral."""
-        return np.array(
-            [
-                0.0 if isinstance(c, DiskContact) and c.rolling == "ideal" else (c.mu_static if static else c.mu)
-                for c in self.contacts
-            ]
-        )
+        return np.array([0.0 if c.ideal_rolling else (c.mu_static if static else c.mu) for c in self.contacts])
 
     def index(self) -> dict:
         return {id(b): i for i, b in enumerate(self.bodies)}
@@ -160,6 +182,13 @@ class Model:
         q = np.concatenate([np.concatenate([b.position, b.orientation]) for b in self.bodies])
         v = np.concatenate([np.concatenate([b.velocity, b.body_angular_velocity]) for b in self.bodies])
         return q, v
+
+    def body_masses(self) -> tuple[np.ndarray, np.ndarray]:
+        """(m (nb,), I_body (nb, 3, 3)): the blocks of the block-diagonal M."""
+        return (
+            np.array([b.mass for b in self.bodies], float),
+            np.array([b.inertia_matrix for b in self.bodies], float).reshape(-1, 3, 3),
+        )
 
     def mass_matrix(self) -> np.ndarray:
         """M (n x n), constant: blocks diag(m I3, I_body)."""
@@ -172,18 +201,17 @@ class Model:
 
     # --- JAX functions (traceable) --------------------------------------------------------
     def gamma_v(self, q, v):
-        """q_dot = Gamma(q) v."""
-        parts = []
-        for i in range(len(self.bodies)):
-            parts.append(v[6 * i : 6 * i + 3])
-            parts.append(quaternion_rate_matrix(q[7 * i + 3 : 7 * i + 7]) @ v[6 * i + 3 : 6 * i + 6])
-        return jnp.concatenate(parts)
+        """q_dot = Gamma(q) v (all bodies at once)."""
+        nb = len(self.bodies)
+        Q, V = q.reshape(nb, 7), v.reshape(nb, 6)
+        rates = jax.vmap(lambda quaternion, omega: quaternion_rate_matrix(quaternion) @ omega)(Q[:, 3:], V[:, 3:])
+        return jnp.concatenate([V[:, :3], rates], axis=1).reshape(-1)
 
     def contact_frames(self, q):
         """Per contact (gap, point, normal, t1, t2) stacked: (r,), (r,3), (r,3), (r,3), (r,3)."""
-        view = StateView(self.index(), q)
-        frames = [c.frame(view.position(c.body), view.rotation(c.body)) for c in self.contacts]
-        return tuple(jnp.stack([f[k] for f in frames]) for k in range(5))
+        layout = _Layout(self)
+        floats, ints = layout.pack(self)
+        return layout.frames(q, jnp.asarray(floats), jnp.asarray(ints))[:5]
 
     def gaps(self, q):
         return self.contact_frames(q)[0]
@@ -216,112 +244,38 @@ class Model:
         view = StateView(self.index(), q)
         return jnp.concatenate([c.target(view, t) for c in self.nonholonomic]) if self.nonholonomic else jnp.zeros(0)
 
-    def generalized_force(self, q, v, t):
-        """f_app - c (n,): gravity, body forces and springs, minus omega_b x (I omega_b)."""
+    def _wrenches(self, q, v, t, linear, angular, nonconservative=False):
+        """Adds the forces' wrenches to the per-body (nb, 3) linear and body-frame angular parts."""
         view = StateView(self.index(), q, v)
         index = self.index()
-        blocks = []
-        for b in self.bodies:
-            omega = view.body_angular_velocity(b)
-            inertia = jnp.asarray(b.inertia_matrix)
-            blocks.append([b.mass * jnp.asarray(self.gravity), -jnp.cross(omega, inertia @ omega)])
         for force in self.forces:
-            for body, f, torque_world in force.wrenches(t, view):
+            wrenches = force.nonconservative_wrenches(t, view) if nonconservative else force.wrenches(t, view)
+            for body, f, torque_world in wrenches:
                 i = index[id(body)]
-                blocks[i][0] = blocks[i][0] + f
-                blocks[i][1] = blocks[i][1] + view.rotation(body).T @ torque_world
-        return jnp.concatenate([jnp.concatenate(b) for b in blocks])
+                linear = linear.at[i].add(f)
+                angular = angular.at[i].add(view.rotation(body).T @ torque_world)
+        return jnp.concatenate([linear, angular], axis=1).reshape(-1)
+
+    def generalized_force(self, q, v, t):
+        """f_app - c (n,): gravity, body forces and springs, minus omega_b x (I omega_b)."""
+        layout = _Layout(self)
+        floats, _ = layout.pack(self)
+        return layout.applied(self, q, v, t, jnp.asarray(floats))[0]
 
     def nonconservative_force(self, q, v, t):
         """The generalized force (n,) of the applied loads that have no potential: every
         :class:`~lcpdyn.forces.BodyForce` and the dampers of springs (their elastic parts are in
         :meth:`potential_energy`). The stepper's energy check counts its work h f_nc . (v + v+)/2
         as energy put in from outside (see :mod:`lcpdyn.stepper`, "Run health")."""
-        view = StateView(self.index(), q, v)
-        index = self.index()
-        out = [jnp.zeros(6) for _ in self.bodies]
-        for force in self.forces:
-            for body, f, torque_world in force.nonconservative_wrenches(t, view):
-                i = index[id(body)]
-                out[i] = out[i] + jnp.concatenate([f, view.rotation(body).T @ torque_world])
-        return jnp.concatenate(out) if out else jnp.zeros(0)
+        nb = len(self.bodies)
+        return self._wrenches(q, v, t, jnp.zeros((nb, 3)), jnp.zeros((nb, 3)), nonconservative=True)
 
     def potential_energy(self, q):
         """Gravity, springs and the elastic energy of compliant contacts (J)."""
-        view = StateView(self.index(), q)
-        energy = 0.0
-        compliant = [(i, c) for i, c in enumerate(self.contacts) if c.normal_law is not None]
-        if compliant:
-            gaps = self.gaps(q)
-            for i, c in compliant:
-                energy = energy + elastic_energy(c.normal_law, -gaps[i])
-        for b in self.bodies:
-            energy = energy - b.mass * (jnp.asarray(self.gravity) @ view.position(b))
-        for force in self.forces:
-            energy = energy + force.potential(view)
-        return energy
-
-    def _evaluate(self, q, v, t):
-        n = self.n_velocities
-        if self.contacts:
-            gap, point, normal, t1, t2 = self.contact_frames(q)
-            # J (r, 3, n): material velocity of each candidate contact point, linear in v
-            J = jax.jacfwd(self.contact_velocities, argnums=1)(q, v)
-            N = jnp.einsum("rk,rkn->rn", normal, J)
-            D = jnp.stack([jnp.einsum("rk,rkn->rn", t1, J), jnp.einsum("rk,rkn->rn", t2, J)], axis=1).reshape(-1, n)
-            tangent = jnp.stack([t1, t2], axis=1)
-        else:
-            gap, N, D = jnp.zeros(0), jnp.zeros((0, n)), jnp.zeros((0, n))
-            point = normal = jnp.zeros((0, 3))
-            tangent = jnp.zeros((0, 2, 3))
-        g = self.holonomic_residual(q, t)
-        if self.holonomic:
-            Gamma = jax.jacfwd(self.gamma_v, argnums=1)(q, v)  # (p, n); gamma_v is linear in v
-            A_h = jax.jacfwd(self.holonomic_residual)(q, t) @ Gamma
-            g_t = jax.jacfwd(self.holonomic_residual, argnums=1)(q, t)  # rheonomic rate dg/dt
-        else:
-            A_h = jnp.zeros((0, n))
-            g_t = jnp.zeros(0)
-        A_nh = jax.jacfwd(self.nonholonomic_velocity, argnums=1)(q, v) if self.nonholonomic else jnp.zeros((0, n))
-        rolling = []  # ideal rolling and zero spin: bilateral rows from the same JAX Jacobians
-        for i, c in enumerate(self.contacts):
-            if isinstance(c, DiskContact) and c.rolling == "ideal":
-                rolling.append(D[2 * i : 2 * i + 2])
-            if isinstance(c, DiskContact) and c.spin == "ideal":  # n . omega = 0 (the plane is fixed)
-                spin = jax.jacfwd(
-                    lambda w, c=c, i=i: StateView(self.index(), q, w).angular_velocity(c.body) @ normal[i]
-                )(v)
-                rolling.append(spin[None, :])
-        A_roll = jnp.concatenate(rolling) if rolling else jnp.zeros((0, n))
-        u_roll = jnp.zeros(A_roll.shape[0])
-        view = StateView(self.index(), q)
-        disks = [c for c in self.contacts if isinstance(c, DiskContact)]
-        tilts = jnp.stack([c.sin_tilt(view.rotation(c.body)) for c in disks]) if disks else jnp.zeros(0)
-        margin = jnp.min(tilts - jnp.asarray([c.min_sin_tilt for c in disks])) if disks else jnp.asarray(1.0)
-        force, nonconservative = self.generalized_force(q, v, t), self.nonconservative_force(q, v, t)
-        minus_c = []  # -c = -omega x I omega per body, the part of force that does no work
-        for i, b in enumerate(self.bodies):
-            omega = v[6 * i + 3 : 6 * i + 6]
-            minus_c += [jnp.zeros(3), -jnp.cross(omega, jnp.asarray(b.inertia_matrix) @ omega)]
-        # power of gravity and springs, P_c = (f_app - f_nc) . v: c . v = 0 exactly, but not in rounding or overflow
-        power = (force - jnp.concatenate(minus_c) - nonconservative) @ v
-        return (
-            force,
-            gap,
-            N,
-            D,
-            jnp.concatenate([A_h, A_nh, A_roll]),
-            g,
-            jnp.concatenate([self.nonholonomic_target(q, t), u_roll]),
-            point,
-            normal,
-            tangent,
-            tilts,
-            margin,
-            self.potential_energy(q),
-            g_t,
-            nonconservative,
-            power,
+        layout = _Layout(self)
+        floats, ints = layout.pack(self)
+        return layout.potential(
+            self, q, jnp.asarray(floats), layout.frames(q, jnp.asarray(floats), jnp.asarray(ints))[0]
         )
 
     def gap_jacobian(self, q):
@@ -334,8 +288,16 @@ class Model:
         return jax.jacfwd(self.gaps)(q) @ Gamma
 
     def compile(self):
-        """Trace and compile :meth:`_evaluate` (once per model; cached until the model changes).
-        Returns a function ``(q, v, t) -> Kinematics`` working in float64.
+        """The compiled kinematics ``(q, v, t) -> Kinematics`` of this model, in float64.
+
+        The model's numbers (gravity, masses, inertias, every contact's geometry) are *inputs* of
+        the compiled function, its structure (body count, contact classes and their order,
+        ideal-rolling rows) the static part: models of one structure without user forces,
+        constraints or compliant laws (whose functions are traced into the code) share one
+        compilation, so a parameter sweep compiles once (:data:`COMPILATIONS` counts them).
+        Contacts of one class are evaluated together (``vmap`` over their stacked numbers), and
+        each contact's Jacobian is a block over the 6 velocities of its body: trace and compile
+        time do not grow with the number of contacts.
 
         The outputs are packed into one flat vector and the ahead-of-time compiled executable is
         called directly: this halves the per-call cost against ``jax.jit``'s dispatch with twelve
@@ -345,29 +307,34 @@ class Model:
             return self._compiled
         if not self.bodies:
             raise ValueError("the model has no bodies")
-        q0, v0 = self.initial_state()
-        with float64():
-            shapes = [tuple(x.shape) for x in jax.eval_shape(self._evaluate, q0, v0, np.float64(0.0))]
-
-            def packed(q, v, t):
-                flat = jnp.concatenate([jnp.ravel(x) for x in self._evaluate(q, v, t)])
-                return jnp.concatenate([flat, jnp.all(jnp.isfinite(flat)).astype(flat.dtype)[None]])
-
-            executable = jax.jit(packed).lower(q0, v0, np.float64(0.0)).compile()
-        slices, start = [], 0
-        for shape in shapes:
-            size = int(np.prod(shape))
-            slices.append((start, start + size, shape))
-            start += size
+        layout = _Layout(self)
+        floats, ints = layout.pack(self)
+        key = layout.key() if self._shareable() else None
+        entry = _COMPILED.get(key) if key is not None else None
+        if entry is None:
+            entry = _compile(self, layout, floats, ints)
+            if key is not None:
+                _COMPILED[key] = entry
+                while len(_COMPILED) > _CACHE_SIZE:
+                    _COMPILED.popitem(last=False)
+        else:
+            _COMPILED.move_to_end(key)
+        executable, slices = entry
+        with float64():  # device arrays, converted once
+            floats, ints = jnp.asarray(floats), jnp.asarray(ints)
+        n = self.n_velocities
+        body = layout.contact_body
 
         def unscoped(q, v, t) -> Kinematics:
-            flat = np.asarray(executable(q, v, np.float64(t)))
+            flat = np.asarray(executable(q, v, np.float64(t), floats, ints))
             a = [flat[i:j].reshape(shape) for i, j, shape in slices]
             return Kinematics(
                 a[0],
                 a[1],
                 a[2],
                 a[3],
+                body,
+                n,
                 a[4],
                 a[5],
                 a[6],
@@ -392,6 +359,12 @@ class Model:
         evaluate.unscoped = unscoped
         self._compiled = evaluate
         return evaluate
+
+    def _shareable(self) -> bool:
+        """Whether everything the kinematics traces is in the packed numbers (no user functions)."""
+        return not (self.forces or self.holonomic or self.nonholonomic) and all(
+            c.normal_law is None for c in self.contacts
+        )
 
     def describe_force(self, i: int) -> str:
         """A readable name of ``self.forces[i]`` for error messages."""
@@ -473,5 +446,215 @@ class Model:
         return found
 
     def kinetic_energy(self, v) -> float:
-        v = np.asarray(v)
-        return 0.5 * float(v @ (self.mass_matrix() @ v))
+        mass, inertia = self.body_masses()
+        return kinetic_energy(mass, inertia, np.asarray(v, float))
+
+
+# --- the compiled kinematics ---------------------------------------------------------------
+_CACHE_SIZE = 16
+_COMPILED: OrderedDict = OrderedDict()  # structure key -> (executable, output slices)
+
+COMPILATIONS = [0]
+"""How many times the kinematics has been traced and compiled in this process (``COMPILATIONS[0]``):
+models of one structure share a compilation (:meth:`Model.compile`)."""
+
+
+class _Layout:
+    """The static structure of a model's kinematics and where its numbers sit in the packed
+    inputs: ``floats`` = (gravity (3), masses (nb), inertias (nb, 3, 3), then per contact group
+    and per geometry number the stacked values) and ``ints`` = the body of every contact, in
+    group order. Groups are the contacts of one ``geometry_key`` in order of first appearance;
+    ``order`` takes the concatenated group outputs back to the model's contact order."""
+
+    def __init__(self, model: Model):
+        nb = len(model.bodies)
+        self.nb = nb
+        index = model.index()
+        groups: dict = {}
+        for i, c in enumerate(model.contacts):
+            groups.setdefault(c.geometry_key(), []).append(i)
+        self.groups = []
+        offset = 3 + nb + 9 * nb
+        for key, members in groups.items():
+            first = model.contacts[members[0]]
+            numbers = first.geometry()
+            fields = []
+            for name in sorted(numbers):
+                shape = np.shape(numbers[name])
+                size = len(members) * int(np.prod(shape, dtype=int))
+                fields.append((name, shape, offset, offset + size))
+                offset += size
+            self.groups.append((key, type(first), first.normal_law is not None, tuple(members), fields))
+        self.n_floats = offset
+        grouped = [i for _, _, _, members, _ in self.groups for i in members]
+        self.order = np.argsort(np.array(grouped, dtype=np.int64)) if grouped else np.zeros(0, np.int64)
+        self.contact_body = np.array([index[id(c.body)] for c in model.contacts], dtype=np.int64)
+        self.grouped_body = self.contact_body[np.array(grouped, dtype=np.int64)] if grouped else self.contact_body
+        self.tilted = [i for i, c in enumerate(model.contacts) if c.tilt_of is not None]
+        self.rolling = tuple(
+            (i, c.ideal_rolling, c.ideal_spin) for i, c in enumerate(model.contacts) if c.bilateral_rows
+        )
+
+    def key(self) -> tuple:
+        return (
+            self.nb,
+            tuple(
+                (key, members, tuple((name, shape) for name, shape, _, _ in fields))
+                for key, _, _, members, fields in self.groups
+            ),
+            self.rolling,
+        )
+
+    def pack(self, model: Model) -> tuple[np.ndarray, np.ndarray]:
+        floats = np.empty(self.n_floats)
+        mass, inertia = model.body_masses()
+        floats[:3] = model.gravity
+        floats[3 : 3 + self.nb] = mass
+        floats[3 + self.nb : 3 + 10 * self.nb] = inertia.reshape(-1)
+        for _, _, _, members, fields in self.groups:
+            numbers = [model.contacts[i].geometry() for i in members]
+            for name, _, start, end in fields:
+                floats[start:end] = np.concatenate([np.ravel(np.asarray(p[name], float)) for p in numbers])
+        return floats, self.grouped_body.copy()
+
+    def bodies(self, floats):
+        nb = self.nb
+        return floats[:3], floats[3 : 3 + nb], floats[3 + nb : 3 + 10 * nb].reshape(nb, 3, 3)
+
+    def frames(self, q, floats, ints):
+        """(gap, point, normal, t1, t2, N_block, D_block, tilt) in contact order (tilt in the
+        order of the tilted contacts): every contact group ``vmap``ped over its stacked numbers;
+        J_p of each contact is the (3, 6) Jacobian of its candidate point's material velocity
+        v_p = v + (R omega_b) x (p - x) over its body's 6 velocities (``jax.jacfwd``)."""
+        nb = self.nb
+        Q = q.reshape(nb, 7)
+        positions = Q[:, :3]
+        rotations = jax.vmap(rotation_matrix)(Q[:, 3:])
+        parts, tilts, start = [], [], 0
+
+        def material_velocity(body_velocity, point, x, R):
+            return body_velocity[:3] + jnp.cross(R @ body_velocity[3:], point - x)
+
+        def jacobian(point, x, R):
+            return jax.jacfwd(material_velocity)(jnp.zeros(6), point, x, R)
+
+        for _, cls, compliant, members, fields in self.groups:
+            count = len(members)
+            p = {name: floats[a:b].reshape((count, *shape)) for name, shape, a, b in fields}
+            body = ints[start : start + count]
+            start += count
+            x, R = positions[body], rotations[body]
+            gap, point, normal, t1, t2 = jax.vmap(lambda p, x, R, cls=cls, c=compliant: cls.frame_of(p, x, R, c))(
+                p, x, R
+            )
+            J = jax.vmap(jacobian)(point, x, R)  # (count, 3, 6)
+            N = jnp.einsum("rk,rkn->rn", normal, J)
+            D = jnp.stack([jnp.einsum("rk,rkn->rn", t1, J), jnp.einsum("rk,rkn->rn", t2, J)], axis=1)
+            parts.append((gap, point, normal, t1, t2, N, D))
+            if cls.tilt_of is not None:
+                tilts.append((members, jax.vmap(cls.tilt_of)(p, R), p["min_sin_tilt"]))
+        if parts:
+            order = jnp.asarray(self.order)
+            out = [jnp.concatenate([part[k] for part in parts])[order] for k in range(7)]
+        else:
+            out = [jnp.zeros(0), jnp.zeros((0, 3)), jnp.zeros((0, 3)), jnp.zeros((0, 3)), jnp.zeros((0, 3))]
+            out += [jnp.zeros((0, 6)), jnp.zeros((0, 2, 6))]
+        if tilts:
+            position = {c: k for k, c in enumerate(self.tilted)}
+            members = [m for group, _, _ in tilts for m in group]
+            back = jnp.asarray(np.argsort([position[m] for m in members]))
+            tilt = jnp.concatenate([t for _, t, _ in tilts])[back]
+            least = jnp.concatenate([t for _, _, t in tilts])[back]
+        else:
+            tilt = least = jnp.zeros(0)
+        return (*out, tilt, least)
+
+    def applied(self, model, q, v, t, floats):
+        """(f_app - c, -c): gravity and the forces' wrenches, minus omega_b x I omega_b."""
+        nb = self.nb
+        gravity, mass, inertia = self.bodies(floats)
+        omega = v.reshape(nb, 6)[:, 3:]
+        minus_c = -jnp.cross(omega, jnp.einsum("bij,bj->bi", inertia, omega))
+        force = model._wrenches(q, v, t, mass[:, None] * gravity, minus_c)
+        return force, jnp.concatenate([jnp.zeros((nb, 3)), minus_c], axis=1).reshape(-1)
+
+    def potential(self, model, q, floats, gap):
+        gravity, mass, _ = self.bodies(floats)
+        positions = q.reshape(self.nb, 7)[:, :3]
+        energy = -jnp.sum(mass * (positions @ gravity))
+        for i, c in enumerate(model.contacts):
+            if c.normal_law is not None:
+                energy = energy + elastic_energy(c.normal_law, -gap[i])
+        if model.forces:
+            view = StateView(model.index(), q)
+            for force in model.forces:
+                energy = energy + force.potential(view)
+        return energy
+
+    def evaluate(self, model, q, v, t, floats, ints):
+        """Everything :class:`Kinematics` holds, as JAX arrays (see the module docstring)."""
+        n = 6 * self.nb
+        gap, point, normal, t1, t2, N, D, tilt, least = self.frames(q, floats, ints)
+        g = model.holonomic_residual(q, t)
+        if model.holonomic:
+            Gamma = jax.jacfwd(model.gamma_v, argnums=1)(q, v)  # (p, n); gamma_v is linear in v
+            A_h = jax.jacfwd(model.holonomic_residual)(q, t) @ Gamma
+            g_t = jax.jacfwd(model.holonomic_residual, argnums=1)(q, t)  # rheonomic rate dg/dt
+        else:
+            A_h = jnp.zeros((0, n))
+            g_t = jnp.zeros(0)
+        A_nh = jax.jacfwd(model.nonholonomic_velocity, argnums=1)(q, v) if model.nonholonomic else jnp.zeros((0, n))
+        rows = []  # ideal rolling and zero spin: bilateral rows from the contacts' blocks
+        if self.rolling:
+            rotations = jax.vmap(rotation_matrix)(q.reshape(self.nb, 7)[:, 3:])
+        for i, rolling, spin in self.rolling:
+            b = int(self.contact_body[i])
+            if rolling:
+                rows.append(jnp.zeros((2, n)).at[:, 6 * b : 6 * b + 6].set(D[i]))
+            if spin:  # n . (R omega_b) = 0 (the plane is fixed)
+                rows.append(jnp.zeros((1, n)).at[0, 6 * b + 3 : 6 * b + 6].set(rotations[b].T @ normal[i]))
+        A_roll = jnp.concatenate(rows) if rows else jnp.zeros((0, n))
+        margin = jnp.min(tilt - least) if self.tilted else jnp.asarray(1.0)
+        force, minus_c = self.applied(model, q, v, t, floats)
+        nonconservative = model.nonconservative_force(q, v, t)
+        # power of gravity and springs, P_c = (f_app - f_nc) . v: c . v = 0 exactly, but not in rounding or overflow
+        power = (force - minus_c - nonconservative) @ v
+        return (
+            force,
+            gap,
+            N,
+            D,
+            jnp.concatenate([A_h, A_nh, A_roll]),
+            g,
+            jnp.concatenate([model.nonholonomic_target(q, t), jnp.zeros(A_roll.shape[0])]),
+            point,
+            normal,
+            jnp.stack([t1, t2], axis=1),
+            tilt,
+            margin,
+            self.potential(model, q, floats, gap),
+            g_t,
+            nonconservative,
+            power,
+        )
+
+
+def _compile(model: Model, layout: _Layout, floats, ints):
+    """Traces and compiles ``layout.evaluate`` for ``model``'s structure; returns (executable, slices)."""
+    q0, v0 = model.initial_state()
+    COMPILATIONS[0] += 1
+    with float64():
+        args = (q0, v0, np.float64(0.0), floats, ints)
+        shapes = [tuple(x.shape) for x in jax.eval_shape(lambda *a: layout.evaluate(model, *a), *args)]
+
+        def packed(q, v, t, floats, ints):
+            flat = jnp.concatenate([jnp.ravel(x) for x in layout.evaluate(model, q, v, t, floats, ints)])
+            return jnp.concatenate([flat, jnp.all(jnp.isfinite(flat)).astype(flat.dtype)[None]])
+
+        executable = jax.jit(packed).lower(*args).compile()
+    slices, start = [], 0
+    for shape in shapes:
+        size = int(np.prod(shape))
+        slices.append((start, start + size, shape))
+        start += size
+    return executable, slices

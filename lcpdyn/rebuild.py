@@ -34,6 +34,7 @@ SIMULATION_KEYS = (
     "fallback_method",
     "solver_options",
     "fused",
+    "sparse",
     "static_threshold",
     "gyroscopic",
     "energy_check",

@@ -226,7 +226,7 @@ def test_midpoint_kernel_solves_the_midpoint_equation_and_keeps_the_applied_torq
     torque = rng.normal(size=3)
     force = np.concatenate([rng.normal(size=3), torque - np.cross(v[3:], inertia @ v[3:])])  # f_app - c
     h = 1e-2
-    rhs, residual, _ = gyroscopic_midpoint(M, v, force, h, 1e-14, 50)
+    rhs, residual, _ = gyroscopic_midpoint(np.array([2.0]), inertia[None], v, force, h, 1e-14, 50)
     assert residual <= 1e-14
     np.testing.assert_allclose(rhs[:3], M[:3, :3] @ v[:3] + h * force[:3], rtol=1e-15)
     star = np.linalg.solve(inertia, rhs[3:] - h * torque)
