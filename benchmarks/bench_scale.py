@@ -7,7 +7,9 @@ own: ``startup_s`` is building the scene plus the first step (JAX trace and comp
 kinematics, Numba kernels loaded from cache; compilation is reported here, never mixed into the
 step times), ``peak_rss_mb`` the process's peak resident memory, ``step_ms`` the median wall
 time of the following ``--steps`` steps (Simulation.timing: kinematics, assembly, solve, rest and
-recording), ``iterations`` the mean pivots (judice-pires) or sweeps (nsgs) per step, and
+recording), ``iterations`` the mean pivots (judice-pires) or sweeps (nsgs) per step -- summed
+over the islands when the step is split by body (``path`` "islands", ``islands`` of them;
+lcpdyn.islands), and
 ``fallbacks`` the steps whose first method failed. An entry whose predicted cost (from the
 previous size and the growth so far) exceeds ``--budget`` seconds is skipped and says so.
 
@@ -68,9 +70,12 @@ def _worker(kind: str, contacts: int, model: str, steps: int) -> dict:
     startup = time.perf_counter() - start
     run = sim.run(scene.dt * (steps + 1))
     per_step = np.asarray(sim.timing).sum(axis=1)
+    islands = 0 if sim._islands is None else len(sim._islands)
     return {
         "contacts": len(scene.model.contacts),
         "bodies": len(scene.model.bodies),
+        "path": "islands" if islands else "dense",
+        "islands": islands,
         "startup_s": startup,
         "step_ms": float(np.median(per_step) * 1e3),
         "iterations": float(np.mean(run.solver_iterations)),
@@ -313,9 +318,10 @@ def _table(report) -> str:
                 continue
             other = peer.get(e.get("requested_contacts"))
             ratio = f"{e['step_ms'] / other['step_ms']:9.1f}" if other and not name.endswith(PEER) else f"{'':9s}"
+            per_island = f" ({e['iterations'] / e['islands']:.1f} per island)" if e.get("islands") else ""
             lines.append(
                 f"{name:22s} {e['contacts']:8d} {e['step_ms']:10.3f} {ratio} {e['startup_s']:10.2f} "
-                f"{e['peak_rss_mb']:8.0f} {e['iterations']:7.1f} {e['fallbacks']:9d}"
+                f"{e['peak_rss_mb']:8.0f} {e['iterations']:7.1f} {e['fallbacks']:9d}{per_island}"
             )
         exponent = result["growth_exponent"]
         lines.append(

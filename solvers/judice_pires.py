@@ -26,8 +26,19 @@ Redundant contacts make the basic matrix singular (duplicate rows of N in the sa
 matrix of Peiret 2016 Eq. 30, or duplicate rows/columns of a Delassus matrix). The basic system
 is solved by LU (LAPACK through Numba); a consistent singular system usually still yields one
 of its solutions, which the algorithm accepts. An exactly singular LU, or a numerically singular
-one (the lower bound ||A|| ||x|| / ||r|| on the condition number above 1/(1000 eps)), stops the
-pivoting with ``SINGULAR_BASIS``. The front door then falls back -- explicitly, and it says so
+one (the lower bound ||A|| ||x|| / ||r|| on the condition number above 1/(1000 eps)), is
+solved again for its minimum-norm solution (SVD least squares, :func:`_minimum_norm_solve`).
+Redundant contacts make it consistent with a family of solutions -- v+ is unique, the impulses
+are not -- and the minimum-norm one shares the load evenly (a box on four coplanar corners: a
+quarter of the weight each, the symmetric answer; a vertex of the family would unload two
+corners), reached in a pivot or two instead of a regularized solve. An inconsistent singular
+system meets the second remedy: Gaussian elimination with complete pivoting finds the basic
+columns that depend on the others, and one of them whose variable has a bound at zero (a
+normal impulse, lo = 0) is put on that bound and the pivoting goes on from there; should it
+still fail it reports the singular basis it first met (at most n variables are put on a bound
+per run). The residual check judges every answer as any other. A
+singular basis with no such variable (dependent free or friction columns) stops the pivoting
+with ``SINGULAR_BASIS``. The front door then falls back -- explicitly, and it says so
 in the message and ``info['regularization']`` -- to proximal-point regularization: it solves
 BLCP(M + rho_k I, q - rho_k z_k, lo, hi) repeatedly, warm-started, until the *unregularized*
 natural-map residual is within tolerance. rho_k starts at 0.1 ||M||_inf (well conditioned, so
@@ -80,6 +91,7 @@ _CODE_TO_TEXT = {code: status.name.lower() for code, status in _CODE_TO_STATUS.i
 # Numerically singular when ||A|| ||x|| / ||r|| (a lower bound on cond(A)) exceeds this.
 _EPS = float(np.finfo(float).eps)
 _CONDITION_LIMIT = 1.0 / (1000.0 * _EPS)
+_RANK_TOLERANCE = 1e3 * _EPS  # relative pivot size below which a basic column counts as dependent
 _REFINE = 8.0 * _EPS  # componentwise backward error beyond which a basic solve is refined
 
 
@@ -178,6 +190,104 @@ def _basic_solve(A, r):
 
 
 @njit(cache=True)
+def _rank_revealing(A):
+    """Gaussian elimination with complete pivoting on a copy of the square A: (rank, rows,
+    cols) with rows[:rank], cols[:rank] the pivots taken before the largest remaining entry fell
+    below ``_RANK_TOLERANCE`` x max |A| -- independent rows and columns -- and cols[rank:] the
+    columns that span nothing new."""
+    m = A.shape[0]
+    B = A.copy()
+    rows = np.arange(m)
+    cols = np.arange(m)
+    scale = 0.0
+    for a in range(m):
+        for b in range(m):
+            scale = max(scale, abs(B[a, b]))
+    rank = 0
+    for k in range(m):
+        best, pi, pj = 0.0, k, k
+        for a in range(k, m):
+            for b in range(k, m):
+                value = abs(B[rows[a], cols[b]])
+                if value > best:
+                    best, pi, pj = value, a, b
+        if not best > _RANK_TOLERANCE * scale:
+            break
+        rows[k], rows[pi] = rows[pi], rows[k]
+        cols[k], cols[pj] = cols[pj], cols[k]
+        pivot_value = B[rows[k], cols[k]]
+        for a in range(k + 1, m):
+            factor = B[rows[a], cols[k]] / pivot_value
+            if factor != 0.0:
+                for b in range(k, m):
+                    B[rows[a], cols[b]] -= factor * B[rows[k], cols[b]]
+        rank += 1
+    return rank, rows, cols
+
+
+@njit(cache=True)
+def _minimum_norm_solve(A, r, a_norm, r_norm):
+    """A solution of a singular (or numerically singular) basic system A x = r with the
+    minimum-norm member's dependent variables, and whether the system is consistent:
+    ||r - A x||_inf within 1e4 eps (||A||_inf ||x||_inf + ||r||_inf).
+
+    Redundant contacts make such a system consistent with a family of solutions -- v+ is unique
+    and the impulses are not (a box on four coplanar corners: N^T dlam = 0 for
+    dlam = t (1, -1, 1, -1)) -- and the minimum-norm member (LAPACK's SVD least squares,
+    singular values below ``_RANK_TOLERANCE`` x the largest dropped) shares the load evenly
+    (t = 0), the symmetric answer, where any vertex of the family would unload two corners. The
+    SVD spreads rounding over every component, also over those the structure makes exactly zero
+    (a spin no force acts on), which the framework's per-row measure rightly refuses; so only
+    the dependent variables (:func:`_rank_revealing`) keep their minimum-norm values, and the
+    independent ones are solved again by LU from the full-rank square subsystem of independent
+    rows and columns, as a nonsingular basis would be."""
+    x = np.linalg.lstsq(A, r, _RANK_TOLERANCE)[0]
+    rank, rows, cols = _rank_revealing(A)
+    m = A.shape[0]
+    if 0 < rank < m:
+        sub = np.empty((rank, rank))
+        rhs = np.empty(rank)
+        for a in range(rank):
+            acc = r[rows[a]]
+            for b in range(rank, m):
+                acc -= A[rows[a], cols[b]] * x[cols[b]]
+            rhs[a] = acc
+            for b in range(rank):
+                sub[a, b] = A[rows[a], cols[b]]
+        y, ok = _basic_solve(sub, rhs)
+        if ok:
+            for b in range(rank):
+                x[cols[b]] = y[b]
+    x_norm = 0.0
+    for a in range(m):
+        x_norm = max(x_norm, abs(x[a]))
+    if not np.isfinite(x_norm):
+        return x, False
+    res = r - A @ x
+    worst = 0.0
+    for a in range(m):
+        worst = max(worst, abs(res[a]))
+    return x, worst <= 1e4 * _EPS * (a_norm * x_norm + r_norm)
+
+
+@njit(cache=True)
+def _dependent_index(A, basic, n_basic, lo, hi):
+    """The index (into the problem) of a basic variable whose column of the basic matrix A is
+    (numerically) a combination of the others (:func:`_rank_revealing`) and which has a zero
+    bound, or -1. Of those, the one with the smallest problem index is returned, so the choice is
+    deterministic and the variable is fixed where it exerts nothing: the remedy for a singular
+    system that is not a consistent redundancy (:func:`_minimum_norm_solve`); the residual check
+    that follows judges the answer."""
+    rank, _, cols = _rank_revealing(A[:n_basic, :n_basic])
+    chosen = -1
+    for b in range(rank, n_basic):
+        j = basic[cols[b]]
+        if (lo[j] == 0.0 or hi[j] == 0.0) and (chosen < 0 or j < chosen):
+            chosen = j
+    return chosen
+
+
+@njit(cache=True)
 def pivot(M, q, lo, hi, state, max_iterations, max_stall, pivot_tolerance, rho, center):
     """Basic-set pivoting on BLCP(M + rho I, q - rho center, lo, hi) (best on an equilibrated
     problem, :func:`solvers.scaling.equilibrate`).
@@ -220,6 +330,12 @@ def pivot(M, q, lo, hi, state, max_iterations, max_stall, pivot_tolerance, rho, 
     stall = 0
     code = _MAX_ITERATIONS
     iterations = 0
+    # redundant basic variables put on a bound (see _dependent_index), at most n times; should the
+    # pivoting still fail, it reports the singular basis it first met, with that state and z
+    # (what the proximal fallback starts from)
+    removals = 0
+    singular_state = np.empty(n, np.int8)
+    singular_z = np.empty(n)
     while iterations < max_iterations:
         iterations += 1
         n_basic = 0
@@ -250,15 +366,26 @@ def pivot(M, q, lo, hi, state, max_iterations, max_stall, pivot_tolerance, rho, 
                     row += abs(A[a, b])
                 a_norm = max(a_norm, row)
             x, ok = _basic_solve(A, r)
-            if not ok:
-                code = _SINGULAR
-                break
             x_norm = 0.0
-            for a in range(n_basic):
-                x_norm = max(x_norm, abs(x[a]))
-            if not np.isfinite(x_norm) or a_norm * x_norm > _CONDITION_LIMIT * r_norm:
-                code = _SINGULAR
-                break
+            if ok:
+                for a in range(n_basic):
+                    x_norm = max(x_norm, abs(x[a]))
+            consistent = True
+            if not ok or not np.isfinite(x_norm) or a_norm * x_norm > _CONDITION_LIMIT * r_norm:
+                # redundant basic variables (coplanar contacts' lam_N): the minimum-norm solution
+                x, consistent = _minimum_norm_solve(A, r, a_norm, r_norm)
+            if not consistent:
+                # not a consistent redundancy: put a dependent variable on its zero bound
+                j = _dependent_index(A, basic, n_basic, lo, hi)
+                if j < 0 or removals >= n:
+                    code = _SINGULAR
+                    break
+                if removals == 0:  # where a failure of this remedy reports from (see below)
+                    singular_state[:] = state
+                    singular_z[:] = z
+                state[j] = -1 if lo[j] == 0.0 else 1
+                removals += 1
+                continue
             for a in range(n_basic):
                 z[basic[a]] = x[a]
         row_scale_vector(M_eff, abs_m, q_eff, z, w, s, d0, velocity, reach)
@@ -303,12 +430,20 @@ def pivot(M, q, lo, hi, state, max_iterations, max_stall, pivot_tolerance, rho, 
             for k in range(n_hashes):
                 if murty_hashes[k] == h:
                     code = _CYCLING
-                    return z, code, iterations
+                    break
+            if code == _CYCLING:
+                break
             murty_hashes[n_hashes] = h
             n_hashes += 1
             first, stop = first_infeasible, first_infeasible + 1  # Murty: least infeasible index
         for i in range(first, stop):
             state[i] = move[i]
+    if code != _SOLVED and removals > 0:
+        state[:] = singular_state
+        z[:] = singular_z
+        code = _SINGULAR
+    if code == _CYCLING:
+        return z, code, iterations
     if code == _SOLVED:  # basic values within tolerance of a bound are put on it
         for i in range(n):
             z[i] = min(max(z[i], lo[i]), hi[i])

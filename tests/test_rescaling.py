@@ -163,13 +163,13 @@ def test_pivoting_methods_solve_every_feasible_original(method):
     assert not bad, _report(f"{method}: feasible originals not solved correctly", bad)
 
 
-# Open defects (honest failures, not wrong answers): on these two the wide symmetric rescaling makes
-# a diagonal block tiny next to its off-diagonal coupling (the saddle-point pattern of Peiret 2016
-# Eq. 30); Ruiz's max-norm equilibration is not unique on that pattern and does not bring the
-# problem back to its original balance, so Júdice–Pires ends in its proximal fallback without
-# reaching the tolerance. Listed so that any other case failing is caught, and strict so that a
-# fix is noticed.
-KNOWN_UNSOLVED_SYMMETRIC = {"particle-separating|sym-wide", "box-4-corners|sym-wide"}
+# Formerly open defects: on these two the wide symmetric rescaling makes a diagonal block tiny next
+# to its off-diagonal coupling (the saddle-point pattern of Peiret 2016 Eq. 30); Ruiz's max-norm
+# equilibration is not unique on that pattern and does not bring the problem back to its original
+# balance, and Júdice–Pires used to end in its proximal fallback without reaching the tolerance.
+# The minimum-norm solve of consistent singular basic systems (solvers.judice_pires) now solves
+# both: they are held here as regressions.
+FORMERLY_UNSOLVED_SYMMETRIC = {"particle-separating|sym-wide", "box-4-corners|sym-wide"}
 
 
 def _symmetric_failures():
@@ -184,18 +184,12 @@ def _symmetric_failures():
 def test_judice_pires_keeps_its_successes_under_symmetric_rescaling():
     """D M D, D q is the same physics in other units (z' = z / D and w' = D w are power
     conjugate): Júdice–Pires must solve, correctly, every symmetric rescaling of an original it
-    solves unscaled -- except the open defects listed above, which must fail honestly."""
+    solves unscaled -- the two former open defects (FORMERLY_UNSOLVED_SYMMETRIC) included."""
     failures = _symmetric_failures()
-    bad = [text for name, text in failures.items() if name not in KNOWN_UNSOLVED_SYMMETRIC]
-    assert not bad, _report("judice-pires: symmetric rescalings of solved originals not solved", bad)
-    wrong = [text for text in failures.values() if "WRONG" in text or "CRASH" in text]
-    assert not wrong, _report("judice-pires: wrong answers on symmetric rescalings", wrong)
-
-
-@pytest.mark.xfail(strict=True, reason="open defect: see KNOWN_UNSOLVED_SYMMETRIC")
-def test_judice_pires_solves_the_known_hard_symmetric_rescalings():
-    failures = _symmetric_failures()
-    assert not (KNOWN_UNSOLVED_SYMMETRIC & set(failures))
+    title = "judice-pires: symmetric rescalings of solved originals not solved"
+    assert not failures, _report(title, list(failures.values()))
+    names = {case.name for case, *_ in _verdicts("judice-pires", "family")}
+    assert FORMERLY_UNSOLVED_SYMMETRIC <= names  # the regressions are still in the family
 
 
 # --- quick fuzz --------------------------------------------------------------------------------

@@ -119,6 +119,25 @@ def test_box_resting_physics():
     np.testing.assert_allclose(result.z[10:], 0.0, atol=1e-12)
 
 
+def test_redundant_corners_are_solved_by_pivoting_without_the_proximal_fallback():
+    """Four coplanar corners (rank 3 of 4) with the regularized model's bristle compliance
+    C_T = 1/(k_T h^2) = 1e-4 on the friction rows (Peiret 2016 Eq. 26, k_T = 1e10 N/m, h = 1 ms;
+    it makes the friction block positive definite): the singular basic system is solved for its
+    minimum-norm solution and the pivoting finishes in a few iterations, no regularized solve;
+    of the solution family lam_N = m g h / 4 + t (1, -1, 1, -1) it is the symmetric member
+    t = 0, a quarter of the weight on each corner, checked independently. (With rigid box
+    friction the friction rows are redundant too: test_fallback_is_recorded.)"""
+    box = L.box_resting(4)
+    M = box.M.copy()
+    M[10:, 10:] += 1e-4 * np.eye(8)
+    case = L.Case("box-4-corners-bristles", M, box.q, box.lo, box.hi, None, unique=False)
+    result = solve_ok(case, "judice-pires")
+    assert result.info.get("regularization") is None, result.message
+    assert result.iterations <= 4
+    np.testing.assert_allclose(result.z[6:10], 9.81e-3 / 4, rtol=1e-9)
+    np.testing.assert_allclose(result.z[:6], 0.0, atol=1e-12)
+
+
 def test_one_contact_wheel_sliding_step():
     """Upright wheel sliding at 6 m/s for one 1 ms step, friction box +-mu*m*g*h: the contact
     keeps sliding, so the friction impulse saturates at -mu m g h along x, the normal impulse
@@ -190,13 +209,19 @@ def test_iteration_limit_is_reported():
 
 
 def test_singular_basis_without_fallback_is_reported():
-    case = L.box_resting(4)
+    """A Delassus problem of one rigid body on four contacts (rank 6 of 12): the pivoting meets
+    a singular basic system that is not a consistent redundancy (the minimum-norm solve does
+    not satisfy it), and without the proximal fallback that is reported. (The saddle-point form
+    of a box on four corners, L.box_resting, no longer gets there: its singular systems are
+    consistent and solved for their minimum-norm solution.)"""
+    case = L.delassus_rigid_body(4, 0)
     result = solve(*case.args, regularization=0.0)
     assert result.status == Status.SINGULAR_BASIS and not result.success
+    assert solve(*L.box_resting(4).args, regularization=0.0).success
 
 
 def test_fallback_is_recorded():
-    result = solve(*L.box_resting(4).args)
+    result = solve(*L.delassus_rigid_body(4, 0).args)
     assert result.success
     assert result.info["regularization"] > 0 and result.info["first_attempt"] == "singular_basis"
     assert "proximal-point fallback" in result.message
