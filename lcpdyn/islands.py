@@ -40,7 +40,9 @@ from solvers.friction_contact import _measure_kernel as _measure_friction_contac
 from solvers.friction_contact import _nsgs_kernel
 from solvers.judice_pires import pivot_and_measure
 
-from .friction import box_block, regularized_block, row_buffers
+from .friction.base import row_buffers
+from .friction.box import box_block
+from .friction.regularized import regularized_block
 
 __all__ = ["Islands", "lcp_islands", "coulomb_islands", "free_velocity"]
 

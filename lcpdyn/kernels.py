@@ -13,7 +13,9 @@ from numba import njit
 
 from solvers.judice_pires import pivot_and_measure
 
-from .friction import box_block, regularized_block, row_buffers
+from .friction.base import row_buffers
+from .friction.box import box_block
+from .friction.regularized import regularized_block
 
 
 @njit(cache=True)

@@ -119,16 +119,18 @@ import numpy as np
 
 import solvers
 from solvers import friction_contact
+from solvers.friction_contact import FrictionContactProblem
 from solvers.judice_pires import default_max_iterations
 from solvers.options import build_options
-from solvers.problem import checked_problem
+from solvers.problem import BoundedLCP, checked_problem
 from solvers.result import Status, result_from_kernel
 
 from . import __version__
 from .compliance import force_and_slope
 from .forces import BodyForce
-from .friction import Box, Continuous, Coulomb, Regularized, _world_kernel, make_friction
-from .islands import coulomb_islands, lcp_islands
+from .friction import FRICTION_CONTACT, compiled_rows, make_friction
+from .friction.base import world_kernel
+from .islands import coulomb_islands, free_velocity, lcp_islands
 from .kernels import (
     all_finite,
     block_rows,
@@ -146,6 +148,7 @@ from .kernels import (
 )
 from .model import Model
 from .precision import float64
+from .step_result import StepResult
 from .trajectory import Health, Trajectory
 from .validation import finite_number, positive
 
@@ -260,12 +263,14 @@ class Simulation:
     sparse : ``"auto"`` (default), ``True`` or ``False``: solve the step island by island
         (:mod:`lcpdyn.islands`: one small problem per body with contacts, cost linear in the
         number of bodies) instead of as one dense problem. ``"auto"`` takes the islands whenever
-        the step splits into several -- two or more bodies, no bilateral rows, and regularized or
-        box with judice-pires on the fused path, or coulomb with nsgs -- and the dense path
-        otherwise (one body, polygonal, continuous, Siconos methods, joints and ideal rolling);
-        ``True`` raises if the step does not split. With one body the island is the dense
-        problem itself; the two compiled loops may still differ in rounding, which on a
-        statically indeterminate contact set (a block on four corners) can pick another of its
+        the step splits into several -- two or more bodies and no bilateral rows (joints and
+        ideal rolling couple velocities), and for coulomb the method nsgs -- and the dense path
+        otherwise. Regularized and box with judice-pires on the fused path run every island in
+        one compiled loop; any other bounded-LCP model (polygonal, continuous, a user's model
+        through the friction-model protocol) or method assembles and solves each island from the
+        model's block. ``True`` raises if the step does not split. With one body the island is
+        the dense problem itself; the two compiled loops may still differ in rounding, which on
+        a statically indeterminate contact set (a block on four corners) can pick another of its
         equally valid load sharings.
     scene : the record of a ready scene that built ``model`` -- ``{"name": <a key of
         scenes.SCENES>, **its parameters}`` (what :meth:`scenes.scene.Scene.simulation` passes).
@@ -345,7 +350,7 @@ class Simulation:
         ):
             raise ValueError(f"normal_force_iterations must be an integer >= 0, got {normal_force_iterations!r}")
         self.normal_force_iterations = normal_force_iterations
-        self.coulomb = isinstance(self.friction, Coulomb)
+        self.coulomb = self.friction.formulation == FRICTION_CONTACT  # the exact cone's problem
         allowed = friction_contact.METHODS if self.coulomb else solvers.METHODS
         self.method = method or self.friction.default_method
         if self.method not in allowed:
@@ -368,10 +373,12 @@ class Simulation:
                 self._warm_capable[name] = name == "judice-pires"  # its run() takes warm_start=
         if not isinstance(fused, bool):
             raise ValueError(f"fused must be True or False, got {fused!r}")
+        # the model's rows as lcpdyn's compiled kernels build them (regularized, box), or None
+        self._rows = None if self.coulomb else compiled_rows(self.friction, self.dt)
         self._fused = (
             fused
             and self.method == "judice-pires"
-            and isinstance(self.friction, (Regularized, Box))
+            and self._rows is not None
             and self.solver_options.get("warm_start") is None
         )
         self._islands = self._choose_islands(sparse, fused)
@@ -409,7 +416,7 @@ class Simulation:
             b.mass * gravity * math.sqrt(np.trace(b.inertia_matrix) / b.mass) for b in model.bodies
         )
         size = model.n_velocities + model.n_bilateral + len(model.contacts)
-        self._size = size + (2 * len(model.contacts) if isinstance(self.friction, (Regularized, Box)) else 0)
+        self._size = size + (2 * len(model.contacts) if self._rows is not None else 0)
         self._no_warm = np.zeros(self._size, np.int8)
         self.reset()
 
@@ -422,14 +429,8 @@ class Simulation:
         reasons = []
         if model.n_bilateral:
             reasons.append(f"the model has {model.n_bilateral} bilateral rows (they couple the bodies' velocities)")
-        if self.coulomb:
-            if self.method != "nsgs":
-                reasons.append(f"method {self.method!r} (the islands of the exact cone are solved by 'nsgs')")
-        elif not self._fused:
-            reasons.append(
-                "the friction model and method are not regularized or box with judice-pires on the fused path"
-                + (" (fused=False)" if not fused else "")
-            )
+        if self.coulomb and self.method != "nsgs":
+            reasons.append(f"method {self.method!r} (the islands of the exact cone are solved by 'nsgs')")
         if sparse is False or (sparse == "auto" and (reasons or len(model.bodies) == 1)):
             return None  # one body: the island is the whole problem, the dense path solves it
         if reasons:
@@ -539,11 +540,12 @@ class Simulation:
         return k.potential_energy + kinetic_energy(self._mass, self._inertia, self.v)
 
     # --- one step -----------------------------------------------------------------------
-    def step(self, kinematics=None) -> dict:
-        """Advance one step; returns what was solved (forces, slip, statuses) for recording,
-        including ``timing`` = (assembly, solve, rest) in seconds (assembly includes the Schur
-        elimination for coulomb; rest is the gap terms, position update and bookkeeping) and
-        ``work`` (J), the work of non-conservative loads and driven constraints in the step.
+    def step(self, kinematics=None) -> StepResult:
+        """Advance one step; returns the :class:`~lcpdyn.step_result.StepResult` (forces, slip,
+        statuses, the step's problem when it was posed whole), including ``timing`` = (assembly,
+        solve, rest) in seconds (assembly includes the Schur elimination for coulomb; rest is the
+        gap terms, position update and bookkeeping) and ``work`` (J), the work of non-conservative
+        loads and driven constraints in the step.
         Raises :class:`SimulationError` on an invalid state or a failed solve (without a
         trajectory: :meth:`run` attaches it)."""
         begin = time.perf_counter()
@@ -586,25 +588,25 @@ class Simulation:
             out = self._solve_coulomb(k, rhs, u, e_N, h)
         else:
             out = self._solve_lcp(k, rhs, u, e_N, h, n, m, r)
-        v_new = out["v"]
-        out["slip_world"] = slip_world_blocks(k.D_block, k.contact_body, v_new, k.tangent)
-        out["gap"] = k.gap
+        v_new = out.v
+        out.slip_world = slip_world_blocks(k.D_block, k.contact_body, v_new, k.tangent)
+        out.gap = k.gap
         q_new = update_positions(self.q, v if paper else v_new, h)
         self._check_state(q_new, v_new, out)
         work = 0.0
         if self._nonconservative:  # h f_nc . (v + v+)/2
             work = 0.5 * h * float(k.nonconservative_force @ (v + v_new))
         if self._driven:  # (h lam) . u_drive
-            work += float(out["bilateral"] @ np.concatenate([-k.holonomic_rate, k.nonholonomic_rhs]))
-        out["work"] = work
+            work += float(out.bilateral @ np.concatenate([-k.holonomic_rate, k.nonholonomic_rhs]))
+        out.work = work
         self.q = q_new
         self.v = v_new
         self.t = (self.steps_done + 1) * h
         self.steps_done += 1
-        self.normal_force = out["normal_force"]
-        self.friction_force = out["friction_force"]
+        self.normal_force = out.normal_force
+        self.friction_force = out.friction_force
         total = time.perf_counter() - begin
-        out["timing"] = (self._clock[0], self._clock[1], total - self._clock[0] - self._clock[1])
+        out.timing = (self._clock[0], self._clock[1], total - self._clock[0] - self._clock[1])
         return out
 
     # --- health checks (module docstring, "Run health") -----------------------------------
@@ -677,7 +679,7 @@ class Simulation:
 
     def _check_state(self, q, v, out):
         """The new state and contact forces must be finite (names the body or contact)."""
-        if all_finite(q, v, out["normal_force"], out["friction_force"].reshape(-1)):
+        if all_finite(q, v, out.normal_force, out.friction_force.reshape(-1)):
             return
         for array, size, names in (
             (q, 7, ("position", "position", "position", "orientation", "orientation", "orientation", "orientation")),
@@ -688,15 +690,15 @@ class Simulation:
                 body = self.model.bodies[j // size].name
                 raise self._error(
                     f"body {body!r}: the {names[j % size]} became non-finite in the step "
-                    f"({float(array[j])!r}); the solve returned v+ = {out['v'].tolist()}"
+                    f"({float(array[j])!r}); the solve returned v+ = {out.v.tolist()}"
                 )
         for key in ("normal_force", "friction_force"):
-            j = first_nonfinite(out[key].reshape(-1))
+            j = first_nonfinite(getattr(out, key).reshape(-1))
             if j >= 0:
                 contact = j if key == "normal_force" else j // 3
                 raise self._error(
                     f"{self.model.describe_contact(contact)}: the {key.replace('_', ' ')} is not "
-                    f"finite ({float(out[key].reshape(-1)[j])!r})"
+                    f"finite ({float(getattr(out, key).reshape(-1)[j])!r})"
                 )
 
     def _compliant_rows(self, k, v, h, paper, e_N):
@@ -720,8 +722,9 @@ class Simulation:
     def _coefficients_now(self, k):
         """(mu, mu_s) per contact for this step: friction profiles mu(t) first; then, with
         mu_s > mu_k, mu is mu_k where the contact slid in the previous step (|D v| >
-        ``static_threshold``) and mu_s where it stuck -- for box, polygonal and coulomb; the
-        regularized model gets mu_k and applies mu_s in its own static branch."""
+        ``static_threshold``) and mu_s where it stuck -- unless the friction model
+        ``chooses_static_coefficient`` (:mod:`lcpdyn.friction.base`): then it gets mu_k and mu_s
+        as they are (the regularized model applies mu_s in its own static branch)."""
         mu, mu_static = self.mu, self.mu_static
         if self._profiles:
             mu, mu_static = mu.copy(), mu_static.copy()
@@ -738,7 +741,7 @@ class Simulation:
                         "(must be finite and >= 0)"
                     )
                 mu[i] = mu_static[i] = value
-        if not self._two_coefficients or isinstance(self.friction, (Regularized, Continuous)):
+        if not self._two_coefficients or self.friction.chooses_static_coefficient:
             return mu, mu_static
         slip = block_rows(k.D_block, k.contact_body, self.v)
         sliding = np.sqrt((slip**2).sum(axis=1)) > self.static_threshold
@@ -746,23 +749,19 @@ class Simulation:
 
     def _assemble(self, k, rhs, u, e_N, h, n, m, r, normal_force):
         """Eq. (30) with the friction model's block (see :mod:`lcpdyn.friction`)."""
-        block = self.friction.block(
-            k.D, self.v, h, self._mu_now, normal_force, self.friction_force, k.tangent, mu_static=self._mu_static_now
-        )
-        nf = block.F.shape[0]
-        size = n + m + r + nf
-        K = np.zeros((size, size))
-        fill_matrix(
-            K,
-            self.M,
-            k.A,
-            k.N,
-            block.F,
-            block.G,
-            block.C,
-            block.P if block.P is not None else np.zeros((nf, r)),
-            self._normal_compliance,
-        )
+        return self._assemble_rows(
+            self.M, k.A, k.N, k.D, k.tangent, self.v, rhs, u, e_N, self._normal_compliance, h,
+            self._mu_now, self._mu_static_now, normal_force, self.friction_force,
+        )  # fmt: skip
+
+    def _assemble_rows(self, M, A, N, D, tangent, v, rhs, u, e_N, CN, h, mu, mu_static, normal_force, friction_force):
+        """(block, K, q, lo, hi) of Eq. (30) over the velocities of M and the contacts of N: the
+        whole problem (:meth:`_assemble`) or one island's (:meth:`_solve_islands_general`)."""
+        block = self.friction.block(D, v, h, mu, normal_force, friction_force, tangent, mu_static=mu_static)
+        nf, r = block.F.shape[0], N.shape[0]
+        K = np.zeros((M.shape[0] + A.shape[0] + r + nf,) * 2)
+        P = block.P if block.P is not None else np.zeros((nf, r))
+        fill_matrix(K, M, A, N, block.F, block.G, block.C, P, CN)
         qv, lo, hi = bounded_vectors(rhs, u, e_N, block.c, block.lo, block.hi)
         return block, K, qv, lo, hi
 
@@ -802,18 +801,18 @@ class Simulation:
         self.active_set = result.active_set
         z = result.z
         friction_force = self.friction.world_force(z[n + m + r :], block, k.tangent, h)
-        return {
-            "v": z[:n].copy(),
-            "normal_force": normal_force,
-            "friction_force": friction_force,
-            "status": int(result.status),
-            "iterations": iterations,
-            "residual": result.relative_residual,
-            "fallback": fallback,
-            "kinetic": block.kinetic.copy(),
-            "problem": (K, qv, lo, hi),
-            "bilateral": z[n : n + m],
-        }
+        return StepResult(
+            v=z[:n].copy(),
+            normal_force=normal_force,
+            friction_force=friction_force,
+            status=int(result.status),
+            iterations=iterations,
+            residual=result.relative_residual,
+            fallback=fallback,
+            kinetic=block.kinetic.copy(),
+            problem=BoundedLCP(K, qv, lo, hi),
+            bilateral=z[n : n + m],
+        )
 
     def _solve_islands(self, k, rhs, e_N, h):
         """The step solved island by island (:mod:`lcpdyn.islands`): the same problem as the dense
@@ -821,12 +820,10 @@ class Simulation:
         its fallback like the dense problem does."""
         if self.coulomb:
             return self._coulomb_islands(k, rhs, e_N, h)
+        if not self._fused:
+            return self._solve_islands_general(k, rhs, e_N, h)
         islands = self._islands
-        friction = self.friction
-        regularized = isinstance(friction, Regularized)
-        compliance = 0.0
-        if regularized and not math.isinf(friction.tangential_stiffness):
-            compliance = 1.0 / (friction.tangential_stiffness * h * h)
+        rows = self._rows
         options = self._options[self.method]
         r = k.gap.shape[0]
         normal_force = self.normal_force
@@ -851,9 +848,9 @@ class Simulation:
                 self._mu_static_now,
                 normal_force,
                 self.friction_force,
-                compliance,
-                friction.velocity_threshold if regularized else 0.0,
-                not regularized,
+                rows.compliance,
+                rows.velocity_threshold,
+                rows.rigid_box,
                 islands.order,
                 islands.starts,
                 islands.bodies,
@@ -889,21 +886,100 @@ class Simulation:
             normal_force = impulse_N / h
         self.active_set = active
         friction_force = np.empty((r, 3))
-        _world_kernel(impulse_T, basis, k.tangent, h, friction_force)
-        out = {
-            "v": v_new,
-            "normal_force": normal_force,
-            "friction_force": friction_force,
-            "status": int(Status.SOLVED),
-            "iterations": iterations,
-            "residual": float(relative.max()) if relative.size else 0.0,
-            "fallback": fallback,
-            "kinetic": kinetic,
-            "bilateral": _EMPTY,
-        }
+        world_kernel(impulse_T, basis, k.tangent, h, friction_force)
+        out = StepResult(
+            v=v_new,
+            normal_force=normal_force,
+            friction_force=friction_force,
+            status=int(Status.SOLVED),
+            iterations=iterations,
+            residual=float(relative.max()) if relative.size else 0.0,
+            fallback=fallback,
+            kinetic=kinetic,
+            bilateral=_EMPTY,
+        )
         if len(islands) == 1 and len(self.model.bodies) == 1:  # the whole problem (the dense path's)
-            out["problem"] = (K.reshape(islands.size, islands.size), q, lo, hi)
+            out.problem = BoundedLCP(K.reshape(islands.size, islands.size), q, lo, hi)
         return out
+
+    def _solve_islands_general(self, k, rhs, e_N, h):
+        """The step island by island for any bounded-LCP friction model assembled from its
+        ``block`` (polygonal, continuous, a user's model) or any method but the fused
+        judice-pires: each island's Eq. (30) over its body's 6 velocities and its contacts,
+        assembled and solved as the dense problem is (same method, warm start, fallback and
+        residual check), so the cost grows with the number of bodies, not with its cube."""
+        islands = self._islands
+        r = k.gap.shape[0]
+        blocks = self._island_mass_blocks()
+        v_new = free_velocity(self._mass, self._inertia, rhs)
+        impulse_N = np.zeros(r)
+        normal_force = self.normal_force
+        passes = 1 + self.normal_force_iterations + (1 if self.steps_done == 0 and r else 0)
+        warm = self.active_set
+        iterations, fallback = 0, False
+        no_rows = np.zeros((0, 6))
+        for _ in range(passes):
+            start = time.perf_counter()
+            problems = []
+            for j, body in enumerate(islands.bodies):
+                c = islands.order[islands.starts[j] : islands.starts[j + 1]]
+                cols = slice(6 * body, 6 * body + 6)
+                assembled = self._assemble_rows(
+                    blocks[j], no_rows, k.N_block[c], k.D_block[c].reshape(-1, 6), k.tangent[c], self.v[cols],
+                    rhs[cols], _EMPTY, e_N[c], self._normal_compliance[c], h, self._mu_now[c],
+                    self._mu_static_now[c], normal_force[c], self.friction_force[c],
+                )  # fmt: skip
+                problems.append((c, cols, *assembled))
+            offsets = np.cumsum([0] + [p[4].shape[0] for p in problems])
+            use_warm = warm is not None and warm.shape[0] == offsets[-1]
+            active = np.empty(offsets[-1], np.int8)
+            middle = time.perf_counter()
+            residual, unknowns = 0.0, []
+            for j, (c, cols, _, K, qv, lo, hi) in enumerate(problems):
+                a, b = offsets[j], offsets[j + 1]
+                result = self._call(self.method, K, qv, lo, hi, warm[a:b] if use_warm else None)
+                result, retried = self._accept(
+                    result, lambda method, K=K, qv=qv, lo=lo, hi=hi: self._call(method, K, qv, lo, hi, None)
+                )
+                fallback = fallback or retried
+                iterations += result.iterations
+                residual = max(residual, result.relative_residual)
+                active[a:b] = result.active_set
+                v_new[cols] = result.z[:6]
+                impulse_N[c] = result.z[6 : 6 + c.size]
+                unknowns.append(result.z[6 + c.size :])
+            self._clock[0] += middle - start
+            self._clock[1] += time.perf_counter() - middle
+            warm = active
+            normal_force = impulse_N / h
+        self.active_set = active
+        friction_force = np.empty((r, 3))
+        kinetic = np.empty(r, bool)
+        for (c, _, block, *_), x in zip(problems, unknowns):
+            friction_force[c] = self.friction.world_force(x, block, k.tangent[c], h)
+            kinetic[c] = block.kinetic
+        return StepResult(
+            v=v_new,
+            normal_force=normal_force,
+            friction_force=friction_force,
+            status=int(Status.SOLVED),
+            iterations=iterations,
+            residual=residual,
+            fallback=fallback,
+            kinetic=kinetic,
+            bilateral=_EMPTY,
+        )
+
+    def _island_mass_blocks(self):
+        """The 6 x 6 blocks of M of the islands' bodies, built on first use."""
+        if getattr(self, "_mass_blocks", None) is None:
+            self._mass_blocks = []
+            for body in self._islands.bodies:
+                block = np.zeros((6, 6))
+                block[:3, :3] = self._mass[body] * np.eye(3)
+                block[3:, 3:] = self._inertia[body]
+                self._mass_blocks.append(block)
+        return self._mass_blocks
 
     def _coulomb_islands(self, k, rhs, e_N, h):
         from solvers.friction_contact import _grid, measure_friction_contact
@@ -974,19 +1050,19 @@ class Simulation:
         self.impulse_guess = impulse
         per = impulse.reshape(r, 3) / h
         friction = per[:, 1, None] * k.tangent[:, 0] + per[:, 2, None] * k.tangent[:, 1]
-        out = {
-            "v": v_new,
-            "normal_force": per[:, 0].copy(),
-            "friction_force": friction,
-            "status": int(Status.SOLVED),
-            "iterations": iterations,
-            "residual": float(relative.max()) if relative.size else 0.0,
-            "fallback": fallback,
-            "kinetic": np.zeros(r, bool),
-            "bilateral": _EMPTY,
-        }
+        out = StepResult(
+            v=v_new,
+            normal_force=per[:, 0].copy(),
+            friction_force=friction,
+            status=int(Status.SOLVED),
+            iterations=iterations,
+            residual=float(relative.max()) if relative.size else 0.0,
+            fallback=fallback,
+            kinetic=np.zeros(r, bool),
+            bilateral=_EMPTY,
+        )
         if len(islands) == 1 and len(self.model.bodies) == 1:
-            out["delassus"] = (W.reshape(3 * r, 3 * r), b)
+            out.problem = FrictionContactProblem(W.reshape(3 * r, 3 * r), b, self._mu_now.copy())
         return out
 
     def _fused_pass(self, k, rhs, u, e_N, h, normal_force, warm):
@@ -995,11 +1071,7 @@ class Simulation:
         the general path, and the same residual test. Returns (block, K, q, lo, hi, result or None
         when the pivoting did not converge)."""
         options = self._options[self.method]
-        friction = self.friction
-        regularized = isinstance(friction, Regularized)
-        compliance = 0.0
-        if regularized and not math.isinf(friction.tangential_stiffness):
-            compliance = 1.0 / (friction.tangential_stiffness * h * h)
+        rows = self._rows
         use_warm = warm is not None and warm.shape[0] == self._size
         (K, qv, lo, hi, basis, kinetic, z, w, active_set, code, iterations, relative, worst, residual, violation) = (
             fused_step(
@@ -1018,9 +1090,9 @@ class Simulation:
                 self._mu_static_now,
                 normal_force,
                 self.friction_force,
-                compliance,
-                friction.velocity_threshold if regularized else 0.0,
-                not regularized,
+                rows.compliance,
+                rows.velocity_threshold,
+                rows.rigid_box,
                 warm if use_warm else self._no_warm,
                 use_warm,
                 options.max_iterations or default_max_iterations(self._size),
@@ -1102,18 +1174,18 @@ class Simulation:
         x = free + response @ impulse
         per = impulse.reshape(r, 3) / h
         friction = per[:, 1, None] * k.tangent[:, 0] + per[:, 2, None] * k.tangent[:, 1]
-        return {
-            "v": x[:n].copy(),
-            "normal_force": per[:, 0].copy(),
-            "friction_force": friction,
-            "status": int(result.status),
-            "iterations": result.iterations,
-            "residual": result.relative_residual,
-            "fallback": fallback,
-            "kinetic": np.zeros(r, bool),
-            "delassus": (W, b),
-            "bilateral": x[n:],
-        }
+        return StepResult(
+            v=x[:n].copy(),
+            normal_force=per[:, 0].copy(),
+            friction_force=friction,
+            status=int(result.status),
+            iterations=result.iterations,
+            residual=result.relative_residual,
+            fallback=fallback,
+            kinetic=np.zeros(r, bool),
+            problem=FrictionContactProblem(W, b, self._mu_now.copy()),
+            bilateral=x[n:],
+        )
 
     def _solve_fc(self, W, b, method):
         options = dict(self.solver_options) if method == self.method else {}
@@ -1277,7 +1349,7 @@ class Simulation:
                     except SimulationError as exc:
                         exc.trajectory = record.finish(i + 1, f"failed: {exc}")
                         raise
-                    record.timing(i, jacobians, out_step["timing"], time.perf_counter() - start)
+                    record.timing(i, jacobians, out_step.timing, time.perf_counter() - start)
                     bar.update(i + 1, self.t)
                     if stop.signal is not None and i + 1 < steps:
                         trajectory = record.finish(i + 1, "interrupted")
@@ -1502,7 +1574,7 @@ class _Recorder:
         energy = k.potential_energy + kinetic
         error = None
         try:
-            flag, gain, scale = sim._energy_health(energy, kinetic, out["work"], k.conservative_power)
+            flag, gain, scale = sim._energy_health(energy, kinetic, out.work, k.conservative_power)
         except SimulationError as exc:  # non-finite energy: the step is recorded, then the run stops
             flag, error = 0, exc
         if flag:
@@ -1511,22 +1583,22 @@ class _Recorder:
                 self.first = sim.t
             if gain > self.largest:
                 self.largest, self.largest_t, self.largest_scale = gain, sim.t, scale
-        self.pending |= flag | (int(Health.FALLBACK) if out["fallback"] else 0)
+        self.pending |= flag | (int(Health.FALLBACK) if out.fallback else 0)
         if error is not None or sim.steps_done % self.every == 0 or i + 1 == self.steps:  # phase spans run() calls
             a, j = self.a, self.n
             a["t"][j] = sim.t
             store_bodies(sim.q, v, a["position"][j], a["quaternion"][j], a["velocity"][j], a["angular_velocity"][j])
-            a["contact_normal_force"][j] = out["normal_force"]
-            a["contact_friction_force"][j] = out["friction_force"]
-            a["contact_slip_velocity"][j] = out["slip_world"]
-            a["contact_gap"][j] = out["gap"]
-            a["contact_kinetic"][j] = out["kinetic"]
+            a["contact_normal_force"][j] = out.normal_force
+            a["contact_friction_force"][j] = out.friction_force
+            a["contact_slip_velocity"][j] = out.slip_world
+            a["contact_gap"][j] = out.gap
+            a["contact_kinetic"][j] = out.kinetic
             a["contact_mu"][j] = sim._mu_now
             a["energy"][j] = energy
-            a["solver_status"][j] = out["status"]
-            a["solver_iterations"][j] = out["iterations"]
-            a["solver_residual"][j] = out["residual"]
-            a["solver_fallback"][j] = out["fallback"]
+            a["solver_status"][j] = out.status
+            a["solver_iterations"][j] = out.iterations
+            a["solver_residual"][j] = out.residual
+            a["solver_fallback"][j] = out.fallback
             a["health"][j] = self.pending
             self.pending = 0
             self.n += 1

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import inspect
 import math
 from dataclasses import dataclass, field
 
-from lcpdyn.friction import make_friction
+from lcpdyn.friction import MODELS, make_friction
 from lcpdyn.model import Model
 
 __all__ = ["Scene", "override", "build_scene", "describe", "PARAMETER_UNITS"]
@@ -139,13 +140,13 @@ class Scene:
         )
 
     def friction(self, name: str):
-        """Friction model ``name`` with the scene's contact-model parameters."""
-        if name == "regularized":
-            keys = ("tangential_stiffness", "velocity_threshold")
-            return make_friction(name, **{k: v for k, v in self.contact_model.items() if k in keys})
-        if name == "continuous" and "characteristic_velocity" in self.contact_model:
-            return make_friction(name, characteristic_velocity=self.contact_model["characteristic_velocity"])
-        return make_friction(name)
+        """Friction model ``name`` (a key of :data:`lcpdyn.friction.MODELS`) built with those of
+        the scene's contact-model constants that its constructor takes (k_T and v_th for the
+        regularized model, v0 for the continuous law)."""
+        if name not in MODELS:
+            return make_friction(name)  # the registry's error, naming the choices
+        accepted = inspect.signature(MODELS[name]).parameters
+        return make_friction(name, **{k: v for k, v in self.contact_model.items() if k in accepted})
 
 
 def override(defaults: dict, overrides: dict, scene: str) -> dict:

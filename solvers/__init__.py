@@ -1,24 +1,32 @@
 """Complementarity solvers for lcpdyn (importable without JAX).
 
-Front door::
+Front door, one for both problems::
 
-    from solvers import solve
-    result = solve(M, q, lo, hi, method="judice-pires")
+    from solvers import FrictionContactProblem, solve
+    result = solve(M, q, lo, hi, method="judice-pires")          # bounded LCP
     result.z, result.w, result.status, result.success, result.relative_residual
+    result = solve(FrictionContactProblem.make(W, b, mu), method="nsgs")  # 3D friction contact
+    result.r, result.u, result.status, result.success, result.relative_residual
 
 Methods: ``"judice-pires"`` (default, :mod:`solvers.judice_pires`), ``"lemke"``
 (:mod:`solvers.lemke`), ``"pgs"`` (:mod:`solvers.pgs`), ``"siconos"``
-(:mod:`solvers.siconos_route`). The problem is defined in :mod:`solvers.problem`; every
-answer is checked by the residual of :mod:`solvers.result`.
+(:mod:`solvers.siconos_route`) for the bounded LCP; ``"nsgs"``, ``"siconos-nsgs"`` and
+``"siconos-nsn-ac"`` for the friction-contact problem (:mod:`solvers.friction_contact`). The
+bounded LCP is defined in :mod:`solvers.problem`; every answer is checked by the framework's own
+residual (:mod:`solvers.result`, and per contact for the friction-contact problem).
 """
 
-from .api import METHODS, solve
+from .api import FRICTION_CONTACT_METHODS, METHODS, solve
+from .friction_contact import FrictionContactProblem, FrictionContactResult
 from .problem import BoundedLCP, make_problem
 from .result import AT_LOWER, AT_UPPER, BASIC, FIXED, LCPResult, SolverFailure, Status
 
 __all__ = [
     "solve",
     "METHODS",
+    "FRICTION_CONTACT_METHODS",
+    "FrictionContactProblem",
+    "FrictionContactResult",
     "BoundedLCP",
     "make_problem",
     "LCPResult",

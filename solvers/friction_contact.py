@@ -3,7 +3,10 @@
 This is the reference model for frictional contact: the exact Coulomb cone with maximal
 dissipation, against which the regularized / linearized friction models of the engine are
 judged (Peiret 2016 uses it in this role, as the exact Coulomb reference). It is *not* a
-(bounded) LCP, so it has its own front door, :func:`solve_friction_contact`, and result type.
+(bounded) LCP: it is posed as a :class:`FrictionContactProblem` and solved through the same
+front door, ``solvers.solve(FrictionContactProblem.make(W, b, mu), method="nsgs")``, which hands
+it to :func:`solve_friction_contact`; the answer is a :class:`FrictionContactResult` (reactions
+r and velocities u instead of z and w) with the one :class:`~solvers.result.Status`.
 
 Problem
 -------
@@ -112,6 +115,7 @@ from .options import build_options, check_count, check_positive
 from .result import SolverFailure, Status, finite_scales, normalized
 
 __all__ = [
+    "FrictionContactProblem",
     "solve_friction_contact",
     "FrictionContactResult",
     "Options",
@@ -194,6 +198,34 @@ class SiconosOptions:
         check_count("max_iterations", self.max_iterations)
         if self.siconos_tolerance is not None:
             check_positive("siconos_tolerance", self.siconos_tolerance)
+
+
+@dataclass(frozen=True, eq=False)
+class FrictionContactProblem:
+    """A validated 3D friction-contact problem u = W r + b, r_i in the Coulomb cone of mu_i
+    (module docstring). Build it with :meth:`make`, which checks the input.
+
+    Attributes
+    ----------
+    W : (3nc, 3nc) float64 Delassus matrix, unknowns per contact ordered (normal, t1, t2).
+    b : (3nc,) float64 free velocity.
+    mu : (nc,) float64 friction coefficients, >= 0.
+    """
+
+    W: np.ndarray
+    b: np.ndarray
+    mu: np.ndarray
+
+    @property
+    def contacts(self) -> int:
+        return self.mu.shape[0]
+
+    @classmethod
+    def make(cls, W, b, mu) -> FrictionContactProblem:
+        """The checked problem: shapes, finiteness and mu >= 0 (a scalar mu is one per contact);
+        a ``ValueError`` names the culprit."""
+        W, b, mu, _, _ = _validate(W, b, mu, 1.0, None)
+        return cls(W, b, mu)
 
 
 _OPTIONS = {NSGS: Options, **{name: SiconosOptions for name in SICONOS_SOLVERS}}

@@ -496,3 +496,36 @@ def test_frictionless_separation_is_recognized_as_solved():
     assert result.success and result.iterations == 0
     np.testing.assert_array_equal(result.r, 0.0)
     np.testing.assert_allclose(project_on_cone(np.array([-2.0, 0.0, 0.0]), 0.0), 0.0)
+
+
+# --- the one front door -------------------------------------------------------------------------
+
+
+def test_the_front_door_solves_the_friction_contact_problem():
+    """solvers.solve takes a FrictionContactProblem like a BoundedLCP: the same answer as the
+    method runner, nsgs by default, warm start and options passed on, and a method of the other
+    problem kind refused by name."""
+    import solvers
+
+    W, b, mu = random_bodies(4, 0, True)
+    problem = solvers.FrictionContactProblem.make(W, b, mu)
+    assert problem.contacts == 4 and problem.mu.tolist() == list(mu)
+    result = solvers.solve(problem)
+    direct = solve_friction_contact(W, b, mu)
+    assert result.success and result.method == "nsgs" and isinstance(result, solvers.FrictionContactResult)
+    np.testing.assert_array_equal(result.r, direct.r)
+    warm = solvers.solve(problem, initial_guess=result.r, max_sweeps=5)
+    assert warm.success and warm.iterations == 0
+    with pytest.raises(ValueError, match="solves bounded LCPs"):
+        solvers.solve(problem, method="judice-pires")
+    with pytest.raises(ValueError, match="pass a solvers.FrictionContactProblem"):
+        solvers.solve(W, b, method="nsgs")
+    with pytest.raises(TypeError, match="not both"):
+        solvers.solve(problem, b)
+    slow = solvers.FrictionContactProblem.make(*random_bodies(6, 1, unique=False))  # ~10^3 sweeps
+    with pytest.raises(solvers.SolverFailure, match="MAX_ITERATIONS"):
+        solvers.solve(slow, max_sweeps=2, raise_on_failure=True)
+    with pytest.raises(ValueError, match="mu"):
+        solvers.FrictionContactProblem.make(W, b, -0.1)
+    with pytest.raises(ValueError, match="W must be square"):
+        solvers.FrictionContactProblem.make(W[:3], b, mu)

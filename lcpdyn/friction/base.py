@@ -1,0 +1,195 @@
+"""The friction-model protocol: what the stepper asks of a friction model, and the helpers the
+built-in models share.
+
+A friction model is any object with these members (:class:`FrictionModel`; the built-in ones are
+:class:`~lcpdyn.friction.Regularized`, :class:`~lcpdyn.friction.Polygonal`,
+:class:`~lcpdyn.friction.Box`, :class:`~lcpdyn.friction.Coulomb` and
+:class:`~lcpdyn.friction.Continuous`, one file each in this package). It plugs into
+:class:`lcpdyn.stepper.Simulation` as it is (``Simulation(model, friction=MyModel())``), and by
+name once registered (:func:`lcpdyn.friction.register`); the stepper never asks which class it
+is, only what the model says of itself:
+
+``formulation``
+    Which complementarity problem the model's step is. :data:`BOUNDED_LCP`: the model adds a
+    block of unknowns x_F in [lo, hi] and rows to the bounded mixed LCP of Peiret 2016
+    Eq. (30)::
+
+        [ M       -A^T  -N^T  -G^T ] [ v+     ]   [ -(M v + h f) ]   [ 0     ]
+        [ A        0     0     0   ] [ h lam  ] + [ -u           ] = [ 0     ]
+        [ N        0     C_N   0   ] [ h lamN ]   [  e_N         ]   [ wN    ]
+        [ F        0     P     C   ] [ x_F    ]   [  c           ]   [ sigma ]
+
+    returned by ``block`` as a :class:`FrictionBlock`. :data:`FRICTION_CONTACT`: the step is the
+    three-dimensional friction-contact problem on the Delassus operator, u = W r + b with r in
+    the exact Coulomb cone per contact (Acary-Brogliato's FC3D, solved by
+    :func:`solvers.friction_contact.solve_friction_contact`); the model has no block.
+``name``, ``default_method``
+    The name it is recorded and registered under, and the solver it is solved with unless the
+    simulation names another (one of :data:`solvers.METHODS` for a bounded LCP, of
+    ``solvers.friction_contact.METHODS`` for the friction-contact problem).
+``chooses_static_coefficient``
+    True when the model receives mu_k and mu_s per contact and applies them itself (the
+    regularized model's static branch, Bauchau 2002 Eqs. 26-27; the continuous law, which has
+    no sticking). False: the stepper passes mu_s where the contact stuck in the previous step
+    (|D v| <= ``static_threshold``) and mu_k where it slid.
+``parameters()``
+    A JSON-able dict with ``"model": name`` and the model's constants, recorded in every result
+    file; ``make_friction(**parameters())`` (with ``model`` as the name) rebuilds the model.
+``block(D, v, h, mu, normal_force, friction_force, tangent, mu_static)`` (bounded LCP only)
+    The :class:`FrictionBlock` for the step: D (2r, n) the slip rows in each contact's base
+    tangent basis (t1, t2), v (n,) the known velocities, h the step (s), mu and mu_static (r,)
+    this step's coefficients, ``normal_force`` lam_N (r,) the previous step's normal force (N),
+    ``friction_force`` (r, 3) the previous world friction force (N), ``tangent`` (r, 2, 3) the
+    base bases.
+``world_force(x, block, tangent, h)`` (bounded LCP only)
+    The world friction force (r, 3) in N from the solved unknowns x_F and the block.
+``compiled_rows(h)`` (optional)
+    For models whose block is the two-rows-per-contact family that lcpdyn's compiled kernels
+    build themselves (:func:`lcpdyn.kernels.fused_step`, :func:`lcpdyn.islands.lcp_islands`):
+    a :class:`CompiledRows`, or None. Without it a model is assembled from ``block`` (the
+    general path, and the general island path in scenes of several bodies).
+
+:func:`check_friction_model` checks an object against this protocol and names what is missing.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import NamedTuple, Protocol, runtime_checkable
+
+import numpy as np
+from numba import njit
+
+__all__ = [
+    "BOUNDED_LCP",
+    "FRICTION_CONTACT",
+    "FrictionBlock",
+    "FrictionModel",
+    "CompiledRows",
+    "check_friction_model",
+    "row_buffers",
+    "world_force_in_bases",
+]
+
+BOUNDED_LCP = "bounded-lcp"
+"""The model's step is a block of the bounded mixed LCP of Peiret 2016 Eq. (30)."""
+FRICTION_CONTACT = "friction-contact"
+"""The model's step is the 3D friction-contact problem u = W r + b, r in the Coulomb cone."""
+
+
+@dataclass
+class FrictionBlock:
+    """A friction model's unknowns and rows in Eq. (30) (module docstring); nf unknowns, r
+    contacts, n velocities."""
+
+    F: np.ndarray  # (nf, n) rows of the friction unknowns
+    G: np.ndarray  # (nf, n) generalized force map (enters the dynamics rows as -G^T)
+    P: np.ndarray | None  # (nf, r) coupling to h lamN, or None
+    C: np.ndarray  # (nf, nf)
+    c: np.ndarray  # (nf,)
+    lo: np.ndarray  # (nf,)
+    hi: np.ndarray  # (nf,)
+    basis: np.ndarray  # (r, 2, 2): columns are the model's directions in base (t1, t2) coordinates
+    kinetic: np.ndarray  # (r,) bool, the regularized model's branch (False for the others)
+
+
+class CompiledRows(NamedTuple):
+    """The constants of the two-rows-per-contact block built inside lcpdyn's compiled kernels:
+    ``compliance`` C_T = 1/(k_T h^2) (0 for rigid stiction), ``velocity_threshold`` v_th of the
+    static/kinetic switch, ``rigid_box`` True for the box model (F = D, C = 0, bounds h mu lam_N
+    per component), False for the regularized model (Peiret 2016 Eqs. 25-27)."""
+
+    compliance: float
+    velocity_threshold: float
+    rigid_box: bool
+
+
+@runtime_checkable
+class FrictionModel(Protocol):
+    """The friction-model protocol (module docstring). ``block`` and ``world_force`` are needed
+    when ``formulation`` is :data:`BOUNDED_LCP`."""
+
+    name: str
+    default_method: str
+    formulation: str
+    chooses_static_coefficient: bool
+
+    def parameters(self) -> dict: ...
+
+
+_BOUNDED_MEMBERS = ("block", "world_force")
+
+
+def check_friction_model(model):
+    """``model`` if it satisfies the friction-model protocol, else a ``TypeError`` naming the
+    missing or malformed member."""
+    kind = type(model).__name__
+    for name in ("name", "default_method", "formulation"):
+        value = getattr(model, name, None)
+        if not isinstance(value, str) or not value:
+            raise TypeError(f"friction model {kind}: '{name}' must be a non-empty string, got {value!r}")
+    if model.formulation not in (BOUNDED_LCP, FRICTION_CONTACT):
+        raise TypeError(
+            f"friction model {kind}: formulation must be {BOUNDED_LCP!r} or {FRICTION_CONTACT!r}, "
+            f"got {model.formulation!r}"
+        )
+    if not isinstance(getattr(model, "chooses_static_coefficient", None), bool):
+        raise TypeError(f"friction model {kind}: 'chooses_static_coefficient' must be True or False")
+    members = ("parameters",) + (_BOUNDED_MEMBERS if model.formulation == BOUNDED_LCP else ())
+    for name in members:
+        if not callable(getattr(model, name, None)):
+            raise TypeError(f"friction model {kind} has no method '{name}' (see lcpdyn.friction.base)")
+    parameters = model.parameters()
+    if not isinstance(parameters, dict) or parameters.get("model") != model.name:
+        raise TypeError(f"friction model {kind}: parameters() must be a dict with 'model': {model.name!r}")
+    return model
+
+
+def compiled_rows(model, h: float) -> CompiledRows | None:
+    """The model's :class:`CompiledRows` at step ``h``, or None when it is assembled from its
+    ``block`` (a model without ``compiled_rows``)."""
+    method = getattr(model, "compiled_rows", None)
+    if method is None:
+        return None
+    rows = method(h)
+    if rows is not None and not isinstance(rows, CompiledRows):
+        raise TypeError(f"friction model {type(model).__name__}: compiled_rows(h) must return CompiledRows or None")
+    return rows
+
+
+def bristle_compliance(stiffness: float, h: float) -> float:
+    """C_T = 1/(k_T h^2) of Peiret 2016 Eq. (26) (0 for k_T = inf, Eq. 29)."""
+    return 0.0 if math.isinf(stiffness) else 1.0 / (stiffness * h * h)
+
+
+@njit(cache=True)
+def row_buffers(r, n):
+    """Uninitialized (F (2r, n), C (2r), c (2r), hi (2r), basis (r, 2, 2), kinetic (r)) for the
+    two-rows-per-contact models, filled by their compiled block builders."""
+    return (
+        np.empty((2 * r, n)),
+        np.empty(2 * r),
+        np.empty(2 * r),
+        np.empty(2 * r),
+        np.empty((r, 2, 2)),
+        np.empty(r, np.bool_),
+    )
+
+
+def world_force_in_bases(components, basis, tangent, h):
+    """World friction force (r, 3) in N from impulses h lam (r, 2) given in per-contact bases
+    ``basis`` (r, 2, 2) (columns: the directions in base (t1, t2) coordinates)."""
+    out = np.empty((tangent.shape[0], 3))
+    world_kernel(np.ascontiguousarray(components), np.ascontiguousarray(basis), tangent, h, out)
+    return out
+
+
+@njit(cache=True)
+def world_kernel(components, basis, tangent, h, out):
+    """The loop of :func:`world_force_in_bases`, into ``out``."""
+    for i in range(components.shape[0]):
+        b1 = (basis[i, 0, 0] * components[i, 0] + basis[i, 0, 1] * components[i, 1]) / h
+        b2 = (basis[i, 1, 0] * components[i, 0] + basis[i, 1, 1] * components[i, 1]) / h
+        for j in range(3):
+            out[i, j] = b1 * tangent[i, 0, j] + b2 * tangent[i, 1, j]
