@@ -17,6 +17,10 @@ residual check; ``rest`` = gap terms, position update, bookkeeping; ``record`` =
 call that assembles, pivots and checks the residual, and ``solve`` only wraps its result;
 ``regularized/general-path`` (``fused=False``) gives the assembly/solve split of the same steps.
 JAX trace+compile time and the first (Numba-compiling) run are reported separately, never mixed in.
+A parameter sweep is measured too (``--sweep``, default 10 x 10): mu x theta wheels, each a new
+``Model`` and ``Simulation`` run for ``--sweep-steps`` steps, with the number of JAX compilations
+it caused (the model's numbers are inputs of the compiled kinematics, so the whole sweep shares
+the one compilation of the wheel's structure) and the build and run times per member.
 BLAS runs on one thread. For scale: MuJoCo takes about 3 us per step on a comparable wheel (quoted
 in the issue, not measured here).
 
@@ -43,6 +47,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import scenes  # noqa: E402
 from lcpdyn import __version__  # noqa: E402
+from lcpdyn import model as model_module  # noqa: E402
 from lcpdyn.stepper import Simulation  # noqa: E402
 from solvers.siconos_route import available as siconos_available  # noqa: E402
 
@@ -95,12 +100,43 @@ def measure(friction, method, repeats, t_end):
     }
 
 
+def sweep(size: int, steps: int) -> dict:
+    """A size x size mu x theta sweep of the wheel under the regularized model: JAX compilations
+    it caused, median build (scene + Simulation, which compiles or reuses the kinematics) and run
+    time per member, and the total."""
+    before = model_module.COMPILATIONS[0]
+    builds, runs = [], []
+    start_all = time.perf_counter()
+    for mu in np.linspace(0.1, 1.0, size):
+        for theta in np.linspace(0.0, 40.0, size):
+            start = time.perf_counter()
+            scene = scenes.wheel.build(mu=float(mu), theta_deg=float(theta), t_end=steps * 1e-3)
+            sim = Simulation(scene.model, scene.friction("regularized"), scene.dt)
+            builds.append(time.perf_counter() - start)
+            start = time.perf_counter()
+            trajectory = sim.run(scene.t_end)
+            runs.append(time.perf_counter() - start)
+            assert np.all(trajectory.solver_status == 0)
+    return {
+        "members": size * size,
+        "steps_per_member": steps,
+        "compilations_during_sweep": model_module.COMPILATIONS[0] - before,
+        "median_build_s": float(np.median(builds)),
+        "median_run_s": float(np.median(runs)),
+        "total_s": time.perf_counter() - start_all,
+    }
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--t-end", type=float, default=4.0)
     parser.add_argument("--out", default="results/bench_wheel.json")
+    parser.add_argument("--sweep", type=int, default=10, help="mu x theta sweep of size N x N (0: none)")
+    parser.add_argument("--sweep-steps", type=int, default=200)
     args = parser.parse_args(argv)
+    if args.repeats < 1 or args.t_end <= 0 or args.sweep < 0 or args.sweep_steps < 1:
+        parser.error("--repeats and --sweep-steps must be >= 1, --t-end > 0 and --sweep >= 0")
 
     # JAX trace + XLA compile, measured on a fresh model (not part of any timing below)
     scene = scenes.wheel.build()
@@ -114,6 +150,7 @@ def main(argv=None) -> int:
         evaluate(q, v, 0.0)  # returns NumPy arrays: blocks on the outputs
         samples.append(time.perf_counter() - t0)
     jacobian_call_us = float(np.median(samples[200:]) * 1e6)
+    swept = sweep(args.sweep, args.sweep_steps) if args.sweep else None
 
     entries = [e for e in ENTRIES if e[1] is None or "siconos" not in e[1] or siconos_available()]
     warm = {}
@@ -153,7 +190,14 @@ def main(argv=None) -> int:
     for name, ratio in ratios.items():
         solve = "" if ratio["solve_phase"] is None else f", solve phase {ratio['solve_phase']:.2f}"
         lines.append(f"ratio {name}: wall {ratio['wall']:.2f}{solve}")
-    lines.append("Target: <= 100 us per step for 'regularized'. MuJoCo (quoted, not measured): ~3 us per step.")
+    if swept:
+        lines.append(
+            f"sweep: {swept['members']} wheels (mu x theta), {swept['compilations_during_sweep']} JAX "
+            f"compilations during it (the structure was compiled once above), build "
+            f"{swept['median_build_s'] * 1e3:.1f} ms and {swept['steps_per_member']} steps "
+            f"{swept['median_run_s'] * 1e3:.1f} ms per member (median), {swept['total_s']:.1f} s in all"
+        )
+    lines.append("Target (issue 11): <= 20 us per step for 'regularized'. MuJoCo (quoted): ~2.4 us per step.")
     text = "\n".join(lines)
     print(text)
 
@@ -170,6 +214,7 @@ def main(argv=None) -> int:
         "jax_compile_seconds": compile_seconds,
         "jacobian_call_median_us": jacobian_call_us,
         "first_run_seconds_0.05s": warm,
+        "sweep": swept,
         "results": results,
         "ratios": ratios,
         "machine": {
