@@ -268,20 +268,27 @@ def test_solvers_import_without_jax_or_siconos():
 
 
 @pytest.mark.parametrize(
-    "name, note",
+    "name, notes",
     [
-        ("lemke-polygonal-block-rounding-basic", "rounding-level values put on their bounds"),
-        ("lemke-polygonal-block-ray", "ended on a secondary ray whose basis already solves the problem"),
+        (
+            "lemke-polygonal-block-rounding-basic",
+            ("rounding-level values put on their bounds", "basis solution recomputed"),
+        ),
+        ("lemke-polygonal-block-ray", ("ended on a secondary ray whose basis already solves the problem",)),
     ],
 )
-def test_lemke_on_degenerate_polygonal_block_steps(name, note):
+def test_lemke_on_degenerate_polygonal_block_steps(name, notes):
     """Two steps of the polygonal four-corner block (``sliding-block``, redundant contacts, 32
     slip directions with zero slip), saved from a run (``tests/data``). In the first, Lemke's
     basis has a degenerate basic value of 6e-33 where 0 is meant, which is the whole slip row
     ``mu lambda_N - sum beta`` of a contact without load; in the second, the ray is met with the
     artificial variable at rounding level while the basis in hand already solves the problem.
     Both used to fall back to Júdice–Pires (392 of 600 steps); each answer is checked here
-    independently of the solver's own measure."""
+    independently of the solver's own measure. Which repair removes the degenerate value of the
+    first depends on the LU's rounding, hence on the BLAS kernel: the recomputed basis solution
+    (:func:`solvers.lemke.polish`, a -rounding basic value put at 0) on OpenBLAS 0.3.30's
+    SkylakeX kernel, the rounding-level values put on their bounds where that still measured
+    worse; the message must name one of them."""
     from pathlib import Path
 
     from .independent_check import check_answer
@@ -290,7 +297,7 @@ def test_lemke_on_degenerate_polygonal_block_steps(name, note):
     M, q, lo, hi = data["M"], data["q"], data["lo"], data["hi"]
     result = solve(M, q, lo, hi, method="lemke")
     assert result.success, result.message
-    assert note in result.message
+    assert any(note in result.message for note in notes), result.message
     assert check_answer(M, q, lo, hi, result.z) == []
     judice = solve(M, q, lo, hi, method="judice-pires")
     assert judice.success
