@@ -46,6 +46,7 @@ _EXPORTS = {
     "FrictionModel": "friction",
     "FrictionBlock": "friction",
     "StepResult": "step_result",
+    "StepState": "step_state",
     "SpringDamperLaw": "compliance",
     "PolynomialLaw": "compliance",
     "euler_zxy": "rotation",

@@ -34,6 +34,8 @@ class StepResult:
     gap : (r,) the gaps Phi at the start of the step (m).
     work : work of non-conservative loads and driven constraints in the step (J).
     timing : (assembly, solve, rest) wall time in s.
+    active_set, impulse_guess : the warm start this step leaves for the next (the bounded-LCP
+        active set, or the friction-contact reactions), or None.
     """
 
     v: np.ndarray
@@ -50,3 +52,5 @@ class StepResult:
     gap: np.ndarray | None = None
     work: float = 0.0
     timing: tuple = field(default=(0.0, 0.0, 0.0))
+    active_set: np.ndarray | None = None
+    impulse_guess: np.ndarray | None = None

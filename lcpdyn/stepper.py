@@ -149,6 +149,7 @@ from .kernels import (
 from .model import Model
 from .precision import float64
 from .step_result import StepResult
+from .step_state import StepState
 from .trajectory import Health, Trajectory
 from .validation import finite_number, positive
 
@@ -540,25 +541,58 @@ class Simulation:
         return k.potential_energy + kinetic_energy(self._mass, self._inertia, self.v)
 
     # --- one step -----------------------------------------------------------------------
+    @property
+    def state(self) -> StepState:
+        """The simulation's current :class:`~lcpdyn.step_state.StepState` (what :meth:`step`
+        advances; the arrays are the simulation's own, never modified in place)."""
+        return StepState(
+            self.q, self.v, self.t, self.steps_done, self.normal_force, self.friction_force,
+            self.active_set, self.impulse_guess,
+        )  # fmt: skip
+
     def step(self, kinematics=None) -> StepResult:
-        """Advance one step; returns the :class:`~lcpdyn.step_result.StepResult` (forces, slip,
-        statuses, the step's problem when it was posed whole), including ``timing`` = (assembly,
-        solve, rest) in seconds (assembly includes the Schur elimination for coulomb; rest is the
-        gap terms, position update and bookkeeping) and ``work`` (J), the work of non-conservative
-        loads and driven constraints in the step.
+        """Advance the simulation's own state one step (:meth:`advance` on :attr:`state`, whose
+        result becomes the new state); returns the :class:`~lcpdyn.step_result.StepResult`.
         Raises :class:`SimulationError` on an invalid state or a failed solve (without a
-        trajectory: :meth:`run` attaches it)."""
+        trajectory: :meth:`run` attaches it), leaving the state as it was."""
+        state, out = self.advance(self.state, kinematics)
+        self.q, self.v, self.t, self.steps_done = state.q, state.v, state.t, state.steps_done
+        self.normal_force, self.friction_force = state.normal_force, state.friction_force
+        self.active_set, self.impulse_guess = state.active_set, state.impulse_guess
+        return out
+
+    def advance(self, state: StepState, kinematics=None) -> tuple[StepState, StepResult]:
+        """One step from an explicit ``state`` (:class:`~lcpdyn.step_state.StepState`): returns
+        (the next state, the :class:`~lcpdyn.step_result.StepResult`) and changes neither
+        ``state`` nor the simulation's own state -- the step is a function of the state, the
+        model's numbers and the simulation's options (MuJoCo's ``mj_step(model, data)`` with
+        data passed in and out). The result holds the forces, slip, statuses, the step's
+        problem when it was posed whole, ``timing`` = (assembly, solve, rest) in seconds
+        (assembly includes the Schur elimination for coulomb; rest is the gap terms, position
+        update and bookkeeping) and ``work`` (J), the work of non-conservative loads and driven
+        constraints in the step. ``kinematics``: the compiled kinematics at ``state`` if already
+        evaluated (:meth:`run` passes it). Raises :class:`SimulationError` on an invalid state
+        or a failed solve."""
+        if not isinstance(state, StepState):
+            raise TypeError(f"advance expects a StepState (Simulation.state), got {type(state).__name__}")
+        for name in ("q", "v", "normal_force", "friction_force"):
+            value, own = getattr(state, name), getattr(self, name)
+            if not isinstance(value, np.ndarray) or value.shape != own.shape:
+                raise ValueError(
+                    f"StepState.{name}: expected an array of shape {own.shape} for this model, got "
+                    f"{getattr(value, 'shape', type(value).__name__)}"
+                )
         begin = time.perf_counter()
         self._clock = [0.0, 0.0]
         h = self.dt
-        k = kinematics or self.evaluate(self.q, self.v, self.t)
+        k = kinematics or self.evaluate(state.q, state.v, state.t)
         if not k.finite:
-            raise self._error(self._nonfinite_kinematics(k))
+            raise self._step_error(state, self._nonfinite_kinematics(state, k))
         if k.tilt_margin < 0.0:
-            raise self._error(self._flat_disk(k))
+            raise self._step_error(state, self._flat_disk(k))
         n, r, m = k.n_velocities, k.gap.shape[0], k.A.shape[0]
-        v = self.v
-        self._mu_now, self._mu_static_now = self._coefficients_now(k)
+        v = state.v
+        self._mu_now, self._mu_static_now = self._coefficients_now(state, k)
         paper = self.position_update == "paper"
         e_N = gap_terms_blocks(k.gap, k.N_block, k.contact_body, v, h, paper, self.stabilization)
         if self._compliant:
@@ -574,48 +608,57 @@ class Simulation:
             )
             if not newton <= _NEWTON_TOLERANCE:
                 omega = float(np.linalg.norm(v[6 * body + 3 : 6 * body + 6]))
-                raise self._error(
+                raise self._step_error(
+                    state,
                     f"body {self.model.bodies[body].name!r}: the implicit midpoint step of the "
                     f"gyroscopic term did not converge (relative residual {newton:.3g} after "
-                    f"{_NEWTON_ITERATIONS} Newton iterations, h |omega| = {h * omega:.3g})"
+                    f"{_NEWTON_ITERATIONS} Newton iterations, h |omega| = {h * omega:.3g})",
                 )
         else:
             rhs = momentum(self._mass, self._inertia, v) + h * k.force
-        self._check_inputs(rhs, e_N, u)
+        self._check_inputs(state, rhs, e_N, u)
         if self._islands is not None:
-            out = self._solve_islands(k, rhs, e_N, h)
+            out = self._solve_islands(state, k, rhs, e_N, h)
         elif self.coulomb:
-            out = self._solve_coulomb(k, rhs, u, e_N, h)
+            out = self._solve_coulomb(state, k, rhs, u, e_N, h)
         else:
-            out = self._solve_lcp(k, rhs, u, e_N, h, n, m, r)
+            out = self._solve_lcp(state, k, rhs, u, e_N, h, n, m, r)
         v_new = out.v
         out.slip_world = slip_world_blocks(k.D_block, k.contact_body, v_new, k.tangent)
         out.gap = k.gap
-        q_new = update_positions(self.q, v if paper else v_new, h)
-        self._check_state(q_new, v_new, out)
+        q_new = update_positions(state.q, v if paper else v_new, h)
+        self._check_state(state, q_new, v_new, out)
         work = 0.0
         if self._nonconservative:  # h f_nc . (v + v+)/2
             work = 0.5 * h * float(k.nonconservative_force @ (v + v_new))
         if self._driven:  # (h lam) . u_drive
             work += float(out.bilateral @ np.concatenate([-k.holonomic_rate, k.nonholonomic_rhs]))
         out.work = work
-        self.q = q_new
-        self.v = v_new
-        self.t = (self.steps_done + 1) * h
-        self.steps_done += 1
-        self.normal_force = out.normal_force
-        self.friction_force = out.friction_force
+        following = StepState(
+            q_new,
+            v_new,
+            (state.steps_done + 1) * h,
+            state.steps_done + 1,
+            out.normal_force,
+            out.friction_force,
+            state.active_set if out.active_set is None else out.active_set,
+            state.impulse_guess if out.impulse_guess is None else out.impulse_guess,
+        )
         total = time.perf_counter() - begin
         out.timing = (self._clock[0], self._clock[1], total - self._clock[0] - self._clock[1])
-        return out
+        return following, out
 
     # --- health checks (module docstring, "Run health") -----------------------------------
     def _error(self, message, result=None) -> SimulationError:
-        return SimulationError(message, self.steps_done, self.t, result=result)
+        return self._step_error(self.state, message, result)
 
-    def _nonfinite_kinematics(self, k) -> str:
+    @staticmethod
+    def _step_error(state, message, result=None) -> SimulationError:
+        return SimulationError(message, state.steps_done, state.t, result=result)
+
+    def _nonfinite_kinematics(self, state, k) -> str:
         """Names what gave a NaN or inf in the kinematics at the current state."""
-        culprits = self.model.diagnose(self.q, self.v, self.t)
+        culprits = self.model.diagnose(state.q, state.v, state.t)
         fields = [
             name
             for name in (
@@ -638,7 +681,7 @@ class Simulation:
             )
             if not np.all(np.isfinite(getattr(k, name)))
         ]
-        where = f"NaN or inf in the kinematics ({', '.join(fields)}) at t = {self.t:.6g} s"
+        where = f"NaN or inf in the kinematics ({', '.join(fields)}) at t = {state.t:.6g} s"
         if culprits:
             return f"{where}: " + "; ".join(culprits)
         if "force" in fields:
@@ -655,29 +698,33 @@ class Simulation:
             f"{k.sin_tilt[j]:.3g} < min_sin_tilt = {thresholds[j]:g}): the single-point disk contact is undefined"
         )
 
-    def _check_inputs(self, rhs, e_N, u):
+    def _check_inputs(self, state, rhs, e_N, u):
         """The right-hand sides of Eq. (30) must be finite before any solver sees them."""
         if all_finite(rhs, e_N, u, _EMPTY):
             return
         j = first_nonfinite(rhs)
         if j >= 0:
             body = self.model.bodies[j // 6].name
-            raise self._error(
-                f"body {body!r}: the momentum M v + h f of the step is not finite (entry {j} = {float(rhs[j])!r})"
+            raise self._step_error(
+                state,
+                f"body {body!r}: the momentum M v + h f of the step is not finite (entry {j} = {float(rhs[j])!r})",
             )
         j = first_nonfinite(e_N)
         if j >= 0:
             law = self.model.contacts[j].normal_law
             what = "gap term Phi~/h" if law is None else f"compliant row of its {type(law).__name__}"
-            raise self._error(f"{self.model.describe_contact(j)}: the {what} is not finite ({float(e_N[j])!r})")
+            raise self._step_error(
+                state, f"{self.model.describe_contact(j)}: the {what} is not finite ({float(e_N[j])!r})"
+            )
         j = first_nonfinite(u)
         if j >= 0:
-            raise self._error(
+            raise self._step_error(
+                state,
                 f"constraint {self._bilateral_rows[j]!r}: the right-hand side u of its row is not "
-                f"finite ({float(u[j])!r})"
+                f"finite ({float(u[j])!r})",
             )
 
-    def _check_state(self, q, v, out):
+    def _check_state(self, state, q, v, out):
         """The new state and contact forces must be finite (names the body or contact)."""
         if all_finite(q, v, out.normal_force, out.friction_force.reshape(-1)):
             return
@@ -688,17 +735,19 @@ class Simulation:
             j = first_nonfinite(array)
             if j >= 0:
                 body = self.model.bodies[j // size].name
-                raise self._error(
+                raise self._step_error(
+                    state,
                     f"body {body!r}: the {names[j % size]} became non-finite in the step "
-                    f"({float(array[j])!r}); the solve returned v+ = {out.v.tolist()}"
+                    f"({float(array[j])!r}); the solve returned v+ = {out.v.tolist()}",
                 )
         for key in ("normal_force", "friction_force"):
             j = first_nonfinite(getattr(out, key).reshape(-1))
             if j >= 0:
                 contact = j if key == "normal_force" else j // 3
-                raise self._error(
+                raise self._step_error(
+                    state,
                     f"{self.model.describe_contact(contact)}: the {key.replace('_', ' ')} is not "
-                    f"finite ({float(getattr(out, key).reshape(-1)[j])!r})"
+                    f"finite ({float(getattr(out, key).reshape(-1)[j])!r})",
                 )
 
     def _compliant_rows(self, k, v, h, paper, e_N):
@@ -719,7 +768,7 @@ class Simulation:
             e_N[i] = -force / effective
         return e_N
 
-    def _coefficients_now(self, k):
+    def _coefficients_now(self, state, k):
         """(mu, mu_s) per contact for this step: friction profiles mu(t) first; then, with
         mu_s > mu_k, mu is mu_k where the contact slid in the previous step (|D v| >
         ``static_threshold``) and mu_s where it stuck -- unless the friction model
@@ -730,28 +779,30 @@ class Simulation:
             mu, mu_static = mu.copy(), mu_static.copy()
             for i, profile in self._profiles:
                 try:
-                    value = float(profile(self.t))
+                    value = float(profile(state.t))
                 except Exception as exc:  # a user function: report it as the step's failure, keep the run
-                    raise self._error(
-                        f"friction_profile of {self.model.describe_contact(i)} raised {type(exc).__name__}: {exc}"
+                    raise self._step_error(
+                        state,
+                        f"friction_profile of {self.model.describe_contact(i)} raised {type(exc).__name__}: {exc}",
                     ) from exc
                 if not (np.isfinite(value) and value >= 0):
-                    raise self._error(
+                    raise self._step_error(
+                        state,
                         f"friction_profile of {self.model.describe_contact(i)} gave mu = {value!r} "
-                        "(must be finite and >= 0)"
+                        "(must be finite and >= 0)",
                     )
                 mu[i] = mu_static[i] = value
         if not self._two_coefficients or self.friction.chooses_static_coefficient:
             return mu, mu_static
-        slip = block_rows(k.D_block, k.contact_body, self.v)
+        slip = block_rows(k.D_block, k.contact_body, state.v)
         sliding = np.sqrt((slip**2).sum(axis=1)) > self.static_threshold
         return np.where(sliding, mu, mu_static), mu_static
 
-    def _assemble(self, k, rhs, u, e_N, h, n, m, r, normal_force):
+    def _assemble(self, state, k, rhs, u, e_N, h, n, m, r, normal_force):
         """Eq. (30) with the friction model's block (see :mod:`lcpdyn.friction`)."""
         return self._assemble_rows(
-            self.M, k.A, k.N, k.D, k.tangent, self.v, rhs, u, e_N, self._normal_compliance, h,
-            self._mu_now, self._mu_static_now, normal_force, self.friction_force,
+            self.M, k.A, k.N, k.D, k.tangent, state.v, rhs, u, e_N, self._normal_compliance, h,
+            self._mu_now, self._mu_static_now, normal_force, state.friction_force,
         )  # fmt: skip
 
     def _assemble_rows(self, M, A, N, D, tangent, v, rhs, u, e_N, CN, h, mu, mu_static, normal_force, friction_force):
@@ -774,31 +825,30 @@ class Simulation:
             return solvers.METHODS[method].run(problem, options, self.tolerance, warm_start=warm)
         return solvers.METHODS[method].run(problem, options, self.tolerance)
 
-    def _solve_lcp(self, k, rhs, u, e_N, h, n, m, r):
-        normal_force = self.normal_force
-        passes = 1 + self.normal_force_iterations + (1 if self.steps_done == 0 and r else 0)
+    def _solve_lcp(self, state, k, rhs, u, e_N, h, n, m, r):
+        normal_force = state.normal_force
+        passes = 1 + self.normal_force_iterations + (1 if state.steps_done == 0 and r else 0)
         iterations = 0
-        warm = self.active_set
+        warm = state.active_set
         fallback = False
         for _ in range(passes):
             start = time.perf_counter()
             if self._fused:
-                block, K, qv, lo, hi, result = self._fused_pass(k, rhs, u, e_N, h, normal_force, warm)
+                block, K, qv, lo, hi, result = self._fused_pass(state, k, rhs, u, e_N, h, normal_force, warm)
                 middle = time.perf_counter()
                 if result is None:  # pivoting did not converge: the full method (proximal fallback)
                     result = self._call(self.method, K, qv, lo, hi, warm)
             else:
-                block, K, qv, lo, hi = self._assemble(k, rhs, u, e_N, h, n, m, r, normal_force)
+                block, K, qv, lo, hi = self._assemble(state, k, rhs, u, e_N, h, n, m, r, normal_force)
                 middle = time.perf_counter()
                 result = self._call(self.method, K, qv, lo, hi, warm)
             self._clock[0] += middle - start
             self._clock[1] += time.perf_counter() - middle
-            result, retried = self._accept(result, lambda method: self._call(method, K, qv, lo, hi, None))
+            result, retried = self._accept(state, result, lambda method: self._call(method, K, qv, lo, hi, None))
             fallback = fallback or retried
             iterations += result.iterations
             warm = result.active_set
             normal_force = result.z[n + m : n + m + r] / h
-        self.active_set = result.active_set
         z = result.z
         friction_force = self.friction.world_force(z[n + m + r :], block, k.tangent, h)
         return StepResult(
@@ -812,23 +862,24 @@ class Simulation:
             kinetic=block.kinetic.copy(),
             problem=BoundedLCP(K, qv, lo, hi),
             bilateral=z[n : n + m],
+            active_set=result.active_set,
         )
 
-    def _solve_islands(self, k, rhs, e_N, h):
+    def _solve_islands(self, state, k, rhs, e_N, h):
         """The step solved island by island (:mod:`lcpdyn.islands`): the same problem as the dense
         path, split by body; an island whose first solve fails goes through the full method and
         its fallback like the dense problem does."""
         if self.coulomb:
-            return self._coulomb_islands(k, rhs, e_N, h)
+            return self._coulomb_islands(state, k, rhs, e_N, h)
         if not self._fused:
-            return self._solve_islands_general(k, rhs, e_N, h)
+            return self._solve_islands_general(state, k, rhs, e_N, h)
         islands = self._islands
         rows = self._rows
         options = self._options[self.method]
         r = k.gap.shape[0]
-        normal_force = self.normal_force
-        passes = 1 + self.normal_force_iterations + (1 if self.steps_done == 0 and r else 0)
-        warm = self.active_set
+        normal_force = state.normal_force
+        passes = 1 + self.normal_force_iterations + (1 if state.steps_done == 0 and r else 0)
+        warm = state.active_set
         iterations, fallback = 0, False
         for _ in range(passes):
             start = time.perf_counter()
@@ -842,12 +893,12 @@ class Simulation:
                 k.N_block,
                 k.D_block,
                 k.tangent,
-                self.v,
+                state.v,
                 h,
                 self._mu_now,
                 self._mu_static_now,
                 normal_force,
-                self.friction_force,
+                state.friction_force,
                 rows.compliance,
                 rows.velocity_threshold,
                 rows.rigid_box,
@@ -870,7 +921,7 @@ class Simulation:
                 m0 = islands.matrix_offsets[j]
                 problem = (K[m0 : m0 + s * s].reshape(s, s), q[a:b], lo[a:b], hi[a:b])
                 result = self._call(self.method, *problem, warm[a:b] if use_warm else None)  # as the dense path
-                result, retried = self._accept(result, lambda method, p=problem: self._call(method, *p, None))
+                result, retried = self._accept(state, result, lambda method, p=problem: self._call(method, *p, None))
                 fallback = fallback or retried
                 iterations += result.iterations
                 relative[j] = result.relative_residual
@@ -884,7 +935,6 @@ class Simulation:
             self._clock[1] += time.perf_counter() - middle
             warm = active
             normal_force = impulse_N / h
-        self.active_set = active
         friction_force = np.empty((r, 3))
         world_kernel(impulse_T, basis, k.tangent, h, friction_force)
         out = StepResult(
@@ -897,12 +947,13 @@ class Simulation:
             fallback=fallback,
             kinetic=kinetic,
             bilateral=_EMPTY,
+            active_set=active,
         )
         if len(islands) == 1 and len(self.model.bodies) == 1:  # the whole problem (the dense path's)
             out.problem = BoundedLCP(K.reshape(islands.size, islands.size), q, lo, hi)
         return out
 
-    def _solve_islands_general(self, k, rhs, e_N, h):
+    def _solve_islands_general(self, state, k, rhs, e_N, h):
         """The step island by island for any bounded-LCP friction model assembled from its
         ``block`` (polygonal, continuous, a user's model) or any method but the fused
         judice-pires: each island's Eq. (30) over its body's 6 velocities and its contacts,
@@ -913,9 +964,9 @@ class Simulation:
         blocks = self._island_mass_blocks()
         v_new = free_velocity(self._mass, self._inertia, rhs)
         impulse_N = np.zeros(r)
-        normal_force = self.normal_force
-        passes = 1 + self.normal_force_iterations + (1 if self.steps_done == 0 and r else 0)
-        warm = self.active_set
+        normal_force = state.normal_force
+        passes = 1 + self.normal_force_iterations + (1 if state.steps_done == 0 and r else 0)
+        warm = state.active_set
         iterations, fallback = 0, False
         no_rows = np.zeros((0, 6))
         for _ in range(passes):
@@ -925,9 +976,9 @@ class Simulation:
                 c = islands.order[islands.starts[j] : islands.starts[j + 1]]
                 cols = slice(6 * body, 6 * body + 6)
                 assembled = self._assemble_rows(
-                    blocks[j], no_rows, k.N_block[c], k.D_block[c].reshape(-1, 6), k.tangent[c], self.v[cols],
+                    blocks[j], no_rows, k.N_block[c], k.D_block[c].reshape(-1, 6), k.tangent[c], state.v[cols],
                     rhs[cols], _EMPTY, e_N[c], self._normal_compliance[c], h, self._mu_now[c],
-                    self._mu_static_now[c], normal_force[c], self.friction_force[c],
+                    self._mu_static_now[c], normal_force[c], state.friction_force[c],
                 )  # fmt: skip
                 problems.append((c, cols, *assembled))
             offsets = np.cumsum([0] + [p[4].shape[0] for p in problems])
@@ -939,7 +990,7 @@ class Simulation:
                 a, b = offsets[j], offsets[j + 1]
                 result = self._call(self.method, K, qv, lo, hi, warm[a:b] if use_warm else None)
                 result, retried = self._accept(
-                    result, lambda method, K=K, qv=qv, lo=lo, hi=hi: self._call(method, K, qv, lo, hi, None)
+                    state, result, lambda method, K=K, qv=qv, lo=lo, hi=hi: self._call(method, K, qv, lo, hi, None)
                 )
                 fallback = fallback or retried
                 iterations += result.iterations
@@ -952,7 +1003,6 @@ class Simulation:
             self._clock[1] += time.perf_counter() - middle
             warm = active
             normal_force = impulse_N / h
-        self.active_set = active
         friction_force = np.empty((r, 3))
         kinetic = np.empty(r, bool)
         for (c, _, block, *_), x in zip(problems, unknowns):
@@ -968,6 +1018,7 @@ class Simulation:
             fallback=fallback,
             kinetic=kinetic,
             bilateral=_EMPTY,
+            active_set=active,
         )
 
     def _island_mass_blocks(self):
@@ -981,13 +1032,13 @@ class Simulation:
                 self._mass_blocks.append(block)
         return self._mass_blocks
 
-    def _coulomb_islands(self, k, rhs, e_N, h):
+    def _coulomb_islands(self, state, k, rhs, e_N, h):
         from solvers.friction_contact import _grid, measure_friction_contact
 
         islands = self._islands
         options = self._nsgs_options
         r = k.gap.shape[0]
-        guess = self.impulse_guess if self.impulse_guess is not None else np.zeros(3 * r)
+        guess = state.impulse_guess if state.impulse_guess is not None else np.zeros(3 * r)
         start = time.perf_counter()
         phis, grid_cos, grid_sin = _grid(options.grid_points)
         impulse, v_new, free, response, W, b, sweeps, relative, *_ = coulomb_islands(
@@ -1033,6 +1084,7 @@ class Simulation:
                 "nsgs", self.tolerance,
             )  # fmt: skip
             result, retried = self._accept(
+                state,
                 first,
                 lambda method, W_j=W_j, b_j=b_j, mu=mu: friction_contact.solve_friction_contact(
                     W_j, b_j, mu, method=method, tolerance=self.tolerance
@@ -1047,7 +1099,6 @@ class Simulation:
             v_new[6 * body : 6 * body + 6] = free[6 * body : 6 * body + 6] + response_j @ result.r
         self._clock[0] += middle - start  # the islands' Delassus matrices and NSGS (one compiled call)
         self._clock[1] += time.perf_counter() - middle  # failed islands, velocities
-        self.impulse_guess = impulse
         per = impulse.reshape(r, 3) / h
         friction = per[:, 1, None] * k.tangent[:, 0] + per[:, 2, None] * k.tangent[:, 1]
         out = StepResult(
@@ -1060,12 +1111,13 @@ class Simulation:
             fallback=fallback,
             kinetic=np.zeros(r, bool),
             bilateral=_EMPTY,
+            impulse_guess=impulse,
         )
         if len(islands) == 1 and len(self.model.bodies) == 1:
             out.problem = FrictionContactProblem(W.reshape(3 * r, 3 * r), b, self._mu_now.copy())
         return out
 
-    def _fused_pass(self, k, rhs, u, e_N, h, normal_force, warm):
+    def _fused_pass(self, state, k, rhs, u, e_N, h, normal_force, warm):
         """The regularized/box model with judice-pires in one compiled call
         (:func:`lcpdyn.kernels.fused_step`); the same problem and the same first pivoting run as
         the general path, and the same residual test. Returns (block, K, q, lo, hi, result or None
@@ -1084,12 +1136,12 @@ class Simulation:
                 u,
                 e_N,
                 self._normal_compliance,
-                self.v,
+                state.v,
                 h,
                 self._mu_now,
                 self._mu_static_now,
                 normal_force,
-                self.friction_force,
+                state.friction_force,
                 rows.compliance,
                 rows.velocity_threshold,
                 rows.rigid_box,
@@ -1119,7 +1171,7 @@ class Simulation:
         )
         return block, K, qv, lo, hi, result
 
-    def _accept(self, result, retry):
+    def _accept(self, state, result, retry):
         """(result, False) if it succeeded; else (retry(fallback_method), True) if that succeeded;
         else :class:`SimulationError` -- a failed answer is never returned."""
         if result.success:
@@ -1127,8 +1179,8 @@ class Simulation:
         if self.fallback_method is None:
             raise SimulationError(
                 f"{result.method} failed: {result.status.name}: {result.message}",
-                self.steps_done,
-                self.t,
+                state.steps_done,
+                state.t,
                 result=result,
             )
         second = retry(self.fallback_method)
@@ -1136,13 +1188,13 @@ class Simulation:
             raise SimulationError(
                 f"{result.method} failed ({result.status.name}: {result.message}) and the "
                 f"fallback {second.method} failed too ({second.status.name}: {second.message})",
-                self.steps_done,
-                self.t,
+                state.steps_done,
+                state.t,
                 result=second,
             )
         return second, True
 
-    def _solve_coulomb(self, k, rhs, u, e_N, h):
+    def _solve_coulomb(self, state, k, rhs, u, e_N, h):
         start = time.perf_counter()
         n, m, r = k.n_velocities, k.A.shape[0], k.gap.shape[0]
         KKT = np.zeros((n + m, n + m))
@@ -1165,12 +1217,11 @@ class Simulation:
         b = H @ free[:n]
         b[0::3] += e_N
         middle = time.perf_counter()
-        result = self._solve_fc(W, b, self.method)
+        result = self._solve_fc(state, W, b, self.method)
         self._clock[0] += middle - start
         self._clock[1] += time.perf_counter() - middle
-        result, fallback = self._accept(result, lambda method: self._solve_fc(W, b, method))
+        result, fallback = self._accept(state, result, lambda method: self._solve_fc(state, W, b, method))
         impulse = result.r
-        self.impulse_guess = impulse
         x = free + response @ impulse
         per = impulse.reshape(r, 3) / h
         friction = per[:, 1, None] * k.tangent[:, 0] + per[:, 2, None] * k.tangent[:, 1]
@@ -1185,11 +1236,12 @@ class Simulation:
             kinetic=np.zeros(r, bool),
             problem=FrictionContactProblem(W, b, self._mu_now.copy()),
             bilateral=x[n:],
+            impulse_guess=impulse,
         )
 
-    def _solve_fc(self, W, b, method):
+    def _solve_fc(self, state, W, b, method):
         options = dict(self.solver_options) if method == self.method else {}
-        guess = self.impulse_guess if method == "nsgs" else None
+        guess = state.impulse_guess if method == "nsgs" else None
         return friction_contact.solve_friction_contact(
             W, b, self._mu_now, method=method, tolerance=self.tolerance, initial_guess=guess, **options
         )

@@ -129,10 +129,10 @@ def test_an_exception_inside_the_step_is_wrapped_with_the_trajectory(monkeypatch
     sim = Simulation(model, "coulomb", 1e-3)
     original = sim._solve_fc
 
-    def failing(W, b, method):
-        if sim.steps_done == 7:
+    def failing(state, W, b, method):
+        if state.steps_done == 7:
             raise ValueError("b must be finite; b[0] = nan")
-        return original(W, b, method)
+        return original(state, W, b, method)
 
     monkeypatch.setattr(sim, "_solve_fc", failing)
     with pytest.raises(SimulationError, match="ValueError raised during the step: b must be finite") as info:
