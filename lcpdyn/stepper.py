@@ -107,6 +107,7 @@ flags, per step):
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import json
 import math
 import signal
@@ -119,6 +120,7 @@ import numpy as np
 
 import solvers
 from solvers import friction_contact
+from solvers.block_gs import contact_blocks
 from solvers.friction_contact import FrictionContactProblem
 from solvers.judice_pires import default_max_iterations
 from solvers.options import build_options
@@ -366,12 +368,16 @@ class Simulation:
         self.fallback_method = fallback_method
         self.solver_options = dict(solver_options or {})
         if not self.coulomb:
-            self._options, self._warm_capable = {}, {}
+            self._options, self._warm_capable, self._blocks_by_contact = {}, {}, {}
             for name in {self.method, self.fallback_method} - {None}:
                 module = solvers.METHODS[name]
                 given = self.solver_options if name == self.method else {}
                 self._options[name] = build_options(module.Options, name, given)
                 self._warm_capable[name] = name == "judice-pires"  # its run() takes warm_start=
+                # block-gs: one block per contact unless the caller chose blocks
+                self._blocks_by_contact[name] = "blocks" in {f.name for f in dataclasses.fields(module.Options)} and (
+                    "blocks" not in given
+                )
         if not isinstance(fused, bool):
             raise ValueError(f"fused must be True or False, got {fused!r}")
         # the model's rows as lcpdyn's compiled kernels build them (regularized, box), or None
@@ -816,11 +822,18 @@ class Simulation:
         qv, lo, hi = bounded_vectors(rhs, u, e_N, block.c, block.lo, block.hi)
         return block, K, qv, lo, hi
 
-    def _call(self, method, K, qv, lo, hi, warm):
+    def _call(self, method, K, qv, lo, hi, warm, layout=None):
         """Solve through the method's module with prepared options (the front door's work minus
-        the input conversion: the arrays are ours; entries are still checked)."""
+        the input conversion: the arrays are ours; entries are still checked). ``layout`` =
+        (n, m, r) of Eq. (30): with it, a method that takes blocks (block-gs) gets one block per
+        contact (its normal and two friction unknowns) when the model has two friction rows per
+        contact and the caller did not choose blocks."""
         problem = checked_problem(K, qv, lo, hi)
         options = self._options[method]
+        if layout is not None and self._blocks_by_contact[method]:
+            n, m, r = layout
+            if qv.shape[0] == n + m + 3 * r:
+                options = dataclasses.replace(options, blocks=contact_blocks(n, m, r))
         if warm is not None and self._warm_capable[method] and warm.shape[0] == qv.shape[0]:
             return solvers.METHODS[method].run(problem, options, self.tolerance, warm_start=warm)
         return solvers.METHODS[method].run(problem, options, self.tolerance)
@@ -837,14 +850,16 @@ class Simulation:
                 block, K, qv, lo, hi, result = self._fused_pass(state, k, rhs, u, e_N, h, normal_force, warm)
                 middle = time.perf_counter()
                 if result is None:  # pivoting did not converge: the full method (proximal fallback)
-                    result = self._call(self.method, K, qv, lo, hi, warm)
+                    result = self._call(self.method, K, qv, lo, hi, warm, (n, m, r))
             else:
                 block, K, qv, lo, hi = self._assemble(state, k, rhs, u, e_N, h, n, m, r, normal_force)
                 middle = time.perf_counter()
-                result = self._call(self.method, K, qv, lo, hi, warm)
+                result = self._call(self.method, K, qv, lo, hi, warm, (n, m, r))
             self._clock[0] += middle - start
             self._clock[1] += time.perf_counter() - middle
-            result, retried = self._accept(state, result, lambda method: self._call(method, K, qv, lo, hi, None))
+            result, retried = self._accept(
+                state, result, lambda method: self._call(method, K, qv, lo, hi, None, (n, m, r))
+            )
             fallback = fallback or retried
             iterations += result.iterations
             warm = result.active_set
@@ -920,8 +935,11 @@ class Simulation:
                 s = b - a
                 m0 = islands.matrix_offsets[j]
                 problem = (K[m0 : m0 + s * s].reshape(s, s), q[a:b], lo[a:b], hi[a:b])
-                result = self._call(self.method, *problem, warm[a:b] if use_warm else None)  # as the dense path
-                result, retried = self._accept(state, result, lambda method, p=problem: self._call(method, *p, None))
+                layout = (6, 0, (s - 6) // 3)
+                result = self._call(self.method, *problem, warm[a:b] if use_warm else None, layout)  # as the dense path
+                result, retried = self._accept(
+                    state, result, lambda method, p=problem: self._call(method, *p, None, layout)
+                )
                 fallback = fallback or retried
                 iterations += result.iterations
                 relative[j] = result.relative_residual
@@ -988,9 +1006,14 @@ class Simulation:
             residual, unknowns = 0.0, []
             for j, (c, cols, _, K, qv, lo, hi) in enumerate(problems):
                 a, b = offsets[j], offsets[j + 1]
-                result = self._call(self.method, K, qv, lo, hi, warm[a:b] if use_warm else None)
+                layout = (6, 0, c.size)
+                result = self._call(self.method, K, qv, lo, hi, warm[a:b] if use_warm else None, layout)
                 result, retried = self._accept(
-                    state, result, lambda method, K=K, qv=qv, lo=lo, hi=hi: self._call(method, K, qv, lo, hi, None)
+                    state,
+                    result,
+                    lambda method, K=K, qv=qv, lo=lo, hi=hi, layout=layout: self._call(
+                        method, K, qv, lo, hi, None, layout
+                    ),
                 )
                 fallback = fallback or retried
                 iterations += result.iterations

@@ -9,7 +9,8 @@ Front door, one for both problems::
     result.r, result.u, result.status, result.success, result.relative_residual
 
 Methods: ``"judice-pires"`` (default, :mod:`solvers.judice_pires`), ``"lemke"``
-(:mod:`solvers.lemke`), ``"pgs"`` (:mod:`solvers.pgs`), ``"siconos"``
+(:mod:`solvers.lemke`), ``"pgs"`` (:mod:`solvers.pgs`), ``"block-gs"`` (:mod:`solvers.block_gs`,
+per-contact blocks solved exactly), ``"siconos"``
 (:mod:`solvers.siconos_route`) for the bounded LCP; ``"nsgs"``, ``"siconos-nsgs"`` and
 ``"siconos-nsn-ac"`` for the friction-contact problem (:mod:`solvers.friction_contact`). The
 bounded LCP is defined in :mod:`solvers.problem`; every answer is checked by the framework's own

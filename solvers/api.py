@@ -8,7 +8,7 @@ import math
 
 import numpy as np
 
-from . import friction_contact, judice_pires, lemke, pgs, siconos_route
+from . import block_gs, friction_contact, judice_pires, lemke, pgs, siconos_route
 from .friction_contact import FrictionContactProblem
 from .options import build_options
 from .problem import BoundedLCP, make_problem, zero_row_certificate
@@ -16,7 +16,7 @@ from .result import LCPResult, SolverFailure, Status, measure
 
 __all__ = ["solve", "METHODS", "FRICTION_CONTACT_METHODS"]
 
-METHODS = {module.NAME: module for module in (judice_pires, lemke, pgs, siconos_route)}
+METHODS = {module.NAME: module for module in (judice_pires, lemke, pgs, block_gs, siconos_route)}
 """The bounded-LCP methods by name."""
 FRICTION_CONTACT_METHODS = friction_contact.METHODS
 """The friction-contact methods by name: ``nsgs`` (ours), ``siconos-nsgs``, ``siconos-nsn-ac``."""
@@ -45,7 +45,8 @@ def solve(
         :class:`~solvers.problem.BoundedLCP` or
         :class:`~solvers.friction_contact.FrictionContactProblem` passed as ``M`` with
         ``q, lo, hi`` omitted.
-    method : for a bounded LCP ``"judice-pires"`` (default), ``"lemke"``, ``"pgs"`` or
+    method : for a bounded LCP ``"judice-pires"`` (default), ``"lemke"``, ``"pgs"``,
+        ``"block-gs"`` (per-contact blocks solved exactly, :mod:`solvers.block_gs`) or
         ``"siconos"``; for a friction-contact problem ``"nsgs"`` (default), ``"siconos-nsgs"``
         or ``"siconos-nsn-ac"``.
     Before any bounded-LCP method runs, a zero row of M that no z can complement is reported as
