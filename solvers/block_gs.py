@@ -290,13 +290,7 @@ def run(problem, options: Options, tolerance: float):
         return failure
     reduced = elimination.reduced
     starts, members = _block_structure(options.blocks, n, elimination.bounded)
-    if options.initial_guess is None:
-        z = np.clip(np.zeros(reduced.n), reduced.lo, reduced.hi)
-    else:
-        guess = np.asarray(options.initial_guess, dtype=np.float64)
-        if guess.shape != (n,) or not np.all(np.isfinite(guess)):
-            raise ValueError(f"initial_guess must be a finite vector of shape ({n},), got shape {guess.shape}")
-        z = np.clip(guess[elimination.bounded], reduced.lo, reduced.hi)
+    z = elimination.starting_point(options.initial_guess)
     sweeps, converged, residual = block_sweeps(
         reduced.M,
         reduced.q,

@@ -85,13 +85,7 @@ def run(problem, options: Options, tolerance: float):
             NAME,
             tolerance,
         )
-    if options.initial_guess is None:
-        z = np.clip(np.zeros(reduced.n), reduced.lo, reduced.hi)
-    else:
-        guess = np.asarray(options.initial_guess, dtype=np.float64)
-        if guess.shape != (n,) or not np.all(np.isfinite(guess)):
-            raise ValueError(f"initial_guess must be a finite vector of shape ({n},), got shape {guess.shape}")
-        z = np.clip(guess[elimination.bounded], reduced.lo, reduced.hi)
+    z = elimination.starting_point(options.initial_guess)
     sweeps, converged, residual = projected_sor(
         reduced.M,
         reduced.q,

@@ -82,6 +82,19 @@ class FreeElimination:
             z[self.free] = -self.lu.solve(self.q_f + self.M_fb @ z_bounded)
         return z
 
+    def starting_point(self, initial_guess) -> np.ndarray:
+        """The reduced problem's starting z of an iterative method: ``initial_guess`` (a full
+        z of length n, e.g. the previous step's solution) restricted to the bounded variables,
+        or 0, clipped into the bounds; a guess of another shape or with NaN/inf is a
+        ``ValueError``."""
+        reduced = self.reduced
+        if initial_guess is None:
+            return np.clip(np.zeros(reduced.n), reduced.lo, reduced.hi)
+        guess = np.asarray(initial_guess, dtype=np.float64)
+        if guess.shape != (self.n,) or not np.all(np.isfinite(guess)):
+            raise ValueError(f"initial_guess must be a finite vector of shape ({self.n},), got shape {guess.shape}")
+        return np.clip(guess[self.bounded], reduced.lo, reduced.hi)
+
 
 def eliminate_free(problem: BoundedLCP) -> FreeElimination:
     """Schur-complement the free variables out of ``problem`` (see module docstring)."""
