@@ -156,6 +156,21 @@ def store_bodies(q, v, position, quaternion, velocity, angular_velocity):
         angular_velocity[b, 2] = 2 * (x * z - w * y) * ox + 2 * (y * z + w * x) * oy + (1 - 2 * (x * x + y * y)) * oz
 
 
+def world_angular_velocity(quaternion, omega):
+    """World angular velocities R(quaternion) omega of stacked bodies (..., 3) -- what
+    :func:`store_bodies` records, for many rows at once (the same formula)."""
+    w, x, y, z = (quaternion[..., k] for k in range(4))
+    ox, oy, oz = omega[..., 0], omega[..., 1], omega[..., 2]
+    return np.stack(
+        [
+            (1 - 2 * (y * y + z * z)) * ox + 2 * (x * y - w * z) * oy + 2 * (x * z + w * y) * oz,
+            2 * (x * y + w * z) * ox + (1 - 2 * (x * x + z * z)) * oy + 2 * (y * z - w * x) * oz,
+            2 * (x * z - w * y) * ox + 2 * (y * z + w * x) * oy + (1 - 2 * (x * x + y * y)) * oz,
+        ],
+        axis=-1,
+    )
+
+
 @njit(cache=True)
 def bounded_vectors(rhs, u, e_N, c, lo_friction, hi_friction):
     """q, lo, hi of Eq. (30): (-(M v + h f), -u, e_N, c) with v+ and h lam free, h lam_N >= 0

@@ -35,6 +35,7 @@ SIMULATION_KEYS = (
     "solver_options",
     "fused",
     "sparse",
+    "compiled_loop",
     "static_threshold",
     "gyroscopic",
     "energy_check",

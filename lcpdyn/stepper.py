@@ -128,6 +128,8 @@ from solvers.problem import BoundedLCP, checked_problem
 from solvers.result import Status, result_from_kernel
 
 from . import __version__
+from .compiled_loop import CHUNK_STEPS
+from .compiled_loop import measure as measure_chunk
 from .compliance import force_and_slope
 from .forces import BodyForce
 from .friction import FRICTION_CONTACT, compiled_rows, make_friction
@@ -147,6 +149,7 @@ from .kernels import (
     slip_world_blocks,
     store_bodies,
     update_positions,
+    world_angular_velocity,
 )
 from .model import Model
 from .precision import float64
@@ -275,6 +278,13 @@ class Simulation:
         the dense problem itself; the two compiled loops may still differ in rounding, which on
         a statically indeterminate contact set (a block on four corners) can pick another of its
         equally valid load sharings.
+    compiled_loop : ``True``: :meth:`run` advances in chunks of steps, each chunk one compiled
+        call holding the whole step (:mod:`lcpdyn.compiled_loop`: kinematics, Eq. 30 and its
+        Júdice–Pires pivoting in one XLA program), for small scenes of the regularized or box
+        model; every step's answer is still measured by the framework's residual on the host,
+        and a step that fails anything is redone by the ordinary step. ``loop_steps`` counts the
+        steps taken each way. A scene it cannot take is a ValueError naming why. :meth:`step`
+        and :meth:`advance` always take the ordinary step. Default ``False``.
     scene : the record of a ready scene that built ``model`` -- ``{"name": <a key of
         scenes.SCENES>, **its parameters}`` (what :meth:`scenes.scene.Scene.simulation` passes).
         Written to every output file, so that the run can be rebuilt from the file alone
@@ -304,6 +314,7 @@ class Simulation:
         blas_threads: int | None = 1,
         scene: dict | None = None,
         sparse="auto",
+        compiled_loop: bool = False,
     ):
         if not isinstance(model, Model):
             raise TypeError(f"model must be an lcpdyn Model, got {type(model).__name__}")
@@ -425,6 +436,19 @@ class Simulation:
         size = model.n_velocities + model.n_bilateral + len(model.contacts)
         self._size = size + (2 * len(model.contacts) if self._rows is not None else 0)
         self._no_warm = np.zeros(self._size, np.int8)
+        if not isinstance(compiled_loop, bool):
+            raise ValueError(f"compiled_loop must be True or False, got {compiled_loop!r}")
+        self._loop = None
+        if compiled_loop:
+            from .compiled_loop import CompiledLoop, unsupported
+
+            reasons = unsupported(self)
+            if reasons:
+                raise ValueError(
+                    "compiled_loop=True: this scene cannot run in the compiled loop: " + "; ".join(reasons)
+                )
+            self._loop = CompiledLoop(self)
+        self.loop_steps = {"compiled": 0, "ordinary": 0}
         self.reset()
 
     def _choose_islands(self, sparse, fused):
@@ -502,6 +526,7 @@ class Simulation:
             "normal_force_iterations": self.normal_force_iterations,
             "fused": self._fused,
             "sparse": self._islands is not None,
+            "compiled_loop": self._loop is not None,
             "static_threshold": self.static_threshold,
             "solver_options": {k: v for k, v in self.solver_options.items() if k != "warm_start"},
             "bodies": [
@@ -1403,7 +1428,34 @@ class Simulation:
         stop = _StopOnSignal()
         try:
             with stop, _blas_limit(self.blas_threads), float64():  # JAX's float64 scope: lcpdyn.precision
-                for i in range(steps):
+                i = 0
+                cooldown, backoff = 0, 1  # ordinary steps to take before the compiled loop is tried again
+                while i < steps:
+                    if self._loop is not None and cooldown == 0:
+                        try:
+                            done, refused = self._compiled_chunk(record, i, steps)
+                        except SimulationError as exc:  # an energy stop: the steps up to it are recorded
+                            exc.trajectory = record.finish(self.steps_done, f"failed: {exc}")
+                            raise
+                        i += done
+                        self.loop_steps["compiled"] += done
+                        bar.update(i, self.t)
+                        if i == steps:
+                            break
+                        if done and stop.signal is not None:
+                            trajectory = record.finish(i, "interrupted")
+                            raise RunInterrupted(stop.signal, self.steps_done, self.t, trajectory, sink.path)
+                        if not refused:
+                            continue
+                        # the step the loop refused goes to the ordinary step; refusals in a row back
+                        # off (1, 2, 4, ... ordinary steps, at most a chunk's worth) so that a scene
+                        # the loop cannot solve costs no more than the ordinary run
+                        backoff = 1 if done or self.steps_done == 0 else min(2 * backoff, CHUNK_STEPS)
+                        cooldown = backoff
+                        k = evaluate(self.q, self.v, self.t)
+                    if self._loop is not None:
+                        self.loop_steps["ordinary"] += 1
+                        cooldown -= 1
                     try:
                         out_step = self.step(k)
                         start = time.perf_counter()
@@ -1429,10 +1481,54 @@ class Simulation:
                     if stop.signal is not None and i + 1 < steps:
                         trajectory = record.finish(i + 1, "interrupted")
                         raise RunInterrupted(stop.signal, self.steps_done, self.t, trajectory, sink.path)
+                    i += 1
         finally:
             bar.close()
         record.warn()
         return record.finish(steps, "completed")
+
+    def _compiled_chunk(self, record, i, steps) -> int:
+        """Steps ``i`` .. of the run through the compiled loop (:mod:`lcpdyn.compiled_loop`):
+        one chunk (never past the recorder's next flush, so a file's resume state always
+        matches its last record), every step's answer measured by the framework's residual, the
+        leading steps that passed recorded and made the state; returns (their number, whether
+        the loop refused the step after them: then it is the ordinary step's)."""
+        if self.steps_done == 0 and self.model.contacts:
+            return 0, True  # the first step takes an extra pass for lam_N (_solve_lcp): the ordinary step's
+        begin = time.perf_counter()
+        asked = min(steps - i, record.steps_to_flush(self), CHUNK_STEPS)
+        chunk = self._loop.run(self.state, asked)
+        middle = time.perf_counter()
+        relative, active, accepted = measure_chunk(
+            chunk.K, chunk.rhs, chunk.lo, chunk.hi, chunk.z, chunk.done, self.tolerance
+        )
+        measured = time.perf_counter()
+        energy = chunk.potential_energy[:accepted] + chunk.kinetic_energy[:accepted]
+        if not np.all(np.isfinite(energy)):  # the ordinary step and store() name it
+            accepted = int(np.argmin(np.isfinite(energy)))
+        if accepted == 0:
+            return 0, True
+        refused = accepted < asked
+        health = record.chunk_health(self, chunk, accepted)
+        accepted = health["count"]
+        j = accepted - 1
+        first = self.steps_done + 1
+        self.q, self.v = chunk.q[j].copy(), chunk.v[j].copy()
+        self.steps_done += accepted
+        self.t = self.steps_done * self.dt
+        self.normal_force, self.friction_force = chunk.normal_force[j].copy(), chunk.friction_force[j].copy()
+        self.active_set, self.impulse_guess = active[j].copy(), None
+        self._mu_now = chunk.mu[j].copy()
+        record.store_chunk(i, first, self, chunk, relative, health)
+        end = time.perf_counter()
+        rows = min(accepted, max(0, self.timing.shape[0] - i))
+        if rows:  # per step: the compiled call as 'solve', the host's measure as 'rest', the recording
+            self.timing[i : i + rows] = (
+                0.0, 0.0, (middle - begin) / accepted, (measured - middle) / accepted, (end - measured) / accepted,
+            )  # fmt: skip
+        if health["stop"]:
+            raise self._energy_stop(health["gain"][j], health["scale"][j], health["energy"][j])
+        return accepted, refused
 
     def _energy_health(self, energy: float, kinetic: float, work: float, power: float) -> tuple[int, float, float]:
         """Updates the energy budget with step n's E_n, T_n, work and conservative power P_c;
@@ -1683,6 +1779,95 @@ class _Recorder:
             raise error
         if flag and sim.energy_check == "stop":
             raise sim._energy_stop(gain, scale, energy)
+
+    def steps_to_flush(self, sim) -> int:
+        """Steps from ``sim``'s state until the current chunk of records is full."""
+        left = self.rows - self.n
+        return (sim.steps_done // self.every + left) * self.every - sim.steps_done
+
+    def chunk_health(self, sim, c, count) -> dict:
+        """The energy budget of :meth:`store` for ``count`` steps of a compiled chunk
+        (:mod:`lcpdyn.compiled_loop`), vectorized in the same order of operations (running sums,
+        minima and maxima give the same numbers as the step-by-step updates); with
+        ``energy_check='stop'`` cut after the first flagged step (``stop`` True). Changes nothing."""
+        kinetic = c.kinetic_energy[:count]
+        energy = c.potential_energy[:count] + kinetic
+        works = np.cumsum(np.concatenate([[sim._work], c.work[:count]]))[1:]
+        budget = energy + sim._shadow * c.conservative_power[:count] - works
+        lowest = np.minimum.accumulate(np.concatenate([[sim._lowest], budget]))[1:]
+        candidates = np.maximum(np.maximum(kinetic, np.abs(energy - kinetic - sim._potential_start)), np.abs(works))
+        scale = np.maximum.accumulate(np.concatenate([[sim._scale], candidates]))[1:]
+        gain = budget - lowest
+        if sim.energy_check == "off":
+            flags = np.zeros(count, bool)
+        else:
+            flags = gain > sim.energy_tolerance * scale + 1e-12 * (np.abs(energy) + scale)
+        stop = sim.energy_check == "stop" and bool(flags.any())
+        if stop:
+            count = int(np.argmax(flags)) + 1
+        return {
+            "count": count, "stop": stop, "flags": flags[:count], "gain": gain[:count], "scale": scale[:count],
+            "energy": energy[:count], "works": works[:count], "lowest": lowest[:count],
+        }  # fmt: skip
+
+    def store_chunk(self, i, first, sim, c, relative, health):
+        """:meth:`store` for steps ``i`` .. of this run (numbers ``first`` .. of the whole run)
+        from a compiled chunk, with :meth:`chunk_health`'s budget; ``sim`` is already at the
+        chunk's last state. Fills at most the current chunk of records (the caller never runs
+        past :meth:`steps_to_flush`)."""
+        count, flags, gain, scale = health["count"], health["flags"], health["gain"], health["scale"]
+        sim._work, sim._lowest, sim._scale = (
+            float(health["works"][-1]), float(health["lowest"][-1]), float(scale[-1]),
+        )  # fmt: skip
+        number = first + np.arange(count)
+        t = number * sim.dt
+        if flags.any():
+            self.flagged += int(flags.sum())
+            if self.first is None:
+                self.first = float(t[np.argmax(flags)])
+            j = int(np.argmax(np.where(flags, gain, -np.inf)))
+            if gain[j] > self.largest:
+                self.largest, self.largest_t, self.largest_scale = float(gain[j]), float(t[j]), float(scale[j])
+        recorded = np.flatnonzero((number % self.every == 0) | (i + np.arange(count) + 1 == self.steps))
+        gained = np.cumsum(flags)
+        if recorded.size:
+            before = np.concatenate([[0], gained[recorded[:-1]]])
+            row_health = np.where(gained[recorded] > before, int(Health.ENERGY_GAIN), 0).astype(np.int8)
+            row_health[0] |= self.pending
+            self.pending = int(Health.ENERGY_GAIN) if gained[-1] > gained[recorded[-1]] else 0
+        else:
+            row_health = np.zeros(0, np.int8)
+            self.pending |= int(Health.ENERGY_GAIN) if gained[-1] else 0
+        if recorded.size > self.rows - self.n:
+            raise AssertionError("compiled chunk past the recorder's flush")  # steps_to_flush prevents it
+        nb = len(sim.model.bodies)
+        q = c.q[recorded].reshape(-1, nb, 7)
+        v = c.v[recorded].reshape(-1, nb, 6)
+        rows = {
+            "t": t[recorded],
+            "position": q[:, :, :3],
+            "quaternion": q[:, :, 3:],
+            "velocity": v[:, :, :3],
+            "angular_velocity": world_angular_velocity(q[:, :, 3:], v[:, :, 3:]),
+            "contact_normal_force": c.normal_force[recorded],
+            "contact_friction_force": c.friction_force[recorded],
+            "contact_slip_velocity": c.slip_world[recorded],
+            "contact_gap": c.gap[recorded],
+            "contact_kinetic": c.kinetic[recorded],
+            "contact_mu": c.mu[recorded],
+            "energy": health["energy"][recorded],
+            "solver_status": np.full(recorded.size, int(Status.SOLVED)),
+            "solver_iterations": c.iterations[recorded],
+            "solver_residual": relative[recorded],
+            "solver_fallback": np.zeros(recorded.size),
+            "health": row_health,
+        }
+        j, take = self.n, recorded.size
+        for name, values in rows.items():
+            self.a[name][j : j + take] = values
+        self.n += take
+        if self.n == self.rows:
+            self._flush(sim)
 
     def _flush(self, sim):
         if self.n == 0:

@@ -1,0 +1,511 @@
+"""The whole-run compiled loop: many steps of a small scene in one compiled JAX call.
+
+``Simulation(..., compiled_loop=True)`` makes :meth:`lcpdyn.stepper.Simulation.run` advance the
+run in chunks of up to :data:`CHUNK_STEPS` steps, each chunk one call of an XLA program that
+holds the whole step: the kinematics (the model's own traced function, as
+:meth:`lcpdyn.model.Model.compile` compiles it), the gap terms, the gyroscopic midpoint step,
+the friction model's rows (regularized, Peiret 2016 Eqs. 9-20 and 25-27; box), the bounded
+MLCP of Eq. (30) and its solution by Júdice–Pires' basic-set pivoting (Júdice & Pires, JOTA
+74(3) 1992, as :mod:`solvers.judice_pires`: block exchanges of every infeasible variable while
+the number of infeasibilities sets new minima, at most ``_BLOCK_STALL`` exchanges without one,
+then Murty's single exchange of the least infeasible index, which ends on any P-matrix), and
+the position update. At one
+contact the per-step cost is that of the arithmetic, not of a Python call and a JAX dispatch
+per step (issue 11, item 4).
+
+Nothing is accepted on the compiled code's word. Every step's Eq. (30) problem (K, q, lo, hi)
+and its answer come back to the host, where the framework's own relative residual
+(:func:`solvers.result.relative_residual`'s measure, per row against the row's scale, the same
+function every solver's answer goes through) judges it against ``tolerance``. The first step of
+a chunk that failed anything -- pivoting that did not end, a residual above tolerance, a
+non-finite number, a disk flat on its plane, a gyroscopic Newton step that did not converge --
+and every step after it are discarded; that step is redone by the ordinary step
+(:meth:`Simulation.step`: the fused Júdice–Pires solve, the fallback method, and the error
+messages naming the culprit), and the loop goes on from its state. ``Simulation.loop_steps``
+counts the steps taken each way.
+
+Which scenes: the regularized or box model with ``judice-pires``, rigid contacts, no bilateral
+rows (joints, ideal rolling), no friction profiles, no extra normal-force passes, no solver
+options, and an Eq. (30) of at most :data:`MAX_SIZE` unknowns (a dense pivoting solve per
+step is cubic in it; larger scenes belong to the island path). :func:`unsupported` names what
+rules a scene out.
+
+Differences from the ordinary step: the same equations in another order of floating-point
+operations (XLA's, not Numba's), so the motion agrees to rounding -- on a well-posed step to
+~1e-12 relative, and after many steps to the growth of rounding in the dynamics; on a
+statically indeterminate contact set the two may pick different valid load sharings. Runs are
+reproducible bit for bit either way. The gyroscopic step has no continuation in h (the
+ordinary step, which has it, takes any step whose Newton iteration did not converge), and a
+singular basic system (redundant rigid contacts) is not solved for its minimum-norm member
+here: the step goes to the ordinary Júdice–Pires, which does that.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from typing import NamedTuple
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+from numba import njit
+
+from solvers.result import _measure_kernel
+
+from .friction import compiled_rows
+from .model import _Layout
+from .precision import float64
+
+__all__ = ["CompiledLoop", "Chunk", "unsupported", "measure", "CHUNK_STEPS", "MAX_SIZE", "COMPILATIONS"]
+
+CHUNK_STEPS = 512
+"""Steps per compiled call (the outputs of a chunk are kept until the host has checked them)."""
+MAX_SIZE = 96
+"""Largest Eq. (30) (velocities + normal + friction unknowns) the compiled loop takes."""
+_BLOCK_STALL = 3  # block exchanges allowed without a new lowest infeasibility count
+_ROUNDING = 1e-12  # infeasibility below this fraction of a row's or bound's own size is rounding
+_COMPILED: OrderedDict = OrderedDict()  # structure key -> executable, shared by models of one structure
+COMPILATIONS = [0]
+"""How many chunk functions this process traced and compiled (a sweep over numbers adds none)."""
+_CACHE_SIZE = 16
+
+
+def unsupported(sim) -> list[str]:
+    """Why the compiled loop cannot run ``sim``'s scene (empty: it can)."""
+    model = sim.model
+    reasons = []
+    if sim.coulomb or compiled_rows(sim.friction, sim.dt) is None:
+        reasons.append(f"friction model {sim.friction.name!r} (the loop builds the regularized and box rows)")
+    if sim.method != "judice-pires":
+        reasons.append(f"method {sim.method!r} (the loop pivots like 'judice-pires')")
+    if model.n_bilateral:
+        reasons.append(f"{model.n_bilateral} bilateral rows (joints, ideal rolling)")
+    if any(c.normal_law is not None for c in model.contacts):
+        reasons.append("compliant contacts")
+    if any(c.friction_profile is not None for c in model.contacts):
+        reasons.append("friction profiles mu(t)")
+    if sim.normal_force_iterations:
+        reasons.append("normal_force_iterations > 0")
+    if sim.solver_options:
+        reasons.append(f"solver options {sorted(sim.solver_options)}")
+    size = model.n_velocities + 3 * len(model.contacts)
+    if size > MAX_SIZE:
+        reasons.append(f"Eq. (30) has {size} unknowns, more than MAX_SIZE = {MAX_SIZE} (use the island path)")
+    if not model.contacts:
+        reasons.append("no contacts")
+    return reasons
+
+
+class Chunk(NamedTuple):
+    """One compiled call's per-step outputs (leading axis: steps; ``done`` of them valid)."""
+
+    done: int  # steps the compiled code completed before stopping (all ok as far as it knows)
+    q: np.ndarray
+    v: np.ndarray
+    normal_force: np.ndarray
+    friction_force: np.ndarray
+    slip_world: np.ndarray
+    gap: np.ndarray
+    kinetic: np.ndarray
+    mu: np.ndarray
+    iterations: np.ndarray
+    K: np.ndarray
+    rhs: np.ndarray
+    lo: np.ndarray
+    hi: np.ndarray
+    z: np.ndarray
+    kinetic_energy: np.ndarray
+    potential_energy: np.ndarray
+    conservative_power: np.ndarray
+    work: np.ndarray
+
+
+class CompiledLoop:
+    """The compiled chunk function of one :class:`~lcpdyn.stepper.Simulation` (module
+    docstring). Its numbers -- masses, inertias, geometry, mu, h, the model constants -- are
+    inputs of the compiled code: simulations of one structure share one compilation."""
+
+    def __init__(self, sim):
+        model = sim.model
+        self.layout = layout = _Layout(model)
+        floats, ints = layout.pack(model)
+        rows = compiled_rows(sim.friction, sim.dt)
+        self.static = (
+            len(model.bodies),
+            len(model.contacts),
+            bool(rows.rigid_box),
+            sim.position_update == "paper",
+            sim.gyroscopic == "midpoint",
+            bool(sim._two_coefficients and not sim.friction.chooses_static_coefficient),
+            bool(sim._nonconservative),
+        )
+        with float64():
+            self.numbers = (
+                jnp.asarray(floats),
+                jnp.asarray(ints),
+                jnp.asarray(sim.mu, jnp.float64),
+                jnp.asarray(sim.mu_static, jnp.float64),
+                jnp.asarray(
+                    [sim.dt, rows.compliance, rows.velocity_threshold, sim.stabilization, sim.static_threshold],
+                    jnp.float64,
+                ),
+            )
+        key = (layout.key(), self.static) if model._shareable() else None
+        self.executable = _COMPILED.get(key) if key is not None else None
+        self._key, self._model = key, model
+        self.size = model.n_velocities + 3 * len(model.contacts)
+
+    def _compile(self):
+        from .stepper import _NEWTON_TOLERANCE
+
+        function = _chunk_function(self._model, self.layout, self.static, _NEWTON_TOLERANCE)
+        q0, v0 = self._model.initial_state()
+        r = self.static[1]
+        args = (q0, v0, np.int64(0), np.zeros(r), np.zeros((r, 3)), np.zeros(self.size, np.int8), np.int64(1))
+        COMPILATIONS[0] += 1
+        with float64():
+            self.executable = jax.jit(function).lower(*args, *self.numbers).compile()
+        if self._key is not None:
+            _COMPILED[self._key] = self.executable
+            while len(_COMPILED) > _CACHE_SIZE:
+                _COMPILED.popitem(last=False)
+
+    def run(self, state, steps: int) -> Chunk:
+        """Up to ``min(steps, CHUNK_STEPS)`` steps from ``state`` (a StepState); stops early at
+        the first step it knows failed. The host still measures every step (:func:`measure`)."""
+        if self.executable is None:
+            self._compile()
+        elif self._key is not None:
+            _COMPILED.move_to_end(self._key)
+        warm = _initial_set(state.active_set, self.size, self._model.n_velocities, len(self._model.contacts))
+        with float64():
+            out = self.executable(
+                state.q, state.v, np.int64(state.steps_done), state.normal_force, state.friction_force, warm,
+                np.int64(min(steps, CHUNK_STEPS)), *self.numbers,
+            )  # fmt: skip
+        out = [np.asarray(x) for x in out]
+        return Chunk(int(out[0]), *out[1:])
+
+
+def _initial_set(active_set, size, n, r):
+    """The pivoting's starting set from the previous step's active set (-1 lower, 0 basic,
+    +1 upper; fixed variables and velocities are set by the code itself), all basic without one."""
+    if active_set is None or active_set.shape[0] != size:
+        return np.zeros(size, np.int8)
+    codes = np.asarray(active_set, np.int8).copy()
+    codes[codes == 2] = -1
+    codes[:n] = 0
+    return codes
+
+
+@njit(cache=True)
+def measure(K, rhs, lo, hi, z, done, tolerance):
+    """The framework's relative residual of each of the first ``done`` steps' Eq. (30) answers
+    (the same :func:`solvers.result._measure_kernel` as every solver), their active sets, and
+    how many leading steps are within ``tolerance``."""
+    steps, size = z.shape
+    relative = np.full(steps, np.nan)
+    active = np.zeros((steps, size), np.int8)
+    w = np.empty(size)
+    accepted = done
+    for i in range(done):
+        value, _, _, _ = _measure_kernel(K[i], rhs[i], lo[i], hi[i], z[i], w, active[i])
+        relative[i] = value
+        if not value <= tolerance:
+            accepted = i
+            break
+    return relative, active, accepted
+
+
+# --- the traced step ---------------------------------------------------------------------------
+
+
+_NEWTON_STEPS = 4  # unrolled Newton steps of the gyroscopic midpoint equation (then judged converged or not)
+
+
+def _midpoint(I, omega, torque, h, tolerance):
+    """One body's gyroscopic midpoint rows I omega* + h tau (:func:`lcpdyn.kernels.
+    gyroscopic_midpoint`: F(x) = 2 I x + h x x I x - 2 I omega = 0 by Newton from x = omega,
+    Cramer's rule for the 3 x 3 Jacobian) and whether the relative residual reached
+    ``tolerance``. Here ``_NEWTON_STEPS`` full steps, unrolled -- no backtracking, no continuation
+    in h: a step they do not converge is the ordinary step's, which has both."""
+    target = 2.0 * I @ omega
+    rotating = jnp.any(target != 0.0)
+    c = 0.5 * jnp.cross(omega, target)
+    scale = jnp.linalg.norm(target) * (1.0 + h * jnp.linalg.norm(omega))
+    x = omega
+    for _ in range(_NEWTON_STEPS):
+        Ix = I @ x
+        F = 2.0 * Ix + h * jnp.cross(x, Ix) - target
+        skew = jnp.array([[0.0, -x[2], x[1]], [x[2], 0.0, -x[0]], [-x[1], x[0], 0.0]])
+        skew_Ix = jnp.array([[0.0, -Ix[2], Ix[1]], [Ix[2], 0.0, -Ix[0]], [-Ix[1], Ix[0], 0.0]])
+        J = 2.0 * I + h * (skew @ I - skew_Ix)
+        cof = jnp.stack([jnp.cross(J[1], J[2]), jnp.cross(J[2], J[0]), jnp.cross(J[0], J[1])])  # rows: adj(J)^T
+        det = J[0] @ cof[0]
+        x = x - (cof.T @ F) / det
+    Ix = I @ x
+    norm = jnp.linalg.norm(2.0 * Ix + h * jnp.cross(x, Ix) - target)
+    converged = ~rotating | (norm <= tolerance * scale)
+    rows = jnp.where(rotating, I @ (2.0 * x - omega) + h * torque + h * c, I @ omega + h * torque)
+    return rows, converged
+
+
+_UNROLLED = 24  # basic systems up to this size are eliminated by unrolled code, larger ones by LAPACK
+
+
+def _eliminate(A, b):
+    """A x = b by Gaussian elimination without row exchanges, unrolled over the static size:
+    A is a principal submatrix of the Delassus matrix bordered by the identity (symmetric
+    positive definite whenever the basic rows are independent, where no exchange is needed).
+    A singular one gives non-finite x, which the caller reports."""
+    size = b.shape[0]
+    if size > _UNROLLED:
+        return jnp.linalg.solve(A, b)
+    rows = jnp.arange(size)
+    for k in range(size):
+        factor = jnp.where(rows > k, A[:, k] / A[k, k], 0.0)
+        A = A - factor[:, None] * A[k][None, :]
+        b = b - factor * b[k]
+    x = jnp.zeros(size)
+    for k in range(size - 1, -1, -1):
+        x = x.at[k].set((b[k] - A[k] @ x) / A[k, k])
+    return x
+
+
+def _pivot(W, rhs, lo, hi, codes, max_iterations):
+    """Júdice–Pires basic-set pivoting (module docstring) on the contact unknowns' bounded LCP
+    w = W y + rhs, lo <= y <= hi -- Eq. (30) with the velocities eliminated through the
+    block-diagonal M (the same basic sets as on Eq. 30 itself, smaller systems): returns
+    (y, basic solves, converged, final codes)."""
+    size = rhs.shape[0]
+    fixed = lo == hi
+    codes = jnp.where(fixed, -1, codes).astype(jnp.int8)
+    eye = jnp.eye(size)
+    index = jnp.arange(size)
+    bound = jnp.maximum(jnp.abs(lo), jnp.where(jnp.isfinite(hi), jnp.abs(hi), 0.0))
+
+    def solve(codes):
+        basic = codes == 0
+        value = jnp.where(codes < 0, lo, jnp.where(codes > 0, hi, 0.0))
+        both = basic[:, None] & basic[None, :]
+        A = jnp.where(both, W, eye)
+        y = _eliminate(A, jnp.where(basic, -rhs - W @ value, value))
+        w = W @ y + rhs
+        row = jnp.abs(rhs) + jnp.abs(W) @ jnp.abs(y)
+        slack = _ROUNDING * jnp.maximum(bound, jnp.abs(y))
+        below = basic & (y < lo - slack)
+        above = basic & (y > hi + slack)
+        wrong = ((codes < 0) & ~fixed & (w < -_ROUNDING * row)) | ((codes > 0) & (w > _ROUNDING * row))
+        return y, below, above, below | above | wrong
+
+    def going(c):
+        _, y, infeasible, _, _, _, _, k = c
+        return jnp.any(infeasible) & (k < max_iterations) & jnp.all(jnp.isfinite(y))
+
+    def step(c):
+        codes, y, infeasible, below, above, best, stall, k = c
+        count = jnp.sum(infeasible)
+        improved = count < best
+        block = improved | (stall > 0)
+        least = jnp.min(jnp.where(infeasible, index, size))
+        chosen = jnp.where(block, infeasible, index == least)
+        new = jnp.where(below, -1, jnp.where(above, 1, 0)).astype(jnp.int8)
+        codes = jnp.where(chosen, new, codes)
+        best = jnp.minimum(best, count)
+        stall = jnp.where(improved, _BLOCK_STALL, stall - jnp.where(block, 1, 0))
+        y, below, above, infeasible = solve(codes)
+        return codes, y, infeasible, below, above, best, stall, k + 1
+
+    y, below, above, infeasible = solve(codes)
+    carry = (codes, y, infeasible, below, above, jnp.asarray(size + 1), jnp.asarray(_BLOCK_STALL), 0)
+    codes, y, infeasible, _, _, _, _, k = jax.lax.while_loop(going, step, carry)
+    solved = ~jnp.any(infeasible) & jnp.all(jnp.isfinite(y))
+    y = jnp.clip(y, lo, hi)  # rounding-level excursions onto their bounds (the host judges the answer)
+    return y, k + 1, solved, codes  # basic solves, as judice-pires counts them
+
+
+def _chunk_function(model, layout, static, newton_tolerance):
+    """The traced chunk (module docstring): ``(q, v, steps_done, normal_force, friction_force,
+    codes, steps, floats, ints, mu, mu_static, constants) -> (done, per-step outputs...)``."""
+    nb, r, rigid_box, paper, midpoint, two_coefficients, nonconservative = static
+    n = 6 * nb
+    body = layout.contact_body  # static: the structure
+    columns = 6 * body[:, None] + np.arange(6)
+    size = n + 3 * r
+    max_iterations = 10 * size + 50
+    contact_rows = np.arange(r)
+
+    def kinematics(q, v, t, floats, ints):
+        return layout.evaluate(model, q, v, t, floats, ints)
+
+    def one_step(q, v, t, kin, normal_force, friction_force, codes, floats, ints, mu, mu_static, constants):
+        h, compliance, v_th, beta, threshold = (constants[i] for i in range(5))
+        force, gap, N_block, D_block, _, _, _, _, _, tangent, _, margin, _, _, f_nc, _ = kin
+        _, mass, inertia = layout.bodies(floats)
+        vb = v.reshape(nb, 6)[body]  # (r, 6) the velocities of each contact's body
+        slip = jnp.einsum("rkj,rj->rk", D_block, vb)  # (r, 2) D v in the base bases
+        if two_coefficients:
+            mu_now = jnp.where(jnp.sqrt(jnp.sum(slip**2, axis=1)) > threshold, mu, mu_static)
+        else:
+            mu_now = mu
+        predicted = gap + (h * jnp.einsum("rj,rj->r", N_block, vb) if paper else 0.0)
+        e_N = jnp.where(predicted >= 0.0, predicted, beta * predicted) / h
+        linear = mass[:, None] * v.reshape(nb, 6)[:, :3] + h * force.reshape(nb, 6)[:, :3]
+        omega = v.reshape(nb, 6)[:, 3:]
+        torque = force.reshape(nb, 6)[:, 3:]
+        if midpoint:
+            angular, converged = jax.vmap(lambda I, w, tau: _midpoint(I, w, tau, h, newton_tolerance))(
+                inertia, omega, torque
+            )
+            newton_ok = jnp.all(converged)
+        else:
+            angular = jnp.einsum("bij,bj->bi", inertia, omega) + h * torque
+            newton_ok = True
+        momentum = jnp.concatenate([linear, angular], axis=1).reshape(n)
+        # the friction rows (lcpdyn.friction.regularized.regularized_block, lcpdyn.friction.box.box_block)
+        if rigid_box:
+            F_block = D_block
+            C = jnp.zeros(2 * r)
+            c = jnp.zeros(2 * r)
+            bound = h * mu_now * normal_force
+            basis = jnp.broadcast_to(jnp.eye(2), (r, 2, 2))
+            kinetic = jnp.zeros(r, bool)
+        else:
+            speed = jnp.sqrt(slip[:, 0] ** 2 + slip[:, 1] ** 2)
+            previous = jnp.einsum("rkj,rj->rk", tangent, friction_force)
+            magnitude = jnp.sqrt(previous[:, 0] ** 2 + previous[:, 1] ** 2)
+            kinetic = speed > v_th
+            kinetic_bound = mu_now * normal_force
+            safe_speed = jnp.where(kinetic, speed, 1.0)
+            safe_magnitude = jnp.where(magnitude > 0.0, magnitude, 1.0)
+            e1 = jnp.where(
+                kinetic, slip[:, 0] / safe_speed, jnp.where(magnitude > 0.0, -previous[:, 0] / safe_magnitude, 1.0)
+            )
+            e2 = jnp.where(
+                kinetic, slip[:, 1] / safe_speed, jnp.where(magnitude > 0.0, -previous[:, 1] / safe_magnitude, 0.0)
+            )
+            target = jnp.where(kinetic, -kinetic_bound, -magnitude)
+            bound = h * jnp.where(kinetic, kinetic_bound, mu_static * normal_force)
+            second = jnp.where(
+                kinetic & (kinetic_bound > 0.0),
+                speed / (jnp.where(kinetic_bound > 0.0, kinetic_bound, 1.0) * h),
+                compliance,
+            )
+            C = jnp.stack([jnp.full(r, compliance), second], axis=1).reshape(2 * r)
+            c = jnp.stack([-compliance * h * target, jnp.zeros(r)], axis=1).reshape(2 * r)
+            F_block = jnp.stack(
+                [
+                    e1[:, None] * D_block[:, 0] + e2[:, None] * D_block[:, 1],
+                    -e2[:, None] * D_block[:, 0] + e1[:, None] * D_block[:, 1],
+                ],
+                axis=1,
+            )
+            basis = jnp.stack([jnp.stack([e1, -e2], axis=1), jnp.stack([e2, e1], axis=1)], axis=1)
+        # Eq. (30): K = [[M, -N^T, -F^T], [N, 0, 0], [F, 0, C]]
+        M = jnp.zeros((n, n))
+        for b in range(nb):
+            M = M.at[6 * b : 6 * b + 3, 6 * b : 6 * b + 3].set(mass[b] * jnp.eye(3))
+            M = M.at[6 * b + 3 : 6 * b + 6, 6 * b + 3 : 6 * b + 6].set(inertia[b])
+        N = jnp.zeros((r, n)).at[contact_rows[:, None], columns].set(N_block)
+        F = jnp.zeros((r, 2, n)).at[contact_rows[:, None, None], np.arange(2)[None, :, None], columns[:, None, :]]
+        F = F.set(F_block).reshape(2 * r, n)
+        K = jnp.block(
+            [
+                [M, -N.T, -F.T],
+                [N, jnp.zeros((r, r)), jnp.zeros((r, 2 * r))],
+                [F, jnp.zeros((2 * r, r)), jnp.diag(C)],
+            ]
+        )
+        rhs = jnp.concatenate([-momentum, e_N, c])
+        lo = jnp.concatenate([jnp.full(n, -jnp.inf), jnp.zeros(r), -bound.repeat(2)])
+        hi = jnp.concatenate([jnp.full(n, jnp.inf), jnp.full(r, jnp.inf), bound.repeat(2)])
+        # the velocities eliminated: v+ = M^-1 (M v* + h f + J^T y), J = [N; F], y the contact unknowns
+        J = jnp.concatenate([N, F])
+        inverse = jnp.zeros((n, n))
+        for b in range(nb):
+            inverse = inverse.at[6 * b : 6 * b + 3, 6 * b : 6 * b + 3].set(jnp.eye(3) / mass[b])
+            inverse = inverse.at[6 * b + 3 : 6 * b + 6, 6 * b + 3 : 6 * b + 6].set(jnp.linalg.inv(inertia[b]))
+        response = inverse @ J.T
+        free = inverse @ momentum
+        W = J @ response + jnp.diag(jnp.concatenate([jnp.zeros(r), C]))
+        y, iterations, solved, _ = _pivot(W, J @ free + rhs[n:], lo[n:], hi[n:], codes[n:], max_iterations)
+        # the next step starts from this answer's active set, exactly as the host derives it from
+        # the measured active set (_initial_set): a step's result does not depend on where a
+        # chunk begins, and a restored run continues bit for bit
+        codes = codes.at[n:].set(jnp.where(y <= lo[n:], -1, jnp.where(y >= hi[n:], 1, 0)).astype(jnp.int8))
+        z = jnp.concatenate([free + response @ y, y])
+        v_new = z[:n]
+        impulse_N = z[n : n + r]
+        impulse_T = z[n + r :].reshape(r, 2)
+        in_base = jnp.einsum("rij,rj->ri", basis, impulse_T) / h
+        friction_world = jnp.einsum("rk,rkj->rj", in_base, tangent)
+        slip_new = jnp.einsum("rkj,rj->rk", D_block, v_new.reshape(nb, 6)[body])
+        slip_world = jnp.einsum("rk,rkj->rj", slip_new, tangent)
+        q_new = _update_positions(q, v if paper else v_new, h, nb)
+        work = 0.5 * h * f_nc @ (v + v_new) if nonconservative else jnp.asarray(0.0)
+        ok = solved & newton_ok & (margin >= 0.0) & jnp.all(jnp.isfinite(rhs))
+        outputs = (
+            q_new, v_new, impulse_N / h, friction_world, slip_world, gap, kinetic, mu_now, iterations,
+            K, rhs, lo, hi, z, work,
+        )  # fmt: skip
+        return outputs, codes, ok
+
+    def chunk(q, v, steps_done, normal_force, friction_force, codes, steps, floats, ints, mu, mu_static, constants):
+        h = constants[0]
+        kin = kinematics(q, v, steps_done * h, floats, ints)
+        _, mass, inertia = layout.bodies(floats)
+        length = CHUNK_STEPS
+        blank = (
+            jnp.zeros((length, 7 * nb)), jnp.zeros((length, n)), jnp.zeros((length, r)), jnp.zeros((length, r, 3)),
+            jnp.zeros((length, r, 3)), jnp.zeros((length, r)), jnp.zeros((length, r), bool), jnp.zeros((length, r)),
+            jnp.zeros(length, jnp.int64), jnp.zeros((length, size, size)), jnp.zeros((length, size)),
+            jnp.zeros((length, size)), jnp.zeros((length, size)), jnp.zeros((length, size)), jnp.zeros(length),
+            jnp.zeros(length), jnp.zeros(length), jnp.zeros(length),
+        )  # fmt: skip
+
+        def going(c):
+            i, ok = c[0], c[1]
+            return ok & (i < steps)
+
+        def body_fn(c):
+            i, _, q, v, kin, normal_force, friction_force, codes, buffers = c
+            outputs, codes, ok = one_step(
+                q, v, (steps_done + i) * h, kin, normal_force, friction_force, codes, floats, ints, mu, mu_static,
+                constants,
+            )  # fmt: skip
+            q_new, v_new, lam_N, lam_T = outputs[0], outputs[1], outputs[2], outputs[3]
+            kin_new = kinematics(q_new, v_new, (steps_done + i + 1) * h, floats, ints)
+            vb = v_new.reshape(nb, 6)
+            kinetic_energy = 0.5 * (
+                jnp.sum(mass * jnp.sum(vb[:, :3] ** 2, axis=1))
+                + jnp.sum(vb[:, 3:] * jnp.einsum("bij,bj->bi", inertia, vb[:, 3:]))
+            )
+            potential, power = kin_new[12], kin_new[15]
+            finite = jnp.all(jnp.isfinite(jnp.concatenate([jnp.ravel(x) for x in kin_new])))
+            finite = finite & jnp.isfinite(kinetic_energy) & jnp.all(jnp.isfinite(q_new)) & jnp.all(jnp.isfinite(v_new))
+            ok = ok & finite & jnp.all(jnp.isfinite(lam_N)) & jnp.all(jnp.isfinite(lam_T))
+            row = (*outputs[:-1], kinetic_energy, potential, power, outputs[-1])
+            buffers = tuple(b.at[i].set(x) for b, x in zip(buffers, row, strict=True))
+            return i + jnp.where(ok, 1, 0), ok, q_new, v_new, kin_new, lam_N, lam_T, codes, buffers
+
+        start = (jnp.asarray(0), jnp.asarray(True), q, v, kin, normal_force, friction_force, codes, blank)
+        done, _, _, _, _, _, _, _, buffers = jax.lax.while_loop(going, body_fn, start)
+        return (done, *buffers)
+
+    return chunk
+
+
+def _update_positions(q, v, h, nb):
+    """q+ = q + h Gamma(q) v with the quaternions renormalized (:func:`lcpdyn.kernels.update_positions`)."""
+    q = q.reshape(nb, 7)
+    v = v.reshape(nb, 6)
+    position = q[:, :3] + h * v[:, :3]
+    w, a, b, c = q[:, 3], q[:, 4], q[:, 5], q[:, 6]
+    ox, oy, oz = v[:, 3], v[:, 4], v[:, 5]
+    w1 = w + 0.5 * h * (-a * ox - b * oy - c * oz)
+    a1 = a + 0.5 * h * (w * ox - c * oy + b * oz)
+    b1 = b + 0.5 * h * (c * ox + w * oy - a * oz)
+    c1 = c + 0.5 * h * (-b * ox + a * oy + w * oz)
+    norm = jnp.sqrt(w1 * w1 + a1 * a1 + b1 * b1 + c1 * c1)
+    quaternion = jnp.stack([w1, a1, b1, c1], axis=1) / norm[:, None]
+    return jnp.concatenate([position, quaternion], axis=1).reshape(7 * nb)

@@ -1,0 +1,151 @@
+"""The whole-run compiled loop (lcpdyn.compiled_loop): the same motion as the ordinary step, every
+answer measured on the host, refused steps taken by the ordinary step, chunking invisible."""
+
+from __future__ import annotations
+
+import copy
+
+import numpy as np
+import pytest
+
+import scenes
+from lcpdyn.compiled_loop import Chunk, unsupported
+from lcpdyn.stepper import Simulation
+from lcpdyn.trajectory import load
+
+FIELDS = ("position", "quaternion", "velocity", "angular_velocity", "contact_normal_force", "contact_friction_force")
+
+
+@pytest.fixture(scope="module")
+def wheel():
+    return scenes.build_scene("wheel")
+
+
+@pytest.mark.parametrize("friction", ["regularized", "box"])
+def test_compiled_loop_follows_the_ordinary_step(wheel, friction):
+    """Peiret's wheel, 1 s (slides, then rolls): the compiled loop's motion is the ordinary
+    step's to rounding, every step measured and SOLVED, all but the first step compiled."""
+    ordinary = Simulation(wheel.model, friction, wheel.dt).run(1.0)
+    sim = Simulation(wheel.model, friction, wheel.dt, compiled_loop=True)
+    compiled = sim.run(1.0)
+    assert sim.loop_steps["compiled"] >= 990 and sum(sim.loop_steps.values()) == 1000
+    assert np.all(compiled.solver_status == 0) and np.all(compiled.solver_residual <= sim.tolerance)
+    assert np.max(np.abs(compiled.velocity - ordinary.velocity)) < 1e-9  # m/s, of ~6 m/s
+    assert np.max(np.abs(compiled.position - ordinary.position)) < 1e-11  # m
+    assert np.max(np.abs(compiled.contact_normal_force - ordinary.contact_normal_force)) < 1e-7  # N, of ~16 N
+    assert np.max(np.abs(compiled.contact_friction_force - ordinary.contact_friction_force)) < 1e-7
+    assert np.max(np.abs(compiled.energy - ordinary.energy)) < 1e-9 * np.max(np.abs(ordinary.energy))
+    np.testing.assert_array_equal(compiled.contact_kinetic, ordinary.contact_kinetic)
+    np.testing.assert_array_equal(compiled.health, ordinary.health)
+    assert sim.parameters()["compiled_loop"] is True
+    assert np.all(sim.timing[1:, 2] > 0.0)  # the compiled call is timed as the solve
+
+
+def test_compiled_loop_is_reproducible_and_chunking_is_invisible(wheel, tmp_path):
+    """Bit for bit: a repeat; other record_every and chunk_steps (other chunk boundaries); a run
+    streamed to a file, stopped, and resumed from the file."""
+    sim = Simulation(wheel.model, "regularized", wheel.dt, compiled_loop=True, scene={"name": "wheel"})
+    first = sim.run(0.8)
+    again = Simulation(wheel.model, "regularized", wheel.dt, compiled_loop=True).run(0.8)
+    sparse = Simulation(wheel.model, "regularized", wheel.dt, compiled_loop=True).run(
+        0.8, record_every=7, chunk_steps=33
+    )
+    rows = np.searchsorted(first.t, sparse.t)
+    for name in FIELDS + ("energy", "health", "solver_residual"):
+        np.testing.assert_array_equal(getattr(again, name), getattr(first, name))
+        np.testing.assert_array_equal(getattr(sparse, name), getattr(first, name)[rows])
+    path = tmp_path / "wheel.h5"
+    Simulation(wheel.model, "regularized", wheel.dt, compiled_loop=True, scene={"name": "wheel"}).run(0.3, out=path)
+    Simulation.resume(path, 0.8)
+    resumed = load(path)
+    assert resumed.parameters["compiled_loop"] is True
+    for name in FIELDS + ("energy",):
+        np.testing.assert_array_equal(getattr(resumed, name), getattr(first, name))
+
+
+def test_refused_steps_go_to_the_ordinary_step():
+    """A block on four corners with the box model: its redundant rigid rows make every basic
+    system singular, which the loop does not solve; every step goes to the ordinary step
+    (Júdice–Pires' minimum-norm solve) and the run is the ordinary run bit for bit, with the
+    loop tried ever more rarely (backing off)."""
+    scene = scenes.build_scene("sliding-block")
+    ordinary = Simulation(scene.model, "box", scene.dt).run(0.3)
+    sim = Simulation(scene.model, "box", scene.dt, compiled_loop=True)
+    calls = []
+    run = sim._loop.run
+    sim._loop.run = lambda state, steps: calls.append(steps) or run(state, steps)
+    compiled = sim.run(0.3)
+    assert sim.loop_steps == {"compiled": 0, "ordinary": 300}
+    assert len(calls) <= 10  # backing off 1, 2, 4, ... ordinary steps between attempts
+    for name in FIELDS + ("energy", "solver_iterations", "solver_fallback"):
+        np.testing.assert_array_equal(getattr(compiled, name), getattr(ordinary, name))
+
+
+def test_a_failing_step_is_taken_by_the_ordinary_step(wheel):
+    """A step the host's residual rejects is discarded with everything after it in the chunk
+    and redone by the ordinary step; the run goes on in the loop."""
+    sim = Simulation(wheel.model, "regularized", wheel.dt, compiled_loop=True)
+    run = sim._loop.run
+    spoiled = []
+
+    def spoil(state, steps):
+        chunk = run(state, steps)
+        if state.steps_done in (1, 300) and chunk.done > 5:  # corrupt the answer of the chunk's 6th step
+            z = chunk.z.copy()
+            z[5, 0] += 1.0
+            spoiled.append(state.steps_done + 5)
+            return chunk._replace(z=z)
+        return chunk
+
+    sim._loop.run = spoil
+    compiled = sim.run(0.5)
+    ordinary = Simulation(wheel.model, "regularized", wheel.dt).run(0.5)
+    assert spoiled == [6] and sim.loop_steps["ordinary"] == 2  # the first step, the spoiled one
+    assert np.all(compiled.solver_residual <= sim.tolerance)
+    assert np.max(np.abs(compiled.velocity - ordinary.velocity)) < 1e-9
+
+
+def test_chunk_energy_budget_is_the_step_by_step_one(wheel):
+    """The vectorized energy budget of a chunk gives the same flags, gains and budget state as
+    Simulation._energy_health step by step, to the bit."""
+    sim = Simulation(wheel.model, "regularized", wheel.dt, compiled_loop=True, energy_tolerance=1e-4)
+    sim.run(0.01)
+    rng = np.random.default_rng(3)
+    count = 200
+    kinetic = 5.0 + rng.random(count)
+    potential = -3.0 + np.cumsum(rng.normal(0, 1e-3, count))
+    work = rng.normal(0, 1e-4, count)
+    power = rng.normal(0, 1e-2, count)
+    zeros = np.zeros(count)
+    chunk = Chunk(count, *([zeros] * 14), kinetic, potential, power, work)
+    record = type("R", (), {})()
+    from lcpdyn.stepper import _Recorder
+
+    health = _Recorder.chunk_health(record, sim, chunk, count)
+    step = copy.copy(sim)
+    flags, gains = [], []
+    for i in range(count):
+        flag, gain, _ = step._energy_health(potential[i] + kinetic[i], kinetic[i], work[i], power[i])
+        flags.append(bool(flag))
+        gains.append(gain)
+    assert any(flags) and not all(flags)
+    np.testing.assert_array_equal(health["flags"], flags)
+    np.testing.assert_array_equal(health["gain"], gains)
+    assert (health["works"][-1], health["lowest"][-1], health["scale"][-1]) == (step._work, step._lowest, step._scale)
+
+
+def test_what_the_compiled_loop_cannot_run(wheel):
+    disk = scenes.build_scene("rolling-disk")
+    with pytest.raises(ValueError, match="bilateral rows"):
+        Simulation(disk.model, "regularized", disk.dt, compiled_loop=True)
+    for friction, culprit in (("coulomb", "friction model 'coulomb'"), ("polygonal", "friction model 'polygonal'")):
+        with pytest.raises(ValueError, match=culprit):
+            Simulation(wheel.model, friction, wheel.dt, compiled_loop=True)
+    with pytest.raises(ValueError, match="method 'lemke'"):
+        Simulation(wheel.model, "regularized", wheel.dt, method="lemke", compiled_loop=True)
+    with pytest.raises(ValueError, match="compiled_loop must be True or False"):
+        Simulation(wheel.model, "regularized", wheel.dt, compiled_loop="yes")
+    assert unsupported(Simulation(wheel.model, "regularized", wheel.dt)) == []
+    spheres = scenes.build_scene("spheres", count=64)
+    with pytest.raises(ValueError, match="MAX_SIZE"):
+        Simulation(spheres.model, "regularized", spheres.dt, compiled_loop=True)
