@@ -1405,7 +1405,9 @@ class Simulation:
         Per-step ``health`` flags and the energy check are described in the module docstring
         ("Run health"). Wall times per step (s) are left in ``self.timing`` (steps x 5:
         Jacobians, assembly, solve, rest of the step, recording; at most the first
-        ``TIMING_STEPS`` steps), not in the trajectory, which stays reproducible."""
+        ``TIMING_STEPS`` steps), not in the trajectory, which stays reproducible. Steps of the
+        compiled loop (``compiled_loop=True``) get their chunk's shares: the compiled call as
+        solve, the host's residual check as rest, the recording."""
         t_end = finite_number("t_end", t_end)
         steps = round((t_end - self.t) / self.dt)
         if steps < 1:
@@ -1487,7 +1489,7 @@ class Simulation:
         record.warn()
         return record.finish(steps, "completed")
 
-    def _compiled_chunk(self, record, i, steps) -> int:
+    def _compiled_chunk(self, record, i, steps) -> tuple[int, bool]:
         """Steps ``i`` .. of the run through the compiled loop (:mod:`lcpdyn.compiled_loop`):
         one chunk (never past the recorder's next flush, so a file's resume state always
         matches its last record), every step's answer measured by the framework's residual, the
