@@ -41,7 +41,7 @@ from numba import njit
 
 from .options import check_count
 from .reformulate import eliminate_free_or_report
-from .result import Status, measure, relative_residual
+from .result import relative_residual
 
 NAME = "block-gs"
 MAX_BLOCK = 4
@@ -303,14 +303,5 @@ def run(problem, options: Options, tolerance: float):
         options.check_every,
         0.1 * tolerance,
     )
-    status = Status.SOLVED if converged else Status.MAX_ITERATIONS
-    return measure(
-        problem,
-        elimination.recover(z),
-        status,
-        sweeps,
-        f"block Gauss–Seidel ({starts.shape[0] - 1} blocks, largest {int(np.diff(starts).max(initial=0))}): "
-        f"{status.name.lower()} after {sweeps} sweeps, reduced residual {residual:.3g}",
-        NAME,
-        tolerance,
-    )
+    blocks = f"block Gauss–Seidel ({starts.shape[0] - 1} blocks, largest {int(np.diff(starts).max(initial=0))})"
+    return elimination.sweep_result(problem, z, sweeps, converged, residual, blocks, NAME, tolerance)

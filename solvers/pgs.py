@@ -97,14 +97,6 @@ def run(problem, options: Options, tolerance: float):
         options.check_every,
         0.1 * tolerance,
     )
-    status = Status.SOLVED if converged else Status.MAX_ITERATIONS
-    return measure(
-        problem,
-        elimination.recover(z),
-        status,
-        sweeps,
-        f"projected SOR (omega={options.relaxation}): {status.name.lower()} after {sweeps} sweeps, "
-        f"reduced residual {residual:.3g}",
-        NAME,
-        tolerance,
+    return elimination.sweep_result(
+        problem, z, sweeps, converged, residual, f"projected SOR (omega={options.relaxation})", NAME, tolerance
     )

@@ -95,6 +95,21 @@ class FreeElimination:
             raise ValueError(f"initial_guess must be a finite vector of shape ({self.n},), got shape {guess.shape}")
         return np.clip(guess[self.bounded], reduced.lo, reduced.hi)
 
+    def sweep_result(self, problem, z, sweeps, converged, residual, description, method, tolerance):
+        """The result of an iterative method's sweeps on the reduced problem (pgs, block-gs):
+        ``z`` recovered to the full problem and measured there, ``SOLVED`` if the sweeps met
+        their stopping test (the measure still judges it), else ``MAX_ITERATIONS``."""
+        status = Status.SOLVED if converged else Status.MAX_ITERATIONS
+        return measure(
+            problem,
+            self.recover(z),
+            status,
+            sweeps,
+            f"{description}: {status.name.lower()} after {sweeps} sweeps, reduced residual {residual:.3g}",
+            method,
+            tolerance,
+        )
+
 
 def eliminate_free(problem: BoundedLCP) -> FreeElimination:
     """Schur-complement the free variables out of ``problem`` (see module docstring)."""
