@@ -1,6 +1,7 @@
-"""How the step cost grows with the scene: N spheres on a plane and N boxes on four corners each
-(``scenes.scale``), under regularized, box and coulomb, against MuJoCo on the same scenes in the
-same run.
+"""How the step cost grows with the scene: N spheres on a plane, N boxes on four corners each and
+N/2 dumbbells (two spheres joined by a ball joint: bilateral rows that couple bodies into
+islands) (``scenes.scale``), under regularized, box and coulomb, against MuJoCo on the same
+scenes in the same run.
 
 Every (scene, N, model) entry runs in a fresh process, so that its start-up and memory are its
 own: ``startup_s`` is building the scene plus the first step (JAX trace and compile of the
@@ -15,7 +16,8 @@ previous size and the growth so far) exceeds ``--budget`` seconds is skipped and
 
 MuJoCo (``pip install ".[bench]"``; optional, skipped with a note if absent): the same bodies,
 masses, inertias, sizes, friction coefficient and initial velocities in MJCF -- spheres as
-sphere geoms, boxes as box geoms (MuJoCo's box--plane collision gives the four corners), the
+sphere geoms, boxes as box geoms (MuJoCo's box--plane collision gives the four corners), a
+dumbbell's joint as a ``connect`` equality (MuJoCo's soft constraint, default solref), the
 elliptic cone, h = 1 ms, default solver settings; ``step_ms`` is the median of ``mj_step`` over
 the same steps. Ratios ours / MuJoCo are per N. The growth exponent is the least-squares slope
 of log(step_ms) against log(contacts) over the sizes with at least 64 contacts.
@@ -44,15 +46,14 @@ from pathlib import Path  # noqa: E402
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 MODELS = ("regularized", "box", "coulomb")
-SCENES = {"spheres": 1, "boxes": 4}  # contacts per body
+SCENES = {"spheres": 1, "boxes": 4, "dumbbells": 2}  # contacts per counted item (sphere, box, dumbbell)
 PEER = "mujoco"
 
 
 def _scene(kind: str, contacts: int):
     import scenes
 
-    bodies = max(1, contacts // SCENES[kind])
-    return scenes.SCENES[kind].build(count=bodies)
+    return scenes.SCENES[kind].build(count=max(1, contacts // SCENES[kind]))
 
 
 def _worker(kind: str, contacts: int, model: str, steps: int) -> dict:
@@ -99,7 +100,7 @@ def mjcf(scene, kind: str) -> str:
     for body in scene.model.bodies:
         x, y, z = (_num(c) for c in body.position)
         inertia = " ".join(_num(v) for v in body.inertia_matrix.diagonal())
-        if kind == "spheres":
+        if kind in ("spheres", "dumbbells"):
             geom = f'<geom type="sphere" size="{p["radius"]}" mass="0" friction="{p["mu"]} 0 0"/>'
         else:
             half = _num(scene.parameters["side"] / 2)
@@ -108,11 +109,16 @@ def mjcf(scene, kind: str) -> str:
             f'<body name="{body.name}" pos="{x} {y} {z}"><freejoint/>'
             f'<inertial pos="0 0 0" mass="{_num(body.mass)}" diaginertia="{inertia}"/>{geom}</body>'
         )
+    joints = "".join(  # a ball joint between free bodies: MuJoCo's (soft) connect equality
+        f'<connect body1="{c.body_a.name}" body2="{c.body_b.name}" anchor="{" ".join(_num(x) for x in c.offset_a)}"/>'
+        for c in scene.model.holonomic
+    )
     return (
         f'<mujoco><option timestep="{_num(scene.dt)}" gravity="0 0 {_num(-scene.parameters["gravity"])}" '
         'cone="elliptic"/>'
         f'<worldbody><geom type="plane" size="0 0 1" friction="{p["mu"]} 0 0"/>{"".join(bodies)}</worldbody>'
-        "</mujoco>"
+        + (f"<equality>{joints}</equality>" if joints else "")
+        + "</mujoco>"
     )
 
 
@@ -220,7 +226,7 @@ def main(argv=None) -> int:
     parser.add_argument(
         "--budget", type=_positive(float), default=600.0, help="seconds per entry (default %(default)s)"
     )
-    parser.add_argument("--scenes", type=_choices(tuple(SCENES)), default="spheres,boxes")
+    parser.add_argument("--scenes", type=_choices(tuple(SCENES)), default="spheres,boxes,dumbbells")
     parser.add_argument("--models", type=_choices((*MODELS, PEER)), default=",".join((*MODELS, PEER)))
     parser.add_argument("--quick", action="store_true", help="sizes 1,4,16 and 5 steps (a smoke test)")
     parser.add_argument("--out", default="results/bench_scale.json")
@@ -336,8 +342,10 @@ def _figure(report, path: Path) -> None:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    fig, axes = plt.subplots(1, 2, figsize=(11, 4.5), sharey=True)
-    for ax, kind in zip(axes, SCENES):
+    kinds = [kind for kind in SCENES if any(name.startswith(kind + "/") for name in report["results"])]
+    fig, axes = plt.subplots(1, max(len(kinds), 1), figsize=(5.5 * max(len(kinds), 1), 4.5), sharey=True, squeeze=False)
+    axes = axes[0]
+    for ax, kind in zip(axes, kinds):
         for name, result in report["results"].items():
             if not name.startswith(kind + "/"):
                 continue

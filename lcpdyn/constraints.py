@@ -24,21 +24,43 @@ from .validation import finite_vector
 __all__ = ["Holonomic", "BallJoint", "RevoluteJoint", "Nonholonomic"]
 
 
+def _declared_bodies(name, bodies):
+    """``bodies`` checked: None (the constraint may touch every body) or a non-empty sequence of
+    distinct RigidBody."""
+    if bodies is None:
+        return None
+    if isinstance(bodies, RigidBody):
+        bodies = (bodies,)
+    bodies = tuple(bodies)
+    if not bodies or not all(isinstance(b, RigidBody) for b in bodies):
+        raise TypeError(f"constraint {name!r}: bodies must be None or a non-empty sequence of RigidBody")
+    if len({id(b) for b in bodies}) != len(bodies):
+        raise ValueError(f"constraint {name!r}: bodies lists a body twice")
+    return bodies
+
+
 @dataclass(eq=False)
 class Holonomic:
     """g(q, t) = 0: ``function(state) -> (m,)`` using positions and rotations only, or
-    ``function(state, t)`` with ``time_dependent=True`` (rheonomic)."""
+    ``function(state, t)`` with ``time_dependent=True`` (rheonomic).
+
+    ``bodies`` (optional): the bodies the function reads. Declared, the Jacobian A = dg/dq Gamma
+    is differentiated over their coordinates only (its cost no longer grows with the model's
+    body count; the function sees a state holding just those bodies and reading another is an
+    error naming it); None (the default) differentiates over every body."""
 
     function: object
     size: int
     name: str = "holonomic"
     time_dependent: bool = False
+    bodies: object = None
 
     def __post_init__(self):
         if not callable(self.function):
             raise TypeError(f"constraint {self.name!r}: function must be callable as function(state)")
         if isinstance(self.size, bool) or not isinstance(self.size, int) or self.size < 1:
             raise ValueError(f"constraint {self.name!r}: size must be an integer >= 1, got {self.size!r}")
+        self.bodies = _declared_bodies(self.name, self.bodies)
 
     def residual(self, state, t=0.0):
         value = self.function(state, t) if self.time_dependent else self.function(state)
@@ -72,6 +94,7 @@ class BallJoint(Holonomic):
             raise ValueError(f"{self.name}: anchor_velocity applies only to a world anchor (body_b=None)")
         self.time_dependent = bool(np.any(self.anchor_velocity != 0))
         self.size = 3
+        self.bodies = (self.body_a,) if self.body_b is None else (self.body_a, self.body_b)
 
     def _points(self, state, t):
         pa = state.point(self.body_a, self.offset_a)
@@ -121,12 +144,14 @@ class RevoluteJoint(BallJoint):
 @dataclass(eq=False)
 class Nonholonomic:
     """a(q, v) = u(q, t): ``function(state) -> (m,)`` linear in the velocities,
-    ``rhs(state, t) -> (m,)`` (default zero)."""
+    ``rhs(state, t) -> (m,)`` (default zero). ``bodies``: as for :class:`Holonomic` (A = da/dv
+    over the declared bodies' velocities only)."""
 
     function: object
     size: int
     rhs: object = None
     name: str = "nonholonomic"
+    bodies: object = None
 
     def __post_init__(self):
         if not callable(self.function):
@@ -135,6 +160,7 @@ class Nonholonomic:
             raise TypeError(f"constraint {self.name!r}: rhs must be callable as rhs(state, t)")
         if isinstance(self.size, bool) or not isinstance(self.size, int) or self.size < 1:
             raise ValueError(f"constraint {self.name!r}: size must be an integer >= 1, got {self.size!r}")
+        self.bodies = _declared_bodies(self.name, self.bodies)
 
     def velocity_residual(self, state):
         return jnp.reshape(jnp.asarray(self.function(state), dtype=float), (self.size,))

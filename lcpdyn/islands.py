@@ -1,4 +1,5 @@
-"""The step's complementarity problem split into independent islands (one per body).
+"""The step's complementarity problem split into independent islands (one per body, or one per
+group of bodies joined by bilateral rows: :class:`BodyGroups`).
 
 Every contact of the engine joins one body to a fixed surface, the mass matrix M of Peiret 2016
 Eq. (1) is block-diagonal and constant (diag(m_b I3, I_b) per body), and each contact's
@@ -25,6 +26,13 @@ entries and the variables it couples -- the same per-row residual; the step's re
 largest over the islands. An island whose pivoting fails is handed to the full method with its
 fallbacks by the stepper, like the dense problem.
 
+Bilateral rows (joints, ideal rolling; Eq. 2) couple the velocities of the bodies they touch:
+:class:`BodyGroups` merges those bodies into one island (union-find over the rows' structural
+pattern), whose Eq. (30) holds its bodies' velocities, its rows and its contacts. The stepper
+solves such islands one by one with the method and its fallback (any bounded-LCP model), or for
+the exact cone eliminates each island's velocities and multipliers (:mod:`lcpdyn.kkt`, a sparse
+Schur factorization for large islands) and runs NSGS on its Delassus problem.
+
 Differences from the dense path: none in the problem; the pivoting runs on each island instead
 of the whole matrix, so the iterates (not the solution, which is unique for the regularized
 model's positive definite friction block) may differ in rounding. A model with one body is
@@ -32,6 +40,8 @@ solved exactly as the dense path solves it (one island, the same matrix in the s
 """
 
 from __future__ import annotations
+
+from dataclasses import dataclass
 
 import numpy as np
 from numba import njit
@@ -44,7 +54,7 @@ from .friction.base import row_buffers
 from .friction.box import box_block
 from .friction.regularized import regularized_block
 
-__all__ = ["Islands", "lcp_islands", "coulomb_islands", "free_velocity"]
+__all__ = ["Islands", "Group", "BodyGroups", "row_bodies", "lcp_islands", "coulomb_islands", "free_velocity"]
 
 
 class Islands:
@@ -67,6 +77,108 @@ class Islands:
 
     def __len__(self):
         return len(self.bodies)
+
+
+def row_bodies(A: np.ndarray, n_bodies: int) -> np.ndarray:
+    """(m, nb) bool: which bodies each bilateral row of A (m, 6 nb) touches (a nonzero or
+    non-finite entry among the body's 6 columns)."""
+    A = np.asarray(A)
+    m = A.shape[0]
+    return ~(A.reshape(m, n_bodies, 6) == 0).all(axis=2)
+
+
+@dataclass(frozen=True, eq=False)
+class Group:
+    """One island of coupled bodies: ``bodies`` (nb_g,) ascending, ``columns`` (6 nb_g,) their
+    velocities in the whole v, ``contacts`` (r_g,) ascending, ``slot`` (r_g,) each contact's
+    body as a position in ``bodies``, ``rows`` (m_g,) its bilateral rows of A (ascending)."""
+
+    bodies: np.ndarray
+    columns: np.ndarray
+    contacts: np.ndarray
+    slot: np.ndarray
+    rows: np.ndarray
+
+
+class BodyGroups:
+    """The bodies partitioned into islands coupled by bilateral rows.
+
+    A bilateral row of Peiret 2016 Eq. (2), a_j^T v = u_j, couples the velocities of every body
+    it touches (a ball joint: two; an ideally rolling disk's rows: one), so those bodies and
+    their contacts share one island of Eq. (30): with ``row_pattern`` (m, nb) the bodies each
+    row touches, the islands are the connected components of the bodies linked through rows
+    (union-find), each with its contacts and rows. Bodies without contacts or rows are in no
+    island (they move freely, v+ = M_b^-1 (M_b v_b + h f_b)). The island's problem is Eq. (30)
+    restricted to its velocities, rows and contacts -- the same entries, so the same per-row
+    residual -- and the whole step's matrix is block-diagonal over the islands after a
+    permutation: a block (sparse) factorization of the whole problem.
+
+    ``row_pattern`` is the *structural* pattern (the stepper takes it from A at the initial state
+    and at random states, so a user's constraint needs no declaration); :meth:`conforms` checks
+    a step's A against it (a row that reaches a body outside its island sends that step to the
+    dense path). ``sparsity_error`` names a row that touches no body (its island would be
+    singular), else None."""
+
+    def __init__(self, n_bodies: int, contact_body: np.ndarray, row_pattern: np.ndarray):
+        contact_body = np.asarray(contact_body, np.int64)
+        row_pattern = np.asarray(row_pattern, bool).reshape(-1, n_bodies)
+        parent = list(range(n_bodies))
+
+        def root(b):
+            while parent[b] != b:
+                parent[b] = parent[parent[b]]
+                b = parent[b]
+            return b
+
+        self.sparsity_error = None
+        for j, touched in enumerate(row_pattern):
+            bodies = np.flatnonzero(touched)
+            if bodies.size == 0:
+                self.sparsity_error = j
+                continue
+            first = root(int(bodies[0]))
+            for b in bodies[1:]:
+                other = root(int(b))
+                if other != first:
+                    parent[max(first, other)] = min(first, other)
+                    first = min(first, other)
+        roots = np.array([root(b) for b in range(n_bodies)], np.int64)
+        used = np.zeros(n_bodies, bool)
+        used[contact_body] = True
+        used[np.flatnonzero(row_pattern.any(axis=0))] = True
+        row_root = np.array([roots[np.flatnonzero(t)[0]] if t.any() else -1 for t in row_pattern], np.int64)
+        self.groups = []
+        self.allowed = np.zeros(row_pattern.shape, bool)
+        for group_root in np.unique(roots[used]):
+            bodies = np.flatnonzero(roots == group_root)
+            contacts = np.flatnonzero(roots[contact_body] == group_root)
+            rows = np.flatnonzero(row_root == group_root)
+            self.allowed[np.ix_(rows, bodies)] = True
+            self.groups.append(
+                Group(
+                    bodies=bodies,
+                    columns=(6 * bodies[:, None] + np.arange(6)).reshape(-1),
+                    contacts=contacts,
+                    slot=np.searchsorted(bodies, contact_body[contacts]).astype(np.int64),
+                    rows=rows,
+                )
+            )
+        self.n_bodies = n_bodies
+        self.free_bodies = np.flatnonzero(~used)
+
+    def __len__(self):
+        return len(self.groups)
+
+    @property
+    def splits(self) -> bool:
+        """True when the step falls into more than one piece (islands or free bodies)."""
+        return len(self.groups) + self.free_bodies.size > 1
+
+    def conforms(self, A: np.ndarray) -> bool:
+        """Whether every row of this step's A stays within its island's bodies."""
+        if A.shape[0] == 0:
+            return True
+        return not np.any(row_bodies(A, self.n_bodies) & ~self.allowed)
 
 
 @njit(cache=True)

@@ -141,14 +141,11 @@ class Model:
         return force
 
     def add_constraint(self, constraint):
-        if isinstance(constraint, Holonomic):
-            for name in ("body_a", "body_b"):
-                self._check_member(getattr(constraint, name, None), "constraint")
-            self.holonomic.append(constraint)
-        elif isinstance(constraint, Nonholonomic):
-            self.nonholonomic.append(constraint)
-        else:
+        if not isinstance(constraint, (Holonomic, Nonholonomic)):
             raise TypeError(f"add_constraint expects Holonomic or Nonholonomic, got {type(constraint).__name__}")
+        for body in constraint.bodies or ():
+            self._check_member(body, f"constraint {constraint.name!r}")
+        (self.holonomic if isinstance(constraint, Holonomic) else self.nonholonomic).append(constraint)
         self._compiled = None
         return constraint
 
@@ -596,14 +593,16 @@ class _Layout:
         n = 6 * self.nb
         gap, point, normal, t1, t2, N, D, tilt, least = self.frames(q, floats, ints)
         g = model.holonomic_residual(q, t)
-        if model.holonomic:
-            Gamma = jax.jacfwd(model.gamma_v, argnums=1)(q, v)  # (p, n); gamma_v is linear in v
-            A_h = jax.jacfwd(model.holonomic_residual)(q, t) @ Gamma
-            g_t = jax.jacfwd(model.holonomic_residual, argnums=1)(q, t)  # rheonomic rate dg/dt
-        else:
-            A_h = jnp.zeros((0, n))
-            g_t = jnp.zeros(0)
-        A_nh = jax.jacfwd(model.nonholonomic_velocity, argnums=1)(q, v) if model.nonholonomic else jnp.zeros((0, n))
+        rows_h, rates_h, rows_nh = [], [], []
+        for c in model.holonomic:
+            A_c, rate = _holonomic_rows(model, c, q, t, self.nb)
+            rows_h.append(A_c)
+            rates_h.append(rate)
+        for c in model.nonholonomic:
+            rows_nh.append(_nonholonomic_rows(model, c, q, v, self.nb))
+        A_h = jnp.concatenate(rows_h) if rows_h else jnp.zeros((0, n))
+        g_t = jnp.concatenate(rates_h) if rates_h else jnp.zeros(0)  # rheonomic rate dg/dt
+        A_nh = jnp.concatenate(rows_nh) if rows_nh else jnp.zeros((0, n))
         rows = []  # ideal rolling and zero spin: bilateral rows from the contacts' blocks
         if self.rolling:
             rotations = jax.vmap(rotation_matrix)(q.reshape(self.nb, 7)[:, 3:])
@@ -637,6 +636,77 @@ class _Layout:
             nonconservative,
             power,
         )
+
+
+def _constraint_view(model, constraint, q, v):
+    """(the constraint's bodies' indices (k,) or None, the StateView its functions see): with
+    declared ``bodies`` a view of those bodies only, over the slices (7 k,) of q and (6 k,) of v
+    passed in, else the whole state."""
+    if constraint.bodies is None:
+        return None, StateView(model.index(), q, v)
+    index = model.index()
+    bodies = np.array([index[id(b)] for b in constraint.bodies], np.int64)
+    own = {id(b): k for k, b in enumerate(constraint.bodies)}
+    return bodies, _NamedView(own, q, v, constraint.name)
+
+
+class _NamedView(StateView):
+    """A StateView over a constraint's declared bodies; another body is an error naming it."""
+
+    def __init__(self, index, q, v, name):
+        super().__init__(index, q, v)
+        self._name = name
+
+    def _i(self, body):
+        try:
+            return self._index[id(body)]
+        except KeyError:
+            raise KeyError(
+                f"constraint {self._name!r} reads body {getattr(body, 'name', body)!r}, which is not "
+                "among its declared bodies"
+            ) from None
+
+
+def _per_body_gamma(J, q, k):
+    """J (rows, 7 k) dg/dq over k bodies' coordinates times Gamma (block-diagonal: I3 and the
+    4 x 3 quaternion-rate matrix per body) -> (rows, 6 k), applied per body."""
+    J = J.reshape(-1, k, 7)
+    rates = jax.vmap(quaternion_rate_matrix)(q.reshape(k, 7)[:, 3:])
+    return jnp.concatenate([J[:, :, :3], jnp.einsum("mbk,bkj->mbj", J[:, :, 3:], rates)], axis=2).reshape(-1, 6 * k)
+
+
+def _holonomic_rows(model, c, q, t, nb):
+    """(A_c (size, 6 nb), dg_c/dt (size,)) of one holonomic constraint: A_c = dg/dq Gamma over
+    its declared bodies' coordinates (all bodies if undeclared), scattered into the model's
+    columns."""
+    bodies, _ = _constraint_view(model, c, q, None)
+    if bodies is None:
+        J = jax.jacfwd(lambda q_: c.residual(StateView(model.index(), q_), t))(q)
+        rate = jax.jacfwd(lambda t_: c.residual(StateView(model.index(), q), t_))(t)
+        return _per_body_gamma(J, q, nb), rate
+    coordinates = (7 * bodies[:, None] + np.arange(7)).reshape(-1)
+    columns = (6 * bodies[:, None] + np.arange(6)).reshape(-1)
+    q_own = q[coordinates]
+
+    def residual(q_, t_):
+        return c.residual(_constraint_view(model, c, q_, None)[1], t_)
+
+    J = jax.jacfwd(residual)(q_own, t)
+    rate = jax.jacfwd(residual, argnums=1)(q_own, t)
+    return jnp.zeros((c.size, 6 * nb)).at[:, columns].set(_per_body_gamma(J, q_own, bodies.size)), rate
+
+
+def _nonholonomic_rows(model, c, q, v, nb):
+    """A_c = da/dv (size, 6 nb) of one non-holonomic constraint over its declared bodies'
+    velocities (all if undeclared)."""
+    bodies, _ = _constraint_view(model, c, q, v)
+    if bodies is None:
+        return jax.jacfwd(lambda v_: c.velocity_residual(StateView(model.index(), q, v_)))(v)
+    coordinates = (7 * bodies[:, None] + np.arange(7)).reshape(-1)
+    columns = (6 * bodies[:, None] + np.arange(6)).reshape(-1)
+    q_own = q[coordinates]
+    A = jax.jacfwd(lambda v_: c.velocity_residual(_constraint_view(model, c, q_own, v_)[1]))(v[columns])
+    return jnp.zeros((c.size, 6 * nb)).at[:, columns].set(A)
 
 
 def _compile(model: Model, layout: _Layout, floats, ints):

@@ -134,7 +134,7 @@ from .compliance import force_and_slope
 from .forces import BodyForce
 from .friction import FRICTION_CONTACT, compiled_rows, make_friction
 from .friction.base import world_kernel
-from .islands import coulomb_islands, free_velocity, lcp_islands
+from .islands import BodyGroups, coulomb_islands, free_velocity, lcp_islands, row_bodies
 from .kernels import (
     all_finite,
     block_rows,
@@ -151,7 +151,8 @@ from .kernels import (
     update_positions,
     world_angular_velocity,
 )
-from .model import Model
+from .kkt import solve_kkt
+from .model import Model, _scatter
 from .precision import float64
 from .step_result import StepResult
 from .step_state import StepState
@@ -399,7 +400,6 @@ class Simulation:
             and self._rows is not None
             and self.solver_options.get("warm_start") is None
         )
-        self._islands = self._choose_islands(sparse, fused)
         self.evaluate = model.compile()
         self._mass, self._inertia = model.body_masses()  # the blocks of M (the dense M only on demand)
         self.mu = model.friction_coefficients()
@@ -426,6 +426,7 @@ class Simulation:
                 for _ in range(c.bilateral_rows)
             ]
         )
+        self._islands = self._choose_islands(sparse, fused)
         gravity = float(np.linalg.norm(model.gravity))
         # D_n carries the O(h) term of the scheme's modified energy (module docstring): +h/2 P_c with v+,
         # -h/2 P_c with Eq. (7)
@@ -452,29 +453,64 @@ class Simulation:
         self.reset()
 
     def _choose_islands(self, sparse, fused):
-        """The per-body island layout (:mod:`lcpdyn.islands`) when the step is solved island by
-        island, else None (the dense path)."""
+        """The island layout (:mod:`lcpdyn.islands`) when the step is solved island by island,
+        else None (the dense path). Without bilateral rows: one island per body with contacts
+        (:class:`~lcpdyn.islands.Islands`, the compiled per-body kernels); with them: the bodies
+        coupled by the rows' structural pattern (:class:`~lcpdyn.islands.BodyGroups`). Either
+        way ``self._groups`` holds the groups the general island path iterates over."""
         if sparse not in ("auto", True, False):
             raise ValueError(f"sparse must be 'auto', True or False, got {sparse!r}")
         model = self.model
+        nb = len(model.bodies)
+        index = model.index()
+        contact_body = np.array([index[id(c.body)] for c in model.contacts], np.int64)
+        self._coupled = model.n_bilateral > 0
         reasons = []
-        if model.n_bilateral:
-            reasons.append(f"the model has {model.n_bilateral} bilateral rows (they couple the bodies' velocities)")
+        if self._coupled:
+            groups = BodyGroups(nb, contact_body, self._structural_pattern())
+            if groups.sparsity_error is not None:
+                j = groups.sparsity_error
+                reasons.append(f"the bilateral row of {self._bilateral_rows[j]!r} (row {j}) touches no body")
+            elif not groups.splits:
+                reasons.append(
+                    f"the model's {model.n_bilateral} bilateral rows (joints, ideal rolling) couple all "
+                    "its bodies into one island"
+                )
+        else:
+            groups = BodyGroups(nb, contact_body, np.zeros((0, nb), bool))
         if self.coulomb and self.method != "nsgs":
             reasons.append(f"method {self.method!r} (the islands of the exact cone are solved by 'nsgs')")
-        if sparse is False or (sparse == "auto" and (reasons or len(model.bodies) == 1)):
+        if sparse is False or (sparse == "auto" and (reasons or nb == 1)):
             return None  # one body: the island is the whole problem, the dense path solves it
         if reasons:
             raise ValueError("sparse=True: the step cannot be split into islands: " + "; ".join(reasons))
         from .islands import Islands
 
-        index = model.index()
-        islands = Islands(np.array([index[id(c.body)] for c in model.contacts], np.int64))
+        self._groups = groups
         if self.coulomb:
             from solvers.friction_contact import Options as FrictionContactOptions
 
             self._nsgs_options = build_options(FrictionContactOptions, "nsgs", self.solver_options)
-        return islands
+        return groups if self._coupled else Islands(contact_body)
+
+    def _structural_pattern(self) -> np.ndarray:
+        """(m, nb) bool: the bodies each bilateral row can touch -- the pattern of A at the
+        initial state and at two random states (random positions, unit quaternions, velocities
+        and time), so a user's constraint is split correctly without declaring its bodies; an
+        entry zero at all three is structurally zero (each step still checks its A against it,
+        :meth:`~lcpdyn.islands.BodyGroups.conforms`)."""
+        nb = len(self.model.bodies)
+        q0, v0 = self.model.initial_state()
+        pattern = row_bodies(self.evaluate(q0, v0, 0.0).A, nb)
+        rng = np.random.default_rng(20261125)
+        for _ in range(2):
+            q = q0.reshape(nb, 7).copy()
+            q[:, :3] += rng.normal(size=(nb, 3))
+            quaternion = rng.normal(size=(nb, 4))
+            q[:, 3:] = quaternion / np.linalg.norm(quaternion, axis=1, keepdims=True)
+            k = self.evaluate(q.reshape(-1), rng.normal(size=v0.shape), float(rng.uniform(0.1, 1.0)))
+            pattern |= row_bodies(k.A, nb)
+        return pattern
 
     @property
     def M(self) -> np.ndarray:
@@ -648,8 +684,12 @@ class Simulation:
         else:
             rhs = momentum(self._mass, self._inertia, v) + h * k.force
         self._check_inputs(state, rhs, e_N, u)
-        if self._islands is not None:
-            out = self._solve_islands(state, k, rhs, e_N, h)
+        split = self._islands is not None
+        if split and self._coupled and not self._groups.conforms(k.A):
+            # a row reaches a body outside its structural island: this step is solved whole, cold
+            split, state = False, dataclasses.replace(state, active_set=None, impulse_guess=None)
+        if split:
+            out = self._solve_islands(state, k, rhs, u, e_N, h)
         elif self.coulomb:
             out = self._solve_coulomb(state, k, rhs, u, e_N, h)
         else:
@@ -905,14 +945,17 @@ class Simulation:
             active_set=result.active_set,
         )
 
-    def _solve_islands(self, state, k, rhs, e_N, h):
+    def _solve_islands(self, state, k, rhs, u, e_N, h):
         """The step solved island by island (:mod:`lcpdyn.islands`): the same problem as the dense
-        path, split by body; an island whose first solve fails goes through the full method and
-        its fallback like the dense problem does."""
+        path, split by body (or by group of bodies coupled by bilateral rows); an island whose
+        first solve fails goes through the full method and its fallback like the dense problem
+        does."""
         if self.coulomb:
+            if self._coupled:
+                return self._coulomb_groups(state, k, rhs, u, e_N, h)
             return self._coulomb_islands(state, k, rhs, e_N, h)
-        if not self._fused:
-            return self._solve_islands_general(state, k, rhs, e_N, h)
+        if not self._fused or self._coupled:
+            return self._solve_islands_general(state, k, rhs, u, e_N, h)
         islands = self._islands
         rows = self._rows
         options = self._options[self.method]
@@ -996,42 +1039,44 @@ class Simulation:
             out.problem = BoundedLCP(K.reshape(islands.size, islands.size), q, lo, hi)
         return out
 
-    def _solve_islands_general(self, state, k, rhs, e_N, h):
+    def _solve_islands_general(self, state, k, rhs, u, e_N, h):
         """The step island by island for any bounded-LCP friction model assembled from its
-        ``block`` (polygonal, continuous, a user's model) or any method but the fused
-        judice-pires: each island's Eq. (30) over its body's 6 velocities and its contacts,
-        assembled and solved as the dense problem is (same method, warm start, fallback and
-        residual check), so the cost grows with the number of bodies, not with its cube."""
-        islands = self._islands
-        r = k.gap.shape[0]
-        blocks = self._island_mass_blocks()
+        ``block`` (polygonal, continuous, a user's model), any method but the fused
+        judice-pires, or islands of bodies coupled by bilateral rows: each island's Eq. (30)
+        over its bodies' velocities, its bilateral rows and its contacts, assembled and solved
+        as the dense problem is (same method, warm start, fallback and residual check), so the
+        cost grows with the number of islands, not with the cube of the whole system."""
+        groups = self._groups.groups
+        r, m = k.gap.shape[0], k.A.shape[0]
+        blocks = self._group_mass_blocks()
         v_new = free_velocity(self._mass, self._inertia, rhs)
         impulse_N = np.zeros(r)
+        bilateral = np.zeros(m)
         normal_force = state.normal_force
         passes = 1 + self.normal_force_iterations + (1 if state.steps_done == 0 and r else 0)
         warm = state.active_set
         iterations, fallback = 0, False
-        no_rows = np.zeros((0, 6))
         for _ in range(passes):
             start = time.perf_counter()
             problems = []
-            for j, body in enumerate(islands.bodies):
-                c = islands.order[islands.starts[j] : islands.starts[j + 1]]
-                cols = slice(6 * body, 6 * body + 6)
+            for j, g in enumerate(groups):
+                c, cols, n_g = g.contacts, g.columns, g.columns.size
                 assembled = self._assemble_rows(
-                    blocks[j], no_rows, k.N_block[c], k.D_block[c].reshape(-1, 6), k.tangent[c], state.v[cols],
-                    rhs[cols], _EMPTY, e_N[c], self._normal_compliance[c], h, self._mu_now[c],
-                    self._mu_static_now[c], normal_force[c], state.friction_force[c],
+                    blocks[j], k.A[np.ix_(g.rows, cols)], _scatter(k.N_block[c], g.slot, n_g),
+                    _scatter(k.D_block[c].reshape(-1, 6), np.repeat(g.slot, 2), n_g), k.tangent[c],
+                    state.v[cols], rhs[cols], u[g.rows], e_N[c], self._normal_compliance[c], h,
+                    self._mu_now[c], self._mu_static_now[c], normal_force[c], state.friction_force[c],
                 )  # fmt: skip
-                problems.append((c, cols, *assembled))
-            offsets = np.cumsum([0] + [p[4].shape[0] for p in problems])
+                problems.append((g, *assembled))
+            offsets = np.cumsum([0] + [p[3].shape[0] for p in problems])
             use_warm = warm is not None and warm.shape[0] == offsets[-1]
             active = np.empty(offsets[-1], np.int8)
             middle = time.perf_counter()
             residual, unknowns = 0.0, []
-            for j, (c, cols, _, K, qv, lo, hi) in enumerate(problems):
+            for j, (g, _, K, qv, lo, hi) in enumerate(problems):
                 a, b = offsets[j], offsets[j + 1]
-                layout = (6, 0, c.size)
+                n_g, m_g, r_g = g.columns.size, g.rows.size, g.contacts.size
+                layout = (n_g, m_g, r_g)
                 result = self._call(self.method, K, qv, lo, hi, warm[a:b] if use_warm else None, layout)
                 result, retried = self._accept(
                     state,
@@ -1044,16 +1089,18 @@ class Simulation:
                 iterations += result.iterations
                 residual = max(residual, result.relative_residual)
                 active[a:b] = result.active_set
-                v_new[cols] = result.z[:6]
-                impulse_N[c] = result.z[6 : 6 + c.size]
-                unknowns.append(result.z[6 + c.size :])
+                v_new[g.columns] = result.z[:n_g]
+                bilateral[g.rows] = result.z[n_g : n_g + m_g]
+                impulse_N[g.contacts] = result.z[n_g + m_g : n_g + m_g + r_g]
+                unknowns.append(result.z[n_g + m_g + r_g :])
             self._clock[0] += middle - start
             self._clock[1] += time.perf_counter() - middle
             warm = active
             normal_force = impulse_N / h
         friction_force = np.empty((r, 3))
         kinetic = np.empty(r, bool)
-        for (c, _, block, *_), x in zip(problems, unknowns):
+        for (g, block, *_), x in zip(problems, unknowns):
+            c = g.contacts
             friction_force[c] = self.friction.world_force(x, block, k.tangent[c], h)
             kinetic[c] = block.kinetic
         return StepResult(
@@ -1065,20 +1112,78 @@ class Simulation:
             residual=residual,
             fallback=fallback,
             kinetic=kinetic,
-            bilateral=_EMPTY,
+            bilateral=bilateral,
             active_set=active,
         )
 
-    def _island_mass_blocks(self):
-        """The 6 x 6 blocks of M of the islands' bodies, built on first use."""
+    def _group_mass_blocks(self):
+        """The blocks of M over each island's bodies (block-diagonal), built on first use."""
         if getattr(self, "_mass_blocks", None) is None:
             self._mass_blocks = []
-            for body in self._islands.bodies:
-                block = np.zeros((6, 6))
-                block[:3, :3] = self._mass[body] * np.eye(3)
-                block[3:, 3:] = self._inertia[body]
+            for g in self._groups.groups:
+                block = np.zeros((g.columns.size,) * 2)
+                for i, body in enumerate(g.bodies):
+                    o = 6 * i
+                    block[o : o + 3, o : o + 3] = self._mass[body] * np.eye(3)
+                    block[o + 3 : o + 6, o + 3 : o + 6] = self._inertia[body]
                 self._mass_blocks.append(block)
         return self._mass_blocks
+
+    def _coulomb_groups(self, state, k, rhs, u, e_N, h):
+        """The exact cone island by island when bilateral rows couple bodies: each island's
+        velocities and bilateral multipliers eliminated (:func:`lcpdyn.kkt.solve_kkt`, a sparse
+        factorization for large islands), its Delassus problem solved by NSGS from the previous
+        impulses, with the residual check and fallback of the dense path."""
+        r, m = k.gap.shape[0], k.A.shape[0]
+        v_new = free_velocity(self._mass, self._inertia, rhs)
+        impulse = np.zeros(3 * r)
+        bilateral = np.zeros(m)
+        guess = state.impulse_guess
+        iterations, fallback, residual = 0, False, 0.0
+        for g in self._groups.groups:
+            start = time.perf_counter()
+            c, n_g = g.contacts, g.columns.size
+            H = np.empty((3 * c.size, n_g))
+            H[0::3] = _scatter(k.N_block[c], g.slot, n_g)
+            H[1::3] = _scatter(k.D_block[c, 0], g.slot, n_g)
+            H[2::3] = _scatter(k.D_block[c, 1], g.slot, n_g)
+            rows = (3 * c[:, None] + np.arange(3)).reshape(-1)
+            free, response, W, b = self._delassus(
+                state, self._mass[g.bodies], self._inertia[g.bodies], k.A[np.ix_(g.rows, g.columns)], H,
+                rhs[g.columns], u[g.rows], e_N[c], self._normal_compliance[c],
+            )  # fmt: skip
+            middle = time.perf_counter()
+            mu, start_guess = self._mu_now[c], None if guess is None else guess[rows]
+            if c.size:
+                result = self._solve_fc(W, b, mu, start_guess, self.method)
+                result, retried = self._accept(
+                    state, result, lambda method, W=W, b=b, mu=mu, s=start_guess: self._solve_fc(W, b, mu, s, method)
+                )
+                fallback = fallback or retried
+                iterations += result.iterations
+                residual = max(residual, result.relative_residual)
+                impulse[rows] = result.r
+                x = free + response @ result.r
+            else:  # a mechanism without contacts: its bilateral system alone
+                x = free
+            v_new[g.columns] = x[:n_g]
+            bilateral[g.rows] = x[n_g:]
+            self._clock[0] += middle - start
+            self._clock[1] += time.perf_counter() - middle
+        per = impulse.reshape(r, 3) / h
+        friction = per[:, 1, None] * k.tangent[:, 0] + per[:, 2, None] * k.tangent[:, 1]
+        return StepResult(
+            v=v_new,
+            normal_force=per[:, 0].copy(),
+            friction_force=friction,
+            status=int(Status.SOLVED),
+            iterations=iterations,
+            residual=residual,
+            fallback=fallback,
+            kinetic=np.zeros(r, bool),
+            bilateral=bilateral,
+            impulse_guess=impulse,
+        )
 
     def _coulomb_islands(self, state, k, rhs, e_N, h):
         from solvers.friction_contact import _grid, measure_friction_contact
@@ -1244,31 +1349,20 @@ class Simulation:
 
     def _solve_coulomb(self, state, k, rhs, u, e_N, h):
         start = time.perf_counter()
-        n, m, r = k.n_velocities, k.A.shape[0], k.gap.shape[0]
-        KKT = np.zeros((n + m, n + m))
-        KKT[:n, :n] = self.M
-        KKT[:n, n:] = -k.A.T
-        KKT[n:, :n] = k.A
+        n, r = k.n_velocities, k.gap.shape[0]
         H = np.empty((3 * r, n))  # per contact: normal, t1, t2 (Siconos' ordering)
         H[0::3] = k.N
         H[1::3] = k.D[0::2]
         H[2::3] = k.D[1::2]
-        right = np.zeros((n + m, 1 + 3 * r))
-        right[:n, 0] = rhs
-        right[n:, 0] = u
-        right[:n, 1:] = H.T
-        solution = np.linalg.solve(KKT, right)
-        free, response = solution[:, 0], solution[:, 1:]
-        W = H @ response[:n]
-        W = 0.5 * (W + W.T)
-        W[0::3, 0::3] += np.diag(self._normal_compliance)  # compliant contacts
-        b = H @ free[:n]
-        b[0::3] += e_N
+        free, response, W, b = self._delassus(
+            state, self._mass, self._inertia, k.A, H, rhs, u, e_N, self._normal_compliance
+        )
         middle = time.perf_counter()
-        result = self._solve_fc(state, W, b, self.method)
+        mu, guess = self._mu_now, state.impulse_guess
+        result = self._solve_fc(W, b, mu, guess, self.method)
         self._clock[0] += middle - start
         self._clock[1] += time.perf_counter() - middle
-        result, fallback = self._accept(state, result, lambda method: self._solve_fc(state, W, b, method))
+        result, fallback = self._accept(state, result, lambda method: self._solve_fc(W, b, mu, guess, method))
         impulse = result.r
         x = free + response @ impulse
         per = impulse.reshape(r, 3) / h
@@ -1287,12 +1381,34 @@ class Simulation:
             impulse_guess=impulse,
         )
 
-    def _solve_fc(self, state, W, b, method):
+    def _delassus(self, state, mass, inertia, A, H, rhs, u, e_N, CN):
+        """(free, response, W, b) of the exact-cone problem over the contacts of H (3 r, n) with
+        the velocities and the bilateral multipliers of the bodies (mass, inertia) eliminated
+        (:func:`lcpdyn.kkt.solve_kkt`): x = free + response r, W = H response_v + C_N,
+        b = H free_v + e_N (normal rows)."""
+        n, m = H.shape[1], A.shape[0]
+        right = np.zeros((n + m, 1 + H.shape[0]))
+        right[:n, 0] = rhs
+        right[n:, 0] = u
+        right[:n, 1:] = H.T
+        try:
+            solution = solve_kkt(mass, inertia, A, right)
+        except np.linalg.LinAlgError as exc:
+            raise self._step_error(state, f"{exc} -- the step cannot eliminate the velocities") from exc
+        free, response = solution[:, 0], solution[:, 1:]
+        W = H @ response[:n]
+        W = 0.5 * (W + W.T)
+        W[0::3, 0::3] += np.diag(CN)  # compliant contacts
+        b = H @ free[:n]
+        b[0::3] += e_N
+        return free, response, W, b
+
+    def _solve_fc(self, W, b, mu, guess, method):
         options = dict(self.solver_options) if method == self.method else {}
-        guess = state.impulse_guess if method == "nsgs" else None
         return friction_contact.solve_friction_contact(
-            W, b, self._mu_now, method=method, tolerance=self.tolerance, initial_guess=guess, **options
-        )
+            W, b, mu, method=method, tolerance=self.tolerance,
+            initial_guess=guess if method == "nsgs" else None, **options,
+        )  # fmt: skip
 
     # --- runs ---------------------------------------------------------------------------
     # Everything a step reads that earlier steps wrote: a snapshot of these continues a run

@@ -26,6 +26,7 @@ SCENES = {
     "half-car": half_car,
     "spheres": scale.Spheres,
     "boxes": scale.Boxes,
+    "dumbbells": scale.Dumbbells,
 }
 
 # scenes with a paper report (``lcpdyn reproduce``): report(out_dir) -> numbers

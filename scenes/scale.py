@@ -1,4 +1,5 @@
-"""Scenes that grow: N spheres on a plane, N boxes on four corners each (issue 11's scale tests).
+"""Scenes that grow: N spheres on a plane, N boxes on four corners each, N dumbbells (two spheres
+joined by a ball joint) -- issue 11's scale tests.
 
 Both are many independent bodies on one plane, so every body's motion has the closed form of
 its single-body scene (:class:`scenes.blocks.SlidingSphere`, :class:`scenes.blocks.SlidingBlock`)
@@ -15,13 +16,14 @@ import math
 import numpy as np
 
 from lcpdyn.body import RigidBody
+from lcpdyn.constraints import BallJoint
 from lcpdyn.contact import Plane, PointContact, SphereContact
 from lcpdyn.model import Model
 from lcpdyn.validation import positive
 
 from .scene import Scene, override
 
-__all__ = ["Spheres", "Boxes"]
+__all__ = ["Spheres", "Boxes", "Dumbbells"]
 
 
 def _integer(scene: str, key: str, value, minimum: int) -> int:
@@ -150,3 +152,87 @@ class Boxes:
                 for sy in (-1, 1):
                     model.add_contact(PointContact(body, Plane(), p["mu"], offset=(sx * a / 2, sy * a / 2, -a / 2)))
         return Scene.from_parameters("boxes", model, p, Boxes.__doc__)
+
+
+class Dumbbells:
+    """N dumbbells on a plane: two solid spheres joined by a ball joint at their touching point.
+
+    Each dumbbell's spheres (mass m, radius r) touch at the joint, their centres 2r apart along
+    a random horizontal axis; both are launched with the dumbbell's common velocity (speed in
+    [0, ``speed``], a random heading, or across the axis with ``across`` = 1) and each with its
+    own random spin (|omega| <= ``spin`` ``speed`` / r), so the joint transmits forces between
+    them. Bilateral rows (3 per dumbbell) couple the two spheres' velocities: the step splits
+    into one island per dumbbell (lcpdyn.islands.BodyGroups). Launched across the axis without
+    spin, a dumbbell rolls like an axle: friction spins both spheres about the axis, the joint
+    points (on it) keep a common velocity, the joint carries no force, and each sphere has the
+    single-sphere closed form (slides, then rolls at 5/7 of its launch speed).
+    """
+
+    DEFAULTS = {
+        "count": 16,
+        "radius": 0.05,
+        "mass": 1.0,
+        "mu": 0.5,
+        "speed": 1.0,
+        "spin": 1.0,
+        "across": 0,
+        "spacing": 0.4,
+        "seed": 0,
+        "gravity": 9.81,
+        "dt": 1e-3,
+        "t_end": 0.5,
+        "tangential_stiffness": 1e10,
+        "velocity_threshold": 0.01,
+    }
+
+    @staticmethod
+    def build(**parameters) -> Scene:
+        p = override(Dumbbells.DEFAULTS, parameters, "dumbbells")
+        count = _integer("dumbbells", "count", p["count"], 1)
+        r = positive("scene 'dumbbells': radius", p["radius"])
+        spacing = positive("scene 'dumbbells': spacing", p["spacing"])
+        if p["spin"] < 0 or not math.isfinite(p["spin"]):
+            raise ValueError(f"scene 'dumbbells': spin must be finite and >= 0, got {p['spin']!r}")
+        if spacing <= 4 * r * math.sqrt(2):
+            raise ValueError(
+                f"scene 'dumbbells': spacing {spacing!r} m lets neighbouring dumbbells (4 r = {4 * r!r} m "
+                f"long) overlap; use more than {4 * r * math.sqrt(2):.3g} m"
+            )
+        rng = np.random.default_rng(_integer("dumbbells", "seed", p["seed"], 0))
+        model = Model(gravity=(0.0, 0.0, -p["gravity"]))
+        mass = p["mass"]
+        inertia = 0.4 * mass * r * r if mass > 0 else -1.0
+        for k, (x, y) in enumerate(_grid(count, spacing)):
+            axis = rng.uniform(0.0, 2.0 * math.pi)
+            heading = rng.uniform(0.0, 2.0 * math.pi)
+            if p["across"]:
+                heading = axis + 0.5 * math.pi
+            speed = p["speed"] * rng.uniform()
+            velocity = (speed * math.cos(heading), speed * math.sin(heading), 0.0)
+            e = np.array([math.cos(axis), math.sin(axis), 0.0])
+            spheres = []
+            for side in (-1.0, 1.0):
+                spin = rng.uniform(-1.0, 1.0, 3) * p["spin"] * p["speed"] / r
+                spheres.append(
+                    model.add_body(
+                        RigidBody(
+                            f"dumbbell{k}{'ab'[side > 0]}",
+                            mass,
+                            (inertia,) * 3,
+                            position=(x + side * r * e[0], y + side * r * e[1], r),
+                            velocity=velocity,
+                            angular_velocity=tuple(float(w) for w in spin),
+                        )
+                    )
+                )
+                model.add_contact(SphereContact(spheres[-1], Plane(), p["mu"], radius=r))
+            model.add_constraint(
+                BallJoint(
+                    body_a=spheres[0],
+                    offset_a=tuple(r * e),
+                    body_b=spheres[1],
+                    offset_b=tuple(-r * e),
+                    name=f"dumbbell{k} joint",
+                )  # fmt: skip
+            )
+        return Scene.from_parameters("dumbbells", model, p, Dumbbells.__doc__)

@@ -97,6 +97,8 @@ PARAMETER_UNITS = {
     "count": "-",
     "seed": "-",
     "spacing": "m",
+    "spin": "-",  # dumbbells: spins up to spin * speed / radius
+    "across": "-",  # dumbbells: 1 = launched across their axis
     "k_F": "-",
     "uk_gamma": "1/s",
 }

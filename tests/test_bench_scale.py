@@ -52,7 +52,7 @@ def test_the_mujoco_model_mirrors_the_scene(bench):
     MuJoCo itself is an optional benchmark dependency)."""
     import xml.etree.ElementTree as ET
 
-    for kind, count in (("spheres", 3), ("boxes", 2)):
+    for kind, count in (("spheres", 3), ("boxes", 2), ("dumbbells", 2)):
         scene = scenes.SCENES[kind].build(count=count)
         root = ET.fromstring(bench.mjcf(scene, kind))
         assert float(root.find("option").get("timestep")) == scene.dt
@@ -66,5 +66,10 @@ def test_the_mujoco_model_mirrors_the_scene(bench):
             geom = element.find("geom")
             assert float(geom.get("friction").split()[0]) == scene.parameters["mu"]
             size = [float(x) for x in geom.get("size").split()]
-            expected = [scene.parameters["radius"]] if kind == "spheres" else [scene.parameters["side"] / 2] * 3
+            expected = [scene.parameters["radius"]] if kind != "boxes" else [scene.parameters["side"] / 2] * 3
             assert size == expected and not math.isnan(size[0])
+        joints = root.findall("equality/connect")  # a dumbbell's ball joint: anchor = offset_a in body a
+        assert len(joints) == len(scene.model.holonomic)
+        for element, joint in zip(joints, scene.model.holonomic):
+            assert (element.get("body1"), element.get("body2")) == (joint.body_a.name, joint.body_b.name)
+            assert [float(x) for x in element.get("anchor").split()] == list(joint.offset_a)

@@ -94,6 +94,7 @@ def test_python_dash_m_lcpdyn_scenes_lists_every_scene():
         "half-car": "[run+reproduce]",
         "spheres": "[run]",
         "boxes": "[run]",
+        "dumbbells": "[run]",
     }
     for heading, _ in blocks.values():  # each with its one-line description
         assert len(heading.split()) > 2

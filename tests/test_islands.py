@@ -8,14 +8,15 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
+from lcpdyn import kkt
 from lcpdyn import model as model_module
 from lcpdyn.body import RigidBody
-from lcpdyn.constraints import Holonomic
+from lcpdyn.constraints import BallJoint, Holonomic, Nonholonomic
 from lcpdyn.contact import Contact, Plane, SphereContact
 from lcpdyn.model import Model
 from lcpdyn.stepper import Simulation
 from scenes import SCENES
-from scenes.scale import Boxes, Spheres
+from scenes.scale import Boxes, Dumbbells, Spheres
 
 
 def _runs(model, friction, steps, dt=1e-3, **options):
@@ -98,13 +99,169 @@ def test_one_body_islands_are_the_dense_path_bit_for_bit(friction):
         np.testing.assert_array_equal(getattr(islands, name), getattr(dense, name), err_msg=name)
 
 
+def _jointed_model(seed=1):
+    """Four dumbbells (lcpdyn.islands.BodyGroups: one island each), a pendulum hanging from a
+    world point by a ball joint (an island without contacts) and a free body."""
+    model = Dumbbells.build(count=4, seed=seed, speed=2.0).model
+    bob = model.add_body(
+        RigidBody(
+            "bob",
+            0.7,
+            (0.002, 0.003, 0.004),
+            (3.0, 0.0, 1.0),
+            velocity=(0.0, 0.5, 0.0),
+            angular_velocity=(1.0, 0.0, 0.0),
+        )
+    )
+    model.add_constraint(BallJoint(body_a=bob, offset_a=(0.0, 0.0, 0.3), offset_b=(3.0, 0.0, 1.3), name="hinge"))
+    model.add_body(RigidBody("free", 2.0, (0.03, 0.04, 0.05), (-3.0, 0.0, 2.0), angular_velocity=(3.0, -1.0, 2.0)))
+    return model
+
+
+@pytest.mark.parametrize("friction", ["regularized", "box", "polygonal", "coulomb"])
+def test_islands_of_jointed_bodies_give_the_dense_steps(friction):
+    """Bilateral rows couple bodies into islands (one per dumbbell, the pendulum alone, the free
+    body in none): states, contact forces and joint multipliers equal the dense path's -- to
+    1e-9 for the bounded-LCP models (the same problem per island); NSGS stops within its
+    tolerance (1e-8 relative) on u = W r + b, which for the exact cone leaves velocities 1e-8 of
+    the largest (35 rad/s here) and forces 1e-6 N apart (sweeping each island alone, not the
+    whole problem)."""
+    model = _jointed_model()
+    sims = {sparse: Simulation(model, friction, 1e-3, sparse=sparse) for sparse in (False, True)}
+    assert len(sims[True]._islands) == 5 and Simulation(model, friction, 1e-3)._islands is not None  # auto splits
+    force, velocity = (1e-6, 1e-8) if friction == "coulomb" else (1e-9, 1e-9)
+    for _ in range(120):  # each step from the same state (the dense run's), so differences cannot accumulate
+        steps = {True: sims[True].advance(sims[False].state)[1], False: sims[False].step()}
+        scale = np.abs(steps[False].v).max() if friction == "coulomb" else 1.0
+        for name, atol in (
+            ("v", velocity * scale),
+            ("normal_force", force),
+            ("friction_force", force),
+            ("bilateral", force * 1e-3),
+        ):
+            np.testing.assert_allclose(
+                getattr(steps[True], name), getattr(steps[False], name), rtol=0, atol=atol, err_msg=name
+            )
+        assert steps[True].status == 0 and not steps[True].fallback
+    np.testing.assert_allclose(
+        sims[True].run(0.12).velocity,
+        Simulation(model, friction, 1e-3, sparse=False).run(0.12).velocity,
+        rtol=0,
+        atol=velocity if friction != "coulomb" else 1e-7,
+    )
+    assert np.abs(steps[True].bilateral).max() > 1e-4  # the joints carry impulses
+
+
+def test_a_users_constraint_is_split_by_the_pattern_of_its_jacobian():
+    """Two undeclared user constraints (lcpdyn.constraints.Holonomic without ``bodies``), each
+    reading two of four spheres: the stepper finds the two islands from A's pattern at random
+    states, and the steps equal the dense path's and those with the bodies declared."""
+
+    def build(declare):
+        model = Spheres.build(count=4, seed=5).model
+        b = model.bodies
+        for i, j in ((0, 1), (2, 3)):
+            rest = float(np.linalg.norm(b[i].position - b[j].position))
+            model.add_constraint(
+                Holonomic(
+                    lambda s, i=i, j=j, rest=rest: jnp.array(
+                        [jnp.sum((s.position(b[i]) - s.position(b[j])) ** 2) - rest**2]
+                    ),
+                    1,
+                    f"rod {i}{j}",
+                    bodies=(b[i], b[j]) if declare else None,
+                )
+            )
+        return model
+
+    runs = {}
+    for declare in (False, True):
+        sim = Simulation(build(declare), "regularized", 1e-3)
+        assert [g.bodies.tolist() for g in sim._islands.groups] == [[0, 1], [2, 3]]
+        runs[declare] = sim.run(0.1)
+    dense = Simulation(build(False), "regularized", 1e-3, sparse=False).run(0.1)
+    for run in runs.values():
+        np.testing.assert_allclose(run.velocity, dense.velocity, rtol=0, atol=1e-9)
+    np.testing.assert_array_equal(runs[True].velocity, runs[False].velocity)
+
+
+def test_a_step_whose_rows_leave_their_islands_is_solved_whole():
+    """If a step's A reaches a body outside its structural island (a user's data-dependent
+    constraint), that step is solved by the dense path, cold, and the run goes on unchanged."""
+    model = _jointed_model()
+    split, whole = Simulation(model, "regularized", 1e-3), Simulation(model, "regularized", 1e-3, sparse=False)
+    split.run(0.01), whole.run(0.01)
+    split._groups.allowed[:] = False  # every row now "leaves" its island
+    a, b = split.step(), whole.step()
+    assert a.problem is not None and a.problem.q.shape == b.problem.q.shape  # posed whole
+    np.testing.assert_allclose(a.v, b.v, rtol=0, atol=1e-12)
+    assert split.active_set is None or split.active_set.shape == b.active_set.shape
+
+
+def test_the_sparse_schur_solve_of_the_bilateral_system_is_the_dense_one(monkeypatch):
+    """lcpdyn.kkt.solve_kkt on a chain of 40 bodies joined by ball joints (n + m = 357): the
+    sparse Schur-complement branch gives the dense LU's answer; dependent rows are an error
+    from either branch."""
+    rng = np.random.default_rng(3)
+    nb = 40
+    mass = rng.uniform(0.5, 2.0, nb)
+    inertia = np.array([np.diag(rng.uniform(0.01, 0.1, 3)) for _ in range(nb)])
+    A = np.zeros((3 * (nb - 1), 6 * nb))
+    for j in range(nb - 1):  # p_j + R_j a_j = p_{j+1} + R_{j+1} b_{j+1}, linearized
+        for body, sign in ((j, 1.0), (j + 1, -1.0)):
+            A[3 * j : 3 * j + 3, 6 * body : 6 * body + 3] = sign * np.eye(3)
+            A[3 * j : 3 * j + 3, 6 * body + 3 : 6 * body + 6] = sign * rng.normal(size=(3, 3))
+    right = rng.normal(size=(6 * nb + A.shape[0], 4))
+    sparse = kkt.solve_kkt(mass, inertia, A, right)
+    monkeypatch.setattr(kkt, "SPARSE_SIZE", 10**6)
+    dense = kkt.solve_kkt(mass, inertia, A, right)
+    np.testing.assert_allclose(sparse, dense, rtol=1e-10, atol=1e-10 * np.abs(dense).max())
+    A[1] = A[0]  # a repeated row
+    for size in (0, 10**6):
+        monkeypatch.setattr(kkt, "SPARSE_SIZE", size)
+        with pytest.raises(np.linalg.LinAlgError, match="dependent bilateral rows"):
+            kkt.solve_kkt(mass, inertia, A, right)
+
+
+def test_declared_bodies_give_the_same_jacobian_and_a_wrong_declaration_is_named():
+    """A constraint's ``bodies`` only restricts the differentiation: A is the undeclared one's
+    (holonomic and non-holonomic); reading an undeclared body fails at compile time naming it."""
+    arrays = {}
+    for declare in (False, True):
+        model = Dumbbells.build(count=2, seed=4).model
+        b = model.bodies
+        model.add_constraint(
+            Nonholonomic(
+                lambda s: s.velocity(b[0])[:2] - s.velocity(b[2])[:2],
+                2,
+                name="tow",
+                bodies=(b[0], b[2]) if declare else None,
+            )
+        )
+        model.holonomic[1].bodies = model.holonomic[1].bodies if declare else None
+        arrays[declare] = model.compile()(*model.initial_state(), 0.0).A
+    np.testing.assert_allclose(arrays[True], arrays[False], rtol=0, atol=1e-15)
+    model = Dumbbells.build(count=2).model
+    b = model.bodies
+    model.add_constraint(Holonomic(lambda s: s.position(b[3])[:1], 1, "liar", bodies=(b[0],)))
+    with pytest.raises(KeyError, match="'liar' reads body 'dumbbell1b'"):
+        model.compile()
+    with pytest.raises(TypeError, match="bodies must be"):
+        Holonomic(lambda s: s.position(b[0]), 3, "x", bodies=("b0",))
+    with pytest.raises(ValueError, match="twice"):
+        Holonomic(lambda s: s.position(b[0]), 3, "x", bodies=(b[0], b[0]))
+    other = RigidBody("stranger", 1.0, (0.1, 0.1, 0.1))
+    with pytest.raises(ValueError, match="has not been added"):
+        model.add_constraint(Holonomic(lambda s: s.position(other), 3, "x", bodies=(other,)))
+
+
 def test_sparse_true_says_why_a_model_cannot_be_split():
     model = Model()
     a = model.add_body(RigidBody("a", 1.0, (0.01, 0.01, 0.01), (0.0, 0.0, 0.1)))
     b = model.add_body(RigidBody("b", 1.0, (0.01, 0.01, 0.01), (0.3, 0.0, 0.1)))
     model.add_contact(SphereContact(a, Plane(), 0.3, radius=0.1))
     model.add_constraint(Holonomic(lambda s: jnp.array([s.position(a)[0] - s.position(b)[0] + 0.3]), 1, "rod"))
-    with pytest.raises(ValueError, match="bilateral rows"):
+    with pytest.raises(ValueError, match="bilateral rows .* couple all its bodies into one island"):
         Simulation(model, "regularized", sparse=True)
     assert Simulation(model, "regularized")._islands is None  # auto: the dense path
     with pytest.raises(ValueError, match="solved by 'nsgs'"):

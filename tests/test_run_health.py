@@ -128,11 +128,13 @@ def test_an_exception_inside_the_step_is_wrapped_with_the_trajectory(monkeypatch
     model, _ = ball()
     sim = Simulation(model, "coulomb", 1e-3)
     original = sim._solve_fc
+    calls = []
 
-    def failing(state, W, b, method):
-        if state.steps_done == 7:
+    def failing(W, b, mu, guess, method):
+        calls.append(1)
+        if len(calls) == 8:  # the 8th step's solve (one per step, no fallback on this ball)
             raise ValueError("b must be finite; b[0] = nan")
-        return original(state, W, b, method)
+        return original(W, b, mu, guess, method)
 
     monkeypatch.setattr(sim, "_solve_fc", failing)
     with pytest.raises(SimulationError, match="ValueError raised during the step: b must be finite") as info:
