@@ -20,7 +20,7 @@ residual (:mod:`solvers.result`, and per contact for the friction-contact proble
 from .api import FRICTION_CONTACT_METHODS, METHODS, solve
 from .friction_contact import FrictionContactProblem, FrictionContactResult
 from .problem import BoundedLCP, make_problem
-from .problem_files import ProblemFileError, read_siconos_dat
+from .problem_files import FclibFile, ProblemFileError, read_fclib, read_siconos_dat
 from .result import AT_LOWER, AT_UPPER, BASIC, FIXED, LCPResult, SolverFailure, Status
 
 __all__ = [
@@ -32,6 +32,8 @@ __all__ = [
     "BoundedLCP",
     "make_problem",
     "read_siconos_dat",
+    "read_fclib",
+    "FclibFile",
     "ProblemFileError",
     "LCPResult",
     "Status",

@@ -22,6 +22,18 @@ numbers:
    (``frictionContact_newFromFile``) ignores it: older files of the set end with one more
    integer (0 or 1; Siconos' current writer no longer writes it).
 
+``read_fclib(path)`` reads an FCLIB HDF5 file (Acary, Brémond, Koziniec, Mercier and
+Dubois' Frictional Contact LIBrary; the layout of ``fclib.c``'s writers): ``/fclib_local``
+(``spacedim``; ``W`` a matrix group; ``vectors/q``, ``vectors/mu``) -- u = W r + q -- or
+``/fclib_global`` (``M``, ``H``, optional ``G``; ``vectors/f``, ``w``, ``mu``, ``b``) -- M v =
+H r + G lam + f, G^T v + b = 0, u = H^T v + w -- reduced to the local problem by eliminating v
+and lam (one sparse LU of [M -G; G^T 0]): W = H^T X_H, q = H^T x_f + w. A matrix group holds
+``nzmax``, ``m``, ``n``, ``nz`` and ``p``, ``i``, ``x`` in CSparse's forms: triplet (nz >= 0: p
+the row and i the column indices, FCLIB's own convention), compressed columns (nz = -1) or
+rows (nz = -2). ``/info`` (title, description, math_info) and ``/solution`` (r, u, v, l) are
+read when present; ``/fclib_local/V``, ``R`` (a local problem with extra unknowns) are refused
+by name. Only 3D problems (spacedim 3) are read; every size is checked against the others.
+
 Siconos' q is lcpdyn's b. Every count, index and size is checked against the others before it is
 used, every number must parse and be finite, and mu >= 0 (through
 :meth:`FrictionContactProblem.make`); a bad or truncated file is a ``ValueError``
@@ -30,13 +42,14 @@ that names the file, the item and the position (the token's index) where it went
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 
 from .friction_contact import FrictionContactProblem
 
-__all__ = ["read_siconos_dat", "ProblemFileError"]
+__all__ = ["read_siconos_dat", "read_fclib", "FclibFile", "ProblemFileError"]
 
 
 class ProblemFileError(ValueError):
@@ -189,3 +202,182 @@ def read_siconos_dat(path) -> FrictionContactProblem:
         return FrictionContactProblem.make(W, q, mu)
     except ValueError as exc:
         raise ProblemFileError(f"{tokens.path}: {exc}") from None
+
+
+@dataclass
+class FclibFile:
+    """An FCLIB problem as read: ``problem`` the local 3D problem u = W r + b (for a global
+    file, after eliminating v and lam), ``kind`` "local" or "global", ``info`` (title,
+    description, math_info: whichever the file has), ``solution`` (the file's reference r, u,
+    v, l: whichever it has; r and u are the local problem's)."""
+
+    problem: FrictionContactProblem
+    kind: str
+    info: dict = field(default_factory=dict)
+    solution: dict = field(default_factory=dict)
+
+
+def _h5_matrix(path, group, name):
+    """A FCLIB matrix group as a SciPy CSC matrix (checked)."""
+    import scipy.sparse as sp
+
+    where = f"{path}: {group.name}"
+    for key in ("nzmax", "m", "n", "nz", "p", "i", "x"):
+        if key not in group:
+            raise ProblemFileError(f"{where}: matrix {name} lacks the dataset {key!r}")
+    try:
+        nzmax, m, n, nz = (int(np.asarray(group[key]).reshape(-1)[0]) for key in ("nzmax", "m", "n", "nz"))
+        p = np.asarray(group["p"], np.int64).reshape(-1)
+        i = np.asarray(group["i"], np.int64).reshape(-1)
+        x = np.asarray(group["x"], float).reshape(-1)
+    except (TypeError, ValueError, IndexError) as exc:
+        raise ProblemFileError(f"{where}: matrix {name} has an unreadable size or index ({exc})") from None
+    if m < 0 or n < 0 or nzmax < 0:
+        raise ProblemFileError(f"{where}: matrix {name} has a negative size (m = {m}, n = {n}, nzmax = {nzmax})")
+    if not np.all(np.isfinite(x)):
+        k = int(np.flatnonzero(~np.isfinite(x))[0])
+        raise ProblemFileError(f"{where}: matrix {name}: value x[{k}] = {x[k]!r} is not finite")
+    if nz >= 0:  # triplet: p rows, i columns
+        count, rows, cols = nz, p, i
+        if p.size < nz or i.size < nz or x.size < nz:
+            raise ProblemFileError(f"{where}: matrix {name} (triplet) has fewer than nz = {nz} entries")
+        rows, cols, values = rows[:nz], cols[:nz], x[:nz]
+    elif nz in (-1, -2):
+        major = n if nz == -1 else m
+        if p.size != major + 1 or p[0] != 0 or np.any(np.diff(p) < 0) or p[-1] > min(i.size, x.size):
+            raise ProblemFileError(
+                f"{where}: matrix {name} ({'columns' if nz == -1 else 'rows'} compressed) has bad pointers p "
+                f"(need {major + 1} nondecreasing from 0 to at most nzmax = {nzmax})"
+            )
+        count = int(p[-1])
+        outer = np.repeat(np.arange(major), np.diff(p))
+        inner, values = i[:count], x[:count]
+        rows, cols = (inner, outer) if nz == -1 else (outer, inner)
+    else:
+        raise ProblemFileError(f"{where}: matrix {name} has nz = {nz}; FCLIB knows >= 0 (triplet), -1 (CSC), -2 (CSR)")
+    if count and (rows.min() < 0 or rows.max() >= m or cols.min() < 0 or cols.max() >= n):
+        raise ProblemFileError(f"{where}: matrix {name} has an index outside its {m} x {n} size")
+    return sp.coo_matrix((values, (rows, cols)), shape=(m, n)).tocsc()  # duplicates summed, as CSparse does
+
+
+def _h5_vector(path, group, name, size):
+    if name not in group:
+        raise ProblemFileError(f"{path}: {group.name} lacks the vector {name!r}")
+    try:
+        value = np.asarray(group[name], float).reshape(-1)
+    except (TypeError, ValueError) as exc:
+        raise ProblemFileError(f"{path}: {group.name}/{name} is not a numeric vector ({exc})") from None
+    if value.size != size:
+        raise ProblemFileError(f"{path}: {group.name}/{name} has {value.size} entries, expected {size}")
+    if not np.all(np.isfinite(value)):
+        k = int(np.flatnonzero(~np.isfinite(value))[0])
+        raise ProblemFileError(f"{path}: {group.name}/{name}[{k}] = {value[k]!r} is not finite")
+    return value
+
+
+def _h5_text(item):
+    value = item[()]
+    if isinstance(value, np.ndarray):
+        value = value.reshape(-1)[0] if value.size else b""
+    return value.decode("utf-8", "replace").rstrip("\x00") if isinstance(value, bytes) else str(value)
+
+
+def read_fclib(path) -> FclibFile:
+    """The 3D friction-contact problem of an FCLIB HDF5 file (module docstring) as an
+    :class:`FclibFile`; a missing, corrupt or inconsistent file is a :class:`ProblemFileError`
+    naming the file and the item."""
+    import h5py
+    import scipy.sparse as sp
+    import scipy.sparse.linalg as spla
+
+    path = Path(path)
+    if not path.is_file():
+        raise ProblemFileError(f"{path}: no such file" if not path.exists() else f"{path}: not a file")
+    try:
+        handle = h5py.File(path, "r")
+    except OSError as exc:
+        raise ProblemFileError(f"{path}: not a readable HDF5 file ({exc})") from None
+    with handle:
+        kinds = [k for k in ("fclib_local", "fclib_global") if k in handle]
+        if not kinds:
+            raise ProblemFileError(f"{path}: neither /fclib_local nor /fclib_global (not an FCLIB problem)")
+        kind = kinds[0]
+        root = handle[kind]
+        try:
+            spacedim = int(np.asarray(root["spacedim"]).reshape(-1)[0])
+        except (KeyError, IndexError, TypeError, ValueError):
+            raise ProblemFileError(f"{path}: /{kind}/spacedim is missing or unreadable") from None
+        if spacedim != 3:
+            raise ProblemFileError(f"{path}: spacedim is {spacedim}; only 3D friction-contact problems are read")
+        if "vectors" not in root:
+            raise ProblemFileError(f"{path}: /{kind}/vectors is missing")
+        vectors = root["vectors"]
+        if kind == "fclib_local":
+            for extra in ("V", "R"):
+                if extra in root:
+                    raise ProblemFileError(
+                        f"{path}: /fclib_local/{extra} (a local problem with extra unknowns) is not read"
+                    )
+            if "W" not in root:
+                raise ProblemFileError(f"{path}: /fclib_local/W is missing")
+            W = _h5_matrix(path, root["W"], "W")
+            if W.shape[0] != W.shape[1] or W.shape[0] % 3:
+                raise ProblemFileError(f"{path}: W is {W.shape[0]} x {W.shape[1]}; expected square, 3 rows per contact")
+            size = W.shape[0]
+            q = _h5_vector(path, vectors, "q", size)
+            mu = _h5_vector(path, vectors, "mu", size // 3)
+            W = W.toarray()
+        else:
+            for name in ("M", "H"):
+                if name not in root:
+                    raise ProblemFileError(f"{path}: /fclib_global/{name} is missing")
+            M, H = _h5_matrix(path, root["M"], "M"), _h5_matrix(path, root["H"], "H")
+            n = M.shape[0]
+            if M.shape[1] != n or H.shape[0] != n or H.shape[1] % 3:
+                raise ProblemFileError(
+                    f"{path}: M is {M.shape[0]} x {M.shape[1]} and H {H.shape[0]} x {H.shape[1]}; expected M "
+                    "square and H with M's rows and 3 columns per contact"
+                )
+            size = H.shape[1]
+            f = _h5_vector(path, vectors, "f", n)
+            w = _h5_vector(path, vectors, "w", size)
+            mu = _h5_vector(path, vectors, "mu", size // 3)
+            if "G" in root:
+                G = _h5_matrix(path, root["G"], "G")
+                if G.shape[0] != n:
+                    raise ProblemFileError(f"{path}: G has {G.shape[0]} rows, expected M's {n}")
+                b = _h5_vector(path, vectors, "b", G.shape[1])
+            else:
+                G, b = sp.csc_matrix((n, 0)), np.zeros(0)
+            p = G.shape[1]
+            KKT = sp.bmat([[M, -G], [G.T, None]], format="csc") if p else M.tocsc()
+            right = np.zeros((n + p, size + 1))
+            right[:n, :size] = H.toarray()
+            right[:n, size] = f
+            right[n:, size] = -b
+            try:
+                with np.errstate(all="raise"):
+                    X = spla.splu(KKT).solve(right)
+            except (RuntimeError, FloatingPointError) as exc:
+                raise ProblemFileError(
+                    f"{path}: [M -G; G^T 0] is singular, the global problem cannot be reduced ({exc})"
+                ) from None
+            HT = H.T.tocsr()
+            W = HT @ X[:n, :size]
+            W = 0.5 * (W + W.T)
+            q = HT @ X[:n, size] + w
+        info = {}
+        if "info" in root:
+            for key in ("title", "description", "math_info"):
+                if key in root["info"]:
+                    info[key] = _h5_text(root["info"][key])
+        solution = {}
+        if "solution" in handle:
+            for key in ("r", "u", "v", "l"):
+                if key in handle["solution"]:
+                    solution[key] = np.asarray(handle["solution"][key], float).reshape(-1)
+    try:
+        problem = FrictionContactProblem.make(W, q, mu)
+    except ValueError as exc:
+        raise ProblemFileError(f"{path}: {exc}") from None
+    return FclibFile(problem, "local" if kind == "fclib_local" else "global", info, solution)
