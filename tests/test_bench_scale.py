@@ -73,3 +73,5 @@ def test_the_mujoco_model_mirrors_the_scene(bench):
         for element, joint in zip(joints, scene.model.holonomic):
             assert (element.get("body1"), element.get("body2")) == (joint.body_a.name, joint.body_b.name)
             assert [float(x) for x in element.get("anchor").split()] == list(joint.offset_a)
+        excluded = [(e.get("body1"), e.get("body2")) for e in root.findall("contact/exclude")]
+        assert excluded == [(j.body_a.name, j.body_b.name) for j in scene.model.holonomic]
