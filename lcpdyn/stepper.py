@@ -694,6 +694,8 @@ class Simulation:
             out = self._solve_coulomb(state, k, rhs, u, e_N, h)
         else:
             out = self._solve_lcp(state, k, rhs, u, e_N, h, n, m, r)
+            if self._islands is not None:  # a whole step of an island run: its active set is not in island order
+                out.active_set = None
         v_new = out.v
         out.slip_world = slip_world_blocks(k.D_block, k.contact_body, v_new, k.tangent)
         out.gap = k.gap
