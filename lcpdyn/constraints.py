@@ -82,6 +82,10 @@ class BallJoint(Holonomic):
     offset_b: object = (0.0, 0.0, 0.0)
     anchor_velocity: object = (0.0, 0.0, 0.0)
 
+    # the numbers a joint's residual reads (arrays): joints of one class, size, anchoring (body or
+    # world) and time dependence are evaluated together by the model, vmapped over these
+    stack_fields = ("offset_a", "offset_b", "anchor_velocity")
+
     def __post_init__(self):
         if not isinstance(self.body_a, RigidBody) or not (self.body_b is None or isinstance(self.body_b, RigidBody)):
             raise TypeError(
@@ -118,6 +122,7 @@ class RevoluteJoint(BallJoint):
     name: str = "revolute joint"
     axis_a: object = (0.0, 1.0, 0.0)
     axis_b: object = (0.0, 1.0, 0.0)
+    stack_fields = ("offset_a", "offset_b", "anchor_velocity", "axis_a", "_normals")
 
     def __post_init__(self):
         super().__post_init__()
@@ -131,7 +136,7 @@ class RevoluteJoint(BallJoint):
         helper = np.eye(3)[int(np.argmin(np.abs(self.axis_b)))]
         first = np.cross(self.axis_b, helper)
         first /= np.linalg.norm(first)
-        self._normals = (first, np.cross(self.axis_b, first))
+        self._normals = np.array([first, np.cross(self.axis_b, first)])
         self.size = 5
 
     def residual(self, state, t=0.0):

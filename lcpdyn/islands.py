@@ -79,12 +79,16 @@ class Islands:
         return len(self.bodies)
 
 
-def row_bodies(A: np.ndarray, n_bodies: int) -> np.ndarray:
-    """(m, nb) bool: which bodies each bilateral row of A (m, 6 nb) touches (a nonzero or
-    non-finite entry among the body's 6 columns)."""
-    A = np.asarray(A)
-    m = A.shape[0]
-    return ~(A.reshape(m, n_bodies, 6) == 0).all(axis=2)
+def row_bodies(A_block: np.ndarray, A_body: np.ndarray, n_bodies: int) -> np.ndarray:
+    """(m, nb) bool: which bodies each bilateral row touches -- a nonzero or non-finite entry
+    in its block (``A_block`` (m, k, 6)) over body ``A_body`` (m, k; -1 padding), the row-block
+    form of :class:`lcpdyn.model.Kinematics`."""
+    m = A_body.shape[0]
+    out = np.zeros((m, n_bodies), bool)
+    touched = ~(A_block == 0).all(axis=2) & (A_body >= 0)
+    rows, slots = np.nonzero(touched)
+    out[rows, A_body[rows, slots]] = True
+    return out
 
 
 @dataclass(frozen=True, eq=False)
@@ -174,11 +178,26 @@ class BodyGroups:
         """True when the step falls into more than one piece (islands or free bodies)."""
         return len(self.groups) + self.free_bodies.size > 1
 
-    def conforms(self, A: np.ndarray) -> bool:
-        """Whether every row of this step's A stays within its island's bodies."""
-        if A.shape[0] == 0:
+    def conforms(self, A_block: np.ndarray, A_body: np.ndarray) -> bool:
+        """Whether every row of this step's A (row blocks, :func:`row_bodies`) stays within its
+        island's bodies."""
+        if A_body.shape[0] == 0:
             return True
-        return not np.any(row_bodies(A, self.n_bodies) & ~self.allowed)
+        touched = ~(A_block == 0).all(axis=2) & (A_body >= 0)
+        inside = self.allowed[np.arange(A_body.shape[0])[:, None], np.maximum(A_body, 0)]
+        return bool(np.all(inside | ~touched))
+
+    def rows_matrix(self, j: int, A_block: np.ndarray, A_body: np.ndarray) -> np.ndarray:
+        """Island j's rows of A over its own velocities, (m_g, 6 nb_g), from the row blocks
+        (entries over bodies outside the island are not there: :meth:`conforms`)."""
+        g = self.groups[j]
+        bodies = A_body[g.rows]
+        local = np.searchsorted(g.bodies, bodies)
+        valid = (bodies >= 0) & (g.bodies[np.minimum(local, g.bodies.size - 1)] == bodies)
+        rows, slots = np.nonzero(valid)
+        out = np.zeros((g.rows.size, g.columns.size))
+        out[rows[:, None], 6 * local[rows, slots][:, None] + np.arange(6)] = A_block[g.rows[rows], slots]
+        return out
 
 
 @njit(cache=True)

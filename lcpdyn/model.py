@@ -27,6 +27,7 @@ function, not constants: models of one structure share a compilation.
 
 from __future__ import annotations
 
+import copy
 from collections import OrderedDict
 from dataclasses import dataclass
 from functools import cached_property
@@ -59,7 +60,8 @@ class Kinematics:
     D_block: np.ndarray  # (r, 2, 6) [t1 t2]^T J_p likewise
     contact_body: np.ndarray  # (r,) the body of each contact (its columns 6b .. 6b + 5)
     n_velocities: int
-    A: np.ndarray  # (m, n) holonomic rows first, then non-holonomic
+    A_block: np.ndarray  # (m, k, 6) each bilateral row over the 6 velocities of each of its k bodies
+    A_body: np.ndarray  # (m, k) those bodies (-1: padding); rows: holonomic, non-holonomic, rolling
     holonomic_error: np.ndarray  # (m_h,) g(q)
     nonholonomic_rhs: np.ndarray  # (m_nh,) u(q, t)
     point: np.ndarray  # (r, 3) candidate contact points (world)
@@ -77,6 +79,15 @@ class Kinematics:
     def N(self) -> np.ndarray:
         """(r, n) dense N = n^T J_p (Eq. 3), scattered from the blocks."""
         return _scatter(self.N_block, self.contact_body, self.n_velocities)
+
+    @cached_property
+    def A(self) -> np.ndarray:
+        """(m, n) dense A (Eq. 2), scattered from the row blocks (holonomic rows first, then
+        non-holonomic, then ideal rolling)."""
+        out = np.zeros((self.A_body.shape[0], self.n_velocities))
+        rows, slots = np.nonzero(self.A_body >= 0)
+        out[rows[:, None], 6 * self.A_body[rows, slots][:, None] + np.arange(6)] = self.A_block[rows, slots]
+        return out
 
     @cached_property
     def D(self) -> np.ndarray:
@@ -333,6 +344,7 @@ class Model:
                 body,
                 n,
                 a[4],
+                layout.A_body,
                 a[5],
                 a[6],
                 a[7],
@@ -491,6 +503,18 @@ class _Layout:
         self.rolling = tuple(
             (i, c.ideal_rolling, c.ideal_spin) for i, c in enumerate(model.contacts) if c.bilateral_rows
         )
+        self.constraint_groups = _constraint_groups(model)
+        every = tuple(range(nb))
+        row_bodies = []  # the bodies each bilateral row may touch (static): declared, else all
+        for c in (*model.holonomic, *model.nonholonomic):
+            own = every if c.bodies is None else tuple(index[id(b)] for b in c.bodies)
+            row_bodies += [own] * c.size
+        for i, rolling, spin in self.rolling:
+            row_bodies += [(int(self.contact_body[i]),)] * (2 * rolling + spin)
+        self.row_width = max((len(b) for b in row_bodies), default=1)
+        self.A_body = np.full((len(row_bodies), self.row_width), -1, np.int64)
+        for j, own in enumerate(row_bodies):
+            self.A_body[j, : len(own)] = own
 
     def key(self) -> tuple:
         return (
@@ -590,29 +614,28 @@ class _Layout:
 
     def evaluate(self, model, q, v, t, floats, ints):
         """Everything :class:`Kinematics` holds, as JAX arrays (see the module docstring)."""
-        n = 6 * self.nb
         gap, point, normal, t1, t2, N, D, tilt, least = self.frames(q, floats, ints)
-        g = model.holonomic_residual(q, t)
-        rows_h, rates_h, rows_nh = [], [], []
-        for c in model.holonomic:
-            A_c, rate = _holonomic_rows(model, c, q, t, self.nb)
-            rows_h.append(A_c)
-            rates_h.append(rate)
+        m_h = sum(c.size for c in model.holonomic)
+        A = jnp.zeros((self.A_body.shape[0], self.row_width, 6))  # row blocks (Kinematics.A_block)
+        g, g_t = jnp.zeros(m_h), jnp.zeros(m_h)  # g_t: rheonomic rate dg/dt
+        for group in self.constraint_groups:
+            g, A, g_t = _holonomic_group(model, group, q, t, self.nb, g, A, g_t)
+        row = m_h
         for c in model.nonholonomic:
-            rows_nh.append(_nonholonomic_rows(model, c, q, v, self.nb))
-        A_h = jnp.concatenate(rows_h) if rows_h else jnp.zeros((0, n))
-        g_t = jnp.concatenate(rates_h) if rates_h else jnp.zeros(0)  # rheonomic rate dg/dt
-        A_nh = jnp.concatenate(rows_nh) if rows_nh else jnp.zeros((0, n))
-        rows = []  # ideal rolling and zero spin: bilateral rows from the contacts' blocks
+            blocks = _nonholonomic_rows(model, c, q, v, self.nb)
+            A = A.at[row : row + c.size, : blocks.shape[1]].set(blocks)
+            row += c.size
+        rolling_rows = row  # ideal rolling and zero spin: bilateral rows from the contacts' blocks
         if self.rolling:
             rotations = jax.vmap(rotation_matrix)(q.reshape(self.nb, 7)[:, 3:])
         for i, rolling, spin in self.rolling:
             b = int(self.contact_body[i])
             if rolling:
-                rows.append(jnp.zeros((2, n)).at[:, 6 * b : 6 * b + 6].set(D[i]))
+                A = A.at[row : row + 2, 0].set(D[i])
+                row += 2
             if spin:  # n . (R omega_b) = 0 (the plane is fixed)
-                rows.append(jnp.zeros((1, n)).at[0, 6 * b + 3 : 6 * b + 6].set(rotations[b].T @ normal[i]))
-        A_roll = jnp.concatenate(rows) if rows else jnp.zeros((0, n))
+                A = A.at[row, 0, 3:].set(rotations[b].T @ normal[i])
+                row += 1
         margin = jnp.min(tilt - least) if self.tilted else jnp.asarray(1.0)
         force, minus_c = self.applied(model, q, v, t, floats)
         nonconservative = model.nonconservative_force(q, v, t)
@@ -623,9 +646,9 @@ class _Layout:
             gap,
             N,
             D,
-            jnp.concatenate([A_h, A_nh, A_roll]),
+            A,
             g,
-            jnp.concatenate([model.nonholonomic_target(q, t), jnp.zeros(A_roll.shape[0])]),
+            jnp.concatenate([model.nonholonomic_target(q, t), jnp.zeros(row - rolling_rows)]),
             point,
             normal,
             jnp.stack([t1, t2], axis=1),
@@ -667,6 +690,66 @@ class _NamedView(StateView):
             ) from None
 
 
+def _constraint_groups(model):
+    """The holonomic constraints in evaluation groups: (members, rows (G, size)) with members
+    of one class, size, time dependence and declared-body count whose class names its numbers
+    (``stack_fields``: the joints) stacked together (one ``vmap``, so the trace does not grow
+    with the joints), every other constraint alone. ``rows`` are the members' rows of g and A."""
+    offsets = np.cumsum([0] + [c.size for c in model.holonomic])
+    groups: dict = {}
+    for j, c in enumerate(model.holonomic):
+        fields = getattr(type(c), "stack_fields", None)
+        if fields and c.bodies is not None:
+            key = (type(c), c.size, c.time_dependent, len(c.bodies), getattr(c, "body_b", 0) is None)
+        else:
+            key = ("alone", j)
+        groups.setdefault(key, []).append(j)
+    out = []
+    for members in groups.values():
+        rows = np.array([np.arange(offsets[j], offsets[j + 1]) for j in members], np.int64)
+        out.append((tuple(model.holonomic[j] for j in members), rows))
+    return out
+
+
+def _holonomic_group(model, group, q, t, nb, g, A, g_t):
+    """g, A = dg/dq Gamma and dg/dt of one group of holonomic constraints (:func:`_constraint_groups`)
+    written into their rows: a single constraint as :func:`_holonomic_rows`; a stacked group
+    ``vmap``ped over its members' numbers and their bodies' coordinates, each member's Jacobian a
+    block over its bodies' 6 velocities each."""
+    members, rows = group
+    first = members[0]
+    if len(members) == 1 and not (getattr(type(first), "stack_fields", None) and first.bodies is not None):
+        blocks, rate = _holonomic_rows(model, first, q, t, nb)
+        value = first.residual(StateView(model.index(), q), t)
+        return g.at[rows[0]].set(value), A.at[rows[0], : blocks.shape[1]].set(blocks), g_t.at[rows[0]].set(rate)
+    index = model.index()
+    bodies = np.array([[index[id(b)] for b in c.bodies] for c in members], np.int64)  # (G, k)
+    k = bodies.shape[1]
+    coordinates = (7 * bodies[:, :, None] + np.arange(7)).reshape(len(members), 7 * k)
+    numbers = {
+        name: jnp.asarray(np.stack([np.asarray(getattr(c, name), float) for c in members]))
+        for name in type(first).stack_fields
+    }
+    own = {id(b): i for i, b in enumerate(first.bodies)}
+
+    def residual(values, q_own, t_):
+        proxy = copy.copy(first)  # the first member's structure with another member's numbers
+        for name, value in values.items():
+            setattr(proxy, name, value)
+        return proxy.residual(_NamedView(own, q_own, None, first.name), t_)
+
+    q_own = q[coordinates]  # (G, 7 k)
+    value = jax.vmap(residual, in_axes=(0, 0, None))(numbers, q_own, t)
+    J = jax.vmap(jax.jacfwd(residual, argnums=1), in_axes=(0, 0, None))(numbers, q_own, t)  # (G, size, 7 k)
+    rate = jax.vmap(jax.jacfwd(residual, argnums=2), in_axes=(0, 0, None))(numbers, q_own, t)
+    blocks = jax.vmap(lambda J_, q_: _per_body_gamma(J_, q_, k))(J, q_own)  # (G, size, 6 k)
+    return (
+        g.at[rows].set(value),
+        A.at[rows, :k].set(blocks.reshape(len(members), first.size, k, 6)),
+        g_t.at[rows].set(rate),
+    )
+
+
 def _per_body_gamma(J, q, k):
     """J (rows, 7 k) dg/dq over k bodies' coordinates times Gamma (block-diagonal: I3 and the
     4 x 3 quaternion-rate matrix per body) -> (rows, 6 k), applied per body."""
@@ -676,16 +759,14 @@ def _per_body_gamma(J, q, k):
 
 
 def _holonomic_rows(model, c, q, t, nb):
-    """(A_c (size, 6 nb), dg_c/dt (size,)) of one holonomic constraint: A_c = dg/dq Gamma over
-    its declared bodies' coordinates (all bodies if undeclared), scattered into the model's
-    columns."""
+    """(blocks (size, k, 6), dg_c/dt (size,)) of one holonomic constraint: A_c = dg/dq Gamma
+    over its k declared bodies' coordinates (all nb bodies, in order, if undeclared)."""
     bodies, _ = _constraint_view(model, c, q, None)
     if bodies is None:
         J = jax.jacfwd(lambda q_: c.residual(StateView(model.index(), q_), t))(q)
         rate = jax.jacfwd(lambda t_: c.residual(StateView(model.index(), q), t_))(t)
-        return _per_body_gamma(J, q, nb), rate
+        return _per_body_gamma(J, q, nb).reshape(c.size, nb, 6), rate
     coordinates = (7 * bodies[:, None] + np.arange(7)).reshape(-1)
-    columns = (6 * bodies[:, None] + np.arange(6)).reshape(-1)
     q_own = q[coordinates]
 
     def residual(q_, t_):
@@ -693,20 +774,20 @@ def _holonomic_rows(model, c, q, t, nb):
 
     J = jax.jacfwd(residual)(q_own, t)
     rate = jax.jacfwd(residual, argnums=1)(q_own, t)
-    return jnp.zeros((c.size, 6 * nb)).at[:, columns].set(_per_body_gamma(J, q_own, bodies.size)), rate
+    return _per_body_gamma(J, q_own, bodies.size).reshape(c.size, bodies.size, 6), rate
 
 
 def _nonholonomic_rows(model, c, q, v, nb):
-    """A_c = da/dv (size, 6 nb) of one non-holonomic constraint over its declared bodies'
-    velocities (all if undeclared)."""
+    """A_c = da/dv of one non-holonomic constraint as blocks (size, k, 6) over its k declared
+    bodies' velocities (all nb bodies, in order, if undeclared)."""
     bodies, _ = _constraint_view(model, c, q, v)
     if bodies is None:
-        return jax.jacfwd(lambda v_: c.velocity_residual(StateView(model.index(), q, v_)))(v)
+        return jax.jacfwd(lambda v_: c.velocity_residual(StateView(model.index(), q, v_)))(v).reshape(c.size, nb, 6)
     coordinates = (7 * bodies[:, None] + np.arange(7)).reshape(-1)
     columns = (6 * bodies[:, None] + np.arange(6)).reshape(-1)
     q_own = q[coordinates]
     A = jax.jacfwd(lambda v_: c.velocity_residual(_constraint_view(model, c, q_own, v_)[1]))(v[columns])
-    return jnp.zeros((c.size, 6 * nb)).at[:, columns].set(A)
+    return A.reshape(c.size, bodies.size, 6)
 
 
 def _compile(model: Model, layout: _Layout, floats, ints):

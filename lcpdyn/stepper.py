@@ -501,7 +501,8 @@ class Simulation:
         :meth:`~lcpdyn.islands.BodyGroups.conforms`)."""
         nb = len(self.model.bodies)
         q0, v0 = self.model.initial_state()
-        pattern = row_bodies(self.evaluate(q0, v0, 0.0).A, nb)
+        k = self.evaluate(q0, v0, 0.0)
+        pattern = row_bodies(k.A_block, k.A_body, nb)
         rng = np.random.default_rng(20261125)
         for _ in range(2):
             q = q0.reshape(nb, 7).copy()
@@ -509,7 +510,7 @@ class Simulation:
             quaternion = rng.normal(size=(nb, 4))
             q[:, 3:] = quaternion / np.linalg.norm(quaternion, axis=1, keepdims=True)
             k = self.evaluate(q.reshape(-1), rng.normal(size=v0.shape), float(rng.uniform(0.1, 1.0)))
-            pattern |= row_bodies(k.A, nb)
+            pattern |= row_bodies(k.A_block, k.A_body, nb)
         return pattern
 
     @property
@@ -657,7 +658,7 @@ class Simulation:
             raise self._step_error(state, self._nonfinite_kinematics(state, k))
         if k.tilt_margin < 0.0:
             raise self._step_error(state, self._flat_disk(k))
-        n, r, m = k.n_velocities, k.gap.shape[0], k.A.shape[0]
+        n, r, m = k.n_velocities, k.gap.shape[0], k.A_body.shape[0]
         v = state.v
         self._mu_now, self._mu_static_now = self._coefficients_now(state, k)
         paper = self.position_update == "paper"
@@ -666,7 +667,8 @@ class Simulation:
             e_N = self._compliant_rows(k, v, h, paper, e_N)
         g = k.holonomic_error
         if g.size:  # A v+ = -dg/dt - beta g~/h (rheonomic rate, drift at the configuration v+ moves)
-            g_pred = g + h * (k.A[: g.size] @ v + k.holonomic_rate) if paper else g
+            A_v = np.einsum("mkj,mkj->m", k.A_block[: g.size], v.reshape(-1, 6)[k.A_body[: g.size]])  # pads are 0
+            g_pred = g + h * (A_v + k.holonomic_rate) if paper else g
             g = -self.stabilization * g_pred / h - k.holonomic_rate
         u = np.concatenate([g, k.nonholonomic_rhs])
         if self.gyroscopic == "midpoint":
@@ -685,7 +687,7 @@ class Simulation:
             rhs = momentum(self._mass, self._inertia, v) + h * k.force
         self._check_inputs(state, rhs, e_N, u)
         split = self._islands is not None
-        if split and self._coupled and not self._groups.conforms(k.A):
+        if split and self._coupled and not self._groups.conforms(k.A_block, k.A_body):
             # a row reaches a body outside its structural island: this step is solved whole, cold
             split, state = False, dataclasses.replace(state, active_set=None, impulse_guess=None)
         if split:
@@ -1049,7 +1051,7 @@ class Simulation:
         as the dense problem is (same method, warm start, fallback and residual check), so the
         cost grows with the number of islands, not with the cube of the whole system."""
         groups = self._groups.groups
-        r, m = k.gap.shape[0], k.A.shape[0]
+        r, m = k.gap.shape[0], k.A_body.shape[0]
         blocks = self._group_mass_blocks()
         v_new = free_velocity(self._mass, self._inertia, rhs)
         impulse_N = np.zeros(r)
@@ -1064,7 +1066,7 @@ class Simulation:
             for j, g in enumerate(groups):
                 c, cols, n_g = g.contacts, g.columns, g.columns.size
                 assembled = self._assemble_rows(
-                    blocks[j], k.A[np.ix_(g.rows, cols)], _scatter(k.N_block[c], g.slot, n_g),
+                    blocks[j], self._groups.rows_matrix(j, k.A_block, k.A_body), _scatter(k.N_block[c], g.slot, n_g),
                     _scatter(k.D_block[c].reshape(-1, 6), np.repeat(g.slot, 2), n_g), k.tangent[c],
                     state.v[cols], rhs[cols], u[g.rows], e_N[c], self._normal_compliance[c], h,
                     self._mu_now[c], self._mu_static_now[c], normal_force[c], state.friction_force[c],
@@ -1136,13 +1138,13 @@ class Simulation:
         velocities and bilateral multipliers eliminated (:func:`lcpdyn.kkt.solve_kkt`, a sparse
         factorization for large islands), its Delassus problem solved by NSGS from the previous
         impulses, with the residual check and fallback of the dense path."""
-        r, m = k.gap.shape[0], k.A.shape[0]
+        r, m = k.gap.shape[0], k.A_body.shape[0]
         v_new = free_velocity(self._mass, self._inertia, rhs)
         impulse = np.zeros(3 * r)
         bilateral = np.zeros(m)
         guess = state.impulse_guess
         iterations, fallback, residual = 0, False, 0.0
-        for g in self._groups.groups:
+        for j, g in enumerate(self._groups.groups):
             start = time.perf_counter()
             c, n_g = g.contacts, g.columns.size
             H = np.empty((3 * c.size, n_g))
@@ -1150,8 +1152,9 @@ class Simulation:
             H[1::3] = _scatter(k.D_block[c, 0], g.slot, n_g)
             H[2::3] = _scatter(k.D_block[c, 1], g.slot, n_g)
             rows = (3 * c[:, None] + np.arange(3)).reshape(-1)
+            A_g = self._groups.rows_matrix(j, k.A_block, k.A_body)
             free, response, W, b = self._delassus(
-                state, self._mass[g.bodies], self._inertia[g.bodies], k.A[np.ix_(g.rows, g.columns)], H,
+                state, self._mass[g.bodies], self._inertia[g.bodies], A_g, H,
                 rhs[g.columns], u[g.rows], e_N[c], self._normal_compliance[c],
             )  # fmt: skip
             middle = time.perf_counter()

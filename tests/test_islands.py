@@ -327,3 +327,46 @@ def test_a_user_contact_geometry_plugs_in_without_editing_the_engine():
         assert np.all(run.solver_status == 0)
         assert abs(run.contact_gap[-1]).max() < 1e-9
         np.testing.assert_allclose(run.contact_normal_force[-1].sum(), 9.81, rtol=1e-6)
+
+
+def test_stacked_joints_give_the_jacobian_of_the_whole_residual():
+    """Joints of one class are evaluated together (one vmap per class, size, anchoring and time
+    dependence): g, A and dg/dt equal the plain JAX derivatives of the model's whole residual,
+    A = dg/dq Gamma with the dense Gamma (revolute joints between bodies, ball joints to a moving
+    world anchor, at a random state); the trace does not grow with the joints."""
+    import jax
+
+    from lcpdyn.constraints import RevoluteJoint
+    from lcpdyn.precision import float64
+
+    model = Dumbbells.build(count=3, seed=6).model
+    b = model.bodies
+    for i in range(2):
+        model.add_constraint(
+            RevoluteJoint(
+                body_a=b[2 * i],
+                body_b=b[2 * i + 2],
+                offset_a=(0.1, 0.0, 0.0),
+                axis_a=(0.0, 0.0, 1.0),
+                axis_b=(0.0, 1.0, 1.0),
+            )
+        )
+    for i, speed in ((1, 0.3), (3, -0.2)):
+        model.add_constraint(BallJoint(body_a=b[i], offset_b=(0.0, 0.0, 1.0), anchor_velocity=(speed, 0.0, 0.0)))
+    rng = np.random.default_rng(0)
+    q, v = model.initial_state()
+    Q = q.reshape(-1, 7)
+    Q[:, :3] += rng.normal(size=(len(b), 3))
+    Q[:, 3:] = rng.normal(size=(len(b), 4))
+    Q[:, 3:] /= np.linalg.norm(Q[:, 3:], axis=1, keepdims=True)
+    k = model.compile()(Q.reshape(-1), v, 0.4)
+    with float64():
+        g = np.asarray(model.holonomic_residual(Q.reshape(-1), 0.4))
+        J = np.asarray(jax.jacfwd(model.holonomic_residual)(Q.reshape(-1), 0.4))
+        Gamma = np.asarray(jax.jacfwd(model.gamma_v, argnums=1)(Q.reshape(-1), v))
+        rate = np.asarray(jax.jacfwd(model.holonomic_residual, argnums=1)(Q.reshape(-1), 0.4))
+    m = g.size
+    np.testing.assert_allclose(k.holonomic_error, g, rtol=0, atol=1e-14)
+    np.testing.assert_allclose(k.A[:m], J @ Gamma, rtol=0, atol=1e-13)
+    np.testing.assert_allclose(k.holonomic_rate, rate, rtol=0, atol=1e-14)
+    assert np.abs(rate).max() > 0.1 and len(model_module._Layout(model).constraint_groups) == 3
