@@ -236,7 +236,7 @@ def _h5_matrix(path, group, name):
         raise ProblemFileError(f"{where}: matrix {name} has a negative size (m = {m}, n = {n}, nzmax = {nzmax})")
     if not np.all(np.isfinite(x)):
         k = int(np.flatnonzero(~np.isfinite(x))[0])
-        raise ProblemFileError(f"{where}: matrix {name}: value x[{k}] = {x[k]!r} is not finite")
+        raise ProblemFileError(f"{where}: matrix {name}: value x[{k}] = {float(x[k])!r} is not finite")
     if nz >= 0:  # triplet: p rows, i columns
         count, rows, cols = nz, p, i
         if p.size < nz or i.size < nz or x.size < nz:
@@ -271,7 +271,7 @@ def _h5_vector(path, group, name, size):
         raise ProblemFileError(f"{path}: {group.name}/{name} has {value.size} entries, expected {size}")
     if not np.all(np.isfinite(value)):
         k = int(np.flatnonzero(~np.isfinite(value))[0])
-        raise ProblemFileError(f"{path}: {group.name}/{name}[{k}] = {value[k]!r} is not finite")
+        raise ProblemFileError(f"{path}: {group.name}/{name}[{k}] = {float(value[k])!r} is not finite")
     return value
 
 
