@@ -248,6 +248,13 @@ def _parser() -> argparse.ArgumentParser:
         + _listing(s.lstrip(".") for s in _plot_suffixes())
         + " (default: no figure)",
     )
+    run.add_argument(
+        "--compiled-loop",
+        action="store_true",
+        help="run chunks of steps as one compiled call (small scenes: regularized or box, no bilateral rows, "
+        "compliant contacts or friction profiles; every step still checked, a refused one redone by the "
+        "ordinary step) (default: the ordinary step)",
+    )
     run.add_argument("--quiet", action="store_true", help="no progress bar")
 
     compare = sub.add_parser(
@@ -561,6 +568,7 @@ def _run(args) -> int:
         gyroscopic=args.gyroscopic,
         energy_check=options["energy_check"],
         energy_tolerance=options["energy_tolerance"],
+        compiled_loop=args.compiled_loop,
     )
     streamed = os.path.splitext(out)[1].lower() in STREAMED_SUFFIXES
 
@@ -589,6 +597,7 @@ def _resume(args) -> int:
             ("--set", args.set),
             ("--record-every", args.record_every),
             ("--out", args.out),
+            ("--compiled-loop", args.compiled_loop or None),
         )
         if value is not None
     ]

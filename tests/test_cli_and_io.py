@@ -1057,3 +1057,26 @@ def test_a_run_that_fails_inside_compare_is_reported_without_a_traceback(monkeyp
     assert stderr.strip() == (
         "lcpdyn: compare: simulation stopped: step 7 (t = 0.007 s): judice-pires failed (MAX_ITERATIONS: test)"
     )
+
+
+def test_run_compiled_loop_flag_runs_the_compiled_loop_and_refuses_a_scene_it_cannot(tmp_path, capsys):
+    """``lcpdyn run ... --compiled-loop``: the run is the compiled loop's (recorded in the file's
+    parameters), its motion the ordinary step's to 1e-9; a scene the loop cannot take (the
+    rolling disk's ideal rolling rows) is a usage error naming why, nothing run; --resume takes
+    the choice from the file, not from the flag."""
+    argv = ["run", "sliding-sphere", "--t-end", "0.05", "--quiet"]
+    code, _, err = run_cli([*argv, "--compiled-loop", "--out", str(tmp_path / "c.npz")], capsys)
+    assert code == 0, err
+    code, _, err = run_cli([*argv, "--out", str(tmp_path / "o.npz")], capsys)
+    assert code == 0, err
+    compiled, ordinary = load(tmp_path / "c.npz"), load(tmp_path / "o.npz")
+    assert compiled.parameters["compiled_loop"] is True and ordinary.parameters["compiled_loop"] is False
+    np.testing.assert_allclose(compiled.velocity, ordinary.velocity, rtol=0, atol=1e-9)
+    code, _, err = run_cli(
+        ["run", "rolling-disk", "--t-end", "0.01", "--compiled-loop", "--quiet", "--out", str(tmp_path / "d.npz")],
+        capsys,
+    )
+    assert code == 2 and "cannot run in the compiled loop" in err and "bilateral rows" in err
+    assert not (tmp_path / "d.npz").exists()
+    code, _, err = run_cli(["run", "--resume", str(tmp_path / "x.h5"), "--t-end", "1", "--compiled-loop"], capsys)
+    assert code == 2 and "--compiled-loop cannot be combined" in err
