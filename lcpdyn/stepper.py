@@ -181,9 +181,13 @@ _FALLBACKS = {
     "lemke": "judice-pires",
     "pgs": "judice-pires",
     "siconos": "judice-pires",
-    "nsgs": "siconos-nsn-ac",
+    "nsgs": "prox",  # the proximal-point Newton loop converges where NSGS stalls (hyperstatic contact sets)
+    "newton": "prox",
+    "prox": "nsgs",
+    "auto": "nsgs",  # (the friction-contact method "auto"; fallback_method="auto" means "from this table")
     "siconos-nsgs": "nsgs",
     "siconos-nsn-ac": "nsgs",
+    "siconos-prox": "prox",
 }
 
 
@@ -254,8 +258,10 @@ class Simulation:
     energy_tolerance : relative to the run's energy scale S_n, > 0 (default 1e-3).
     stabilization : beta in [0, 1] for penetration and holonomic drift (see module docstring).
     normal_force_iterations : extra fixed-point passes toward mu lam_N+ (>= 0).
-    fallback_method : method used when the first fails (``"auto"``: lemke for judice-pires and
-        vice versa; nsgs <-> Siconos for coulomb); ``None`` stops at the first failure.
+    fallback_method : method used when the first fails (``"auto"``, the default, picks it: lemke
+        for judice-pires and vice versa; for coulomb ``prox`` after nsgs and newton, nsgs after
+        the others); ``None`` stops at the first failure. (Here ``"auto"`` means "pick"; the
+        friction-contact *method* named ``auto`` can be the main method, not the fallback.)
     solver_options : dict of options for ``method`` (see each method's ``Options``).
     static_threshold : slip speed (m/s) below which a contact counts as sticking when choosing
         between mu_s and mu_k for box, polygonal and coulomb (the regularized model uses its v_th).

@@ -11,8 +11,10 @@ Front door, one for both problems::
 Methods: ``"judice-pires"`` (default, :mod:`solvers.judice_pires`), ``"lemke"``
 (:mod:`solvers.lemke`), ``"pgs"`` (:mod:`solvers.pgs`), ``"block-gs"`` (:mod:`solvers.block_gs`,
 per-contact blocks solved exactly), ``"siconos"``
-(:mod:`solvers.siconos_route`) for the bounded LCP; ``"nsgs"``, ``"siconos-nsgs"`` and
-``"siconos-nsn-ac"`` for the friction-contact problem (:mod:`solvers.friction_contact`). The
+(:mod:`solvers.siconos_route`) for the bounded LCP; ``"nsgs"``, ``"newton"``
+(:mod:`solvers.alart_curnier`), ``"prox"`` (:mod:`solvers.proximal_point`), ``"auto"``
+(:mod:`solvers.auto_choice`), ``"siconos-nsgs"``, ``"siconos-nsn-ac"`` and ``"siconos-prox"`` for
+the friction-contact problem (:mod:`solvers.friction_contact`). The
 bounded LCP is defined in :mod:`solvers.problem`; every answer is checked by the framework's own
 residual (:mod:`solvers.result`, and per contact for the friction-contact problem).
 """

@@ -19,7 +19,8 @@ __all__ = ["solve", "METHODS", "FRICTION_CONTACT_METHODS"]
 METHODS = {module.NAME: module for module in (judice_pires, lemke, pgs, block_gs, siconos_route)}
 """The bounded-LCP methods by name."""
 FRICTION_CONTACT_METHODS = friction_contact.METHODS
-"""The friction-contact methods by name: ``nsgs`` (ours), ``siconos-nsgs``, ``siconos-nsn-ac``."""
+"""The friction-contact methods by name: ``nsgs``, ``newton``, ``prox``, ``auto`` (ours),
+``siconos-nsgs``, ``siconos-nsn-ac``, ``siconos-prox``."""
 DEFAULT_TOLERANCE = 1e-9
 _DEFAULTS = {name: module.Options() for name, module in METHODS.items()}  # frozen, safe to share
 
@@ -47,8 +48,8 @@ def solve(
         ``q, lo, hi`` omitted.
     method : for a bounded LCP ``"judice-pires"`` (default), ``"lemke"``, ``"pgs"``,
         ``"block-gs"`` (per-contact blocks solved exactly, :mod:`solvers.block_gs`) or
-        ``"siconos"``; for a friction-contact problem ``"nsgs"`` (default), ``"siconos-nsgs"``
-        or ``"siconos-nsn-ac"``.
+        ``"siconos"``; for a friction-contact problem ``"nsgs"`` (default), ``"newton"``,
+        ``"prox"``, ``"auto"``, ``"siconos-nsgs"``, ``"siconos-nsn-ac"`` or ``"siconos-prox"``.
     Before any bounded-LCP method runs, a zero row of M that no z can complement is reported as
     ``INFEASIBLE`` (:func:`~solvers.problem.zero_row_certificate`).
     tolerance : the framework's acceptance bound on the relative residual (see

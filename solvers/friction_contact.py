@@ -92,9 +92,23 @@ weakly coupled, up to ~10^3 for a body resting on many contacts (see ``relaxatio
 apart) ``r`` diverges; the per-contact measure does not decay with ``|r|`` (the velocity of such a
 contact stays a full row scale wrong), so the run ends with ``MAX_ITERATIONS``, never a success.
 
-``"siconos-nsgs"`` / ``"siconos-nsn-ac"``: the same problem posed to Siconos numerics,
+``"newton"`` (ours): semismooth Newton on the Alart–Curnier function with an Armijo line search,
+dense (compiled, LAPACK) or sparse (SuperLU) linear algebra -- :mod:`solvers.alart_curnier`.
+Quadratic near a nondegenerate solution; stalls where ``W`` is rank deficient on the stuck
+contacts.
+
+``"prox"`` (ours): the proximal-point loop ``W + Λ``, ``b − Λ r_k`` around that Newton method
+(Rockafellar 1976; Acary–Brémond–Huber 2017 §5) -- :mod:`solvers.proximal_point`. Converges on
+the hyperstatic, rank-deficient problems where NSGS and Newton stall.
+
+``"auto"`` (ours): Newton for a few iterations, then ``prox`` -- :mod:`solvers.auto_choice`.
+
+``"siconos-nsgs"`` / ``"siconos-nsn-ac"`` / ``"siconos-prox"``: the same problem posed to Siconos numerics,
 ``FrictionContactProblem(3, nc, W, b, mu)`` + ``fc3d_driver`` with ``SICONOS_FRICTION_3D_NSGS``
-(500) or ``SICONOS_FRICTION_3D_NSN_AC`` (504, the Alart–Curnier semismooth Newton method). As
+(500), ``SICONOS_FRICTION_3D_NSN_AC`` (504, the Alart–Curnier semismooth Newton method) or
+``SICONOS_FRICTION_3D_PROX`` (502, proximal point). Siconos' own error divides by
+``max(|q|, |r|, |u|)``, so with large reactions it reports success far from a solution by
+``|F_nat| / |q|`` (measured on Confeti-ex13: 1e-9 reported, 5e-6 by ``|q|``). As
 everywhere in :mod:`solvers`, Siconos' ``info == 0`` is not taken as success: the framework's
 residual decides. Siconos is imported lazily (:func:`solvers.siconos_route.import_siconos`).
 Siconos is not called when some ``W[3i, 3i] <= 0`` (``NUMERICAL_ERROR`` instead): NSGS' local
@@ -130,8 +144,10 @@ NSGS = "nsgs"
 SICONOS_SOLVERS = {  # method name -> constant name in siconos.numerics
     "siconos-nsgs": "SICONOS_FRICTION_3D_NSGS",
     "siconos-nsn-ac": "SICONOS_FRICTION_3D_NSN_AC",
+    "siconos-prox": "SICONOS_FRICTION_3D_PROX",
 }
-METHODS = (NSGS,) + tuple(SICONOS_SOLVERS)
+NEWTON, PROX, AUTO = "newton", "prox", "auto"
+METHODS = (NSGS, NEWTON, PROX, AUTO) + tuple(SICONOS_SOLVERS)
 
 # Local-solve outcome codes (counted in ``info``).
 _SEPARATE, _STICK, _SLIDE, _INEXACT = 0, 1, 2, -1
@@ -228,7 +244,15 @@ class FrictionContactProblem:
         return cls(W, b, mu)
 
 
-_OPTIONS = {NSGS: Options, **{name: SiconosOptions for name in SICONOS_SOLVERS}}
+def _options_classes():
+    from .alart_curnier import NewtonOptions
+    from .auto_choice import AutoOptions
+    from .proximal_point import ProxOptions
+
+    return {NSGS: Options, NEWTON: NewtonOptions, PROX: ProxOptions, AUTO: AutoOptions}
+
+
+_OPTIONS = {name: SiconosOptions for name in SICONOS_SOLVERS}
 _DEFAULTS = {name: cls() for name, cls in _OPTIONS.items()}
 
 
@@ -854,11 +878,14 @@ def solve_friction_contact(
         ordered (normal, tangent 1, tangent 2).
     b : (3nc,) free velocity.
     mu : friction coefficient(s) >= 0, a scalar or one per contact (shape (nc,)).
-    method : ``"nsgs"`` (ours, default), ``"siconos-nsgs"`` or ``"siconos-nsn-ac"``.
+    method : ``"nsgs"`` (ours, default), ``"newton"``, ``"prox"``, ``"auto"`` (ours) or
+        ``"siconos-nsgs"``, ``"siconos-nsn-ac"``, ``"siconos-prox"``.
     tolerance : bound on the framework's relative residual for ``SOLVED``.
     initial_guess : (3nc,) starting reactions (warm start), default zero.
     raise_on_failure : raise :class:`~solvers.result.SolverFailure` unless ``SOLVED``.
-    **options : see :class:`Options` (``nsgs``) and :class:`SiconosOptions`; unknown names raise
+    **options : see :class:`Options` (``nsgs``), :class:`~solvers.alart_curnier.NewtonOptions`,
+        :class:`~solvers.proximal_point.ProxOptions`, :class:`~solvers.auto_choice.AutoOptions`
+        and :class:`SiconosOptions`; unknown names raise
         :class:`UnknownOptionError` (both a ``TypeError`` and a ``ValueError``).
 
     Returns
@@ -866,11 +893,18 @@ def solve_friction_contact(
     :class:`FrictionContactResult`. Its ``info``: for ``nsgs``, ``separated`` / ``stick`` /
     ``slide`` (how the contacts' local problems were solved in the last sweep),
     ``local_failures`` (local solves without an exact candidate, last sweep) and
-    ``regularized_blocks`` (blocks given the proximal term); for Siconos, ``siconos_info``,
+    ``regularized_blocks`` (blocks given the proximal term); for ``newton``,
+    ``regularized_steps`` (shifted factorizations), ``failed_line_searches``, ``merit`` and
+    ``linear_algebra``; for ``prox``, ``inner_iterations``, ``inner_failures``, ``final_sigma``,
+    ``stalled`` and ``linear_algebra``; for ``auto`` those of its last stage with ``route`` and
+    ``newton_iterations``; for Siconos, ``siconos_info``,
     ``siconos_error`` (Siconos' own measure) and ``siconos_tolerance``.
     """
     if not isinstance(method, str) or method not in METHODS:
         raise ValueError(f"unknown method {method!r}; choose one of {list(METHODS)}")
+    if not _DEFAULTS.keys() >= set(METHODS):
+        _OPTIONS.update(_options_classes())
+        _DEFAULTS.update({name: cls() for name, cls in _OPTIONS.items()})
     if options:
         try:
             method_options = build_options(_OPTIONS[method], method, options)
@@ -879,10 +913,10 @@ def solve_friction_contact(
     else:
         method_options = _DEFAULTS[method]
     W, b, mu, tolerance, r = _validate(W, b, mu, tolerance, initial_guess)
-    if method == NSGS:
-        result = _run_nsgs(W, b, mu, r, method_options, tolerance)
-    else:
+    if method in SICONOS_SOLVERS:
         result = _run_siconos(W, b, mu, r, method_options, tolerance, method)
+    else:
+        result = _RUNNERS[method](W, b, mu, r, method_options, tolerance)
     if raise_on_failure and not result.success:
         raise SolverFailure(result)
     return result
@@ -925,6 +959,103 @@ def _run_nsgs(W, b, mu, r, options: Options, tolerance: float) -> FrictionContac
     return measure_friction_contact(
         W, b, mu, r, status, sweeps, f"NSGS (exact local solves): {text}", NSGS, tolerance, info
     )
+
+
+def _framework_residual(W, b, mu):
+    """``r -> relative residual`` of the framework on the problem (W, b, mu)."""
+    u = np.empty(b.shape[0])
+
+    def residual(r):
+        return float(_measure_kernel(W, b, mu, r, u)[0])
+
+    return residual
+
+
+_CODE_STATUS = {0: Status.SOLVED, 1: Status.MAX_ITERATIONS, 2: Status.NUMERICAL_ERROR, 3: Status.MAX_ITERATIONS}
+
+
+def _run_newton(W, b, mu, r, options, tolerance: float) -> FrictionContactResult:
+    from .alart_curnier import _Operator, contact_rho, newton_dense, newton_kernel
+
+    rho = contact_rho(W)
+    n = b.shape[0]
+    if n <= options.dense_limit:
+        stats = np.zeros(3)
+        code, iterations = newton_dense(
+            W, b, mu, rho, r, options.max_iterations, options.armijo, options.line_search_steps, 0, tolerance, W, b,
+            r, np.zeros(n), 0.1, 0.0, stats,
+        )  # fmt: skip
+        status = _CODE_STATUS[code]
+        info = {
+            "regularized_steps": int(stats[0]),
+            "failed_line_searches": int(stats[1]),
+            "merit": float(stats[2]),
+            "linear_algebra": "dense LU (compiled loop)",
+        }
+    else:
+        residual = _framework_residual(W, b, mu)
+
+        def converged(r_now, u_now, phi, merit):
+            return residual(r_now) <= tolerance
+
+        operator = _Operator(W, None, options.dense_limit)
+        status, iterations, info = newton_kernel(
+            operator, b, mu, rho, r, options.max_iterations, options.armijo, options.line_search_steps, converged
+        )
+        info["linear_algebra"] = "sparse LU (SuperLU)"
+    text = {
+        Status.SOLVED: f"converged in {iterations} iterations",
+        Status.MAX_ITERATIONS: f"no convergence in {iterations} iterations (max_iterations={options.max_iterations})",
+        Status.NUMERICAL_ERROR: f"non-finite iterate or no Newton direction after {iterations} iterations",
+    }[status]
+    return measure_friction_contact(
+        W, b, mu, r, status, iterations, f"semismooth Newton (Alart–Curnier): {text}", NEWTON, tolerance, info
+    )
+
+
+def _run_prox(W, b, mu, r, options, tolerance: float) -> FrictionContactResult:
+    from .alart_curnier import contact_rho, prox_dense
+    from .proximal_point import proximal_point
+
+    if b.shape[0] <= options.dense_limit:
+        stats = np.zeros(5)
+        code, outer = prox_dense(
+            W, b, mu, r, 1.0 / contact_rho(W), options.sigma, options.sigma_min, options.sigma_decrease,
+            options.sigma_increase, options.fast_inner, options.inner_ratio, options.max_outer, options.max_inner,
+            tolerance, stats,
+        )  # fmt: skip
+        status = _CODE_STATUS[code]
+        info = {
+            "stalled": code == 3,
+            "inner_iterations": int(stats[0]),
+            "inner_failures": int(stats[1]),
+            "final_sigma": float(stats[2]),
+            "linear_algebra": "dense LU (compiled loop)",
+        }
+    else:
+        status, outer, info = proximal_point(W, b, mu, r, options, _framework_residual(W, b, mu), tolerance)
+        info["linear_algebra"] = "sparse LU (SuperLU)"
+    text = {
+        Status.SOLVED: f"converged in {outer} proximal iterations ({info['inner_iterations']} Newton iterations)",
+        Status.MAX_ITERATIONS: (
+            f"stalled after {outer} proximal iterations: the iterate solves the proximal problem to rounding"
+            if info["stalled"]
+            else f"no convergence in {outer} proximal iterations (max_outer={options.max_outer})"
+        ),
+        Status.NUMERICAL_ERROR: f"non-finite iterate after {outer} proximal iterations",
+    }[status]
+    return measure_friction_contact(
+        W, b, mu, r, status, outer, f"proximal point + Newton (Alart–Curnier): {text}", PROX, tolerance, info
+    )
+
+
+def _run_auto(W, b, mu, r, options, tolerance: float) -> FrictionContactResult:
+    from .auto_choice import run_auto
+
+    return run_auto(W, b, mu, r, options, tolerance)
+
+
+_RUNNERS = {NSGS: _run_nsgs, NEWTON: _run_newton, PROX: _run_prox, AUTO: _run_auto}
 
 
 def _run_siconos(W, b, mu, r, options: SiconosOptions, tolerance: float, method: str) -> FrictionContactResult:

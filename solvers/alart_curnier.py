@@ -1,0 +1,651 @@
+"""Semismooth Newton on the Alart–Curnier function: ``method="newton"`` for the exact 3D
+friction-contact problem (:mod:`solvers.friction_contact`).
+
+Formulation (Alart & Curnier 1991, "A mixed formulation for frictional contact problems prone
+to Newton like solution methods", CMAME 92; in the notation of Acary, Brémond & Huber 2017,
+INRIA RR-9118, §3 "the Alart–Curnier function"). With ``u = W r + b`` and per contact ``α``
+(unknowns ordered normal, t1, t2), scalars ``ρ_N, ρ_T > 0``::
+
+    Φ_N(r) = r_N − max(0, r_N − ρ_N u_N)
+    Φ_T(r) = r_T − P_{D(μ max(0, r_N − ρ_N u_N))}(r_T − ρ_T u_T),
+
+``P_{D(R)}`` the projection onto the disk of radius ``R`` in the tangent plane. ``Φ(r) = 0``
+exactly when ``r`` solves the Coulomb problem of the module :mod:`solvers.friction_contact`
+(separation, stick, or slide with ``r_T = −μ r_N u_T / |u_T|``): the modified velocity of
+De Saxcé's formulation is not needed here because the disk radius is taken from the normal
+reaction, not from the velocity.
+
+Newton step (Christensen, Klarbring, Pang & Strömberg 1998; ABH 2017 §4): an element of the
+generalized Jacobian is ``J = A + B W`` with block-diagonal ``A = ∂Φ/∂r`` and ``B = ∂Φ/∂u``
+(3 x 3 per contact, computed case by case below); the direction solves ``J d = −Φ`` and the step
+length comes from an Armijo backtracking line search on the merit ``ψ = ½ |Φ|²`` (``J d = −Φ``
+makes ``−2ψ`` its directional derivative wherever ``Φ`` is differentiable). Linear algebra:
+``J`` is assembled dense and factorized by LAPACK for ``3nc <= dense_limit`` unknowns, else as a
+sparse matrix (``B W`` keeps the block pattern of ``W``) factorized by SuperLU.
+
+Per-contact derivative blocks, with ``t_N = r_N − ρ_N u_N``, ``t_T = r_T − ρ_T u_T``,
+``R = μ max(0, t_N)``, ``n = t_T / |t_T|``:
+
+* normal: ``t_N > 0``: ``∂Φ_N/∂u_N = ρ_N`` (``Φ_N = ρ_N u_N``); else ``∂Φ_N/∂r_N = 1``;
+* tangent inside the disk (``|t_T| <= R``, stick): ``∂Φ_T/∂u_T = ρ_T I``;
+* tangent outside (slide): ``∂Φ_T/∂r_T = I − R (I − n nᵀ)/|t_T|``,
+  ``∂Φ_T/∂u_T = ρ_T R (I − n nᵀ)/|t_T|`` and, when ``t_N > 0``, ``∂Φ_T/∂r_N = −μ n``,
+  ``∂Φ_T/∂u_N = μ ρ_N n``.
+
+Scaling: ``ρ_N = ρ_T = 1 / |W_αα|_2`` per contact (the inverse of the largest eigenvalue of the
+contact's diagonal block, bounded below by the Frobenius norm over √3), so both halves of ``Φ`` are
+forces and the method is unchanged when the contacts are rescaled one by one.
+
+Convergence and what the answer is worth: local quadratic convergence near a nondegenerate
+solution; no global guarantee (``J`` is singular when stuck contacts outnumber the independent
+directions of ``W`` -- a rank-deficient, hyperstatic problem -- and the Coulomb problem is not
+monotone). A singular ``J`` is regularized by a shift ``ε |J|_F I`` (counted in
+``info["regularized_steps"]``); a failed line search takes the smallest step and is counted. The
+answer is judged by the framework's per-contact residual, never by ``|Φ|``. For the rank-deficient
+problems use the proximal-point loop (:mod:`solvers.proximal_point`), whose inner problems have
+a nonsingular ``J``.
+
+Differences from the references: the line search is plain Armijo backtracking on ``ψ`` (Siconos'
+NSN-AC uses a Goldstein–Price search); ``ρ`` is fixed per contact, not adapted.
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from dataclasses import dataclass
+
+import numpy as np
+import scipy.linalg
+import scipy.sparse as sp
+import scipy.sparse.linalg as spla
+from numba import njit
+
+from .friction_contact import _measure_kernel
+from .options import check_count, check_positive
+from .result import Status
+
+__all__ = ["NewtonOptions", "NAME", "newton_kernel", "contact_rho"]
+
+NAME = "newton"
+
+
+@dataclass(frozen=True)
+class NewtonOptions:
+    """Options of ``method="newton"``.
+
+    max_iterations : Newton iterations.
+    armijo : sufficient-decrease constant σ of the line search, in (0, 0.5).
+    line_search_steps : halvings of the step before the line search gives up (the smallest step
+        is then taken and counted).
+    dense_limit : unknowns (3nc) up to which J is factorized dense; above it, sparse (SuperLU).
+    """
+
+    max_iterations: int = 200
+    armijo: float = 1e-4
+    line_search_steps: int = 30
+    dense_limit: int = 600
+
+    def __post_init__(self):
+        check_count("max_iterations", self.max_iterations)
+        check_positive("armijo", self.armijo)
+        if not self.armijo < 0.5:
+            raise ValueError(f"option armijo must be in (0, 0.5), got {self.armijo!r}")
+        check_count("line_search_steps", self.line_search_steps)
+        check_count("dense_limit", self.dense_limit, minimum=0)
+
+
+def contact_rho(W) -> np.ndarray:
+    """``ρ_α = 1 / |W_αα|_2`` per contact (module docstring); a zero block gets the mean of the
+    others' ρ (1 if all are zero). Shape (nc,)."""
+    return _contact_rho(np.ascontiguousarray(W, dtype=np.float64))
+
+
+@njit(cache=True)
+def _contact_rho(W):
+    nc = W.shape[0] // 3
+    rho = np.zeros(nc)
+    total = 0.0
+    count = 0
+    sym = np.empty((3, 3))
+    for i in range(nc):
+        k = 3 * i
+        fro = 0.0
+        finite = True
+        for a in range(3):
+            for c in range(3):
+                sym[a, c] = 0.5 * (W[k + a, k + c] + W[k + c, k + a])
+                fro += W[k + a, k + c] ** 2
+                finite = finite and np.isfinite(W[k + a, k + c])
+        top = math.sqrt(fro / 3.0)
+        if finite:
+            top = max(top, np.abs(np.linalg.eigvalsh(sym)).max())
+        if top > 0.0:
+            rho[i] = 1.0 / top
+            total += rho[i]
+            count += 1
+    fill = total / count if count else 1.0
+    for i in range(nc):
+        if rho[i] == 0.0:
+            rho[i] = fill
+    return rho
+
+
+@njit(cache=True, error_model="numpy")
+def _ac_function(u, r, mu, rho, phi):
+    """phi <- Φ(r) of the module docstring (u = W r + b given); returns ½|Φ|²."""
+    nc = mu.shape[0]
+    merit = 0.0
+    for c in range(nc):
+        k = 3 * c
+        tn = r[k] - rho[c] * u[k]
+        phi[k] = r[k] - max(0.0, tn)
+        radius = mu[c] * max(0.0, tn)
+        t1 = r[k + 1] - rho[c] * u[k + 1]
+        t2 = r[k + 2] - rho[c] * u[k + 2]
+        norm = math.sqrt(t1 * t1 + t2 * t2)
+        if norm <= radius:
+            phi[k + 1] = r[k + 1] - t1
+            phi[k + 2] = r[k + 2] - t2
+        else:
+            phi[k + 1] = r[k + 1] - radius * t1 / norm
+            phi[k + 2] = r[k + 2] - radius * t2 / norm
+        merit += phi[k] * phi[k] + phi[k + 1] * phi[k + 1] + phi[k + 2] * phi[k + 2]
+    return 0.5 * merit
+
+
+@njit(cache=True, error_model="numpy")
+def _ac_blocks(u, r, mu, rho, A, B):
+    """A, B <- the per-contact blocks ∂Φ/∂r, ∂Φ/∂u (module docstring), shape (nc, 3, 3)."""
+    nc = mu.shape[0]
+    A[:] = 0.0
+    B[:] = 0.0
+    for c in range(nc):
+        k = 3 * c
+        rh = rho[c]
+        tn = r[k] - rh * u[k]
+        if tn > 0.0:
+            B[c, 0, 0] = rh
+        else:
+            A[c, 0, 0] = 1.0
+        radius = mu[c] * max(0.0, tn)
+        t1 = r[k + 1] - rh * u[k + 1]
+        t2 = r[k + 2] - rh * u[k + 2]
+        norm = math.sqrt(t1 * t1 + t2 * t2)
+        if norm <= radius:
+            B[c, 1, 1] = rh
+            B[c, 2, 2] = rh
+        elif norm == 0.0:  # radius 0 and t_T = 0: Φ_T = r_T
+            A[c, 1, 1] = 1.0
+            A[c, 2, 2] = 1.0
+        else:
+            n1 = t1 / norm
+            n2 = t2 / norm
+            f = radius / norm
+            p11 = 1.0 - n1 * n1
+            p12 = -n1 * n2
+            p22 = 1.0 - n2 * n2
+            A[c, 1, 1] = 1.0 - f * p11
+            A[c, 1, 2] = -f * p12
+            A[c, 2, 1] = -f * p12
+            A[c, 2, 2] = 1.0 - f * p22
+            B[c, 1, 1] = rh * f * p11
+            B[c, 1, 2] = rh * f * p12
+            B[c, 2, 1] = rh * f * p12
+            B[c, 2, 2] = rh * f * p22
+            if tn > 0.0:
+                A[c, 1, 0] = -mu[c] * n1
+                A[c, 2, 0] = -mu[c] * n2
+                B[c, 1, 0] = mu[c] * rh * n1
+                B[c, 2, 0] = mu[c] * rh * n2
+
+
+@njit(cache=True)
+def _assemble_dense(W, A, B, J):
+    """J <- blockdiag(A) + blockdiag(B) W (dense)."""
+    n = W.shape[0]
+    nc = n // 3
+    for c in range(nc):
+        k = 3 * c
+        for a in range(3):
+            for j in range(n):
+                J[k + a, j] = B[c, a, 0] * W[k, j] + B[c, a, 1] * W[k + 1, j] + B[c, a, 2] * W[k + 2, j]
+            for bb in range(3):
+                J[k + a, k + bb] += A[c, a, bb]
+
+
+@njit(cache=True)
+def _matvec(W, r, b, u):
+    """u <- W r + b (dense)."""
+    n = W.shape[0]
+    for i in range(n):
+        s = b[i]
+        for j in range(n):
+            s += W[i, j] * r[j]
+        u[i] = s
+
+
+@njit(cache=True)
+def _block_row_pattern(indptr, indices, n):
+    """For each contact c the sorted column set S_c of its three rows of W (CSR ``indptr``,
+    ``indices``) together with its own three columns. Returns (offsets (nc + 1), columns)."""
+    nc = n // 3
+    mark = np.full(n, -1, dtype=np.int64)
+    counts = np.zeros(nc + 1, dtype=np.int64)
+    for c in range(nc):
+        count = 0
+        for a in range(3):
+            row = 3 * c + a
+            for p in range(indptr[row], indptr[row + 1]):
+                j = indices[p]
+                if mark[j] != c:
+                    mark[j] = c
+                    count += 1
+        for a in range(3):
+            if mark[3 * c + a] != c:
+                mark[3 * c + a] = c
+                count += 1
+        counts[c + 1] = counts[c] + count
+    columns = np.empty(counts[nc], dtype=np.int64)
+    mark[:] = -1
+    for c in range(nc):
+        pos = counts[c]
+        for a in range(3):
+            row = 3 * c + a
+            for p in range(indptr[row], indptr[row + 1]):
+                j = indices[p]
+                if mark[j] != c:
+                    mark[j] = c
+                    columns[pos] = j
+                    pos += 1
+        for a in range(3):
+            if mark[3 * c + a] != c:
+                mark[3 * c + a] = c
+                columns[pos] = 3 * c + a
+                pos += 1
+        columns[counts[c] : counts[c + 1]].sort()
+    return counts, columns
+
+
+@njit(cache=True)
+def _gather_rows(W, offsets, columns):
+    """The three rows of each contact restricted to S_c, flattened: values[3 * offsets[c] + a *
+    |S_c| + t] = W[3c + a, columns[offsets[c] + t]]."""
+    nc = offsets.shape[0] - 1
+    values = np.empty(3 * offsets[nc])
+    for c in range(nc):
+        start = offsets[c]
+        size = offsets[c + 1] - start
+        for a in range(3):
+            for t in range(size):
+                values[3 * start + a * size + t] = W[3 * c + a, columns[start + t]]
+    return values
+
+
+@njit(cache=True)
+def _assemble_sparse(offsets, columns, rows, A, B, indptr, indices, data):
+    """J = blockdiag(A) + blockdiag(B) W in CSR (indptr, indices, data), row pattern S_c for the
+    rows of contact c; ``rows`` from :func:`_gather_rows`."""
+    nc = offsets.shape[0] - 1
+    indptr[0] = 0
+    for c in range(nc):
+        start = offsets[c]
+        size = offsets[c + 1] - start
+        base = 3 * start
+        for a in range(3):
+            row = 3 * c + a
+            out = indptr[row]
+            for t in range(size):
+                j = columns[start + t]
+                value = (
+                    B[c, a, 0] * rows[base + t]
+                    + B[c, a, 1] * rows[base + size + t]
+                    + B[c, a, 2] * rows[base + 2 * size + t]
+                )
+                d = j - 3 * c
+                if 0 <= d < 3:
+                    value += A[c, a, d]
+                indices[out + t] = j
+                data[out + t] = value
+            indptr[row + 1] = out + size
+
+
+@njit(cache=True)
+def _csr_diagonal_positions(indptr, indices):
+    """Position of the (stored) diagonal entry of each row of a CSR matrix."""
+    n = indptr.shape[0] - 1
+    out = np.full(n, -1, dtype=np.int64)
+    for i in range(n):
+        for p in range(indptr[i], indptr[i + 1]):
+            if indices[p] == i:
+                out[i] = p
+    return out
+
+
+@njit(cache=True)
+def _diagonal_positions(offsets, columns):
+    """Position of W[i, i] in the array of :func:`_gather_rows`, for every unknown i."""
+    nc = offsets.shape[0] - 1
+    out = np.empty(3 * nc, dtype=np.int64)
+    for c in range(nc):
+        start = offsets[c]
+        size = offsets[c + 1] - start
+        for a in range(3):
+            for t in range(size):
+                if columns[start + t] == 3 * c + a:
+                    out[3 * c + a] = 3 * start + a * size + t
+    return out
+
+
+@njit(cache=True)
+def _csr_matvec(indptr, indices, data, r, b, u):
+    """u <- W r + b (W in CSR)."""
+    for i in range(b.shape[0]):
+        s = b[i]
+        for p in range(indptr[i], indptr[i + 1]):
+            s += data[p] * r[indices[p]]
+        u[i] = s
+
+
+class _Operator:
+    """``W`` (plus an optional per-unknown diagonal shift) for the Newton iterations: products
+    and the assembly of ``J = A + B (W + diag(shift))``, dense (LAPACK LU) or sparse (CSR with the
+    block-row pattern of W, SuperLU)."""
+
+    def __init__(self, W, shift, dense_limit):
+        n = W.shape[0]
+        self.n = n
+        self.dense = n <= dense_limit
+        self._shift = np.zeros(n)
+        if self.dense:
+            self.W = W  # copied by the first set_shift: the caller's W is never written
+            self._owned = False
+            self.J = np.empty((n, n))
+        else:
+            rows, cols = np.nonzero(W)
+            diagonal = np.arange(n)
+            rows = np.concatenate([rows, diagonal])
+            cols = np.concatenate([cols, diagonal])
+            values = np.concatenate([np.asarray(W)[rows[: rows.size - n], cols[: cols.size - n]], np.zeros(n)])
+            Ws = sp.coo_matrix((values, (rows, cols)), shape=(n, n)).tocsr()  # explicit zeros kept
+            Ws.sum_duplicates()
+            Ws.sort_indices()
+            self._w = (Ws.indptr, Ws.indices, Ws.data)
+            self._w_diagonal = _csr_diagonal_positions(Ws.indptr, Ws.indices)
+            self._offsets, self._columns = _block_row_pattern(Ws.indptr, Ws.indices, n)
+            self._rows = _gather_rows(np.asarray(W, dtype=np.float64), self._offsets, self._columns)
+            self._rows_diagonal = _diagonal_positions(self._offsets, self._columns)
+            nnz = 3 * int(self._offsets[-1])
+            self._indptr = np.empty(n + 1, dtype=np.int64)
+            self._indices = np.empty(nnz, dtype=np.int64)
+            self._data = np.empty(nnz)
+        if shift is not None:
+            self.set_shift(shift)
+
+    def set_shift(self, shift):
+        """Make the operator ``W + diag(shift)`` (replacing the previous shift)."""
+        delta = np.asarray(shift, dtype=np.float64) - self._shift
+        if self.dense:
+            if not self._owned:
+                self.W = np.array(self.W, dtype=np.float64, order="C", copy=True)
+                self._owned = True
+            self.W[np.diag_indices(self.n)] += delta
+        else:
+            self._w[2][self._w_diagonal] += delta
+            self._rows[self._rows_diagonal] += delta
+        self._shift = delta + self._shift
+
+    def velocity(self, r, b, out):
+        if self.dense:
+            _matvec(self.W, r, b, out)
+        else:
+            _csr_matvec(*self._w, r, b, out)
+        return out
+
+    def direction(self, A, B, phi):
+        """Solve J d = −Φ; returns (d, regularized?) or (None, True) if no finite d is found."""
+        if self.dense:
+            _assemble_dense(self.W, A, B, self.J)
+            scale = max(float(np.abs(self.J).max()), 1.0)
+            for attempt in range(3):
+                J = self.J if not attempt else self.J + (10.0 ** (attempt * 4 - 16)) * scale * np.eye(self.n)
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore", scipy.linalg.LinAlgWarning)
+                    lu = scipy.linalg.lu_factor(J, check_finite=False)
+                pivots = np.abs(np.diag(lu[0]))
+                if pivots.min() <= 1e-14 * pivots.max():
+                    continue
+                d = scipy.linalg.lu_solve(lu, -phi, check_finite=False)
+                if np.all(np.isfinite(d)):
+                    return d, attempt > 0
+            return None, True
+        _assemble_sparse(self._offsets, self._columns, self._rows, A, B, self._indptr, self._indices, self._data)
+        # the CSR arrays of J are the CSC arrays of J^T: factorize J^T, solve with trans="T"
+        JT = sp.csc_matrix((self._data, self._indices, self._indptr), shape=(self.n, self.n))
+        scale = max(float(np.abs(self._data).max()), 1.0)
+        for attempt in range(3):
+            try:
+                M = JT if not attempt else JT + (10.0 ** (attempt * 4 - 16)) * scale * sp.identity(self.n, format="csc")
+                d = spla.splu(M).solve(-phi, trans="T")
+            except RuntimeError:  # "Factor is exactly singular"
+                continue
+            if np.all(np.isfinite(d)):
+                return d, attempt > 0
+        return None, True
+
+
+def newton_kernel(operator, b, mu, rho, r, max_iterations, armijo, line_search_steps, converged):
+    """Semismooth Newton in place on ``r`` for ``u = operator.W r + b``. ``converged(r, u, phi,
+    merit)`` decides when to stop (checked before each iteration). Returns (status, iterations,
+    info dict)."""
+    n = b.shape[0]
+    nc = mu.shape[0]
+    u = np.empty(n)
+    phi = np.empty(n)
+    trial_r = np.empty(n)
+    trial_u = np.empty(n)
+    trial_phi = np.empty(n)
+    A = np.empty((nc, 3, 3))
+    B = np.empty((nc, 3, 3))
+    operator.velocity(r, b, u)
+    merit = _ac_function(u, r, mu, rho, phi)
+    regularized = failed_searches = 0
+    iteration = 0
+    while True:
+        if not math.isfinite(merit):
+            return Status.NUMERICAL_ERROR, iteration, _info(regularized, failed_searches, merit)
+        if converged(r, u, phi, merit):
+            return Status.SOLVED, iteration, _info(regularized, failed_searches, merit)
+        if iteration >= max_iterations:
+            return Status.MAX_ITERATIONS, iteration, _info(regularized, failed_searches, merit)
+        iteration += 1
+        _ac_blocks(u, r, mu, rho, A, B)
+        d, shifted = operator.direction(A, B, phi)
+        regularized += bool(shifted)
+        if d is None:
+            return Status.NUMERICAL_ERROR, iteration, _info(regularized, failed_searches, merit)
+        t = 1.0
+        for _ in range(line_search_steps):
+            np.add(r, t * d, out=trial_r)
+            operator.velocity(trial_r, b, trial_u)
+            trial = _ac_function(trial_u, trial_r, mu, rho, trial_phi)
+            if trial <= (1.0 - 2.0 * armijo * t) * merit:
+                break
+            t *= 0.5
+        else:
+            failed_searches += 1
+        r[:] = trial_r
+        u[:] = trial_u
+        phi[:] = trial_phi
+        merit = trial
+
+
+def _info(regularized, failed_searches, merit):
+    return {
+        "regularized_steps": int(regularized),
+        "failed_line_searches": int(failed_searches),
+        "merit": float(merit),
+    }
+
+
+# --- the dense path, compiled whole ------------------------------------------------------------
+# (no Python between iterations: for small problems the interpreter, not the arithmetic, would
+# set the cost.) Codes returned: SOLVED_CODE, MAX_CODE, ERROR_CODE, STALLED_CODE.
+SOLVED_CODE, MAX_CODE, ERROR_CODE, STALLED_CODE = 0, 1, 2, 3
+
+
+@njit(cache=True)
+def _dense_direction(J, phi, scale):
+    """d with J d = −Φ (LAPACK through NumPy), retried with the shifts 1e-12 and 1e-8 of
+    ``scale`` when J is singular or the answer is not finite. Returns (d, attempt), attempt -1
+    if no finite d was found."""
+    n = phi.shape[0]
+    rhs = -phi
+    for attempt in range(3):
+        M = J.copy()
+        if attempt:
+            shift = (10.0 ** (attempt * 4 - 16)) * scale
+            for i in range(n):
+                M[i, i] += shift
+        try:
+            d = np.linalg.solve(M, rhs)
+        except Exception:  # noqa: BLE001 -- numba raises LinAlgError on an exactly singular J
+            continue
+        if np.all(np.isfinite(d)):
+            return d, attempt
+    return np.zeros(n), -1
+
+
+@njit(cache=True)
+def newton_dense(Wop, b, mu, rho, r, max_iterations, armijo, line_search_steps, mode, tolerance, W0, b0, r_k, shift,
+                 inner_ratio, floor, stats):  # fmt: skip
+    """Semismooth Newton in place on ``r`` for ``u = Wop r + b`` (dense), compiled whole.
+
+    ``mode`` 0: stop when the framework's residual of ``(W0, b0)`` at ``r`` is ``<= tolerance``
+    (plain Newton, ``Wop = W0``); ``mode`` 1: stop on the proximal loop's inner test
+    ``|Φ| <= max(floor, inner_ratio |shift (r − r_k)|)``. ``stats`` (3,) accumulates the shifted
+    factorizations, failed line searches and the final merit. Returns (code, iterations)."""
+    n = b.shape[0]
+    nc = mu.shape[0]
+    u = np.empty(n)
+    u0 = np.empty(n)
+    phi = np.empty(n)
+    trial_r = np.empty(n)
+    trial_u = np.empty(n)
+    trial_phi = np.empty(n)
+    A = np.empty((nc, 3, 3))
+    B = np.empty((nc, 3, 3))
+    J = np.empty((n, n))
+    _matvec(Wop, r, b, u)
+    merit = _ac_function(u, r, mu, rho, phi)
+    scale = 1.0
+    for i in range(n):
+        for j in range(n):
+            scale = max(scale, abs(Wop[i, j]))
+    iteration = 0
+    full_step = True
+    while True:
+        stats[2] = merit
+        if not np.isfinite(merit):
+            return ERROR_CODE, iteration
+        if mode == 0:
+            # the framework's residual costs a pass over W: checked at the start and after full
+            # Newton steps (near a solution the line search takes the whole step)
+            if (iteration == 0 or full_step) and _measure_kernel(W0, b0, mu, r, u0)[0] <= tolerance:
+                return SOLVED_CODE, iteration
+        else:
+            size = math.sqrt(2.0 * merit)
+            if size <= floor:
+                return SOLVED_CODE, iteration
+            step = 0.0
+            for i in range(n):
+                step += (shift[i] * (r[i] - r_k[i])) ** 2
+            if step > 0.0 and size <= inner_ratio * math.sqrt(step):
+                return SOLVED_CODE, iteration
+        if iteration >= max_iterations:
+            return MAX_CODE, iteration
+        iteration += 1
+        _ac_blocks(u, r, mu, rho, A, B)
+        _assemble_dense(Wop, A, B, J)
+        d, attempt = _dense_direction(J, phi, scale * max(1.0, rho.max()))
+        if attempt < 0:
+            return ERROR_CODE, iteration
+        if attempt > 0:
+            stats[0] += 1
+        t = 1.0
+        accepted = False
+        for _ in range(line_search_steps):
+            for i in range(n):
+                trial_r[i] = r[i] + t * d[i]
+            _matvec(Wop, trial_r, b, trial_u)
+            trial = _ac_function(trial_u, trial_r, mu, rho, trial_phi)
+            if trial <= (1.0 - 2.0 * armijo * t) * merit:
+                accepted = True
+                break
+            t *= 0.5
+        if not accepted:
+            stats[1] += 1
+        full_step = accepted and t == 1.0
+        r[:] = trial_r
+        u[:] = trial_u
+        phi[:] = trial_phi
+        merit = trial
+
+
+@njit(cache=True)
+def prox_dense(W, b, mu, r, scale, sigma, sigma_min, sigma_decrease, sigma_increase, fast_inner, inner_ratio,
+               max_outer, max_inner, tolerance, stats):  # fmt: skip
+    """The proximal-point loop of :mod:`solvers.proximal_point` on a dense ``W``, compiled whole,
+    in place on ``r``. ``stats`` (5,): inner iterations, inner failures, final σ, shifted
+    factorizations, failed line searches. Returns (code, outer iterations)."""
+    n = b.shape[0]
+    nc = mu.shape[0]
+    eps = np.finfo(np.float64).eps
+    Wop = W.copy()
+    u0 = np.empty(n)
+    shift = np.empty(n)
+    b_k = np.empty(n)
+    r_k = np.empty(n)
+    rho = np.empty(nc)
+    inner_stats = np.zeros(3)
+    relative = _measure_kernel(W, b, mu, r, u0)[0]
+    b_max = 0.0
+    for i in range(n):
+        b_max = max(b_max, abs(b[i]))
+    outer = 0
+    while True:
+        stats[2] = sigma
+        stats[3] = inner_stats[0]
+        stats[4] = inner_stats[1]
+        if not np.isfinite(relative):
+            return ERROR_CODE, outer
+        if relative <= tolerance:
+            return SOLVED_CODE, outer
+        if outer >= max_outer:
+            return MAX_CODE, outer
+        outer += 1
+        shifted_max = 0.0
+        for c in range(nc):
+            rho[c] = 1.0 / (scale[c] * (1.0 + sigma))
+            for a in range(3):
+                k = 3 * c + a
+                shift[k] = sigma * scale[c]
+                Wop[k, k] = W[k, k] + shift[k]
+                r_k[k] = r[k]
+                b_k[k] = b[k] - shift[k] * r[k]
+                shifted_max = max(shifted_max, abs(shift[k] * r[k]))
+        floor = 64.0 * eps * (shifted_max + b_max * rho.min() + 1e-300)
+        code, iterations = newton_dense(Wop, b_k, mu, rho, r, max_inner, 1e-4, 30, 1, tolerance, W, b, r_k, shift,
+                                        inner_ratio, floor, inner_stats)  # fmt: skip
+        stats[0] += iterations
+        if code != SOLVED_CODE:
+            stats[1] += 1
+            r[:] = r_k
+            sigma = sigma * sigma_increase
+            continue
+        if iterations == 0:  # r_k solves the proximal problem, hence the original one, to rounding
+            stats[2] = sigma
+            return STALLED_CODE, outer
+        relative = _measure_kernel(W, b, mu, r, u0)[0]
+        if iterations <= fast_inner:
+            sigma = max(sigma / sigma_decrease, sigma_min)

@@ -1,0 +1,259 @@
+"""The exact-Coulomb methods beyond NSGS: semismooth Newton on the Alart–Curnier function
+(``newton``), the proximal-point loop around it (``prox``) and ``auto``.
+
+Checked independently of the methods: the Coulomb law contact by contact (``coulomb_check`` of
+tests/test_friction_contact.py), De Saxcé's natural map recomputed here and scaled by |q| as in
+Acary–Brémond–Huber (INRIA RR-9118), the answers of NSGS where all converge, the dense and the
+sparse linear algebra against each other, and the third-party problems of
+tests/data/fc3d (and of the whole 34-problem set when it is present)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import solvers
+from solvers import alart_curnier, friction_contact
+from solvers.friction_contact import solve_friction_contact
+from solvers.result import Status
+
+from .test_friction_contact import (
+    SINGLE,
+    box_on_corners,
+    coulomb_check,
+    random_bodies,
+    solve_ok,
+)
+from .test_problem_files import SMALL_FILES, WHOLE, needs_whole_set
+
+NEW = ("newton", "prox", "auto")
+TOL = 1e-10
+
+
+def natural_map_error(W, q, mu, r):
+    """|F_nat(r)|_2 / |q|_2 with F_nat(r)_a = r_a - P_K(r_a - û_a) (written out here, not the
+    module's kernel)."""
+    nc = q.size // 3
+    u = (W @ r + q).reshape(nc, 3)
+    R = r.reshape(nc, 3)
+    x = R.copy()
+    x[:, 0] -= u[:, 0] + mu * np.linalg.norm(u[:, 1:], axis=1)
+    x[:, 1:] -= u[:, 1:]
+    p = np.empty_like(x)
+    for i in range(nc):
+        xn, xt = x[i, 0], x[i, 1:]
+        t = np.linalg.norm(xt)
+        if t <= mu[i] * xn:
+            p[i] = x[i]
+        elif mu[i] * t <= -xn:
+            p[i] = 0.0
+        else:
+            s = (xn + mu[i] * t) / (1.0 + mu[i] ** 2)
+            p[i, 0], p[i, 1:] = s, mu[i] * s * xt / t
+    return np.linalg.norm(R - p) / max(np.linalg.norm(q), 1e-300)
+
+
+# --- closed forms and known answers --------------------------------------------------------------
+
+
+@pytest.mark.parametrize("method", NEW)
+@pytest.mark.parametrize("case", range(len(SINGLE)))
+def test_single_contacts_agree_with_nsgs(case, method):
+    """One contact: separation, stick, slide on identity and coupled W, frictionless; the
+    solution is unique on these (NSGS' exact enumeration finds it)."""
+    W, b, mu = SINGLE[case]
+    ours = solve_ok(W, b, mu, method)
+    exact = solve_ok(W, b, mu, "nsgs")
+    np.testing.assert_allclose(ours.r, exact.r, rtol=0, atol=1e-8 * max(1.0, np.abs(exact.r).max()))
+
+
+@pytest.mark.parametrize("method", NEW)
+def test_slide_in_closed_form(method):
+    """W = I, b = (-1, 2, 0), mu = 0.3: the contact slides along t1 with r = (1, -0.3, 0) and
+    u = (0, 1.7, 0)."""
+    result = solve_ok(np.eye(3), np.array([-1.0, 2.0, 0.0]), 0.3, method)
+    np.testing.assert_allclose(result.r, [1.0, -0.3, 0.0], atol=1e-10)
+    np.testing.assert_allclose(result.u, [0.0, 1.7, 0.0], atol=1e-10)
+
+
+@pytest.mark.parametrize("method", NEW)
+@pytest.mark.parametrize("nc", [2, 4, 6, 10])
+@pytest.mark.parametrize("seed", range(3))
+def test_full_rank_bodies_agree_with_nsgs(nc, seed, method):
+    """Chains of rigid bodies (W nonsingular, so r and u are unique): all methods agree."""
+    W, b, mu = random_bodies(nc, seed, unique=True)
+    ours = solve_ok(W, b, mu, method)
+    exact = solve_ok(W, b, mu, "nsgs")
+    scale = max(1.0, np.abs(exact.r).max())
+    np.testing.assert_allclose(ours.r, exact.r, rtol=0, atol=1e-7 * scale)
+    np.testing.assert_allclose(ours.u, exact.u, rtol=0, atol=1e-7 * max(1.0, np.abs(exact.u).max()))
+
+
+@pytest.mark.parametrize("method", ["prox", "auto"])
+@pytest.mark.parametrize("motion", ["resting", "sliding", "lifting"])
+def test_box_on_four_corners(method, motion):
+    """Rank 6 W on 12 unknowns: the reactions are not unique, the velocities are (except when
+    the box spins); prox gets them, and the normal impulses carry the weight at rest."""
+    v = {"resting": (0, 0, -0.0981), "sliding": (1.0, 0.3, -0.0981), "lifting": (0.2, 0, -0.0981)}[motion]
+    w = (1.5, 0, 0) if motion == "lifting" else (0, 0, 0)
+    W, b = box_on_corners(np.array(v, float), np.array(w, float))
+    result = solve_ok(W, b, 0.5, method)
+    reference = solve_ok(W, b, 0.5, "nsgs", max_sweeps=5000)
+    np.testing.assert_allclose(result.u, reference.u, rtol=0, atol=1e-7)
+    if motion == "resting":
+        np.testing.assert_allclose(result.r[0::3].sum(), 0.0981, rtol=1e-9)
+
+
+@pytest.mark.parametrize("method", ["prox", "auto"])
+@pytest.mark.parametrize("nc", [5, 8])
+def test_one_body_on_many_contacts(method, nc):
+    """All contacts on one body (rank 6): NSGS needs thousands of sweeps here, the proximal
+    loop a few dozen Newton iterations; the velocities are the same."""
+    W, b, mu = random_bodies(nc, 0, unique=False)
+    result = solve_ok(W, b, mu, method)
+    reference = solve_ok(W, b, mu, "nsgs", max_sweeps=20000)
+    np.testing.assert_allclose(result.u, reference.u, rtol=0, atol=1e-6)
+    assert result.info.get("inner_iterations", result.iterations) < 500  # auto may finish with Newton alone
+
+
+def test_newton_alone_stalls_on_a_rank_deficient_problem_and_says_so():
+    W, b = box_on_corners(np.array([0.5, 0.0, -0.1]), np.array([0.0, 0.0, 2.0]))
+    result = solve_friction_contact(W, b, 0.5, "newton", tolerance=TOL, max_iterations=3)
+    assert not result.success and result.status == Status.MAX_ITERATIONS
+    assert result.relative_residual > TOL and "no convergence in 3 iterations" in result.message
+
+
+# --- linear algebra, warm starts, scaling ------------------------------------------------------
+
+
+@pytest.mark.parametrize("method", ["newton", "prox"])
+def test_sparse_path_equals_dense_path(method):
+    """The sparse (SuperLU, block-row pattern of W) and the dense (compiled LAPACK) Newton
+    iterations reach the same unique solution; the caller's W is not written by either."""
+    W, b, mu = random_bodies(10, 2, unique=True)
+    W_before = W.copy()
+    dense = solve_ok(W, b, mu, method)
+    sparse = solve_ok(W, b, mu, method, dense_limit=0)
+    assert "dense" in dense.info["linear_algebra"] and "sparse" in sparse.info["linear_algebra"]
+    np.testing.assert_array_equal(W, W_before)
+    np.testing.assert_allclose(sparse.r, dense.r, rtol=0, atol=1e-8 * np.abs(dense.r).max())
+
+
+def test_sparse_operator_keeps_the_pattern_and_shift():
+    """_Operator: J = blockdiag(A) + blockdiag(B)(W + diag(shift)) assembled sparse equals the
+    dense product; changing the shift replaces (not adds to) the previous one."""
+    rng = np.random.default_rng(0)
+    W, _, _ = random_bodies(6, 1, unique=True)
+    W[0, 5] = W[5, 0] = 0.0  # a structural zero the pattern must tolerate
+    n = W.shape[0]
+    A = rng.standard_normal((n // 3, 3, 3))
+    B = rng.standard_normal((n // 3, 3, 3))
+    sparse = alart_curnier._Operator(W, np.full(n, 0.5), dense_limit=0)
+    sparse.set_shift(np.full(n, 0.25))
+    dense_A = np.zeros((n, n))
+    dense_B = np.zeros((n, n))
+    for c in range(n // 3):
+        dense_A[3 * c : 3 * c + 3, 3 * c : 3 * c + 3] = A[c]
+        dense_B[3 * c : 3 * c + 3, 3 * c : 3 * c + 3] = B[c]
+    expected_J = dense_A + dense_B @ (W + 0.25 * np.eye(n))
+    phi = rng.standard_normal(n)
+    d, shifted = sparse.direction(A, B, phi)
+    assert not shifted
+    np.testing.assert_allclose(expected_J @ d, -phi, atol=1e-9)
+    r = rng.standard_normal(n)
+    out = np.empty(n)
+    np.testing.assert_allclose(sparse.velocity(r, np.ones(n), out), (W + 0.25 * np.eye(n)) @ r + 1.0, atol=1e-12)
+
+
+@pytest.mark.parametrize("method", NEW)
+def test_warm_start_from_the_solution_costs_nothing(method):
+    W, b, mu = random_bodies(6, 0, unique=True)
+    first = solve_ok(W, b, mu, method)
+    again = solve_ok(W, b, mu, method, initial_guess=first.r)
+    assert again.iterations == 0
+
+
+@pytest.mark.parametrize("method", NEW)
+def test_rescaled_contacts_are_judged_alike(method):
+    """D W D, D b with one positive factor per contact (other units per contact) is the same
+    problem: the same status, and r scaled by 1/D."""
+    W, b, mu = random_bodies(6, 1, unique=True)
+    d = np.repeat(np.array([1e-3, 1.0, 1e3, 10.0, 1e-2, 1e2]), 3)
+    base = solve_ok(W, b, mu, method)
+    scaled = solve_ok(d[:, None] * W * d[None, :], d * b, mu, method)
+    np.testing.assert_allclose(scaled.r * d, base.r, rtol=0, atol=1e-7 * np.abs(base.r).max())
+
+
+# --- failures are reported ---------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("method", NEW)
+def test_infeasible_problem_is_not_solved(method):
+    """A zero block cannot stop an approaching contact: no solution exists."""
+    limit = {"newton": dict(max_iterations=20), "prox": dict(max_outer=20), "auto": dict(max_outer=20)}[method]
+    result = solve_friction_contact(np.zeros((3, 3)), np.array([-1.0, 0.0, 0.0]), 0.5, method, **limit)
+    assert not result.success and result.status in (Status.MAX_ITERATIONS, Status.NUMERICAL_ERROR)
+
+
+@pytest.mark.parametrize(
+    "method, options, culprit",
+    [
+        ("newton", dict(max_iterations=0), "max_iterations"),
+        ("newton", dict(armijo=0.5), "armijo"),
+        ("newton", dict(dense_limit=-1), "dense_limit"),
+        ("prox", dict(sigma=0.0), "sigma"),
+        ("prox", dict(sigma=1e-3, sigma_min=1e-2), "sigma_min"),
+        ("prox", dict(sigma_decrease=1.0), "sigma_decrease"),
+        ("prox", dict(inner_ratio=-1.0), "inner_ratio"),
+        ("auto", dict(newton_iterations=0), "newton_iterations"),
+        ("auto", dict(max_sweeps=3), "max_sweeps"),
+    ],
+)
+def test_bad_options_name_the_culprit(method, options, culprit):
+    with pytest.raises(ValueError, match=culprit):
+        solve_friction_contact(np.eye(3), np.zeros(3), 0.5, method, **options)
+
+
+def test_methods_are_listed_at_the_front_door():
+    for name in NEW + ("siconos-prox",):
+        assert name in solvers.FRICTION_CONTACT_METHODS
+    problem = solvers.FrictionContactProblem.make(np.eye(3), np.array([-1.0, 0.2, 0.0]), 0.5)
+    result = solvers.solve(problem, method="auto")
+    assert result.success and result.method == "auto" and result.info["route"] == "newton"
+
+
+# --- third-party problems ----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("method", NEW)
+@pytest.mark.parametrize("path", SMALL_FILES, ids=[p.stem for p in SMALL_FILES])
+def test_small_third_party_problems(path, method):
+    """The 19 small files of the set: solved, the Coulomb law holds contact by contact, and the
+    natural-map error scaled by |q| is <= 1e-8 (the scoring of Acary–Brémond–Huber)."""
+    p = solvers.read_siconos_dat(path)
+    result = solvers.solve(p, method=method, tolerance=TOL)
+    assert result.success, result.message
+    coulomb_check(p.W, p.b, p.mu, result, tol=1e-7)
+    assert natural_map_error(p.W, p.b, p.mu, result.r) <= 1e-8
+
+
+HARD = [
+    "BoxesStack1-i100000-32.hdf5",
+    "OneObject-i100000-316.hdf5",
+    "OneObject-i100000-499.hdf5",
+    "Confeti-ex03-Fc3D-SBM",
+]
+
+
+@needs_whole_set
+@pytest.mark.parametrize("name", HARD)
+def test_hyperstatic_third_party_problems(name):
+    """Where NSGS (ours and Siconos') stalls at 1e-3..1e-5: the proximal loop reaches 1e-8."""
+    p = solvers.read_siconos_dat(WHOLE / f"{name}.dat")
+    stalled = solvers.solve(p, method="nsgs", tolerance=1e-8, max_sweeps=200)
+    result = solvers.solve(p, method="auto", tolerance=TOL)
+    assert result.success, result.message
+    assert natural_map_error(p.W, p.b, p.mu, result.r) <= 1e-8
+    if name != "Confeti-ex03-Fc3D-SBM":
+        assert not stalled.success
+    assert friction_contact.AUTO == result.method
