@@ -32,9 +32,9 @@ Per-contact derivative blocks, with ``t_N = r_N − ρ_N u_N``, ``t_T = r_T − 
   ``∂Φ_T/∂u_T = ρ_T R (I − n nᵀ)/|t_T|`` and, when ``t_N > 0``, ``∂Φ_T/∂r_N = −μ n``,
   ``∂Φ_T/∂u_N = μ ρ_N n``.
 
-Scaling: ``ρ_N = ρ_T = 1 / |W_αα|_2`` per contact (the inverse of the largest eigenvalue of the
-contact's diagonal block, bounded below by the Frobenius norm over √3), so both halves of ``Φ`` are
-forces and the method is unchanged when the contacts are rescaled one by one.
+Scaling: ``ρ_N = ρ_T = 1 / |W_αα|_F`` per contact (the Frobenius norm of the contact's diagonal
+block: within a factor √3 of its largest eigenvalue, without an eigenvalue solve), so both halves
+of ``Φ`` are forces and the method is unchanged when the contacts are rescaled one by one.
 
 Convergence and what the answer is worth: local quadratic convergence near a nondegenerate
 solution; no global guarantee (``J`` is singular when stuck contacts outnumber the independent
@@ -96,7 +96,7 @@ class NewtonOptions:
 
 
 def contact_rho(W) -> np.ndarray:
-    """``ρ_α = 1 / |W_αα|_2`` per contact (module docstring); a zero block gets the mean of the
+    """``ρ_α = 1 / |W_αα|_F`` per contact (module docstring); a zero block gets the mean of the
     others' ρ (1 if all are zero). Shape (nc,)."""
     return _contact_rho(np.ascontiguousarray(W, dtype=np.float64))
 
@@ -107,19 +107,15 @@ def _contact_rho(W):
     rho = np.zeros(nc)
     total = 0.0
     count = 0
-    sym = np.empty((3, 3))
     for i in range(nc):
         k = 3 * i
         fro = 0.0
         finite = True
         for a in range(3):
             for c in range(3):
-                sym[a, c] = 0.5 * (W[k + a, k + c] + W[k + c, k + a])
                 fro += W[k + a, k + c] ** 2
                 finite = finite and np.isfinite(W[k + a, k + c])
-        top = math.sqrt(fro / 3.0)
-        if finite:
-            top = max(top, np.abs(np.linalg.eigvalsh(sym)).max())
+        top = math.sqrt(fro) if finite else 0.0
         if top > 0.0:
             rho[i] = 1.0 / top
             total += rho[i]

@@ -902,9 +902,8 @@ def solve_friction_contact(
     """
     if not isinstance(method, str) or method not in METHODS:
         raise ValueError(f"unknown method {method!r}; choose one of {list(METHODS)}")
-    if not _DEFAULTS.keys() >= set(METHODS):
-        _OPTIONS.update(_options_classes())
-        _DEFAULTS.update({name: cls() for name, cls in _OPTIONS.items()})
+    if len(_DEFAULTS) < len(METHODS):
+        _complete_tables()
     if options:
         try:
             method_options = build_options(_OPTIONS[method], method, options)
@@ -959,6 +958,23 @@ def _run_nsgs(W, b, mu, r, options: Options, tolerance: float) -> FrictionContac
     return measure_friction_contact(
         W, b, mu, r, status, sweeps, f"NSGS (exact local solves): {text}", NSGS, tolerance, info
     )
+
+
+def _complete_tables():
+    """Add the options classes of the methods in their own modules (imported on first use)."""
+    if not _DEFAULTS.keys() >= set(METHODS):
+        _OPTIONS.update(_options_classes())
+        _DEFAULTS.update({name: cls() for name, cls in _OPTIONS.items()})
+
+
+def options_fields(method: str) -> tuple[str, ...]:
+    """The option names ``method`` accepts (those of its options class)."""
+    import dataclasses
+
+    _complete_tables()
+    if method not in _OPTIONS:
+        raise ValueError(f"unknown method {method!r}; choose one of {list(METHODS)}")
+    return tuple(f.name for f in dataclasses.fields(_OPTIONS[method]))
 
 
 def _framework_residual(W, b, mu):

@@ -9,7 +9,7 @@ algorithm", Siconos' ``FC3D_PROX``): from ``r_k`` solve the friction-contact pro
     u = (W + Λ) r + (b − Λ r_k),      Coulomb conditions on u and r as before,
 
 whose solution is ``r_{k+1}``. At a fixed point ``r_{k+1} = r_k`` the two problems coincide, so
-the limit solves the original problem. ``Λ = σ diag(s_α I_3)`` with ``s_α = |W_αα|_2`` the
+the limit solves the original problem. ``Λ = σ diag(s_α I_3)`` with ``s_α = |W_αα|_F`` the
 contact's own scale (a diagonal proximal metric, one scalar per contact so the cones are kept;
 ABH use ``α I``): the regularized problem has a positive definite operator even when ``W`` is
 rank deficient (hyperstatic contact sets, a body on many contacts), so the inner Newton
@@ -88,7 +88,7 @@ def proximal_point(W, b, mu, r, options: ProxOptions, outer_residual, tolerance)
     """The loop of the module docstring, in place on ``r``. ``outer_residual(r)`` is the
     framework's relative residual on the original problem. Returns (status, outer iterations,
     info)."""
-    scale = 1.0 / contact_rho(W)  # s_alpha = |W_aa|_2
+    scale = 1.0 / contact_rho(W)  # s_alpha = |W_aa|_F
     operator = _Operator(W, None, options.dense_limit)
     inner_total = failures = 0
     relative = outer_residual(r)

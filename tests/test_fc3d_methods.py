@@ -248,10 +248,13 @@ HARD = [
 @needs_whole_set
 @pytest.mark.parametrize("name", HARD)
 def test_hyperstatic_third_party_problems(name):
-    """Where NSGS (ours and Siconos') stalls at 1e-3..1e-5: the proximal loop reaches 1e-8."""
+    """Where NSGS (ours and Siconos') stalls at 1e-3..1e-5: the proximal loop reaches 1e-8.
+    |F_nat| / |q| is not invariant under a change of units (it compares reactions with
+    velocities): on Confeti-ex03 the reactions reach 4e5 against |q| = 52, so 1e-8 by it asks
+    for r to ~1e-13 relative, which the framework's per-contact measure calls 1e-12."""
     p = solvers.read_siconos_dat(WHOLE / f"{name}.dat")
     stalled = solvers.solve(p, method="nsgs", tolerance=1e-8, max_sweeps=200)
-    result = solvers.solve(p, method="auto", tolerance=TOL)
+    result = solvers.solve(p, method="auto", tolerance=1e-12)
     assert result.success, result.message
     assert natural_map_error(p.W, p.b, p.mu, result.r) <= 1e-8
     if name != "Confeti-ex03-Fc3D-SBM":
