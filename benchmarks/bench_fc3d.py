@@ -175,8 +175,11 @@ def _worker(method: str, path: str, time_limit: float, out) -> None:
     start = time.perf_counter()
     solvers.solve(warm, method=method, tolerance=TOLERANCES[0], **method_options(method, TOLERANCES[0]))
     if "dense_limit" in solvers.friction_contact.options_fields(method):
-        # the sparse linear algebra is compiled separately: warm it up too
-        solvers.solve(warm, method=method, tolerance=TOLERANCES[0], dense_limit=0)
+        # every stage and both linear algebras are compiled separately (auto may finish the
+        # 1-contact problem in its first stage): warm each of them up
+        for stage in ("newton", "prox"):
+            solvers.solve(warm, method=stage, tolerance=TOLERANCES[0])
+            solvers.solve(warm, method=stage, tolerance=TOLERANCES[0], dense_limit=0)
     emit({"event": "setup", "contacts": problem.contacts, "warmup_s": time.perf_counter() - start})
 
     spent = 0.0  # the reported time of the attempts so far

@@ -1,23 +1,25 @@
-"""``method="auto"`` for the exact 3D friction-contact problem: semismooth Newton first, the
-proximal-point loop when Newton does not finish quickly.
+"""``method="auto"`` for the exact 3D friction-contact problem: one NSGS sweep on larger
+problems, then semismooth Newton, then the proximal-point loop when Newton does not finish
+quickly.
 
-Semismooth Newton on the Alart–Curnier function (:mod:`solvers.alart_curnier`) converges in a
-handful of iterations when the contacts' Delassus matrix ``W`` is nonsingular on the active set
-(a few contacts on separate bodies, a wheel, a sphere pile), but its Jacobian is singular on
-hyperstatic, rank-deficient problems (a box on many contacts, stacks, piles), where it stalls.
-The proximal-point loop (:mod:`solvers.proximal_point`) regularizes exactly those. So ``auto``
-runs Newton for at most ``newton_iterations`` iterations (none if the problem is too large for
-the dense factorization, ``3nc > dense_limit``: the large third-party problems are all rank
-deficient) and, if it has not converged, continues with ``prox`` from Newton's iterate when the
-framework's residual says it is better than the caller's initial guess, else from that guess
-(after a stall Newton's iterate can be worse than where it started). The result records the
-route in ``info["route"]`` and the Newton iterations spent first in
-``info["newton_iterations"]``; ``iterations`` counts both stages.
+1. From ``first_sweep_contacts`` contacts on, one NSGS sweep (:mod:`solvers.friction_contact`,
+   exact local solves): weakly coupled problems (a pile of spheres) end here, to rounding, for
+   less than one factorization.
+2. Semismooth Newton on the Alart–Curnier function (:mod:`solvers.alart_curnier`), from the
+   caller's guess, for at most ``newton_iterations`` iterations, finishing with one polishing
+   step: it converges in a handful of iterations when the Delassus matrix ``W`` is nonsingular
+   on the active set (a few contacts on separate bodies, a wheel, the rover), but its Jacobian
+   is singular on hyperstatic, rank-deficient problems (a box on many contacts, stacks, piles),
+   where it stalls. Skipped, like step 1, when ``3nc > dense_limit``: the large third-party
+   problems are all rank deficient.
+3. The proximal-point loop (:mod:`solvers.proximal_point`), which regularizes exactly those,
+   from Newton's iterate when the framework's residual says it is better than the caller's
+   guess, else from that guess (after a stall Newton's iterate can be worse than its start).
 
-Measured on the 34 third-party problems (``benchmarks/bench_fc3d.py``): the first stage
-finishes the full-rank ones (Rover, FC3D examples, NESpheres, Confeti); the second the others.
-NSGS is not used: its exact local solves cost more per sweep than a small factorization, and it
-stalls on the same problems as Newton.
+The result records the route in ``info["route"]`` (``nsgs``, ``newton``, ``newton+prox`` or
+``prox``) and the Newton iterations spent in ``info["newton_iterations"]``; ``iterations``
+counts the stages' iterations together. Measured on the 34 third-party problems
+(``benchmarks/bench_fc3d.py``, README "Benchmarks").
 """
 
 from __future__ import annotations
@@ -38,15 +40,22 @@ class AutoOptions:
 
     newton_iterations : Newton iterations before switching to the proximal-point loop.
     max_outer : proximal iterations of the second stage.
-    dense_limit : unknowns (3nc) up to which the first stage is tried and factorizations are
+    dense_limit : unknowns (3nc) up to which the first stages are tried and factorizations are
         dense.
+    first_sweep_contacts : from this many contacts on, begin with one NSGS sweep (exact local
+        solves): it finishes weakly coupled problems (a pile of spheres) to rounding for less
+        than one factorization; with fewer contacts a Newton iteration is cheaper than the sweep.
+        If the sweep does not finish, Newton starts from the caller's guess (from the sweep's
+        iterate it needed up to twice the iterations on the OneObject problems).
     """
 
     newton_iterations: int = 25
     max_outer: int = 1000
     dense_limit: int = 600
+    first_sweep_contacts: int = 10
 
     def __post_init__(self):
+        check_count("first_sweep_contacts", self.first_sweep_contacts, minimum=0)
         check_count("newton_iterations", self.newton_iterations)
         check_count("max_outer", self.max_outer)
         check_count("dense_limit", self.dense_limit, minimum=0)
@@ -71,11 +80,25 @@ def run_auto(W, b, mu, r, options: AutoOptions, tolerance: float):
     newton_options, prox_options = _stage_options(options)
     start = r.copy()
     spent = 0
+    if options.first_sweep_contacts <= mu.shape[0] and b.shape[0] <= options.dense_limit:
+        counts = np.zeros(4, dtype=np.int64)
+        defaults = fc.Options()
+        sweeps, relative, regularized = fc._nsgs_kernel(
+            W, b, mu, r, 1, tolerance, defaults.proximal, defaults.singular_ratio, 1.0,
+            *fc._grid(defaults.grid_points), counts,
+        )  # fmt: skip
+        if relative <= tolerance:
+            info = dict(zip(("separated", "stick", "slide", "local_failures"), counts.tolist()))
+            info.update(route="nsgs", newton_iterations=0, regularized_blocks=int(regularized))
+            return fc.measure_friction_contact(
+                W, b, mu, r, fc.Status.SOLVED, sweeps, f"auto: NSGS, converged in {sweeps} sweep(s)", fc.AUTO,
+                tolerance, info,
+            )  # fmt: skip
+        r[:] = start  # Newton from the sweep's iterate took more iterations on the rank-deficient sets
     if b.shape[0] <= options.dense_limit:
-        first = fc._run_newton(W, b, mu, r, newton_options, tolerance)
+        first = fc._run_newton(W, b, mu, r, newton_options, tolerance, as_auto=True)
         if first.success:
-            info = dict(first.info, route="newton", newton_iterations=first.iterations)
-            return replace(first, method=fc.AUTO, info=info, message=f"auto: {first.message}")
+            return first
         spent = first.iterations
         if np.isfinite(first.relative_residual) and first.relative_residual < fc._framework_residual(W, b, mu)(start):
             start = first.r.copy()

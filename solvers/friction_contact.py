@@ -990,7 +990,8 @@ def _framework_residual(W, b, mu):
 _CODE_STATUS = {0: Status.SOLVED, 1: Status.MAX_ITERATIONS, 2: Status.NUMERICAL_ERROR, 3: Status.MAX_ITERATIONS}
 
 
-def _run_newton(W, b, mu, r, options, tolerance: float) -> FrictionContactResult:
+def _run_newton(W, b, mu, r, options, tolerance: float, as_auto: bool = False) -> FrictionContactResult:
+    """``newton``; with ``as_auto`` the result is labelled as the first stage of ``auto``."""
     from .alart_curnier import _Operator, contact_rho, newton_dense, newton_kernel
 
     rho = contact_rho(W)
@@ -999,7 +1000,7 @@ def _run_newton(W, b, mu, r, options, tolerance: float) -> FrictionContactResult
         stats = np.zeros(3)
         code, iterations = newton_dense(
             W, b, mu, rho, r, options.max_iterations, options.armijo, options.line_search_steps, 0, tolerance, W, b,
-            r, np.zeros(n), 0.1, 0.0, stats,
+            r, np.zeros(n), 0.1, 0.0, stats, options.polish,
         )  # fmt: skip
         status = _CODE_STATUS[code]
         info = {
@@ -1024,9 +1025,11 @@ def _run_newton(W, b, mu, r, options, tolerance: float) -> FrictionContactResult
         Status.MAX_ITERATIONS: f"no convergence in {iterations} iterations (max_iterations={options.max_iterations})",
         Status.NUMERICAL_ERROR: f"non-finite iterate or no Newton direction after {iterations} iterations",
     }[status]
-    return measure_friction_contact(
-        W, b, mu, r, status, iterations, f"semismooth Newton (Alart–Curnier): {text}", NEWTON, tolerance, info
-    )
+    message = f"semismooth Newton (Alart–Curnier): {text}"
+    if as_auto:
+        info.update(route="newton", newton_iterations=iterations)
+        return measure_friction_contact(W, b, mu, r, status, iterations, f"auto: {message}", AUTO, tolerance, info)
+    return measure_friction_contact(W, b, mu, r, status, iterations, message, NEWTON, tolerance, info)
 
 
 def _run_prox(W, b, mu, r, options, tolerance: float) -> FrictionContactResult:

@@ -260,3 +260,34 @@ def test_hyperstatic_third_party_problems(name):
     if name != "Confeti-ex03-Fc3D-SBM":
         assert not stalled.success
     assert friction_contact.AUTO == result.method
+
+
+def test_auto_ends_with_one_sweep_on_decoupled_contacts():
+    """Twelve contacts that do not couple (W block diagonal): one NSGS sweep solves each
+    exactly, and auto stops there; with fewer contacts than first_sweep_contacts it goes to
+    Newton directly. Both answers are the exact one."""
+    from .test_friction_contact import random_spd3
+
+    blocks = [random_spd3(seed, 20.0) for seed in range(12)]
+    W = np.zeros((36, 36))
+    for i, block in enumerate(blocks):
+        W[3 * i : 3 * i + 3, 3 * i : 3 * i + 3] = block
+    b = np.tile([-1.0, 0.4, -0.2], 12)
+    mu = np.linspace(0.1, 1.2, 12)
+    swept = solve_ok(W, b, mu, "auto")
+    assert swept.info["route"] == "nsgs" and swept.iterations == 1
+    newton = solve_ok(W, b, mu, "auto", first_sweep_contacts=13)
+    assert newton.info["route"] == "newton"
+    np.testing.assert_allclose(newton.r, swept.r, rtol=0, atol=1e-9 * np.abs(swept.r).max())
+
+
+def test_polishing_step_keeps_a_passing_answer_and_gains_digits():
+    """polish=True takes one Newton step after the residual first passes: one more iteration,
+    still solved, and a natural-map error no larger than without it."""
+    W, b, mu = random_bodies(8, 1, unique=True)
+    plain = solve_ok(W, b, mu, "newton", polish=False)
+    polished = solve_ok(W, b, mu, "newton")
+    assert polished.iterations == plain.iterations + 1
+    assert natural_map_error(W, b, mu, polished.r) <= max(natural_map_error(W, b, mu, plain.r), 1e-15)
+    with pytest.raises(ValueError, match="polish"):
+        solve_friction_contact(W, b, mu, "newton", polish=1)
