@@ -291,3 +291,20 @@ def test_polishing_step_keeps_a_passing_answer_and_gains_digits():
     assert natural_map_error(W, b, mu, polished.r) <= max(natural_map_error(W, b, mu, plain.r), 1e-15)
     with pytest.raises(ValueError, match="polish"):
         solve_friction_contact(W, b, mu, "newton", polish=1)
+
+
+@pytest.mark.parametrize("method", NEW)
+def test_the_coulomb_stepper_takes_the_new_methods(method):
+    """Simulation(..., "coulomb", method=...) with three spheres falling onto the ground: the
+    same motion as with NSGS, and the fallback the table gives (prox after newton, nsgs after
+    prox and auto)."""
+    from lcpdyn import Simulation
+    from scenes.scale import Spheres
+
+    reference = Simulation(Spheres.build(count=3).model, "coulomb", method="nsgs").run(0.05)
+    sim = Simulation(Spheres.build(count=3).model, "coulomb", method=method)
+    run = sim.run(0.05)
+    assert sim.fallback_method == {"newton": "prox", "prox": "nsgs", "auto": "nsgs"}[method]
+    np.testing.assert_allclose(run.position, reference.position, rtol=0, atol=1e-9)
+    np.testing.assert_allclose(run.velocity, reference.velocity, rtol=0, atol=1e-8)
+    assert not np.any(run.solver_fallback)
