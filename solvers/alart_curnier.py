@@ -66,7 +66,7 @@ import scipy.sparse as sp
 import scipy.sparse.linalg as spla
 from numba import njit
 
-from .friction_contact import _measure_kernel
+from .friction_contact import _contact_errors, _measure_kernel
 from .options import check_count, check_positive
 from .result import Status
 
@@ -84,9 +84,12 @@ class NewtonOptions:
     line_search_steps : halvings of the step before the line search gives up (the smallest step
         is then taken and counted).
     dense_limit : unknowns (3nc) up to which J is factorized dense; above it, sparse (SuperLU).
-    polish : after the framework's residual first passes, take one more Newton step (kept only
-        if the residual still passes; dense path). Near a solution the step is quadratic, so the
-        answer gains digits for the price of one factorization.
+    polish : after the framework's residual first passes, take one more Newton step if the
+        answer is still coarse by the collection's measure ||F_nat|| / ||q|| (Acary, Bremond,
+        Huber, INRIA RR-9118) -- it can be when reactions dwarf ||q|| -- kept only if the
+        framework's residual still passes (dense path). Near a solution the step is quadratic, so
+        the answer gains digits for the price of one factorization; an answer already within
+        the tolerance by both measures does not pay it.
     """
 
     max_iterations: int = 200
@@ -523,6 +526,21 @@ def _dense_direction(J, phi, scale):
     return np.zeros(n), -1
 
 
+@njit(cache=True, error_model="numpy")
+def _natural_map_error(b, mu, r, u):
+    """||F_nat(r)||_2 / ||b||_2 (||b|| = 0 counts as 1) at u = W r + b, F_nat(r)_a = r_a -
+    P_K(r_a - u_a - [mu_a ||u_T,a||, 0, 0]) (Acary, Bremond, Huber, INRIA RR-9118, 2017)."""
+    tmp = np.empty(3)
+    total = 0.0
+    norm_b = 0.0
+    for a in range(mu.shape[0]):
+        k = 3 * a
+        residual, _ = _contact_errors(mu[a], r[k], r[k + 1], r[k + 2], u[k], u[k + 1], u[k + 2], tmp)
+        total += residual * residual
+        norm_b += b[k] * b[k] + b[k + 1] * b[k + 1] + b[k + 2] * b[k + 2]
+    return math.sqrt(total) / (math.sqrt(norm_b) if norm_b > 0.0 else 1.0)
+
+
 @njit(cache=True)
 def newton_dense(Wop, b, mu, rho, r, max_iterations, armijo, line_search_steps, mode, tolerance, W0, b0, r_k, shift,
                  inner_ratio, floor, stats, polish=False):  # fmt: skip
@@ -532,7 +550,8 @@ def newton_dense(Wop, b, mu, rho, r, max_iterations, armijo, line_search_steps, 
     (plain Newton, ``Wop = W0``); ``mode`` 1: stop on the proximal loop's inner test
     ``|Φ| <= max(floor, inner_ratio |shift (r − r_k)|)``. ``stats`` (3,) accumulates the shifted
     factorizations, failed line searches and the final merit. ``polish`` (mode 0): after the
-    residual first passes, take one more Newton step, kept if the residual still passes.
+    residual first passes, take one more Newton step if ||F_nat|| / ||b0|| still exceeds the
+    tolerance, kept if the residual still passes.
     Returns (code, iterations)."""
     n = b.shape[0]
     nc = mu.shape[0]
@@ -569,7 +588,7 @@ def newton_dense(Wop, b, mu, rho, r, max_iterations, armijo, line_search_steps, 
                     stats[2] = saved_merit
                 return SOLVED_CODE, iteration
             if (iteration == 0 or full_step) and _measure_kernel(W0, b0, mu, r, u0)[0] <= tolerance:
-                if iteration == 0 or not polish or merit == 0.0:
+                if iteration == 0 or not polish or merit == 0.0 or _natural_map_error(b0, mu, r, u0) <= tolerance:
                     return SOLVED_CODE, iteration
                 # one more (quadratic) step: the framework's per-contact measure passes an
                 # answer that |F_nat|/|q| can still find coarse when reactions dwarf |q|
@@ -619,10 +638,12 @@ def newton_dense(Wop, b, mu, rho, r, max_iterations, armijo, line_search_steps, 
 
 @njit(cache=True)
 def prox_dense(W, b, mu, r, scale, sigma, sigma_min, sigma_decrease, sigma_increase, fast_inner, inner_ratio,
-               max_outer, max_inner, tolerance, stats):  # fmt: skip
+               max_outer, max_inner, tolerance, stats, polish_outer=0):  # fmt: skip
     """The proximal-point loop of :mod:`solvers.proximal_point` on a dense ``W``, compiled whole,
-    in place on ``r``. ``stats`` (5,): inner iterations, inner failures, final σ, shifted
-    factorizations, failed line searches. Returns (code, outer iterations)."""
+    in place on ``r``. ``stats`` (6,): inner iterations, inner failures, final σ, shifted
+    factorizations, failed line searches, polishing outer iterations. After the framework's
+    residual passes, up to ``polish_outer`` more outer iterations while ||F_nat|| / ||b|| exceeds
+    the tolerance; the last iterate that passes is returned. Returns (code, outer iterations)."""
     n = b.shape[0]
     nc = mu.shape[0]
     eps = np.finfo(np.float64).eps
@@ -638,15 +659,25 @@ def prox_dense(W, b, mu, r, scale, sigma, sigma_min, sigma_decrease, sigma_incre
     for i in range(n):
         b_max = max(b_max, abs(b[i]))
     outer = 0
+    polished = 0
+    saved = r.copy()
     while True:
         stats[2] = sigma
         stats[3] = inner_stats[0]
         stats[4] = inner_stats[1]
+        if not np.isfinite(relative) or not relative <= tolerance:
+            if polished > 0:  # the polishing iteration lost the pass: back to the last answer
+                r[:] = saved
+                return SOLVED_CODE, outer
         if not np.isfinite(relative):
             return ERROR_CODE, outer
         if relative <= tolerance:
-            return SOLVED_CODE, outer
-        if outer >= max_outer:
+            if polished >= polish_outer or _natural_map_error(b, mu, r, u0) <= tolerance:
+                return SOLVED_CODE, outer
+            saved[:] = r
+            polished += 1
+            stats[5] = polished
+        elif outer >= max_outer:
             return MAX_CODE, outer
         outer += 1
         shifted_max = 0.0
@@ -670,7 +701,7 @@ def prox_dense(W, b, mu, r, scale, sigma, sigma_min, sigma_decrease, sigma_incre
             continue
         if iterations == 0:  # r_k solves the proximal problem, hence the original one, to rounding
             stats[2] = sigma
-            return STALLED_CODE, outer
+            return (SOLVED_CODE if polished > 0 else STALLED_CODE), outer
         relative = _measure_kernel(W, b, mu, r, u0)[0]
         if iterations <= fast_inner:
             sigma = max(sigma / sigma_decrease, sigma_min)

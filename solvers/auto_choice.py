@@ -7,8 +7,9 @@ quickly.
    less than one factorization.
 2. Semismooth Newton on the Alart–Curnier function (:mod:`solvers.alart_curnier`), from the
    caller's guess, for at most ``newton_iterations`` iterations, finishing with one polishing
-   step: it converges in a handful of iterations when the Delassus matrix ``W`` is nonsingular
-   on the active set (a few contacts on separate bodies, a wheel, the rover), but its Jacobian
+   step where ||F_nat|| / ||q|| is still above the tolerance (``NewtonOptions.polish``): it
+   converges in a handful of iterations when the Delassus matrix ``W`` is nonsingular on the
+   active set (a few contacts on separate bodies, a wheel, the rover), but its Jacobian
    is singular on hyperstatic, rank-deficient problems (a box on many contacts, stacks, piles),
    where it stalls. Skipped, like step 1, when ``3nc > dense_limit``: the large third-party
    problems are all rank deficient.

@@ -1037,11 +1037,11 @@ def _run_prox(W, b, mu, r, options, tolerance: float) -> FrictionContactResult:
     from .proximal_point import proximal_point
 
     if b.shape[0] <= options.dense_limit:
-        stats = np.zeros(5)
+        stats = np.zeros(6)
         code, outer = prox_dense(
             W, b, mu, r, 1.0 / contact_rho(W), options.sigma, options.sigma_min, options.sigma_decrease,
             options.sigma_increase, options.fast_inner, options.inner_ratio, options.max_outer, options.max_inner,
-            tolerance, stats,
+            tolerance, stats, options.polish_outer,
         )  # fmt: skip
         status = _CODE_STATUS[code]
         info = {
@@ -1049,6 +1049,7 @@ def _run_prox(W, b, mu, r, options, tolerance: float) -> FrictionContactResult:
             "inner_iterations": int(stats[0]),
             "inner_failures": int(stats[1]),
             "final_sigma": float(stats[2]),
+            "polishing_iterations": int(stats[5]),
             "linear_algebra": "dense LU (compiled loop)",
         }
     else:

@@ -21,7 +21,10 @@ means bigger outer steps) down to ``sigma_min``; after an inner failure ``r_k`` 
 multiplied by ``sigma_increase``. Inner solves are inexact: Newton stops when
 ``|Φ| <= inner_ratio |Λ (r − r_k)|`` (the outer step's own size, so the inner accuracy tightens
 as the loop converges) or at machine precision. The outer loop stops when the framework's
-per-contact residual on the *original* problem is within the tolerance. If an inner solve needs
+per-contact residual on the *original* problem is within the tolerance -- and, for at most
+``polish_outer`` more iterations, until the collection's ``||F_nat|| / ||q||`` is too (the two
+can disagree when reactions dwarf ``||q||``; the last iterate that passes the framework's
+residual is returned, ``info["polishing_iterations"]`` counts them). If an inner solve needs
 no iteration at all, ``r_k`` solves the proximal problem -- hence the original one -- to
 rounding while the framework's residual still exceeds the tolerance: the loop ends with
 ``MAX_ITERATIONS`` and ``info["stalled"]`` rather than spin.
@@ -66,6 +69,10 @@ class ProxOptions:
     fast_inner : inner iteration count up to which an inner solve counts as fast.
     inner_ratio : inner stopping ratio η of ``|Φ| <= η |Λ (r − r_k)|``.
     dense_limit : unknowns up to which the inner Jacobian is factorized dense.
+    polish_outer : after the framework's residual passes, at most this many more outer
+        iterations while the collection's measure ||F_nat|| / ||q|| (Acary, Bremond, Huber,
+        INRIA RR-9118) still exceeds the tolerance -- it can when reactions dwarf ||q||; the last
+        iterate that passes the framework's residual is returned (0: stop at the first pass).
     """
 
     max_outer: int = 1000
@@ -77,6 +84,7 @@ class ProxOptions:
     fast_inner: int = 4
     inner_ratio: float = 0.1
     dense_limit: int = 600
+    polish_outer: int = 3
 
     def __post_init__(self):
         check_count("max_outer", self.max_outer)
@@ -93,25 +101,35 @@ class ProxOptions:
         check_count("fast_inner", self.fast_inner)
         check_positive("inner_ratio", self.inner_ratio)
         check_count("dense_limit", self.dense_limit, minimum=0)
+        check_count("polish_outer", self.polish_outer, minimum=0)
 
 
 def proximal_point(W, b, mu, r, options: ProxOptions, outer_residual, tolerance):
     """The loop of the module docstring, in place on ``r``. ``outer_residual(r)`` is the
     framework's relative residual on the original problem. Returns (status, outer iterations,
     info)."""
+    from .alart_curnier import _natural_map_error
+
     scale = 1.0 / contact_rho(W)  # s_alpha = |W_aa|_F
     operator = _Operator(W, None, options.dense_limit)
     inner_total = failures = 0
     relative = outer_residual(r)
     sigma = options.sigma
-    outer = 0
+    outer = polished = 0
+    saved = r.copy()
     eps = np.finfo(np.float64).eps
     while True:
+        if polished > 0 and not relative <= tolerance:  # the polishing iteration lost the pass
+            r[:] = saved
+            return Status.SOLVED, outer, _info(inner_total, failures, sigma, polished=polished)
         if not math.isfinite(relative):
             return Status.NUMERICAL_ERROR, outer, _info(inner_total, failures, sigma)
         if relative <= tolerance:
-            return Status.SOLVED, outer, _info(inner_total, failures, sigma)
-        if outer >= options.max_outer:
+            if polished >= options.polish_outer or _natural_map_error(b, mu, r, W @ r + b) <= tolerance:
+                return Status.SOLVED, outer, _info(inner_total, failures, sigma, polished=polished)
+            saved[:] = r
+            polished += 1
+        elif outer >= options.max_outer:
             return Status.MAX_ITERATIONS, outer, _info(inner_total, failures, sigma)
         outer += 1
         shift = np.repeat(sigma * scale, 3)
@@ -136,16 +154,19 @@ def proximal_point(W, b, mu, r, options: ProxOptions, outer_residual, tolerance)
             sigma = sigma * options.sigma_increase
             continue
         if iterations == 0:  # r_k solves the proximal problem, hence the original one, to rounding
+            if polished > 0:
+                return Status.SOLVED, outer, _info(inner_total, failures, sigma, polished=polished)
             return Status.MAX_ITERATIONS, outer, _info(inner_total, failures, sigma, stalled=True)
         relative = outer_residual(r)
         if iterations <= options.fast_inner:
             sigma = max(sigma / options.sigma_decrease, options.sigma_min)
 
 
-def _info(inner_total, failures, sigma, stalled=False):
+def _info(inner_total, failures, sigma, stalled=False, polished=0):
     return {
         "stalled": stalled,
         "inner_iterations": int(inner_total),
         "inner_failures": int(failures),
         "final_sigma": float(sigma),
+        "polishing_iterations": int(polished),
     }

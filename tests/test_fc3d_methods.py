@@ -281,16 +281,54 @@ def test_auto_ends_with_one_sweep_on_decoupled_contacts():
     np.testing.assert_allclose(newton.r, swept.r, rtol=0, atol=1e-9 * np.abs(swept.r).max())
 
 
-def test_polishing_step_keeps_a_passing_answer_and_gains_digits():
-    """polish=True takes one Newton step after the residual first passes: one more iteration,
-    still solved, and a natural-map error no larger than without it."""
+def test_polishing_step_only_where_the_natural_map_error_is_still_coarse():
+    """polish=True takes one Newton step after the framework's residual first passes, but only
+    while |F_nat| / |q| is above the tolerance: with W = 1e-6 of a unit-scale one, reactions are
+    1e6 |q| and an answer that passes per contact can be coarse by |F_nat| / |q|; the extra step
+    keeps the answer solved and brings |F_nat| / |q| no higher. At unit scale, where both
+    measures pass at once, no step is added."""
     W, b, mu = random_bodies(8, 1, unique=True)
-    plain = solve_ok(W, b, mu, "newton", polish=False)
-    polished = solve_ok(W, b, mu, "newton")
-    assert polished.iterations == plain.iterations + 1
-    assert natural_map_error(W, b, mu, polished.r) <= max(natural_map_error(W, b, mu, plain.r), 1e-15)
+    for scale, added in ((1.0, 0), (1e-6, 1)):
+        # (coulomb_check's absolute tolerance is in velocity units: it does not apply at 1e-6)
+        plain = solve_friction_contact(W * scale, b, mu, "newton", polish=False, tolerance=1e-8)
+        polished = solve_friction_contact(W * scale, b, mu, "newton", tolerance=1e-8)
+        assert plain.success and polished.success, (plain.message, polished.message)
+        before = natural_map_error(W * scale, b, mu, plain.r)
+        assert (before > 1e-8) == bool(added), (scale, before)
+        assert polished.iterations == plain.iterations + added
+        assert natural_map_error(W * scale, b, mu, polished.r) <= max(before, 1e-15)
+        if added:
+            assert natural_map_error(W * scale, b, mu, polished.r) <= 1e-8
     with pytest.raises(ValueError, match="polish"):
         solve_friction_contact(W, b, mu, "newton", polish=1)
+
+
+@pytest.mark.parametrize(
+    "contacts, bodies, tolerance",
+    [(8, 2, 1e-10), (240, 1, 1e-8)],  # dense compiled loop; sparse Python loop
+)
+def test_prox_polishes_until_the_natural_map_error_passes(contacts, bodies, tolerance):
+    """ProxOptions.polish_outer: after the framework's residual passes, more outer iterations
+    while |F_nat| / |q| is above the tolerance -- needed with W = 1e-6 of a unit-scale one
+    (reactions 1e6 |q|) -- and none where it already passes; the answer stays solved."""
+    W, b, mu = random_bodies(contacts, bodies, unique=False)
+    for scale in (1.0, 1e-6):
+        plain = solve_friction_contact(W * scale, b, mu, "prox", polish_outer=0, tolerance=tolerance)
+        polished = solve_friction_contact(W * scale, b, mu, "prox", tolerance=tolerance)
+        assert plain.success and polished.success, (plain.message, polished.message)
+        assert plain.info["polishing_iterations"] == 0
+        before = natural_map_error(W * scale, b, mu, plain.r)
+        after = natural_map_error(W * scale, b, mu, polished.r)
+        if before > tolerance:
+            assert 1 <= polished.info["polishing_iterations"] <= 3
+            assert polished.iterations > plain.iterations
+            assert after <= tolerance < before
+        else:
+            assert polished.info["polishing_iterations"] == 0
+            np.testing.assert_array_equal(polished.r, plain.r)
+    assert before > tolerance, "the scaled problem must need polishing for this test to test it"
+    with pytest.raises(ValueError, match="polish_outer"):
+        solve_friction_contact(W, b, mu, "prox", polish_outer=-1)
 
 
 @pytest.mark.parametrize("method", NEW)
