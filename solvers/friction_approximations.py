@@ -1,0 +1,935 @@
+"""lcpdyn's friction approximations -- box, polygonal and regularized -- posed on a 3D
+friction-contact problem in local (Delassus) form, to score them against exact Coulomb friction.
+
+Importable without JAX (it is part of :mod:`solvers`): the engine's friction models
+(``lcpdyn/friction/box.py``, ``polygonal.py``, ``regularized.py``, protocol in ``base.py``) are
+re-posed here, not imported.
+
+From the engine's rows to the Delassus form
+-------------------------------------------
+The engine poses each step as the bounded mixed LCP of Peiret 2016 Eq. (30): velocities v+
+(free), bilateral impulses, normal impulses h lam_N >= 0 complementary to N v+, and a friction
+block F v+ + C x_F + P h lam_N + c = sigma with lo <= x_F <= hi (Eq. 28 for sigma). Eliminating
+v+ and the bilateral multipliers (the Schur complement that :mod:`solvers.block_gs` and the
+Coulomb model use) leaves the contact unknowns alone. With J = [N; D] stacked per contact
+(normal, t1, t2), r = (h lam_N, h lam_T) the contact *impulses* and u = J v+ the contact
+velocities, that is the local problem of a :class:`~solvers.friction_contact.FrictionContactProblem`::
+
+    u = W r + q,   per contact alpha: r_alpha = (r_N, r_T), u_alpha = (u_N, u_T),
+
+W = J M^-1 J^T (plus compliance), q = J v_free. So every "D v+" of the engine becomes u_T, every
+"h lam" becomes an impulse component of r, and every bound "h mu lam_N" becomes mu r_N. The
+normal rows are the same for all models: r_N >= 0 complementary to u_N >= 0 (Peiret 2016
+Eqs. 23-24). A model is then a bounded LCP  lo <= z <= hi,  w = M z + q'  in unknowns z with
+r = T z (T block diagonal, one block per contact):
+
+* **box** (``box.py``; Lacoursiere, Peiret 2016 ref. [10]; F = D, C = 0): z = r, M = W, q' = q,
+  r_T1, r_T2 each in [-mu rbar_N, mu rbar_N] in the contact's base basis (t1, t2), w_T = u_T
+  (Eq. 28 with sigma = D v+). Its force reaches sqrt(2) mu r_N when the slip is diagonal.
+* **polygonal** (``polygonal.py``; Anitescu-Potra 1997, Peiret 2016 refs. [2, 3, 8]): r_T in the
+  regular k-gon with vertices mu r_N d_j, d_j = cos(2 pi j/k) t1 + sin(2 pi j/k) t2 (inscribed in
+  the Coulomb circle). Two equivalent posings:
+
+  - ``"anitescu-potra"`` -- the engine's own: z_alpha = (r_N, beta_1..beta_k, gamma) >= 0,
+    r_T = sum_j beta_j d_j; rows u_N; d_j . u_T + gamma >= 0 _|_ beta_j; mu r_N - sum_j beta_j
+    >= 0 _|_ gamma (the engine's P = mu couples the *current* normal impulse, so this posing
+    needs no lag on r_N). An LCP of (k + 2) nc unknowns, non-symmetric, solved by Lemke (the
+    engine's default method); practical for small problems only.
+  - ``"zonotope"`` (default for even k): a centrally symmetric polygon is a zonotope, the regular
+    2m-gon being the Minkowski sum of its m edge directions e_i (angles (2i + 1) pi/k + pi/2)
+    with half-lengths mu r_N sin(pi/k). So z_alpha = (r_N, s_1..s_m), r_T = sum_i s_i e_i,
+    s_i in [-mu rbar_N sin(pi/k), +mu rbar_N sin(pi/k)] -- a bounded LCP with friction bounds
+    from mu r_N like the box (M = G^T W G singular in s for m > 2: s is not unique, r is).
+    At the fixed point rbar_N = r_N it has exactly the solutions (in r) of the Anitescu-Potra
+    LCP: both are the variational inequality u = W r + q against the same set. k = 4 is the box
+    turned by 45 degrees with half-width mu r_N / sqrt(2).
+* **regularized** (``regularized.py``; Peiret 2016 Eqs. 9-20 unified as Eqs. 25-29): per contact
+  a 2x2 rotation R_alpha = [e, e_perp] of the tangent basis, z_alpha = (r_N, R^T r_T), M =
+  T^T W T + diag(0, c_1, c_2), q' = T^T q - diag(0, c_1, c_2) rtilde, bounds
+  +-mu rbar_N on both local components (Eq. 12), where, with ubar_T the lagged slip:
+
+  - kinetic, |ubar_T| > v_th (Eqs. 16-20, 27): e = ubar_T / |ubar_T|; c_1 = C_T (Eq. 18's
+    1/(k_T h^2)), c_2 = |ubar_T| / (mu rbar_N) -- Eq. (19)'s 1/(b_mu h) with b_mu = mu lam_N /
+    v_T1 (Eq. 20) in impulse units, as the engine uses it (its docstring explains why not Eq. 27's
+    printed "h b_mu^-1 h^-2"); rtilde = (-mu rbar_N, 0).
+  - static, |ubar_T| <= v_th (Eqs. 9-15, 26): e = -rbar_T / |rbar_T| (the base basis if
+    rbar_T = 0), c_1 = c_2 = C_T, rtilde = R^T rbar_T = (-|rbar_T|, 0) (Eq. 13): the bristle law
+    Eq. (11) with the previous friction force as its start.
+
+Choices for a single Delassus solve
+-----------------------------------
+The engine lags, from the previous time step, the normal force (all bounds, Eq. 12) and -- for
+the regularized model -- the friction force and the slip velocity. A Delassus problem has no
+previous step: the lagged state (rbar, ubar) is the previous iterate of a fixed-point iteration
+that starts from no force (rbar = 0: the first solve is the frictionless one) and is run to
+convergence (Peiret 2016 after Eq. 12: "a few iterations can be performed in order to make the
+boundaries tend to +-mu lam_N^+ [10]"). Every iteration solves one bounded LCP through
+:func:`solvers.solve`. Details:
+
+* **Convergence** is judged on the *self-consistent* model: the bounded LCP posed from the
+  iterate's own state (bounds mu r_N of the iterate itself, its own basis and branch) must hold
+  the iterate, measured by the natural map in impulse units relative to the problem
+  (Acary, Bremond, Huber, INRIA RR-9118, 2017, as in ``/work/shared/problems/README.md``):
+  ||z - clip(z - D^-1 w, lo, hi)||_2 / max(||D^-1 q'||_2, ||z||_2) <= ``tolerance`` (1e-8), D
+  the rows' Delassus scales tr(W_aa)/3 (1 on the gamma rows, whose w is an impulse already).
+  Only then is ``converged`` True; otherwise the last iterate is returned with
+  ``converged=False`` and a message saying why (iteration or time limit, inner solver failure).
+  Why not the framework's per-row relative residual (:func:`solvers.result.relative_residual`):
+  on BoxesStack1 a row whose q_i is 1e-9 of its neighbours' is held to that scale, so even an
+  exact pivoting answer (absolute residual 1e-14, the same from Lemke and Judice-Pires) reads
+  2e-6 there. The answer's framework Coulomb residual is reported beside (``coulomb_residual``).
+  A changing r_N between iterates is not by itself non-convergence: on hyperstatic problems
+  (rank-deficient W) r is not unique, and any self-consistent iterate is an answer of the model.
+* **Relaxation**: the lagged state moves by omega times the step, omega = 0.7 (halved, down to
+  ``min_relaxation``, when the residual is no lower than ``stall`` = 10 iterations before):
+  undamped (omega = 1), the lag on mu r_N oscillates with period two and growing amplitude on the
+  capsule piles (mu = 0.7). Fixed points do not depend on omega.
+* **Proximal term**: each solve is the model's LCP with M + diag(rho) and q' - diag(rho) zbar
+  (zbar the lagged unknowns), rho = ``proximal`` (1e-4) x the contact's mean Delassus diagonal
+  tr(W_aa) / 3 on its normal and friction unknowns (not on gamma). It selects, among the many
+  solutions of a rank-deficient problem, one near the previous iterate (so the lag converges
+  instead of hopping between solutions; without it the box's r_N on a capsule pile changes by
+  half its size every iteration) and keeps the pivoting well posed (Judice-Pires needs thousands
+  of single pivots on the singular zonotope LCPs at rho = 1e-6, a few block pivots at 1e-2). It
+  vanishes at the fixed point, and the convergence test is on the unregularized LCP. A solve
+  that fails (or needs more than ``max_pivots`` pivots) is retried with rho x 10, up to
+  ``max_proximal``, then with the fallback method; rho stays raised.
+* **Regularized constants**: C_T = 1/(k_T h^2) and v_th enter the Delassus form only as the
+  compliance C_T (velocity per impulse, the units of W) and the threshold v_th (velocity), so
+  both are set relative to the problem: C_T = ``compliance`` x tr(W_aa) / 3 per contact and
+  v_th = ``velocity_threshold`` x the problem's velocity scale V = ||q||_2 / sqrt(nc).
+  Defaults: ``compliance = 0``, i.e. k_T = inf, Eq. (29) -- a single solve carries no bristle
+  deflection from a previous step, and the bristles' other role, keeping the LCP well posed when
+  D is rank-deficient (Peiret 2016 after Eq. 31), is taken by the vanishing proximal term. A
+  positive C_T is supported (1e-4 x tr(W_aa)/3 is about k_T = 1e10 N/m, h = 1 ms on a 1 kg
+  body) but it lets a sticking contact creep by C_T times its force change, which flips contacts
+  between the branches and slowed the fixed point on BoxesStack1 from 70 to 819 iterations
+  without changing any converged answer. ``velocity_threshold = 1e-4``: the slip the metrics
+  call "sliding" (Peiret's 0.01 m/s is ~1e-2 of his wheel's speed; within one solve a smaller
+  threshold only affects which branch a contact starts in). mu_s = mu_k = mu (the files carry one
+  mu). **Consequence**: with every lagged quantity iterated to its fixed point, a converged
+  regularized answer is an exact Coulomb solution -- kinetic contacts end with e parallel to
+  u_T, so u_T2 = 0, r_T2 = 0 (row 2) and r_T1 = -mu r_N at its bound with sigma_1 = |u_T| >= 0
+  (row 1); static ones with rtilde = R^T r_T, so u_T = sigma: zero inside the bounds, and along
+  -r_T on the cone's edge. C_T and v_th then only steer the iteration. The regularized model's
+  errors in the engine (Peiret 2016 Figs. 4-5) come from lagging one time step, which a single
+  Delassus problem cannot show.
+
+Adding a model
+--------------
+:func:`approximate` reaches a model only through ``model.posing(context)`` (a
+:class:`DelassusContext` in, a :class:`Posing` out: unknowns per contact, the bounded LCP
+(:class:`PosedLCP`) at a lagged state, and how to represent impulses in its unknowns); the
+built-in models are three such posings and a user's model is a fourth, with no change here
+(``tests/test_friction_approximations.py`` plugs in a turned square that way).
+
+Known limit
+-----------
+On some hyperstatic capsule piles the lagged iteration stops improving at a self-consistency
+residual of a few 1e-8: two contacts sharing a body trade normal load by the same amount every
+iteration (the solution set is a continuum and the lag on mu r_N moves along it), so the
+residual stays constant while the iterate drifts. Such runs end ``converged=False`` with the
+reason; solving the model's un-lagged LCP (the Anitescu-Potra posing with the model's own
+vertices) warm-started from the stalled iterate would finish them, and is not done yet.
+
+Metrics (:func:`contact_metrics`) follow :mod:`lcpdyn.metrics` with the contacts of one problem
+in place of the contacts of one time step; see there.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass
+from typing import Protocol
+
+import numpy as np
+
+from .api import solve
+from .block_gs import MAX_BLOCK
+from .friction_contact import FrictionContactProblem, measure_friction_contact
+from .result import Status
+
+__all__ = [
+    "Box",
+    "Polygonal",
+    "Regularized",
+    "FixedPointOptions",
+    "ApproximationResult",
+    "MetricOptions",
+    "ContactMetrics",
+    "approximate",
+    "contact_metrics",
+    "velocity_scale",
+    "model_from_label",
+    "polygon_vertices",
+    "zonotope_generators",
+    "ZONOTOPE",
+    "ANITESCU_POTRA",
+    "DelassusContext",
+    "PosedLCP",
+    "Posing",
+]
+
+ZONOTOPE = "zonotope"
+ANITESCU_POTRA = "anitescu-potra"
+
+
+# --- models --------------------------------------------------------------------------------------
+def _real(name: str, value, minimum: float, *, strict: bool = False) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
+        raise ValueError(f"{name} must be a real number, got {value!r}")
+    value = float(value)
+    if not math.isfinite(value) or value < minimum or (strict and value == minimum):
+        relation = ">" if strict else ">="
+        raise ValueError(f"{name} must be a finite number {relation} {minimum:g}, got {value!r}")
+    return value
+
+
+def _count(name: str, value, minimum: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < minimum:
+        raise ValueError(f"{name} must be an integer >= {minimum}, got {value!r}")
+    return int(value)
+
+
+@dataclass(frozen=True)
+class Box:
+    """Lacoursiere's box (``lcpdyn/friction/box.py``): r_T1, r_T2 in [-mu r_N, mu r_N] each."""
+
+    @property
+    def label(self) -> str:
+        return "box"
+
+    def parameters(self) -> dict:
+        return {"model": "box"}
+
+    def posing(self, context: DelassusContext) -> Posing:
+        blocks = np.broadcast_to(np.eye(3), (context.contacts, 3, 3)).copy()
+        return _FixedBasisPosing(context, blocks, 1.0, self.parameters())
+
+
+@dataclass(frozen=True)
+class Polygonal:
+    """Anitescu-Potra's k-gon inscribed in the Coulomb circle (``lcpdyn/friction/polygonal.py``).
+
+    directions : k >= 3, the vertices d_j = cos(2 pi j/k) t1 + sin(2 pi j/k) t2.
+    formulation : ``"zonotope"`` (bounded LCP with bounds mu r_N sin(pi/k), even k only),
+        ``"anitescu-potra"`` (the engine's LCP, any k, small problems) or ``"auto"`` (zonotope
+        for even k). See the module docstring.
+    """
+
+    directions: int = 8
+    formulation: str = "auto"
+
+    def __post_init__(self):
+        k = _count("polygonal directions k", self.directions, 3)
+        if self.formulation not in ("auto", ZONOTOPE, ANITESCU_POTRA):
+            raise ValueError(
+                f"polygonal formulation must be 'auto', {ZONOTOPE!r} or {ANITESCU_POTRA!r}, got {self.formulation!r}"
+            )
+        if self.formulation == ZONOTOPE and k % 2:
+            raise ValueError(f"polygonal formulation {ZONOTOPE!r} needs an even number of directions, got k = {k}")
+
+    @property
+    def resolved_formulation(self) -> str:
+        if self.formulation == "auto":
+            return ZONOTOPE if self.directions % 2 == 0 else ANITESCU_POTRA
+        return self.formulation
+
+    @property
+    def label(self) -> str:
+        return f"polygonal-{self.directions}"
+
+    def parameters(self) -> dict:
+        return {"model": "polygonal", "directions": self.directions, "formulation": self.resolved_formulation}
+
+    def posing(self, context: DelassusContext) -> Posing:
+        parameters = self.parameters()
+        if self.resolved_formulation == ANITESCU_POTRA:
+            return _AnitescuPotraPosing(context, self.directions, parameters)
+        E, half = zonotope_generators(self.directions)
+        blocks = np.zeros((context.contacts, 3, 1 + E.shape[1]))
+        blocks[:, 0, 0] = 1.0
+        blocks[:, 1:, 1:] = E
+        parameters["bound_factor"] = half
+        return _FixedBasisPosing(context, blocks, half, parameters)
+
+
+@dataclass(frozen=True)
+class Regularized:
+    """Peiret 2016's regularized model (``lcpdyn/friction/regularized.py``), constants made
+    relative to the Delassus problem (module docstring).
+
+    compliance : C_T = 1/(k_T h^2) per contact as a multiple of tr(W_aa)/3 (>= 0; 0 is Eq. 29).
+    velocity_threshold : v_th as a multiple of the problem's velocity scale ||q||_2 / sqrt(nc).
+    """
+
+    compliance: float = 0.0
+    velocity_threshold: float = 1e-4
+
+    def __post_init__(self):
+        _real("regularized compliance", self.compliance, 0.0)
+        _real("regularized velocity_threshold", self.velocity_threshold, 0.0)
+
+    @property
+    def label(self) -> str:
+        return "regularized"
+
+    def parameters(self) -> dict:
+        return {
+            "model": "regularized",
+            "compliance_relative": self.compliance,
+            "velocity_threshold_relative": self.velocity_threshold,
+        }
+
+    def posing(self, context: DelassusContext) -> Posing:
+        return _RegularizedPosing(context, self.compliance, self.velocity_threshold, self.parameters())
+
+
+def model_from_label(label: str):
+    """``"box"``, ``"polygonal-<k>"`` or ``"regularized"`` as a model object (defaults otherwise)."""
+    if label == "box":
+        return Box()
+    if label == "regularized":
+        return Regularized()
+    if isinstance(label, str) and label.startswith("polygonal-"):
+        try:
+            k = int(label.split("-", 1)[1])
+        except ValueError:
+            raise ValueError(f"model label {label!r}: the number of directions is not an integer") from None
+        return Polygonal(k)
+    raise ValueError(f"unknown model label {label!r}; use 'box', 'polygonal-<k>' or 'regularized'")
+
+
+@dataclass(frozen=True)
+class FixedPointOptions:
+    """Options of :func:`approximate` (module docstring, "Choices").
+
+    tolerance : bound on the self-consistent model residual for ``converged``.
+    max_iterations : fixed-point iterations (one bounded-LCP solve each, retries not counted).
+    relaxation, min_relaxation, stall : initial omega in (0, 1]; it is halved (down to
+        min_relaxation) when the residual is no lower than ``stall`` iterations before (at most
+        once per ``stall`` iterations).
+    proximal, max_proximal : relative proximal weight rho of the first try and its ceiling; a
+        failed solve is retried with rho x 10, and rho stays raised.
+    method : inner bounded-LCP method; None picks the engine's default (``lemke`` for the
+        Anitescu-Potra polygonal posing, ``judice-pires`` otherwise).
+    fallback : method tried when ``method`` fails at ``max_proximal`` (``block-gs`` is used only
+        where a contact has at most 4 unknowns); None for none.
+    inner_tolerance : tolerance passed to :func:`solvers.solve`.
+    max_pivots : Judice-Pires' pivot limit per pivoting run (its option ``max_iterations``): a
+        solve that needs more is retried with a larger rho instead (a larger proximal weight
+        makes the pivoting converge in a few block pivots).
+    time_limit : seconds; checked between iterations (None: no limit).
+    """
+
+    tolerance: float = 1e-8
+    max_iterations: int = 1000
+    relaxation: float = 0.7
+    min_relaxation: float = 1.0 / 16.0
+    stall: int = 10
+    proximal: float = 1e-4
+    max_proximal: float = 1e-1
+    method: str | None = None
+    fallback: str | None = "block-gs"
+    inner_tolerance: float = 1e-10
+    max_pivots: int = 200
+    time_limit: float | None = None
+
+    def __post_init__(self):
+        _real("tolerance", self.tolerance, 0.0, strict=True)
+        _count("max_iterations", self.max_iterations, 1)
+        _count("stall", self.stall, 1)
+        _count("max_pivots", self.max_pivots, 1)
+        _real("relaxation", self.relaxation, 0.0, strict=True)
+        if self.relaxation > 1.0:
+            raise ValueError(f"relaxation must be in (0, 1], got {self.relaxation!r}")
+        _real("min_relaxation", self.min_relaxation, 0.0, strict=True)
+        if self.min_relaxation > self.relaxation:
+            raise ValueError(f"min_relaxation {self.min_relaxation!r} exceeds relaxation {self.relaxation!r}")
+        _real("proximal", self.proximal, 0.0)
+        _real("max_proximal", self.max_proximal, 0.0)
+        if self.max_proximal < self.proximal:
+            raise ValueError(f"max_proximal {self.max_proximal!r} is below proximal {self.proximal!r}")
+        _real("inner_tolerance", self.inner_tolerance, 0.0, strict=True)
+        if self.time_limit is not None:
+            _real("time_limit", self.time_limit, 0.0, strict=True)
+
+
+@dataclass(frozen=True, eq=False)
+class ApproximationResult:
+    """What :func:`approximate` returns.
+
+    model : the model's label (``box``, ``polygonal-8``, ``regularized``).
+    parameters : the model's parameters, with the absolute constants used (C_T, v_th).
+    r, u : (3 nc,) the last iterate's impulses and u = W r + q, per contact (normal, t1, t2).
+    converged : the self-consistent model residual is <= the tolerance (module docstring).
+    iterations : fixed-point iterations done.  inner_iterations : pivots/sweeps summed.
+    residual : self-consistent model residual of ``r`` (framework's relative measure).
+    coulomb_residual : the framework's Coulomb measure of ``r`` on the exact problem
+        (:func:`solvers.friction_contact.measure_friction_contact`): how far r is from being
+        an exact Coulomb solution, whichever solution that would be.
+    relaxation, proximal : the final omega and relative rho.
+    history : the residual after each iteration.  seconds : wall time.  message : account.
+    """
+
+    model: str
+    parameters: dict
+    r: np.ndarray
+    u: np.ndarray
+    converged: bool
+    iterations: int
+    inner_iterations: int
+    residual: float
+    coulomb_residual: float
+    relaxation: float
+    proximal: float
+    history: tuple
+    seconds: float
+    message: str
+
+    def __repr__(self) -> str:
+        return (
+            f"ApproximationResult(model={self.model!r}, converged={self.converged}, iterations={self.iterations}, "
+            f"residual={self.residual:.3g}, coulomb_residual={self.coulomb_residual:.3g}, message={self.message!r})"
+        )
+
+
+# --- geometry of the models --------------------------------------------------------------------
+def polygon_vertices(k: int) -> np.ndarray:
+    """(2, k) unit vertex directions d_j = (cos 2 pi j/k, sin 2 pi j/k), as the engine's."""
+    angles = 2.0 * np.pi * np.arange(k) / k
+    return np.stack([np.cos(angles), np.sin(angles)])
+
+
+def zonotope_generators(k: int) -> tuple[np.ndarray, float]:
+    """(2, k/2) edge directions e_i of the regular k-gon (even k) and the relative half-length
+    sin(pi/k): the k-gon of radius R is {sum_i s_i e_i : |s_i| <= R sin(pi/k)}."""
+    m = k // 2
+    angles = (2.0 * np.arange(m) + 1.0) * np.pi / k + np.pi / 2.0
+    return np.stack([np.cos(angles), np.sin(angles)]), math.sin(math.pi / k)
+
+
+def velocity_scale(problem: FrictionContactProblem) -> float:
+    """V = ||q||_2 / sqrt(nc): the RMS free velocity per contact (0 without contacts)."""
+    nc = problem.contacts
+    return float(np.linalg.norm(problem.b) / math.sqrt(nc)) if nc else 0.0
+
+
+def _diagonal_scale(W: np.ndarray, nc: int) -> np.ndarray:
+    """tr(W_aa)/3 per contact; non-positive entries replaced by the mean of the positive ones."""
+    d = np.einsum("aiai->a", W.reshape(nc, 3, nc, 3)) / 3.0
+    positive = d > 0
+    fill = float(d[positive].mean()) if positive.any() else 1.0
+    return np.where(positive, d, fill)
+
+
+def _congruence(W: np.ndarray, blocks: np.ndarray) -> np.ndarray:
+    """T^T W T for block-diagonal T with blocks (nc, 3, p), without forming T."""
+    nc, _, p = blocks.shape
+    WT = np.einsum("xbj,bjq->xbq", W.reshape(3 * nc, nc, 3), blocks).reshape(nc, 3, nc * p)
+    return np.einsum("aip,aiy->apy", blocks, WT).reshape(nc * p, nc * p)
+
+
+@dataclass(frozen=True, eq=False)
+class PosedLCP:
+    """One bounded LCP of a model: lo <= z <= hi, w = M z + q, r_alpha = blocks[alpha] @ z_alpha.
+
+    M (n, n), q, lo, hi (n,) with n = nc p; blocks (nc, 3, p); prox (n,) 1 on the unknowns that
+    take the proximal term (impulses), 0 elsewhere (e.g. the polygon's gamma, a velocity)."""
+
+    M: np.ndarray
+    q: np.ndarray
+    lo: np.ndarray
+    hi: np.ndarray
+    blocks: np.ndarray  # (nc, 3, p): r_alpha = blocks[alpha] @ z_alpha
+    prox: np.ndarray  # (nc p,) 1 where the proximal term applies, 0 elsewhere (gamma)
+
+    def r_of(self, z: np.ndarray) -> np.ndarray:
+        nc, _, p = self.blocks.shape
+        return np.einsum("aip,ap->ai", self.blocks, z.reshape(nc, p)).reshape(3 * nc)
+
+
+@dataclass(frozen=True, eq=False)
+class DelassusContext:
+    """What a model's posing may use of the problem: W (3nc, 3nc), q (3nc,), mu (nc,), the
+    contact count, the per-contact Delassus scales tr(W_aa)/3 (nc,) and the velocity scale V."""
+
+    W: np.ndarray
+    q: np.ndarray
+    mu: np.ndarray
+    contacts: int
+    scale: np.ndarray
+    velocity_scale: float
+
+
+class Posing(Protocol):
+    """A model posed on one problem (returned by ``model.posing(context)``): the extension point
+    through which :func:`approximate` reaches a model, without knowing which one it is.
+
+    unknowns : p, unknowns per contact.  lagged : the posed LCP depends on the lagged state (r, u)
+        (False: one LCP, no fixed point needed).  default_method : inner :func:`solvers.solve`
+        method.  parameters : the model's parameters with the absolute constants used.
+    pose(r, u) : the bounded LCP at lagged impulses r and velocities u (3 nc,).
+    unknowns_of(posed, r, z) : the unknowns of ``posed`` representing r, given the solved z (z
+        itself where the layout does not depend on the state).
+    center(posed, r, z) : the proximal center for the next solve at lagged impulses r, given the
+        relaxed unknowns z (None before the first solve).
+    """
+
+    unknowns: int
+    lagged: bool
+    default_method: str
+    parameters: dict
+
+    def pose(self, r: np.ndarray, u: np.ndarray) -> PosedLCP: ...
+
+    def unknowns_of(self, posed: PosedLCP, r: np.ndarray, z: np.ndarray) -> np.ndarray: ...
+
+    def center(self, posed: PosedLCP, r: np.ndarray, z: np.ndarray | None) -> np.ndarray: ...
+
+
+class _FixedBasisPosing:
+    """Box and zonotope polygon: r_alpha = T z_alpha with a fixed T, friction bounds
+    +-factor mu rbar_N on every friction unknown."""
+
+    lagged = True
+    default_method = "judice-pires"
+
+    def __init__(self, context: DelassusContext, blocks: np.ndarray, factor: float, parameters: dict):
+        nc = context.contacts
+        self.context, self.blocks, self.factor = context, blocks, factor
+        self.unknowns = blocks.shape[2]
+        self.parameters = parameters
+        self.M = _congruence(context.W, blocks)
+        self.q = np.einsum("aip,ai->ap", blocks, context.q.reshape(nc, 3)).reshape(-1)
+        self.prox = np.ones(nc * self.unknowns)
+
+    def pose(self, r, u) -> PosedLCP:
+        nc, p = self.context.contacts, self.unknowns
+        bound = self.factor * self.context.mu * np.clip(r[0::3], 0.0, None)
+        lo = np.zeros((nc, p))
+        hi = np.full((nc, p), np.inf)
+        lo[:, 1:] = -bound[:, None]
+        hi[:, 1:] = bound[:, None]
+        return PosedLCP(self.M, self.q, lo.reshape(-1), hi.reshape(-1), self.blocks, self.prox)
+
+    def unknowns_of(self, posed, r, z):
+        return z
+
+    def center(self, posed, r, z):
+        if z is not None:
+            return z
+        nc = self.context.contacts  # least-squares representative of r per contact
+        return np.einsum("api,ai->ap", np.linalg.pinv(self.blocks), r.reshape(nc, 3)).reshape(-1)
+
+
+class _AnitescuPotraPosing:
+    """The engine's polygonal LCP (``lcpdyn/friction/polygonal.py``): z_alpha = (r_N, beta_1..k,
+    gamma) >= 0, one LCP with no lagged quantity."""
+
+    lagged = False
+    default_method = "lemke"
+
+    def __init__(self, context: DelassusContext, k: int, parameters: dict):
+        nc = context.contacts
+        self.context = context
+        self.unknowns = p = k + 2
+        self.parameters = parameters
+        blocks = np.zeros((nc, 3, p))
+        blocks[:, 0, 0] = 1.0
+        blocks[:, 1:, 1 : k + 1] = polygon_vertices(k)
+        M = _congruence(context.W, blocks)
+        for a in range(nc):  # the engine's C and P blocks (polygonal.py)
+            beta, gamma = slice(a * p + 1, a * p + k + 1), a * p + k + 1
+            M[beta, gamma] = 1.0
+            M[gamma, beta] = -1.0
+            M[gamma, a * p] = context.mu[a]
+        q = np.einsum("aip,ai->ap", blocks, context.q.reshape(nc, 3)).reshape(-1)
+        prox = np.ones((nc, p))
+        prox[:, -1] = 0.0  # gamma is a velocity, not an impulse: no proximal term
+        self.posed = PosedLCP(M, q, np.zeros(nc * p), np.full(nc * p, np.inf), blocks, prox.reshape(-1))
+
+    def pose(self, r, u) -> PosedLCP:
+        return self.posed
+
+    def unknowns_of(self, posed, r, z):
+        return z
+
+    def center(self, posed, r, z):
+        if z is not None:
+            return z
+        z = np.zeros((self.context.contacts, self.unknowns))  # beta >= 0: start from no friction
+        z[:, 0] = np.clip(r[0::3], 0.0, None)
+        return z.reshape(-1)
+
+
+class _RegularizedPosing:
+    """Peiret 2016 Eqs. (25)-(29) per contact in a basis turned to the lagged slip (kinetic) or
+    the lagged friction force (static); see the module docstring."""
+
+    lagged = True
+    default_method = "judice-pires"
+    unknowns = 3
+
+    def __init__(self, context: DelassusContext, compliance: float, threshold: float, parameters: dict):
+        self.context = context
+        self.C = compliance * context.scale
+        self.v_th = threshold * context.velocity_scale
+        self.parameters = dict(parameters)
+        self.parameters["compliance_absolute"] = self.C.tolist()
+        self.parameters["velocity_threshold_absolute"] = self.v_th
+
+    def pose(self, r, u) -> PosedLCP:
+        context = self.context
+        nc = context.contacts
+        bound = context.mu * np.clip(r[0::3], 0.0, None)
+        rT = r.reshape(nc, 3)[:, 1:]
+        uT = u.reshape(nc, 3)[:, 1:]
+        speed = np.linalg.norm(uT, axis=1)
+        magnitude = np.linalg.norm(rT, axis=1)
+        kinetic = speed > self.v_th
+        e = np.zeros((nc, 2))
+        e[:, 0] = 1.0
+        with np.errstate(invalid="ignore", divide="ignore"):
+            e = np.where(kinetic[:, None], uT / np.where(speed > 0, speed, 1.0)[:, None], e)
+            static_aligned = ~kinetic & (magnitude > 0)
+            e = np.where(static_aligned[:, None], -rT / np.where(magnitude > 0, magnitude, 1.0)[:, None], e)
+        c = np.zeros((nc, 3))
+        c[:, 1] = self.C
+        c[:, 2] = np.where(kinetic, np.where(bound > 0, speed / np.where(bound > 0, bound, 1.0), 0.0), self.C)
+        target = np.zeros((nc, 3))
+        target[:, 1] = np.where(kinetic, -bound, -magnitude)
+        blocks = np.zeros((nc, 3, 3))
+        blocks[:, 0, 0] = 1.0
+        blocks[:, 1, 1], blocks[:, 2, 1] = e[:, 0], e[:, 1]  # column e
+        blocks[:, 1, 2], blocks[:, 2, 2] = -e[:, 1], e[:, 0]  # column e_perp
+        M = _congruence(context.W, blocks)
+        M[np.diag_indices_from(M)] += c.reshape(-1)
+        q = np.einsum("aip,ai->ap", blocks, context.q.reshape(nc, 3)).reshape(-1) - (c * target).reshape(-1)
+        lo = np.zeros((nc, 3))
+        hi = np.full((nc, 3), np.inf)
+        lo[:, 1:] = -bound[:, None]
+        hi[:, 1:] = bound[:, None]
+        return PosedLCP(M, q, lo.reshape(-1), hi.reshape(-1), blocks, np.ones(nc * 3))
+
+    def unknowns_of(self, posed, r, z):
+        """Local coordinates R^T r_T (the blocks are orthogonal)."""
+        return np.einsum("aip,ai->ap", posed.blocks, r.reshape(self.context.contacts, 3)).reshape(-1)
+
+    def center(self, posed, r, z):
+        return self.unknowns_of(posed, r, None)
+
+
+def _validated(problem) -> FrictionContactProblem:
+    if not isinstance(problem, FrictionContactProblem):
+        raise TypeError(
+            f"problem must be a solvers.FrictionContactProblem (FrictionContactProblem.make(W, q, mu)), "
+            f"got {type(problem).__name__}"
+        )
+    mu = np.asarray(problem.mu)
+    if mu.size and not (np.all(np.isfinite(mu)) and mu.min() >= 0):
+        bad = int(np.flatnonzero(~(np.isfinite(mu) & (mu >= 0)))[0])
+        raise ValueError(f"mu[{bad}] = {float(mu[bad])!r}: friction coefficients must be finite and >= 0")
+    return FrictionContactProblem.make(problem.W, problem.b, problem.mu)
+
+
+def approximate(problem, model, options: FixedPointOptions | None = None, initial_guess=None) -> ApproximationResult:
+    """The answer of ``model`` on the Delassus problem ``problem`` (a
+    :class:`~solvers.friction_contact.FrictionContactProblem`), by the fixed-point iteration of
+    the module docstring.
+
+    model : :class:`Box`, :class:`Polygonal`, :class:`Regularized` or any object with a ``label``
+        (str), ``parameters()`` (dict) and ``posing(context)`` returning a :class:`Posing`.
+    initial_guess : starting impulses (3 nc,) for the lagged state; default no force (the first
+        solve is then the frictionless problem).
+    Raises ``TypeError`` / ``ValueError`` naming the culprit for a bad problem, model or option.
+    """
+    start = time.perf_counter()
+    problem = _validated(problem)
+    if not (callable(getattr(model, "posing", None)) and isinstance(getattr(model, "label", None), str)):
+        raise TypeError(
+            f"model must have a label and a posing(context) method (Box(), Polygonal(k), Regularized()), got {model!r}"
+        )
+    options = FixedPointOptions() if options is None else options
+    if not isinstance(options, FixedPointOptions):
+        raise TypeError(f"options must be a FixedPointOptions, got {type(options).__name__}")
+    nc = problem.contacts
+    W, q = problem.W, problem.b
+    if initial_guess is None:
+        r_state = np.zeros(3 * nc)
+    else:
+        r_state = np.array(initial_guess, dtype=float).reshape(-1)
+        if r_state.shape != (3 * nc,) or not np.all(np.isfinite(r_state)):
+            raise ValueError(f"initial_guess must be {3 * nc} finite impulses, got shape {np.shape(initial_guess)}")
+    scale = _diagonal_scale(W, nc) if nc else np.zeros(0)
+    context = DelassusContext(W, q, problem.mu, nc, scale, velocity_scale(problem))
+    posing = model.posing(context)
+    p = posing.unknowns
+    u_state = W @ r_state + q
+    method = options.method or posing.default_method
+    fallback = options.fallback if (options.fallback != "block-gs" or p <= MAX_BLOCK) else None
+    if fallback == method:
+        fallback = None
+    finish = _Finisher(problem, model.label, posing.parameters, start)
+    if nc == 0:
+        return finish(np.zeros(0), True, 0, 0, 0.0, options.relaxation, options.proximal, [], "no contacts")
+    posed = posing.pose(r_state, u_state)
+    row_scale = np.where(posed.prox > 0, np.repeat(scale, p), 1.0)
+    z_state = posing.center(posed, r_state, None)
+    omega, rho_rel = options.relaxation, options.proximal
+    history: list[float] = []
+    inner_total, warm, last_change = 0, None, 0
+    r_new = r_state
+    message = ""
+    for iteration in range(1, options.max_iterations + 1):
+        outcome = _inner_solve(posed, row_scale, z_state, rho_rel, warm, method, fallback, options, nc)
+        inner_total += outcome.iterations
+        rho_rel = outcome.rho
+        if outcome.z is None:
+            residual = history[-1] if history else float("nan")
+            message = f"iteration {iteration}: inner solve failed ({outcome.message})"
+            return finish(r_new, False, iteration, inner_total, residual, omega, rho_rel, history, message)
+        z_new = outcome.z
+        warm = outcome.active_set
+        r_new = posed.r_of(z_new)
+        u_new = W @ r_new + q
+        own = posing.pose(r_new, u_new)  # the model posed from the iterate's own state
+        residual = _scaled_residual(own, posing.unknowns_of(own, r_new, z_new), row_scale)
+        history.append(residual)
+        if residual <= options.tolerance:
+            message = f"self-consistent after {iteration} iterations"
+            return finish(r_new, True, iteration, inner_total, residual, omega, rho_rel, history, message)
+        window = options.stall
+        if len(history) > window and history[-1] >= history[-1 - window] and len(history) - last_change > window:
+            omega = max(omega / 2.0, options.min_relaxation)
+            last_change = len(history)
+        if posing.lagged:
+            r_state = r_state + omega * (r_new - r_state)
+            u_state = u_state + omega * (u_new - u_state)
+            z_relaxed = z_state + omega * (z_new - z_state)
+        else:
+            z_relaxed = z_new
+        posed = posing.pose(r_state, u_state)
+        z_state = posing.center(posed, r_state, z_relaxed)
+        if options.time_limit is not None and time.perf_counter() - start > options.time_limit:
+            message = f"time limit {options.time_limit:g} s reached after {iteration} iterations"
+            break
+    else:
+        message = f"not self-consistent after {options.max_iterations} iterations"
+    message = f"{message} (residual {history[-1]:.3g} > {options.tolerance:.3g})"
+    return finish(r_new, False, len(history), inner_total, history[-1], omega, rho_rel, history, message)
+
+
+@dataclass(frozen=True, eq=False)
+class _Inner:
+    z: np.ndarray | None
+    active_set: np.ndarray | None
+    iterations: int
+    rho: float
+    message: str
+
+
+def _scaled_residual(posed: PosedLCP, z: np.ndarray, row_scale: np.ndarray, M=None, q=None) -> float:
+    """||z - clip(z - D^-1 w, lo, hi)||_2 / max(||D^-1 q||_2, ||z||_2) with w = M z + q and D the
+    rows' Delassus scales (module docstring, "Convergence"); ``M``, ``q`` default to posed's."""
+    M = posed.M if M is None else M
+    q = posed.q if q is None else q
+    w = M @ z + q
+    F = z - np.clip(z - w / row_scale, posed.lo, posed.hi)
+    scale = max(float(np.linalg.norm(q / row_scale)), float(np.linalg.norm(z)))
+    value = float(np.linalg.norm(F))
+    if not np.isfinite(value):
+        return float("nan")
+    return value / scale if scale > 0 else value
+
+
+def _inner_solve(posed: PosedLCP, row_scale, center, rho_rel, warm, method, fallback, options, nc: int) -> _Inner:
+    """One proximal solve of ``posed`` around ``center``, raising rho and falling back on failure.
+    A solve is accepted when its scaled residual (:func:`_scaled_residual`) on the proximal
+    problem is within ``inner_tolerance``, whatever status the method reported."""
+    scale = row_scale * posed.prox
+    iterations, messages = 0, []
+    attempts = []
+    rho = rho_rel
+    while True:
+        attempts.append((method, rho))
+        if rho >= options.max_proximal or rho == 0.0:
+            break
+        rho = min(rho * 10.0, options.max_proximal)
+    if fallback is not None:
+        attempts.append((fallback, options.max_proximal))
+    for name, rho in attempts:
+        weights = rho * scale
+        M = posed.M + np.diag(weights)
+        qp = posed.q - weights * center
+        extra = {}
+        if name == "judice-pires":
+            extra["max_iterations"] = options.max_pivots
+            extra["regularization"] = 0.0  # its own proximal fallback: this loop retries instead
+            if warm is not None and warm.shape == posed.q.shape:
+                extra["warm_start"] = warm
+        if name == "block-gs":
+            extra["blocks"] = np.repeat(np.arange(nc), posed.q.size // nc)
+            extra["initial_guess"] = np.clip(center, posed.lo, posed.hi)
+        result = solve(M, qp, posed.lo, posed.hi, method=name, tolerance=options.inner_tolerance, **extra)
+        iterations += result.iterations
+        accuracy = _scaled_residual(posed, result.z, row_scale, M, qp)
+        if accuracy <= options.inner_tolerance:
+            return _Inner(result.z, result.active_set, iterations, rho, result.message)
+        messages.append(f"{name} rho={rho:g}: {result.status.name}, scaled residual {accuracy:.2g}")
+    return _Inner(None, None, iterations, rho_rel, "; ".join(messages))
+
+
+class _Finisher:
+    """Builds the :class:`ApproximationResult` of one :func:`approximate` call."""
+
+    def __init__(self, problem: FrictionContactProblem, label: str, parameters: dict, start: float):
+        self.problem, self.label, self.parameters, self.start = problem, label, parameters, start
+
+    def __call__(self, r, converged, iterations, inner, residual, omega, rho, history, message):
+        W, q, mu = self.problem.W, self.problem.b, self.problem.mu
+        coulomb = measure_friction_contact(W, q, mu, r, Status.SOLVED, 0, "", self.label, 1.0)
+        return ApproximationResult(
+            model=self.label,
+            parameters=self.parameters,
+            r=r,
+            u=W @ r + q,
+            converged=bool(converged),
+            iterations=int(iterations),
+            inner_iterations=int(inner),
+            residual=float(residual),
+            coulomb_residual=float(coulomb.relative_residual),
+            relaxation=float(omega),
+            proximal=float(rho),
+            history=tuple(float(h) for h in history),
+            seconds=time.perf_counter() - self.start,
+            message=message,
+        )
+
+
+# --- metrics -------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class MetricOptions:
+    """Thresholds of :func:`contact_metrics`.
+
+    slip_threshold : a contact slides when |u_T| > slip_threshold x V, V = ||q||_2 / sqrt(nc)
+        the problem's velocity scale (:func:`velocity_scale`) -- the analogue of
+        :mod:`lcpdyn.metrics`' v_th (0.01 m/s there, against wheel speeds of metres per second).
+    zero_force : an impulse counts as zero when its norm is <= zero_force x R, R = max_a
+        |r_exact,a| the problem's force scale (1e-8: the exact solutions' tolerance).
+    """
+
+    slip_threshold: float = 1e-4
+    zero_force: float = 1e-8
+
+    def __post_init__(self):
+        _real("slip_threshold", self.slip_threshold, 0.0)
+        _real("zero_force", self.zero_force, 0.0)
+
+
+@dataclass(frozen=True, eq=False)
+class ContactMetrics:
+    """Per-contact comparison of an answer r with an exact Coulomb answer r_exact (one problem).
+
+    force_deviation : |r_a - r_exact,a| / |r_exact,a|; NaN where r_exact,a is zero.
+    exact_zero : where |r_exact,a| <= zero_force R (separated in the exact answer).
+    spurious_force : |r_a| / R where r_exact,a is zero, NaN elsewhere.
+    sliding : |u_T| > slip_threshold V and |r_T| > zero_force R in the answer's own velocities
+        u = W r + q (as lcpdyn.metrics: the angle is measured within one run).
+    misalignment_deg : angle between r_T and -u_T where ``sliding``, NaN elsewhere.
+    cone_excess : max(|r_T| / (mu r_N) - 1, 0) where mu > 0 and r_N > zero_force R, else NaN.
+    friction_without_normal : contacts with |r_T| > zero_force R but r_N <= zero_force R.
+    misalignment_rms_deg : sqrt(sum_a w_a theta_a^2 / sum_a w_a) over the sliding contacts,
+        w_a = max(r_N, 0) (equal weights if none carries load): lcpdyn.metrics' per-step value.
+    normalized_friction_force, normalized_friction_force_exact : F = sum_a |r_T,a| / mu_a /
+        sum_a max(r_N,a, 0) over contacts with mu_a > 0 (lcpdyn.metrics' aggregate, invariant
+        to how redundant contacts share the load); NaN without normal force.
+    velocity_scale, force_scale, slip_velocity : V, R and the absolute slip threshold.
+    """
+
+    force_deviation: np.ndarray
+    exact_zero: np.ndarray
+    spurious_force: np.ndarray
+    sliding: np.ndarray
+    misalignment_deg: np.ndarray
+    cone_excess: np.ndarray
+    friction_without_normal: int
+    misalignment_rms_deg: float
+    normalized_friction_force: float
+    normalized_friction_force_exact: float
+    velocity_scale: float
+    force_scale: float
+    slip_velocity: float
+
+
+def _aggregate_friction(r: np.ndarray, mu: np.ndarray) -> float:
+    rr = r.reshape(-1, 3)
+    has = mu > 0
+    normal = np.clip(rr[has, 0], 0.0, None).sum()
+    if not normal > 0:
+        return float("nan")
+    return float((np.linalg.norm(rr[has, 1:], axis=1) / mu[has]).sum() / normal)
+
+
+def contact_metrics(problem, r, r_exact, options: MetricOptions | None = None) -> ContactMetrics:
+    """Compare impulses ``r`` with an exact Coulomb answer ``r_exact`` on ``problem``, contact by
+    contact (:class:`ContactMetrics`; definitions after :mod:`lcpdyn.metrics`)."""
+    problem = _validated(problem)
+    options = MetricOptions() if options is None else options
+    if not isinstance(options, MetricOptions):
+        raise TypeError(f"options must be a MetricOptions, got {type(options).__name__}")
+    nc = problem.contacts
+    arrays = {}
+    for name, value in (("r", r), ("r_exact", r_exact)):
+        arr = np.asarray(value, dtype=float).reshape(-1)
+        if arr.shape != (3 * nc,):
+            raise ValueError(f"{name} must hold 3 x {nc} = {3 * nc} impulses, got shape {np.shape(value)}")
+        if not np.all(np.isfinite(arr)):
+            raise ValueError(f"{name} contains a non-finite entry at index {int(np.flatnonzero(~np.isfinite(arr))[0])}")
+        arrays[name] = arr.reshape(nc, 3)
+    ra, re = arrays["r"], arrays["r_exact"]
+    mu = problem.mu
+    u = (problem.W @ ra.reshape(-1) + problem.b).reshape(nc, 3)
+    V = velocity_scale(problem)
+    norm_exact = np.linalg.norm(re, axis=1)
+    R = float(norm_exact.max()) if nc else 0.0
+    zero = options.zero_force * R
+    exact_zero = norm_exact <= zero
+    with np.errstate(invalid="ignore", divide="ignore"):
+        deviation = np.where(exact_zero, np.nan, np.linalg.norm(ra - re, axis=1) / norm_exact)
+        spurious = np.where(exact_zero, np.linalg.norm(ra, axis=1) / (R if R > 0 else 1.0), np.nan)
+    rT = np.linalg.norm(ra[:, 1:], axis=1)
+    uT = np.linalg.norm(u[:, 1:], axis=1)
+    slip_velocity = options.slip_threshold * V
+    sliding = (uT > slip_velocity) & (rT > zero) & (mu > 0)
+    angle = np.full(nc, np.nan)
+    if sliding.any():
+        cosine = -np.einsum("ai,ai->a", ra[sliding, 1:], u[sliding, 1:]) / (rT[sliding] * uT[sliding])
+        angle[sliding] = np.degrees(np.arccos(np.clip(cosine, -1.0, 1.0)))
+    loaded = (mu > 0) & (ra[:, 0] > zero)
+    excess = np.full(nc, np.nan)
+    excess[loaded] = np.maximum(rT[loaded] / (mu[loaded] * ra[loaded, 0]) - 1.0, 0.0)
+    without = int(np.sum((rT > zero) & ~(ra[:, 0] > zero)))
+    if sliding.any():
+        weight = np.clip(ra[sliding, 0], 0.0, None)
+        if not weight.sum() > 0:
+            weight = np.ones(int(sliding.sum()))
+        rms = float(np.sqrt(np.sum(weight * angle[sliding] ** 2) / weight.sum()))
+    else:
+        rms = float("nan")
+    return ContactMetrics(
+        force_deviation=deviation,
+        exact_zero=exact_zero,
+        spurious_force=spurious,
+        sliding=sliding,
+        misalignment_deg=angle,
+        cone_excess=excess,
+        friction_without_normal=without,
+        misalignment_rms_deg=rms,
+        normalized_friction_force=_aggregate_friction(ra, mu),
+        normalized_friction_force_exact=_aggregate_friction(re, mu),
+        velocity_scale=V,
+        force_scale=R,
+        slip_velocity=slip_velocity,
+    )
