@@ -80,10 +80,16 @@ boundaries tend to +-mu lam_N^+ [10]"). Every iteration solves one bounded LCP t
   2e-6 there. The answer's framework Coulomb residual is reported beside (``coulomb_residual``).
   A changing r_N between iterates is not by itself non-convergence: on hyperstatic problems
   (rank-deficient W) r is not unique, and any self-consistent iterate is an answer of the model.
-* **Relaxation**: the lagged state moves by omega times the step, omega = 0.7 (halved, down to
-  ``min_relaxation``, when the residual is no lower than ``stall`` = 10 iterations before):
-  undamped (omega = 1), the lag on mu r_N oscillates with period two and growing amplitude on the
-  capsule piles (mu = 0.7). Fixed points do not depend on omega.
+* **Relaxation**: the lagged state moves by omega times the step, omega = 0.7. When the
+  residual is no lower than ``stall`` = 10 iterations before, the last two steps decide:
+  opposed steps (the lag oscillating -- undamped, omega = 1, the lag on mu r_N oscillates with
+  period two and growing amplitude on the capsule piles, mu = 0.7) halve omega, down to
+  ``min_relaxation``; steps in the same direction (the iterate drifting along a continuum of
+  solutions of a hyperstatic set: on Capsules-i103-990 two contacts of one capsule traded
+  3.8e-8 of normal load per iteration, the residual stuck at 4.3e-8) divide the proximal
+  weight by 10, down to ``proximal`` -- it is the proximal term, not omega, that sets the pace
+  of a drift (omega = 1 sped it up 1.4 times; that box run went from 1000 iterations
+  unconverged to 223 this way). Fixed points do not depend on omega or rho.
 * **Proximal term**: each solve is the model's LCP with M + diag(rho) and q' - diag(rho) zbar
   (zbar the lagged unknowns), rho = ``proximal`` (1e-4) x the contact's mean Delassus diagonal
   tr(W_aa) / 3 on its normal and friction unknowns (not on gamma). It selects, among the many
@@ -123,14 +129,14 @@ Adding a model
 built-in models are three such posings and a user's model is a fourth, with no change here
 (``tests/test_friction_approximations.py`` plugs in a turned square that way).
 
-Known limit
------------
-On some hyperstatic capsule piles the lagged iteration stops improving at a self-consistency
-residual of a few 1e-8: two contacts sharing a body trade normal load by the same amount every
-iteration (the solution set is a continuum and the lag on mu r_N moves along it), so the
-residual stays constant while the iterate drifts. Such runs end ``converged=False`` with the
-reason; solving the model's un-lagged LCP (the Anitescu-Potra posing with the model's own
-vertices) warm-started from the stalled iterate would finish them, and is not done yet.
+Known limits
+------------
+The zonotope LCP has k/2 friction unknowns per contact and a singular M for k > 4; Judice-Pires
+pivots on it densely, so k = 16 on a few hundred contacts (the capsule piles) takes tens of
+seconds per iteration. The lagged iteration has no convergence proof; runs that do not reach
+the tolerance end ``converged=False`` with the reason. Solving the model's un-lagged LCP (the
+Anitescu-Potra posing with the model's own vertices) warm-started from the last iterate would
+finish them, and is not done yet.
 
 Metrics (:func:`contact_metrics`) follow :mod:`lcpdyn.metrics` with the contacts of one problem
 in place of the contacts of one time step; see there.
@@ -307,9 +313,10 @@ class FixedPointOptions:
 
     tolerance : bound on the self-consistent model residual for ``converged``.
     max_iterations : fixed-point iterations (one bounded-LCP solve each, retries not counted).
-    relaxation, min_relaxation, stall : initial omega in (0, 1]; it is halved (down to
-        min_relaxation) when the residual is no lower than ``stall`` iterations before (at most
-        once per ``stall`` iterations).
+    relaxation, min_relaxation, stall : initial omega in (0, 1]; when the residual is no lower
+        than ``stall`` iterations before (checked at most once per ``stall`` iterations), omega
+        is halved (down to min_relaxation) if the last two steps oppose, and rho divided by 10
+        (down to ``proximal``) if they agree.
     proximal, max_proximal : relative proximal weight rho of the first try and its ceiling; a
         failed solve is retried with rho x 10, and rho stays raised.
     method : inner bounded-LCP method; None picks the engine's default (``lemke`` for the
@@ -680,6 +687,7 @@ def approximate(problem, model, options: FixedPointOptions | None = None, initia
     omega, rho_rel = options.relaxation, options.proximal
     history: list[float] = []
     inner_total, warm, last_change = 0, None, 0
+    previous_step = None
     r_new = r_state
     message = ""
     for iteration in range(1, options.max_iterations + 1):
@@ -701,9 +709,18 @@ def approximate(problem, model, options: FixedPointOptions | None = None, initia
             message = f"self-consistent after {iteration} iterations"
             return finish(r_new, True, iteration, inner_total, residual, omega, rho_rel, history, message)
         window = options.stall
+        step = r_new - r_state
         if len(history) > window and history[-1] >= history[-1 - window] and len(history) - last_change > window:
-            omega = max(omega / 2.0, options.min_relaxation)
+            # stalled: steps that alternate (the lag oscillating) want a smaller omega; steps
+            # that keep their direction (the iterate drifting along a continuum of solutions of
+            # a hyperstatic set) a larger one
+            aligned = float(step @ previous_step) > 0.0 if previous_step is not None else False
+            if aligned:  # the proximal term, not omega, sets the pace of a drift
+                rho_rel = max(rho_rel / 10.0, options.proximal)
+            else:
+                omega = max(omega / 2.0, options.min_relaxation)
             last_change = len(history)
+        previous_step = step
         if posing.lagged:
             r_state = r_state + omega * (r_new - r_state)
             u_state = u_state + omega * (u_new - u_state)
