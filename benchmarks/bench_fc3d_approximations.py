@@ -29,19 +29,21 @@ misalignment, the angle between r_T and -u_T where the model's own answer slides
 (|u_T| > 1e-4 V, V = ||q||_2 / sqrt(nc) the problem's velocity scale); cone excess
 max(|r_T| / (mu r_N) - 1, 0). Per problem: the normal-force-weighted RMS misalignment (lcpdyn.metrics'
 per-step value), the aggregate normalized friction force F = sum |r_T| / mu / sum r_N (lcpdyn.metrics'
-aggregate, indifferent to how redundant contacts share the load) and its deviation from the exact
-F, and the framework's Coulomb residual of the model's answer (how far it is from being *any*
-exact solution). Per family (name prefix: Capsules, Rover, BoxesStack1, OneObject, KaplasTower,
-RockPile, NESpheres, Confeti; the small FC3D_* / FrictionContact3D_* examples together): median
-and 95th percentile of the force deviation pooled over the family's contacts, RMS over problems
-of the deviation of F in percent (lcpdyn.metrics' force RMS deviation with problems for steps),
-RMS over problems of the per-problem misalignment and its maximum over contacts (deg), the
+aggregate; indifferent to how redundant contacts share the load only where they all slide) and
+its deviation from the exact F and from the nearest exact answer's F, and the framework's
+Coulomb residual of the model's answer (how far it is from being *any* exact solution). Per
+family (name prefix: Capsules, Rover, BoxesStack1, OneObject, KaplasTower, RockPile, NESpheres,
+Confeti; the small FC3D_* / FrictionContact3D_* examples together): median and 95th
+percentile of the force deviation pooled over the family's contacts, RMS over problems of the
+deviation of F in percent (lcpdyn.metrics' force RMS deviation with problems for steps), RMS
+over problems of the per-problem misalignment and its maximum over contacts (deg), the
 largest cone excess, the median Coulomb residual, and the failures.
 
 Caution: most families are hyperstatic (W rank-deficient: Capsules 553 of 828, KaplasTower 504
 of 1710), so r is not unique -- neither the exact answer nor the models'. There the per-contact
-force deviation mixes model error with the choice among equally exact answers; the regularized
-model, whose converged answers are exact Coulomb solutions, shows the size of that floor.
+force deviation (and, with sticking contacts, F) mixes model error with the choice among
+equally exact answers; the regularized model, whose converged answers are exact Coulomb
+solutions, shows the size of that floor, and the "near" columns leave it out.
 
 Every (problem, stage) runs in its own worker process (this file with ``--worker``), one at a
 time, BLAS on one thread; a stage outlasting its limit (+60 s) is ended by SIGALRM.
@@ -198,7 +200,9 @@ def _worker_model(path: str, label: str, time_limit: float, store: str) -> None:
     except TimeoutError:
         near_success, near_residual, near_r = False, None, None
     signal.setitimer(signal.ITIMER_REAL, 0)
-    near_deviation = fa.contact_metrics(problem, result.r, near_r).force_deviation if near_success else None
+    near_metrics = fa.contact_metrics(problem, result.r, near_r) if near_success else None
+    near_deviation = near_metrics.force_deviation if near_success else None
+    near_F = near_metrics.normalized_friction_force_exact if near_success else None
     parameters = dict(result.parameters)
     parameters.pop("compliance_absolute", None)  # one per contact: not needed in the record
     _emit(
@@ -219,6 +223,7 @@ def _worker_model(path: str, label: str, time_limit: float, store: str) -> None:
             "near_exact_solved": bool(near_success),
             "near_exact_residual": near_residual,
             "force_deviation_near": near_deviation,
+            "normalized_friction_force_near": near_F,
             "spurious_force": metrics.spurious_force[metrics.exact_zero],
             "misalignment_deg": metrics.misalignment_deg[metrics.sliding],
             "sliding": int(metrics.sliding.sum()),
@@ -281,6 +286,11 @@ def summarize(records: list[dict], problems: list[str]) -> dict:
             for r in good
             if r["normalized_friction_force"] is not None and r["normalized_friction_force_exact"] is not None
         ]
+        F_near = [
+            100.0 * (r["normalized_friction_force"] - r["normalized_friction_force_near"])
+            for r in good
+            if r["normalized_friction_force"] is not None and r.get("normalized_friction_force_near") is not None
+        ]
         out[model] = {
             "attempted": len(rows),
             "converged": len(good),
@@ -292,6 +302,7 @@ def summarize(records: list[dict], problems: list[str]) -> dict:
             "near_missing": len(good) - len(with_near),
             "spurious_force_max": float(spurious.max()) if spurious.size else None,
             "friction_force_rms_deviation_percent": _rms(F),
+            "friction_force_rms_deviation_near_percent": _rms(F_near),
             "misalignment_rms_deg": _rms([r["misalignment_rms_deg"] for r in good]),
             "misalignment_max_deg": float(angles.max()) if angles.size else None,
             "sliding_contacts": int(angles.size),
@@ -330,7 +341,8 @@ def markdown(report: dict) -> str:
         "contact (median, 95th percentile, pooled); near dev: the same against the exact answer nearest the "
         f"model's ({NEAR_METHOD} started from the model's answer; on hyperstatic sets the exact r is not unique, "
         "and this leaves that choice out); dF: RMS over problems of 100 (F - F_ex), F = sum |r_T| / mu "
-        "/ sum r_N; misalignment of r_T against -u_T on sliding contacts (RMS over problems of the "
+        "/ sum r_N (near dF: against the nearest exact answer's F -- with sticking contacts F itself depends "
+        "on the choice); misalignment of r_T against -u_T on sliding contacts (RMS over problems of the "
         "normal-force-weighted per-problem RMS; max over contacts; number of sliding contacts); largest cone "
         "excess |r_T| / (mu r_N) - 1; median Coulomb residual of the model's answer (framework's fc3d measure); "
         "failures.",
@@ -342,9 +354,10 @@ def markdown(report: dict) -> str:
         lines.append("")
     header = (
         "| model | solved | contacts | dev median | dev p95 | near dev median | near dev p95 | dF RMS % "
-        "| misalign RMS ° | misalign max ° | sliding | max cone excess | Coulomb res. median | failures |"
+        "| near dF RMS % | misalign RMS ° | misalign max ° | sliding | max cone excess | Coulomb res. median "
+        "| failures |"
     )
-    rule = "|" + "---|" * 14
+    rule = "|" + "---|" * 15
     for name, block in report["families"].items():
         members = block["problems"]
         ranks = ", ".join(f"{m['problem']} {m['rank']}/{m['size']}" for m in members)
@@ -359,6 +372,7 @@ def markdown(report: dict) -> str:
                 f"| {_fmt(row['force_deviation_median'], '.3g')} | {_fmt(row['force_deviation_p95'], '.3g')} "
                 f"| {_fmt(row['near_deviation_median'], '.3g')} | {_fmt(row['near_deviation_p95'], '.3g')} "
                 f"| {_fmt(row['friction_force_rms_deviation_percent'], '.2f')} "
+                f"| {_fmt(row['friction_force_rms_deviation_near_percent'], '.2f')} "
                 f"| {_fmt(row['misalignment_rms_deg'], '.2f')} | {_fmt(row['misalignment_max_deg'], '.1f')} "
                 f"| {row['sliding_contacts']} | {_fmt(row['cone_excess_max'], '.3f')} "
                 f"| {_fmt(row['coulomb_residual_median'], '.1e')} | {len(row['failures'])} |"

@@ -860,8 +860,9 @@ class ContactMetrics:
     misalignment_rms_deg : sqrt(sum_a w_a theta_a^2 / sum_a w_a) over the sliding contacts,
         w_a = max(r_N, 0) (equal weights if none carries load): lcpdyn.metrics' per-step value.
     normalized_friction_force, normalized_friction_force_exact : F = sum_a |r_T,a| / mu_a /
-        sum_a max(r_N,a, 0) over contacts with mu_a > 0 (lcpdyn.metrics' aggregate, invariant
-        to how redundant contacts share the load); NaN without normal force.
+        sum_a max(r_N,a, 0) over contacts with mu_a > 0 (lcpdyn.metrics' aggregate; where all
+        contacts slide with one mu it does not depend on how redundant contacts share the
+        load, where some stick it does); NaN without normal force.
     velocity_scale, force_scale, slip_velocity : V, R and the absolute slip threshold.
     """
 
