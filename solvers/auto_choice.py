@@ -2,9 +2,9 @@
 problems, then semismooth Newton, then the proximal-point loop when Newton does not finish
 quickly.
 
-1. From ``first_sweep_contacts`` contacts on, one NSGS sweep (:mod:`solvers.friction_contact`,
-   exact local solves): weakly coupled problems (a pile of spheres) end here, to rounding, for
-   less than one factorization.
+1. From ``first_sweep_contacts`` contacts on, and for a single contact, one NSGS sweep
+   (:mod:`solvers.friction_contact`, exact local solves): weakly coupled problems (a pile of
+   spheres) and one contact end here, to rounding, for less than one factorization.
 2. Semismooth Newton on the Alart–Curnier function (:mod:`solvers.alart_curnier`), from the
    caller's guess, for at most ``newton_iterations`` iterations, finishing with one polishing
    step where ||F_nat|| / ||q|| is still above the tolerance (``NewtonOptions.polish``): it
@@ -45,7 +45,8 @@ class AutoOptions:
         dense.
     first_sweep_contacts : from this many contacts on, begin with one NSGS sweep (exact local
         solves): it finishes weakly coupled problems (a pile of spheres) to rounding for less
-        than one factorization; with fewer contacts a Newton iteration is cheaper than the sweep.
+        than one factorization; with fewer contacts a Newton iteration is cheaper than the sweep
+        -- except one contact, where the sweep is the exact local solve (a nonsingular W).
         If the sweep does not finish, Newton starts from the caller's guess (from the sweep's
         iterate it needed up to twice the iterations on the OneObject problems).
     """
@@ -75,15 +76,23 @@ def _stage_options(options: AutoOptions):
     )
 
 
+@functools.lru_cache(maxsize=1)
+def _nsgs_defaults():
+    from .friction_contact import Options
+
+    return Options()
+
+
 def run_auto(W, b, mu, r, options: AutoOptions, tolerance: float):
     from . import friction_contact as fc
 
     newton_options, prox_options = _stage_options(options)
     start = r.copy()
     spent = 0
-    if options.first_sweep_contacts <= mu.shape[0] and b.shape[0] <= options.dense_limit:
+    nc = mu.shape[0]
+    if (nc == 1 or options.first_sweep_contacts <= nc) and b.shape[0] <= options.dense_limit:
         counts = np.zeros(4, dtype=np.int64)
-        defaults = fc.Options()
+        defaults = _nsgs_defaults()
         sweeps, relative, regularized = fc._nsgs_kernel(
             W, b, mu, r, 1, tolerance, defaults.proximal, defaults.singular_ratio, 1.0,
             *fc._grid(defaults.grid_points), counts,

@@ -218,8 +218,14 @@ def test_methods_are_listed_at_the_front_door():
     for name in NEW + ("siconos-prox",):
         assert name in solvers.FRICTION_CONTACT_METHODS
     problem = solvers.FrictionContactProblem.make(np.eye(3), np.array([-1.0, 0.2, 0.0]), 0.5)
-    result = solvers.solve(problem, method="auto")
-    assert result.success and result.method == "auto" and result.info["route"] == "newton"
+    result = solvers.solve(problem, method="auto")  # one contact: the exact local solve
+    assert result.success and result.method == "auto" and result.info["route"] == "nsgs"
+    assert result.iterations == 1
+    np.testing.assert_allclose(result.r, [1.0, -0.2, 0.0], atol=1e-12)
+    two = solvers.FrictionContactProblem.make(np.eye(6), np.array([-1.0, 0.2, 0.0, -1.0, 0.0, 0.9]), 0.5)
+    result = solvers.solve(two, method="auto")
+    assert result.success and result.info["route"] == "newton"
+    np.testing.assert_allclose(result.r, [1.0, -0.2, 0.0, 1.0, 0.0, -0.5], atol=1e-10)
 
 
 # --- third-party problems ----------------------------------------------------------------------
