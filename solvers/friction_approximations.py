@@ -713,7 +713,7 @@ def approximate(problem, model, options: FixedPointOptions | None = None, initia
         if len(history) > window and history[-1] >= history[-1 - window] and len(history) - last_change > window:
             # stalled: steps that alternate (the lag oscillating) want a smaller omega; steps
             # that keep their direction (the iterate drifting along a continuum of solutions of
-            # a hyperstatic set) a larger one
+            # a hyperstatic set) a smaller proximal weight
             aligned = float(step @ previous_step) > 0.0 if previous_step is not None else False
             if aligned:  # the proximal term, not omega, sets the pace of a drift
                 rho_rel = max(rho_rel / 10.0, options.proximal)
