@@ -153,6 +153,8 @@ def _jsonable(value):
         return int(value)
     if isinstance(value, numbers.Real):
         return float(value) if math.isfinite(value) else None
+    if hasattr(value, "tolist"):  # NumPy arrays and scalars (np.bool_ is not a numbers.Integral)
+        return _jsonable(value.tolist())
     return str(value)
 
 

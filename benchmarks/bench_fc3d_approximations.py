@@ -68,10 +68,8 @@ for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ[_var] = "1"
 
 import argparse  # noqa: E402
-import fnmatch  # noqa: E402
 import json  # noqa: E402
 import math  # noqa: E402
-import platform  # noqa: E402
 import signal  # noqa: E402
 import subprocess  # noqa: E402
 import sys  # noqa: E402
@@ -80,10 +78,20 @@ from pathlib import Path  # noqa: E402
 
 import numpy as np  # noqa: E402
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+# the fc3d benchmark's file handling, JSON and provenance helpers (it also puts the repo on sys.path)
+from bench_fc3d import (  # noqa: E402
+    DATA,
+    ROOT,
+    _jsonable,
+    _machine,
+    _positive_float,
+    _versions,
+    _write_atomically,
+    problem_name,
+    select_problems,
+)
 
-DATA = Path(os.environ.get("LCPDYN_FC3D_PROBLEMS", ROOT.parent / "shared" / "problems" / "fc3d"))
 MODELS = ("box", "polygonal-4", "polygonal-8", "polygonal-16", "regularized")
 FAMILIES = ("Capsules", "Rover", "BoxesStack1", "OneObject", "KaplasTower", "RockPile", "NESpheres", "Confeti")
 EXAMPLES = "FC3D/FrictionContact3D examples"
@@ -99,31 +107,6 @@ def family(name: str) -> str:
         if name.startswith(prefix):
             return prefix
     return EXAMPLES
-
-
-def problem_name(path: Path) -> str:
-    name = path.name
-    for suffix in (".dat", ".hdf5"):
-        name = name.removesuffix(suffix)
-    return name
-
-
-def _jsonable(value):
-    if isinstance(value, dict):
-        return {str(k): _jsonable(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_jsonable(v) for v in value]
-    if isinstance(value, np.ndarray):
-        return _jsonable(value.tolist())
-    if isinstance(value, (bool, np.bool_)):
-        return bool(value)
-    if isinstance(value, (int, np.integer)):
-        return int(value)
-    if isinstance(value, (float, np.floating)):
-        return float(value) if math.isfinite(value) else None
-    if value is None or isinstance(value, str):
-        return value
-    return str(value)
 
 
 def _array(values) -> np.ndarray:
@@ -403,32 +386,6 @@ def markdown(report: dict) -> str:
 
 
 # --- main ----------------------------------------------------------------------------------------
-def _write_atomically(path: Path, text: str) -> None:
-    temporary = path.with_name(f".{path.name}.tmp")
-    temporary.write_text(text)
-    os.replace(temporary, path)
-
-
-def _versions() -> dict:
-    import importlib.metadata
-
-    import scipy
-
-    versions = {"python": platform.python_version(), "numpy": np.__version__, "scipy": scipy.__version__}
-    for package in ("lcpdyn", "siconos"):
-        try:
-            versions[package] = importlib.metadata.version(package)
-        except importlib.metadata.PackageNotFoundError:
-            versions[package] = None
-    try:
-        head = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, cwd=ROOT)
-        dirty = subprocess.run(["git", "status", "--porcelain"], capture_output=True, text=True, cwd=ROOT)
-        versions["git"] = head.stdout.strip() + (" (modified)" if dirty.stdout.strip() else "")
-    except OSError:
-        versions["git"] = None
-    return versions
-
-
 class _Journal:
     """Results streamed as they come (``<out>/fc3d_approximations.partial.jsonl``, one JSON line
     per exact solve and per (problem, model), flushed) with the exact answers beside them
@@ -495,37 +452,13 @@ def _terminate(signum, frame):
     raise KeyboardInterrupt(f"stopped by signal {signum}")
 
 
-def select_problems(data: Path, patterns: list[str] | None) -> list[Path]:
-    files = sorted(data.glob("*.dat"))
-    if not patterns:
-        return files
-    chosen = []
-    for path in files:
-        for pattern in patterns:
-            glob = any(c in pattern for c in "*?[")
-            if (glob and fnmatch.fnmatch(path.name, pattern)) or (not glob and pattern in path.name):
-                chosen.append(path)
-                break
-    return chosen
-
-
-def _positive(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        value = math.nan
-    if not (math.isfinite(value) and value > 0):
-        raise argparse.ArgumentTypeError(f"expected a number > 0, got {text!r}")
-    return value
-
-
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--problems", help="comma list of globs or substrings of the file names (default: all)")
     parser.add_argument("--models", default=",".join(MODELS), help="comma list (default %(default)s)")
     parser.add_argument("--exact-methods", help="comma list (default: auto, else siconos-prox,nsgs)")
-    parser.add_argument("--time-limit", type=_positive, default=600.0, help="seconds per model and problem")
-    parser.add_argument("--exact-time-limit", type=_positive, default=120.0, help="seconds per exact method")
+    parser.add_argument("--time-limit", type=_positive_float, default=600.0, help="seconds per model and problem")
+    parser.add_argument("--exact-time-limit", type=_positive_float, default=120.0, help="seconds per exact method")
     parser.add_argument("--out", default="results", help="results directory (default %(default)s)")
     parser.add_argument("--data", default=str(DATA), help="folder of the .dat problems (default %(default)s)")
     parser.add_argument("--resume", action="store_true", help="go on from an interrupted run's journal in --out")
@@ -541,7 +474,10 @@ def main(argv=None) -> int:
     from solvers import friction_approximations as fa
 
     for label in args.models.split(","):
-        fa.model_from_label(label)  # a bad label fails here, before any work
+        try:
+            fa.model_from_label(label)  # a bad label fails here, before any work
+        except ValueError as exc:
+            parser.error(f"--models: {exc}")
     models = args.models.split(",")
     if args.exact_methods:
         exact_methods = args.exact_methods.split(",")
@@ -664,7 +600,7 @@ def main(argv=None) -> int:
     report = {
         "benchmark": "bench_fc3d_approximations",
         "versions": _versions(),
-        "machine": {"platform": platform.platform(), "cpu_count": os.cpu_count()},
+        "machine": _machine(),
         "parameters": parameters,
         "wall_s": time.perf_counter() - started + journal.earlier_s,
         "skipped": skipped,
