@@ -49,7 +49,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .alart_curnier import _Operator, contact_rho, newton_kernel
+from .alart_curnier import _natural_map_error, _Operator, contact_rho, newton_kernel
 from .options import check_count, check_positive
 from .result import Status
 
@@ -108,7 +108,6 @@ def proximal_point(W, b, mu, r, options: ProxOptions, outer_residual, tolerance)
     """The loop of the module docstring, in place on ``r``. ``outer_residual(r)`` is the
     framework's relative residual on the original problem. Returns (status, outer iterations,
     info)."""
-    from .alart_curnier import _natural_map_error
 
     scale = 1.0 / contact_rho(W)  # s_alpha = |W_aa|_F
     operator = _Operator(W, None, options.dense_limit)
