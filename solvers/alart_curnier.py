@@ -66,7 +66,7 @@ import scipy.sparse as sp
 import scipy.sparse.linalg as spla
 from numba import njit
 
-from .friction_contact import _contact_errors, _measure_kernel
+from .friction_contact import _contact_errors, _measure_given, _measure_statics
 from .options import check_count, check_positive
 from .result import Status
 
@@ -526,6 +526,99 @@ def _dense_direction(J, phi, scale):
     return np.zeros(n), -1
 
 
+@njit(cache=True)
+def _separated(A, B, c):
+    """Whether contact c's blocks are those of a separated contact, ``A_c = I``, ``B_c = 0``
+    (``r_N − ρ u_N <= 0``: ``Φ_c = r_c``, whatever ``u``)."""
+    for a in range(3):
+        for bb in range(3):
+            if B[c, a, bb] != 0.0 or A[c, a, bb] != (1.0 if a == bb else 0.0):
+                return False
+    return True
+
+
+@njit(cache=True)
+def _reduced_direction(W, A, B, phi, scale, J):
+    """The Newton direction ``d`` with ``J d = −Φ``, ``J = blockdiag(A) + blockdiag(B) W``,
+    solved on the contacts that are not separated only (Schur elimination of exact rows).
+
+    A separated contact's rows of ``J`` are those of the identity (:func:`_separated`), so
+    ``d_S = −Φ_S`` exactly, and the others solve ``J_RR d_R = −Φ_R − B_R W_RS d_S`` with
+    ``J_RR = A_R + B_R W_RR``: the same direction as the full system (the same shifts of the
+    diagonal on retry, :func:`_dense_direction`) for a factorization of the active contacts
+    alone -- a pile or a scene where most candidate contacts are open costs what its closed
+    contacts cost. ``J`` (n, n) is the workspace of the full system, used when no contact is
+    separated. Returns (d, attempt) as :func:`_dense_direction`."""
+    n = phi.shape[0]
+    nc = n // 3
+    keep = np.empty(nc, np.int64)
+    separated = np.zeros(nc, np.bool_)
+    m = 0
+    for c in range(nc):
+        separated[c] = _separated(A, B, c)
+        if not separated[c]:
+            keep[m] = c
+            m += 1
+    if m == nc:
+        _assemble_dense(W, A, B, J)
+        return _dense_direction(J, phi, scale)
+    d = np.empty(n)
+    rows = np.empty(3 * m, np.int64)
+    for t in range(m):
+        for a in range(3):
+            rows[3 * t + a] = 3 * keep[t] + a
+    # J_RR and v = W_RS Φ_S (the coupling of the kept rows to the separated unknowns)
+    JR = np.empty((3 * m, 3 * m))
+    v = np.zeros(3 * m)
+    for i in range(3 * m):
+        row = rows[i]
+        acc = 0.0
+        for c in range(nc):
+            if not separated[c]:
+                continue
+            k = 3 * c
+            acc += W[row, k] * phi[k] + W[row, k + 1] * phi[k + 1] + W[row, k + 2] * phi[k + 2]
+        v[i] = acc
+    for t in range(m):
+        c = keep[t]
+        for a in range(3):
+            i = 3 * t + a
+            for j in range(3 * m):
+                col = rows[j]
+                JR[i, j] = B[c, a, 0] * W[3 * c, col] + B[c, a, 1] * W[3 * c + 1, col] + B[c, a, 2] * W[3 * c + 2, col]
+            for bb in range(3):
+                JR[i, 3 * t + bb] += A[c, a, bb]
+    for attempt in range(3):
+        shift = (10.0 ** (attempt * 4 - 16)) * scale if attempt else 0.0
+        # d_S = −Φ_S / (1 + shift): the separated rows of the (shifted) full system
+        factor = 1.0 / (1.0 + shift)
+        rhs = np.empty(3 * m)
+        for t in range(m):
+            c = keep[t]
+            for a in range(3):
+                i = 3 * t + a
+                # −Φ_R − B_R W_RS d_S with d_S = −factor Φ_S
+                rhs[i] = -phi[rows[i]] + factor * (
+                    B[c, a, 0] * v[3 * t] + B[c, a, 1] * v[3 * t + 1] + B[c, a, 2] * v[3 * t + 2]
+                )
+        M = JR.copy()
+        for i in range(3 * m):
+            M[i, i] += shift
+        try:
+            dR = np.linalg.solve(M, rhs)
+        except Exception:  # noqa: BLE001 -- numba raises LinAlgError on an exactly singular J
+            continue
+        if not np.all(np.isfinite(dR)):
+            continue
+        for c in range(nc):
+            for a in range(3):
+                d[3 * c + a] = -factor * phi[3 * c + a]
+        for i in range(3 * m):
+            d[rows[i]] = dR[i]
+        return d, attempt
+    return np.zeros(n), -1
+
+
 @njit(cache=True, error_model="numpy")
 def _natural_map_error(b, mu, r, u):
     """||F_nat(r)||_2 / ||b||_2 (||b|| = 0 counts as 1) at u = W r + b, F_nat(r)_a = r_a -
@@ -570,6 +663,8 @@ def newton_dense(Wop, b, mu, rho, r, max_iterations, armijo, line_search_steps, 
     for i in range(n):
         for j in range(n):
             scale = max(scale, abs(Wop[i, j]))
+    # the framework's measure (mode 0) of (W0, b0): its parts that do not depend on r, once
+    statics = _measure_statics(W0 if mode == 0 else W0[:0, :0], b0 if mode == 0 else b0[:0])
     iteration = 0
     full_step = True
     polishing = False
@@ -583,11 +678,11 @@ def newton_dense(Wop, b, mu, rho, r, max_iterations, armijo, line_search_steps, 
             # the framework's residual costs a pass over W: checked at the start and after full
             # Newton steps (near a solution the line search takes the whole step)
             if polishing:  # the extra step is kept only if the answer still passes
-                if not _measure_kernel(W0, b0, mu, r, u0)[0] <= tolerance:
+                if not _measure_given(W0, b0, mu, r, u0, statics)[0] <= tolerance:
                     r[:] = saved
                     stats[2] = saved_merit
                 return SOLVED_CODE, iteration
-            if (iteration == 0 or full_step) and _measure_kernel(W0, b0, mu, r, u0)[0] <= tolerance:
+            if (iteration == 0 or full_step) and _measure_given(W0, b0, mu, r, u0, statics)[0] <= tolerance:
                 if iteration == 0 or not polish or merit == 0.0 or _natural_map_error(b0, mu, r, u0) <= tolerance:
                     return SOLVED_CODE, iteration
                 # one more (quadratic) step: the framework's per-contact measure passes an
@@ -610,8 +705,7 @@ def newton_dense(Wop, b, mu, rho, r, max_iterations, armijo, line_search_steps, 
             return MAX_CODE, iteration
         iteration += 1
         _ac_blocks(u, r, mu, rho, A, B)
-        _assemble_dense(Wop, A, B, J)
-        d, attempt = _dense_direction(J, phi, scale * max(1.0, rho.max()))
+        d, attempt = _reduced_direction(Wop, A, B, phi, scale * max(1.0, rho.max()), J)
         if attempt < 0:
             return ERROR_CODE, iteration
         if attempt > 0:
@@ -654,7 +748,8 @@ def prox_dense(W, b, mu, r, scale, sigma, sigma_min, sigma_decrease, sigma_incre
     r_k = np.empty(n)
     rho = np.empty(nc)
     inner_stats = np.zeros(3)
-    relative = _measure_kernel(W, b, mu, r, u0)[0]
+    statics = _measure_statics(W, b)
+    relative = _measure_given(W, b, mu, r, u0, statics)[0]
     b_max = 0.0
     for i in range(n):
         b_max = max(b_max, abs(b[i]))
@@ -702,6 +797,6 @@ def prox_dense(W, b, mu, r, scale, sigma, sigma_min, sigma_decrease, sigma_incre
         if iterations == 0:  # r_k solves the proximal problem, hence the original one, to rounding
             stats[2] = sigma
             return (SOLVED_CODE if polished > 0 else STALLED_CODE), outer
-        relative = _measure_kernel(W, b, mu, r, u0)[0]
+        relative = _measure_given(W, b, mu, r, u0, statics)[0]
         if iterations <= fast_inner:
             sigma = max(sigma / sigma_decrease, sigma_min)

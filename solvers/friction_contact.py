@@ -126,7 +126,7 @@ import numpy as np
 from numba import njit
 
 from .options import build_options, check_count, check_positive
-from .result import SolverFailure, Status, finite_scales, normalized
+from .result import SolverFailure, Status, finite_scales_given, normalized, static_scales
 
 __all__ = [
     "FrictionContactProblem",
@@ -330,8 +330,26 @@ def _contact_errors(mu, r0, r1, r2, u0, u1, u2, tmp):
     return residual, violation
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True)
+def _measure_statics(W, b):
+    """The parts of :func:`_measure_kernel` that do not depend on ``r``
+    (:func:`~solvers.result.static_scales` with no bounds): ``(|W|, d0, velocity, lo, hi)``,
+    computed once by the solvers that measure many iterates of one problem."""
+    n = b.shape[0]
+    hi = np.full(n, np.inf)
+    lo = -hi
+    abs_w, d0, velocity = static_scales(W, b, lo, hi)
+    return abs_w, d0, velocity, lo, hi
+
+
+@njit(cache=True)
 def _measure_kernel(W, b, mu, r, u):
+    """:func:`_measure_given` with the static parts computed here."""
+    return _measure_given(W, b, mu, r, u, _measure_statics(W, b))
+
+
+@njit(cache=True, error_model="numpy")
+def _measure_given(W, b, mu, r, u, statics):
     """u <- W r + b; returns (relative residual, worst contact, absolute residual, absolute cone
     violation), NaN (worst -1) if r or u is not finite. Per contact c the scales of
     :mod:`solvers.result` (one implementation, :func:`~solvers.result.finite_scales`): velocity
@@ -343,8 +361,8 @@ def _measure_kernel(W, b, mu, r, u):
     n = b.shape[0]
     s = np.empty(n)
     zeta = np.empty(n)
-    unbounded = np.full(n, np.inf)
-    growth = finite_scales(W, b, -unbounded, unbounded, r, u, s, zeta)
+    abs_w, d0, velocity, lo, hi = statics
+    growth = finite_scales_given(W, b, lo, hi, r, u, s, zeta, abs_w, d0, velocity)
     if growth != growth:
         return np.nan, -1, np.nan, np.nan
     residual = 0.0
@@ -681,7 +699,8 @@ def _nsgs_kernel(
             _inverse3(blocks[i], inverses[i])
             regularized += 1
     u = np.empty(n)
-    relative, _, _, _ = _measure_kernel(W, b, mu, r, u)
+    statics = _measure_statics(W, b)
+    relative, _, _, _ = _measure_given(W, b, mu, r, u, statics)
     c = np.empty(3)
     rp = np.empty(3)
     out = np.empty(3)
@@ -711,7 +730,7 @@ def _nsgs_kernel(
                     out,
                 )
             r[k], r[k + 1], r[k + 2] = out[0], out[1], out[2]
-        relative, _, _, _ = _measure_kernel(W, b, mu, r, u)
+        relative, _, _, _ = _measure_given(W, b, mu, r, u, statics)
     return sweeps, relative, regularized
 
 
@@ -980,9 +999,10 @@ def options_fields(method: str) -> tuple[str, ...]:
 def _framework_residual(W, b, mu):
     """``r -> relative residual`` of the framework on the problem (W, b, mu)."""
     u = np.empty(b.shape[0])
+    statics = _measure_statics(W, b)
 
     def residual(r):
-        return float(_measure_kernel(W, b, mu, r, u)[0])
+        return float(_measure_given(W, b, mu, r, u, statics)[0])
 
     return residual
 

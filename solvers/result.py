@@ -212,18 +212,6 @@ class LCPResult:
 
 
 @njit(cache=True)
-def _dominant_diagonal(M, k):
-    """|M_kk M_jj| >= M_kj M_jk for every j: each 2x2 principal minor through k is dominated by
-    its diagonal (a mass matrix next to its constraints: M_kj M_jk = -N^2 <= 0 for a multiplier,
-    M_kj^2 <= M_kk M_jj within an SPD mass block). Invariant under E M D. Only then does row k
-    determine z_k at the scale of its own data over M_kk."""
-    for j in range(M.shape[0]):
-        if j != k and abs(M[k, k] * M[j, j]) < M[k, j] * M[j, k]:
-            return False
-    return True
-
-
-@njit(cache=True)
 def bound_sizes(lo, hi):
     """b_k = max(|lo_k|, |hi_k|) over the finite bounds (0 for a free variable): the size the
     bounds alone give each variable."""
@@ -245,11 +233,22 @@ def static_scales(M, q, lo, hi):
     n = q.shape[0]
     size = bound_sizes(lo, hi)
     abs_m = np.abs(M)
-    d0 = np.abs(q) + abs_m @ size if n > 0 else np.zeros(0)
+    d0 = np.abs(q)
+    if n > 0 and size.max() > 0.0:  # no finite bound, nothing to add (a friction-contact measure)
+        d0 += abs_m @ size
+    # velocity: free, a nonzero diagonal, and a dominant diagonal: |M_kk M_jj| >= M_kj M_jk for
+    # every j, i.e. each 2x2 principal minor through k is dominated by its diagonal (a mass
+    # matrix next to its constraints: M_kj M_jk = -N^2 <= 0 for a multiplier, M_kj^2 <= M_kk M_jj
+    # within an SPD mass block; invariant under E M D). Only then does row k determine z_k at the
+    # scale of its own data over M_kk. The test is symmetric in k and j: each pair once.
     velocity = np.zeros(n, np.bool_)
     for k in range(n):
-        if lo[k] == -np.inf and hi[k] == np.inf and M[k, k] != 0.0 and _dominant_diagonal(M, k):
-            velocity[k] = True
+        velocity[k] = lo[k] == -np.inf and hi[k] == np.inf and M[k, k] != 0.0
+    for k in range(n):
+        for j in range(k + 1, n):
+            if (velocity[k] or velocity[j]) and abs(M[k, k] * M[j, j]) < M[k, j] * M[j, k]:
+                velocity[k] = False
+                velocity[j] = False
     return abs_m, d0, velocity
 
 
@@ -366,9 +365,15 @@ def variable_scale(abs_m, s, lo, hi, j):
 def row_scales(M, q, lo, hi, z, w, s, zeta):
     """w <- M z + q; s <- row scales; zeta <- variable scales (module docstring). Returns the
     growth ``max_j |z_j| / max_i (d_i / |M_ij|)``."""
-    n = q.shape[0]
     abs_m, d0, velocity = static_scales(M, q, lo, hi)
-    data = np.empty(n)
+    return row_scales_given(M, q, lo, hi, z, w, s, zeta, abs_m, d0, velocity)
+
+
+@njit(cache=True)
+def row_scales_given(M, q, lo, hi, z, w, s, zeta, abs_m, d0, velocity):
+    """:func:`row_scales` given the parts that do not depend on z (:func:`static_scales`), for
+    callers that measure many z of one problem."""
+    data = np.empty(q.shape[0])
     row_scale_vector(M, abs_m, q, z, w, s, d0, velocity, data)
     growth, _ = scan_columns(abs_m, s, z, data, data, lo, hi, zeta)
     return growth
@@ -428,11 +433,18 @@ def _lcp_errors(z, w, lo, hi, s, zeta, active_set):
 def finite_scales(M, q, lo, hi, z, w, s, zeta):
     """:func:`row_scales` for a finite z: returns the growth, or NaN if z or w = M z + q is not
     finite (the shared first step of the LCP and friction-contact measures)."""
+    abs_m, d0, velocity = static_scales(M, q, lo, hi)
+    return finite_scales_given(M, q, lo, hi, z, w, s, zeta, abs_m, d0, velocity)
+
+
+@njit(cache=True)
+def finite_scales_given(M, q, lo, hi, z, w, s, zeta, abs_m, d0, velocity):
+    """:func:`finite_scales` given :func:`static_scales` (see :func:`row_scales_given`)."""
     n = q.shape[0]
     for i in range(n):
         if not np.isfinite(z[i]):
             return np.nan
-    growth = row_scales(M, q, lo, hi, z, w, s, zeta)
+    growth = row_scales_given(M, q, lo, hi, z, w, s, zeta, abs_m, d0, velocity)
     for i in range(n):
         if not np.isfinite(w[i]):
             return np.nan

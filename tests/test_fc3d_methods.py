@@ -206,6 +206,7 @@ def test_infeasible_problem_is_not_solved(method):
         ("prox", dict(sigma_decrease=1.0), "sigma_decrease"),
         ("prox", dict(inner_ratio=-1.0), "inner_ratio"),
         ("auto", dict(newton_iterations=0), "newton_iterations"),
+        ("auto", dict(first_sweep_closing=-0.1), "first_sweep_closing"),
         ("auto", dict(max_sweeps=3), "max_sweeps"),
     ],
 )
@@ -269,22 +270,29 @@ def test_hyperstatic_third_party_problems(name):
 
 
 def test_auto_ends_with_one_sweep_on_decoupled_contacts():
-    """Twelve contacts that do not couple (W block diagonal): one NSGS sweep solves each
-    exactly, and auto stops there; with fewer contacts than first_sweep_contacts it goes to
-    Newton directly. Both answers are the exact one."""
+    """Twelve contacts that do not couple (W block diagonal), three of them closing (b_N < 0):
+    one NSGS sweep solves each exactly, and auto stops there. With fewer contacts than
+    first_sweep_contacts, or more closing contacts than the share first_sweep_closing (a
+    quarter), it goes to Newton directly. Every answer is the exact one."""
     from .test_friction_contact import random_spd3
 
     blocks = [random_spd3(seed, 20.0) for seed in range(12)]
     W = np.zeros((36, 36))
     for i, block in enumerate(blocks):
         W[3 * i : 3 * i + 3, 3 * i : 3 * i + 3] = block
-    b = np.tile([-1.0, 0.4, -0.2], 12)
+    b = np.tile([0.5, 0.4, -0.2], 12)
+    b[[0, 15, 33]] = -1.0
     mu = np.linspace(0.1, 1.2, 12)
     swept = solve_ok(W, b, mu, "auto")
     assert swept.info["route"] == "nsgs" and swept.iterations == 1
+    assert np.count_nonzero(swept.r[0::3]) == 3
     newton = solve_ok(W, b, mu, "auto", first_sweep_contacts=13)
     assert newton.info["route"] == "newton"
     np.testing.assert_allclose(newton.r, swept.r, rtol=0, atol=1e-9 * np.abs(swept.r).max())
+    closing = b.copy()
+    closing[0::3] = -1.0
+    assert solve_ok(W, closing, mu, "auto").info["route"] == "newton"
+    assert solve_ok(W, closing, mu, "auto", first_sweep_closing=1.0).info["route"] == "nsgs"
 
 
 def test_polishing_step_only_where_the_natural_map_error_is_still_coarse():
@@ -352,3 +360,33 @@ def test_the_coulomb_stepper_takes_the_new_methods(method):
     np.testing.assert_allclose(run.position, reference.position, rtol=0, atol=1e-9)
     np.testing.assert_allclose(run.velocity, reference.velocity, rtol=0, atol=1e-8)
     assert not np.any(run.solver_fallback)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_newton_direction_on_the_contacts_that_are_not_separated(seed):
+    """The Newton direction solved on the contacts that are not separated (Schur elimination
+    of their identity rows, alart_curnier._reduced_direction) is the full system's direction
+    where J is nonsingular: a chain of 12 bodies (W nonsingular), states with separated,
+    sticking and sliding contacts, against the LU of the whole J."""
+    W, b, mu = random_bodies(12, seed, unique=True)
+    rng = np.random.default_rng(seed)
+    n = b.shape[0]
+    nc = n // 3
+    rho = alart_curnier.contact_rho(W)
+    r = rng.uniform(-0.5, 1.0, n)
+    r[0::3][rng.permutation(nc)[: nc // 2]] = -1.0  # r_N - rho u_N < 0: separated blocks
+    u = W @ r + b
+    phi = np.empty(n)
+    alart_curnier._ac_function(u, r, mu, rho, phi)
+    A = np.empty((nc, 3, 3))
+    B = np.empty((nc, 3, 3))
+    alart_curnier._ac_blocks(u, r, mu, rho, A, B)
+    separated = sum(alart_curnier._separated(A, B, c) for c in range(nc))
+    assert 0 < separated < nc
+    J = np.empty((n, n))
+    alart_curnier._assemble_dense(W, A, B, J)
+    full, attempt_full = alart_curnier._dense_direction(J, phi, 1.0)
+    reduced, attempt = alart_curnier._reduced_direction(W, A, B, phi, 1.0, np.empty((n, n)))
+    assert attempt == attempt_full == 0
+    np.testing.assert_allclose(reduced, full, rtol=0, atol=1e-9 * np.abs(full).max())
+    assert np.abs(J @ reduced + phi).max() <= 1e-10 * (np.abs(J).max() * np.abs(reduced).max() + np.abs(phi).max())
