@@ -22,11 +22,16 @@ length comes from an Armijo backtracking line search on the merit ``ψ = ½ |Φ|
 makes ``−2ψ`` its directional derivative wherever ``Φ`` is differentiable). Linear algebra:
 for ``3nc <= dense_limit`` unknowns ``J`` is assembled dense and factorized by LAPACK inside one
 compiled loop (:func:`newton_dense`: no Python between iterations, which on the small problems
-would cost more than the arithmetic); above it ``J`` is assembled in CSR on the block-row
-pattern of ``W`` (the three rows of contact α share the columns of any of them) and factorized by
-SuperLU (:class:`_Operator`). The framework's residual costs a pass over ``W``; the dense loop
-evaluates it at the start and after full Newton steps (near a solution the line search takes the
-whole step), the sparse one every iteration.
+would cost more than the arithmetic), on the contacts that are not separated only: a separated
+contact (``t_N <= 0``) has ``A_α = I``, ``B_α = 0``, so ``d_α = −Φ_α`` and the rest is
+eliminated exactly (:func:`_reduced_direction`; Confeti-ex13, 107 contacts of which 35 close:
+Newton 23.7 -> 12.3 ms). Where ``J`` is singular the direction is defined only up to its
+null space, and the reduced and the full factorization may pick different members. Above it
+``J`` is assembled in CSR on the block-row pattern of ``W`` (the three rows of contact α share
+the columns of any of them) and factorized by SuperLU (:class:`_Operator`). The framework's
+residual costs a pass over ``W`` (its parts that do not depend on ``r`` once per solve); the
+dense loop evaluates it at the start and after full Newton steps (near a solution the line
+search takes the whole step), the sparse one every iteration.
 
 Per-contact derivative blocks, with ``t_N = r_N − ρ_N u_N``, ``t_T = r_T − ρ_T u_T``,
 ``R = μ max(0, t_N)``, ``n = t_T / |t_T|``:
