@@ -22,3 +22,17 @@ def siconos():
         if os.environ.get("CI", "").lower() in ("1", "true", "yes"):
             pytest.fail(f"CI requires Siconos: {exc}")
         pytest.skip(str(exc))
+
+
+@pytest.fixture(scope="session")
+def coal():
+    """The collision library coal (the ``collision`` extra). Skips where it is not installed --
+    except under CI=true, where both legs of ``./dev.sh test`` install it and a missing coal is a
+    failure."""
+    try:
+        import coal as module
+    except ImportError as exc:
+        if os.environ.get("CI", "").lower() in ("1", "true", "yes"):
+            pytest.fail(f"CI requires coal (pip install 'lcpdyn[collision]'): {exc}")
+        pytest.skip(f"coal is not installed (pip install 'lcpdyn[collision]'): {exc}")
+    return module
