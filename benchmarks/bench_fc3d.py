@@ -350,6 +350,27 @@ def performance_ratios(records: list[dict], methods: list[str], problems: list[s
     return ratios
 
 
+def peer_rho(records: list[dict], methods: list[str], problems: list[str]) -> dict:
+    """rho_s(1) of each lcpdyn method against Siconos' solvers alone (its own stages -- auto's
+    Newton -- are not its rivals there), and of ``lcpdyn (best)``, the fastest lcpdyn method per
+    problem; empty when no Siconos solver ran."""
+    peers = [m for m in methods if m.startswith("siconos-")]
+    ours = [m for m in methods if not m.startswith("siconos-")]
+    if not peers or not ours:
+        return {}
+    times = {(r["method"], r["problem"]): r["seconds"] for r in records if r["solved"]}
+    out = {}
+    for m in ours + ["lcpdyn (best)"]:
+        members = ours if m == "lcpdyn (best)" else [m]
+        wins = 0
+        for problem in problems:
+            mine = [times[(x, problem)] for x in members if (x, problem) in times]
+            theirs = [times[(x, problem)] for x in peers if (x, problem) in times]
+            wins += bool(mine) and (not theirs or min(mine) <= min(theirs))
+        out[m] = wins / len(problems) if problems else 0.0
+    return out
+
+
 def rho(ratios: dict, tau: float) -> float:
     values = list(ratios.values())
     return sum(v <= tau for v in values) / len(values) if values else 0.0
@@ -578,6 +599,10 @@ def main(argv=None) -> int:
         s = summary[m]
         warm = "-" if s["warmup_s"] is None else f"{s['warmup_s']:.2f} s"
         lines.append(f"  {m:15s} ρ(1) = {s['rho_1']:.2f}   solved {s['solved']}/{s['problems']}   warm-up {warm}")
+    against = peer_rho(records, methods, names)
+    if against:
+        lines.append("ρ(1) against Siconos' solvers alone (each lcpdyn method; the fastest lcpdyn method per problem):")
+        lines.extend(f"  {m:15s} ρ(1) = {value:.2f}" for m, value in against.items())
     lines.append("not solved:")
     for m in methods:
         for problem, why in summary[m]["unsolved"].items():
@@ -605,6 +630,7 @@ def main(argv=None) -> int:
         "interrupted": interrupted,
         "wall_s": wall,
         "summary": summary,
+        "rho_1_against_siconos": against,
         "performance_ratios": ratios,
         "records": records,
         "table": report_text,
