@@ -221,8 +221,8 @@ class Collider:
 @dataclass(frozen=True)
 class Contacts:
     """The contacts found at one set of poses (k of them), each between the colliders
-    ``collider[i] = (a, b)`` of the world's list (a < b in the list's order, the world's own
-    colliders never first when paired with a body's).
+    ``collider[i] = (a, b)`` of the world's list: a before b in the list, except that a world
+    collider (``body=None``) is always second, so the first is always on a body.
 
     Attributes
     ----------
@@ -409,6 +409,12 @@ class CollisionWorld:
         nb = len(self.bodies)
         positions = finite_vector("body positions", positions, shape=(nb, 3))
         rotations = finite_vector("body rotations", rotations, shape=(nb, 3, 3))
+        if nb:
+            error = np.abs(np.einsum("kji,kjl->kil", rotations, rotations) - np.eye(3)).max(axis=(1, 2))
+            bad = np.flatnonzero(~(error <= 1e-9) | ~(np.linalg.det(rotations) > 0))
+            if bad.size:
+                k = int(bad[0])
+                raise ValueError(f"body rotations[{k}] (body {self.bodies[k].name!r}) is not a rotation matrix")
         coal = _coal()
         transforms = self._transforms(positions, rotations)
         pairs = self.candidate_pairs(transforms)

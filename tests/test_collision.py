@@ -206,6 +206,10 @@ def test_bad_poses_are_named(coal):
         world.detect(np.zeros((2, 3)), np.eye(3)[None])
     with pytest.raises(ValueError, match="body rotations must be finite"):
         world.detect(np.zeros((1, 3)), np.full((1, 3, 3), np.nan))
+    with pytest.raises(ValueError, match=r"body rotations\[0\] \(body 'b0'\) is not a rotation matrix"):
+        world.detect(np.zeros((1, 3)), 1.1 * np.eye(3)[None])
+    with pytest.raises(ValueError, match="is not a rotation matrix"):
+        world.detect(np.zeros((1, 3)), np.diag([1.0, 1.0, -1.0])[None])
 
 
 def test_readme_collision_example_runs_and_says_what_it_prints(coal, capsys):
