@@ -567,6 +567,8 @@ def _reduced_direction(W, A, B, phi, scale, J):
     if m == nc:
         _assemble_dense(W, A, B, J)
         return _dense_direction(J, phi, scale)
+    if m == 0:  # every contact separated: J = I
+        return -phi, 0
     d = np.empty(n)
     rows = np.empty(3 * m, np.int64)
     for t in range(m):

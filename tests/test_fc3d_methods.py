@@ -390,3 +390,16 @@ def test_newton_direction_on_the_contacts_that_are_not_separated(seed):
     assert attempt == attempt_full == 0
     np.testing.assert_allclose(reduced, full, rtol=0, atol=1e-9 * np.abs(full).max())
     assert np.abs(J @ reduced + phi).max() <= 1e-10 * (np.abs(J).max() * np.abs(reduced).max() + np.abs(phi).max())
+
+
+@pytest.mark.parametrize("method", ["newton", "prox", "auto"])
+def test_a_warm_start_on_contacts_that_all_separate(method):
+    """Reactions guessed on two contacts that both open (b_N > 0): every contact's Newton block
+    is the identity's (no system left to factorize), one step lands on r = 0, the exact answer."""
+    W = 2.0 * np.eye(6)
+    W[0, 3] = W[3, 0] = 0.3
+    b = np.array([1.0, 0.2, 0.1, 0.5, -0.1, 0.3])
+    guess = np.array([0.2, 0.01, 0.0, 0.1, 0.0, 0.02])
+    result = solve_friction_contact(W, b, 0.5, method, initial_guess=guess)
+    assert result.success, result.message
+    assert np.all(result.r == 0.0)
