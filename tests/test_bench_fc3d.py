@@ -2,19 +2,14 @@
 
 from __future__ import annotations
 
-import importlib.util
-from pathlib import Path
-
 import pytest
+
+from .benchmark_modules import load_benchmark
 
 
 @pytest.fixture(scope="module")
 def bench():
-    path = Path(__file__).resolve().parents[1] / "benchmarks" / "bench_fc3d.py"
-    spec = importlib.util.spec_from_file_location("bench_fc3d", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_benchmark("bench_fc3d")
 
 
 def test_rho_against_siconos_alone(bench):

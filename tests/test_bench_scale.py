@@ -2,22 +2,18 @@
 
 from __future__ import annotations
 
-import importlib.util
 import math
-from pathlib import Path
 
 import pytest
 
 import scenes
 
+from .benchmark_modules import load_benchmark
+
 
 @pytest.fixture(scope="module")
 def bench():
-    path = Path(__file__).resolve().parents[1] / "benchmarks" / "bench_scale.py"
-    spec = importlib.util.spec_from_file_location("bench_scale", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_benchmark("bench_scale")
 
 
 def test_growth_exponent_is_the_log_log_slope_over_64_contacts_and_more(bench):

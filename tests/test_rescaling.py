@@ -15,10 +15,7 @@ successes under symmetric rescaling D M D (the same physics in other units).
 
 from __future__ import annotations
 
-import importlib.util
-import sys
 from functools import cache
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -26,6 +23,7 @@ import pytest
 from solvers import METHODS, solve
 from solvers import library as L
 
+from .benchmark_modules import load_benchmark
 from .independent_check import CRASH, SOLVED_CORRECT, WRONG, certificate_holds, check_answer, check_case, classify
 
 FAMILY = L.rescaling_family()
@@ -196,14 +194,7 @@ def test_judice_pires_keeps_its_successes_under_symmetric_rescaling():
 
 
 def _fuzz_module():
-    name = "fuzz_solvers"
-    if name not in sys.modules:
-        path = Path(__file__).resolve().parents[1] / "benchmarks" / "fuzz_solvers.py"
-        spec = importlib.util.spec_from_file_location(name, path)
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[name] = module
-        spec.loader.exec_module(module)
-    return sys.modules[name]
+    return load_benchmark("fuzz_solvers")
 
 
 @pytest.mark.parametrize("method", METHOD_PARAMS)
