@@ -40,6 +40,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .body import RigidBody
+from .shape_pairs import _register_builtins, half_extents, routine_for
 from .validation import finite_vector, nonnegative, positive, unit_vector
 
 __all__ = [
@@ -355,36 +356,65 @@ class CollisionWorld:
             self._excluded.add((i, j))
         self._geometry = [c.shape.geometry() for c in self.colliders]
         self._bounded = np.array([getattr(c.shape, "bounded", True) for c in self.colliders], bool)
+        self._local_R = np.array([c.rotation for c in self.colliders]).reshape(-1, 3, 3)
+        self._local_x = np.array([c.position for c in self.colliders]).reshape(-1, 3)
+        self._classes = []  # the shape classes present; _kind_of[i]: collider i's index among them
+        for c in self.colliders:
+            if type(c.shape) not in self._classes:
+                self._classes.append(type(c.shape))
+        self._kind_of = np.array([self._classes.index(type(c.shape)) for c in self.colliders], np.int64)
+        self._kinds = [np.flatnonzero(self._kind_of == k) for k in range(len(self._classes))]
+        _register_builtins()
 
-    def _transforms(self, positions, rotations):
+    def poses(self, positions, rotations) -> tuple[np.ndarray, np.ndarray]:
+        """World rotations (m, 3, 3) and origins (m, 3) of every collider at the body poses."""
+        R = np.empty((len(self.colliders), 3, 3))
+        x = np.empty((len(self.colliders), 3))
+        on = self.owner >= 0
+        b = self.owner[on]
+        R[on] = np.einsum("mij,mjk->mik", rotations[b], self._local_R[on])
+        x[on] = positions[b] + np.einsum("mij,mj->mi", rotations[b], self._local_x[on])
+        R[~on] = self._local_R[~on]
+        x[~on] = self._local_x[~on]
+        return R, x
+
+    def _transforms(self, R, x, which) -> dict:
         coal = _coal()
-        out = []
-        for c, b in zip(self.colliders, self.owner):
-            if b < 0:
-                R, x = c.rotation, c.position
-            else:
-                R = rotations[b] @ c.rotation
-                x = positions[b] + rotations[b] @ c.position
+        out = {}
+        for i in which:
             t = coal.Transform3s()
-            t.setRotation(np.ascontiguousarray(R))
-            t.setTranslation(np.ascontiguousarray(x))
-            out.append(t)
+            t.setRotation(np.ascontiguousarray(R[i]))
+            t.setTranslation(np.ascontiguousarray(x[i]))
+            out[int(i)] = t
         return out
 
-    def candidate_pairs(self, transforms) -> np.ndarray:
-        """The broad phase (module docstring): (K, 2) collider pairs for the narrow phase, a
-        world collider always second."""
-        coal = _coal()
+    def candidate_pairs(self, R, x) -> np.ndarray:
+        """The broad phase (module docstring) at collider poses R (m, 3, 3), x (m, 3)
+        (:meth:`poses`): (K, 2) collider pairs for the narrow phase, a world collider always
+        second."""
+        m = len(self.colliders)
+        lower = np.empty((m, 3))
+        upper = np.empty((m, 3))
+        for members in self._kinds:
+            members = members[self._bounded[members]]
+            if members.size == 0:
+                continue
+            extent = half_extents([self.colliders[i].shape for i in members], R[members])
+            if extent is None:  # coal's box
+                coal = _coal()
+                transforms = self._transforms(R, x, members)
+                for i in members:
+                    obj = coal.CollisionObject(self._geometry[i], transforms[int(i)])
+                    obj.computeAABB()
+                    box = obj.getAABB()
+                    lower[i] = np.asarray(box.min_)
+                    upper[i] = np.asarray(box.max_)
+            else:
+                lower[members] = x[members] - extent
+                upper[members] = x[members] + extent
         bounded = np.flatnonzero(self._bounded)
-        lower = np.empty((bounded.size, 3))
-        upper = np.empty((bounded.size, 3))
         half = 0.5 * self.margin
-        for row, i in enumerate(bounded):
-            obj = coal.CollisionObject(self._geometry[i], transforms[i])
-            obj.computeAABB()
-            box = obj.getAABB()
-            lower[row] = np.asarray(box.min_) - half
-            upper[row] = np.asarray(box.max_) + half
+        lower, upper = lower[bounded] - half, upper[bounded] + half
         pairs = bounded[sweep_and_prune(lower, upper)] if bounded.size else np.zeros((0, 2), np.int64)
         unbounded = np.flatnonzero(~self._bounded)
         on_body = np.flatnonzero(self.owner >= 0)
@@ -415,23 +445,68 @@ class CollisionWorld:
             if bad.size:
                 k = int(bad[0])
                 raise ValueError(f"body rotations[{k}] (body {self.bodies[k].name!r}) is not a rotation matrix")
+        R, x = self.poses(positions, rotations)
+        pairs = self.candidate_pairs(R, x)
+        parts = []
+        if pairs.shape[0]:
+            kind = self._kind_of
+            groups: dict = {}
+            for row, (a, b) in enumerate(pairs):
+                groups.setdefault((kind[a], kind[b]), []).append(row)
+            for (ka, kb), members in groups.items():
+                members = np.array(members, np.int64)
+                routine, swapped = routine_for(self._classes[ka], self._classes[kb])
+                if routine is None:
+                    parts.append(self._coal_pairs(pairs[members], R, x))
+                    continue
+                ia, ib = pairs[members, 0], pairs[members, 1]
+                if swapped:
+                    ia, ib = ib, ia
+                shapes_a = [self.colliders[i].shape for i in ia]
+                shapes_b = [self.colliders[i].shape for i in ib]
+                index, pa, pb, n, feature = routine(shapes_a, shapes_b, R[ia], x[ia], R[ib], x[ib], self.margin)
+                if swapped:
+                    pa, pb, n = pb, pa, -n
+                parts.append((pairs[members][index], pa, pb, n, feature))
+        parts = [p for p in parts if len(p[0])]
+        if not parts:
+            return _empty_contacts(len(pairs))
+        collider = np.concatenate([p[0] for p in parts]).reshape(-1, 2)
+        point_a = np.concatenate([p[1] for p in parts])
+        point_b = np.concatenate([p[2] for p in parts])
+        normal = np.concatenate([p[3] for p in parts])
+        feature = np.concatenate([p[4] for p in parts]).astype(np.int64)
+        normal = normal / np.linalg.norm(normal, axis=1, keepdims=True)
+        gap = np.einsum("ij,ij->i", normal, point_b - point_a)
+        keep = np.flatnonzero(gap <= self.margin)
+        keep = keep[np.lexsort((feature[keep], collider[keep, 1], collider[keep, 0]))]  # by pair, then feature
+        collider = collider[keep]
+        point_a = point_a[keep]
+        body_a = self.owner[collider[:, 0]]
+        local_a = np.einsum("kji,kj->ki", rotations[body_a], point_a - positions[body_a])
+        return Contacts(
+            collider, self.owner[collider], point_a, point_b[keep], normal[keep], gap[keep], local_a, feature[keep],
+            len(pairs),
+        )  # fmt: skip
+
+    def _coal_pairs(self, pairs, R, x):
+        """coal's narrow phase (GJK/EPA and the contact patch) on ``pairs``: (the contacts'
+        pairs (k, 2), point_a, point_b, normal, feature)."""
         coal = _coal()
-        transforms = self._transforms(positions, rotations)
-        pairs = self.candidate_pairs(transforms)
+        transforms = self._transforms(R, x, np.unique(pairs))
         request = coal.CollisionRequest()
         request.security_margin = self.margin
         request.num_max_contacts = 1
         patch_request = coal.ContactPatchRequest()
         rows = []
         for a, b in pairs:
+            ta, tb = transforms[int(a)], transforms[int(b)]
             result = coal.CollisionResult()
-            coal.collide(self._geometry[a], transforms[a], self._geometry[b], transforms[b], request, result)
+            coal.collide(self._geometry[a], ta, self._geometry[b], tb, request, result)
             if not result.isCollision():
                 continue
             patches = coal.ContactPatchResult(patch_request)
-            coal.computeContactPatch(
-                self._geometry[a], transforms[a], self._geometry[b], transforms[b], result, patch_request, patches
-            )
+            coal.computeContactPatch(self._geometry[a], ta, self._geometry[b], tb, result, patch_request, patches)
             if patches.numContactPatches() == 0:  # coal gives a patch per contact; keep its witness pair
                 contact = result.getContact(0)
                 normal = np.array(contact.normal)
@@ -444,26 +519,12 @@ class CollisionWorld:
                 pa, pb = np.array(patch.getPointShape1(k)), np.array(patch.getPointShape2(k))
                 rows.append((a, b, pa, pb, normal, k))
         if not rows:
-            return _empty_contacts(len(pairs))
-        collider = np.array([(r[0], r[1]) for r in rows], np.int64)
-        point_a = np.array([r[2] for r in rows])
-        point_b = np.array([r[3] for r in rows])
-        normal = np.array([r[4] for r in rows])
-        normal /= np.linalg.norm(normal, axis=1, keepdims=True)
-        gap = np.einsum("ij,ij->i", normal, point_b - point_a)
-        keep = gap <= self.margin
-        collider = collider[keep]
-        point_a = point_a[keep]
-        body_a = self.owner[collider[:, 0]]
-        local_a = np.einsum("kji,kj->ki", rotations[body_a], point_a - positions[body_a])
-        return Contacts(
-            collider,
-            self.owner[collider],
-            point_a,
-            point_b[keep],
-            normal[keep],
-            gap[keep],
-            local_a,
-            np.array([r[5] for r in rows], np.int64)[keep],
-            len(pairs),
+            empty = _empty_contacts(0)
+            return empty.collider, empty.point_a, empty.point_b, empty.normal, empty.feature
+        return (
+            np.array([(r[0], r[1]) for r in rows], np.int64),
+            np.array([r[2] for r in rows]),
+            np.array([r[3] for r in rows]),
+            np.array([r[4] for r in rows]),
+            np.array([r[5] for r in rows], np.int64),
         )

@@ -1,0 +1,1038 @@
+"""Time stepping with contacts that bodies make with each other: the step's complementarity
+problem posed for whatever contacts collision detection finds, with every friction model and a
+Newton impact law.
+
+One step from (t, q, v) with step h (Peiret 2016 Eqs. 5-7 and 21-31, as
+:mod:`lcpdyn.stepper`, with the contact set found anew):
+
+1. **Detection** (:class:`~lcpdyn.collision.CollisionWorld`): the contacts with gap g <= margin
+   at q, each between body a and body b (or the world), witness points, normal n (a to b).
+2. **Rows** (:mod:`lcpdyn.contact_rows`): per contact the blocks of (n, t1, t2)^T (v_b(p_b) -
+   v_a(p_a)) over the two bodies' 6 velocities each (JAX Jacobians of the material velocities).
+3. **Free velocity**: v* = M^-1 (M v + h f_app) with the gyroscopic term by the implicit
+   midpoint rule (:func:`lcpdyn.kernels.gyroscopic_midpoint`, energy-conserving).
+4. **Islands**: bodies joined by contacts (a connected component of the contact graph, the world
+   not joining) are one island; each island's problem is posed and solved alone.
+5. **The island's problem** with the velocities eliminated (M is block-diagonal: W = H M^-1 H^T,
+   the Delassus operator, exact):
+
+   * exact Coulomb (:data:`~lcpdyn.friction.FRICTION_CONTACT`): u = W r + b with
+     b = H v* + (e_N, 0, 0) per contact, r in the cone (solved by
+     :func:`solvers.friction_contact.solve_friction_contact`);
+   * every bounded-LCP friction model (regularized, box, polygonal, continuous, a user's): the
+     model's block of Peiret 2016 Eq. (30) for the island's contacts, and Eq. (30) with v+
+     eliminated,
+
+         [ N M^-1 N^T        N M^-1 G^T     ] [ h lam_N ]   [ N v* + e_N ]   [ w_N   ]
+         [ F M^-1 N^T + P    F M^-1 G^T + C ] [ x_F     ] + [ F v* + c   ] = [ sigma ]
+
+     with lam_N >= 0 and lo <= x_F <= hi complementary to w_N, sigma (solved by
+     :func:`solvers.solve`, Júdice–Pires by default). The model's block is asked for with
+     D = I over the island's slip rows and the known slips D v (so its size is the island's
+     contacts, not the scene's velocities) and multiplied by the island's D: every friction model
+     whose rows of a contact are combinations of that contact's two slip rows -- all of
+     lcpdyn's -- gives exactly the block it gives for the full D (tested).
+
+   Then v+ = v* + M^-1 H^T r, and q+ = q + h Gamma(q) v+ (symplectic Euler).
+
+Normal rows (drift stabilization as :mod:`lcpdyn.stepper`): u_N+ + e_N >= 0 with e_N = g/h for
+g >= 0 (a contact within the margin may close exactly, not pass through) and beta g/h when
+penetrating. **Restitution** (Newton's impact law at velocity level, as Anitescu & Potra 1997
+and Moreau's impact law with a coefficient): a contact *impacts* in this step when it is closing
+faster than ``restitution_threshold`` (u_N- = N v < -v_e, v the velocity at the start of the
+step) and closes within the step (g + h u_N- < 0); its row becomes
+
+    u_N+ >= -e u_N-,   i.e.  e_N = min(g/h or beta g/h,  e u_N-),
+
+complementary to its normal impulse, with e in [0, 1] per pair (:class:`ContactProperties`).
+With e = 1 a frictionless impact of two bodies keeps their kinetic energy and reverses the
+normal relative velocity exactly; with e < 1 it loses (1 - e^2) m_eff u_N-^2 / 2. Impacts slower
+than v_e (default 0.01 m/s) are plastic: this is what lets a bouncing ball come to rest (an
+infinite number of ever smaller bounces otherwise) and keeps resting contacts, whose u_N- is at
+most g h from one step of gravity, from bouncing.
+
+Limits of a Newton law at velocity level with simultaneous impacts. The law is imposed contact by
+contact inside one complementarity problem, so several impacts in one step are resolved
+together, with the impulses coupled through the bodies' masses. Newton's cradle is the classic
+counterexample: a ball striking a row of touching balls should, in the experiment, send the last
+ball off with the striker's speed and leave the others at rest -- a sequence of two-body impacts
+travelling through the row. The simultaneous law with e = 1 instead distributes the impulse at
+once: every contact in the row asks u_N+ >= -e u_N- with u_N- = 0 for the touching pairs, so those
+contacts only require no approach, and the result is a plastic-like collective motion (for the
+3-ball cradle the striker and its neighbour part at different speeds and kinetic energy is lost).
+:mod:`scenes.newtons_cradle` and its test show what lcpdyn does; a small gap between the balls
+(larger than the distance they travel in one step) turns the row back into a sequence of
+two-body impacts, each exact, and the cradle then behaves as in the experiment.
+
+Friction bounds (bounded-LCP models). Peiret 2016 Eq. (12) bounds the friction impulse by
+mu lam_N of the *previous* step. With contacts that come and go this lag is wrong by the whole
+force where it matters most: a contact carries no force before an impact (so the impact would
+be frictionless), the impact's force is hundreds of times the resting one (so the step after a
+bounce would grant a large friction impulse to a contact that has opened), and a new contact has
+no history. An island is therefore solved again with the bounds from its own lam_N+ -- the
+fixed-point iteration the paper mentions after Eq. (12) -- when some contact's lam_N+ differs
+from the lagged lam_N by more than ``bound_change`` (default one half) of the larger, at most
+``bound_passes`` (default 2) more times. In steady contact (a resting stack, a settled pile)
+the forces hardly change and each step is solved once, as in the paper. Difference from the
+paper: this iteration is selective and automatic; ``bound_passes=0`` is the paper's lag.
+
+Warm starts. Contacts that persist from the previous step (same collider pair, witness point
+within ``match_tolerance`` in the first collider's body frame: :meth:`Contacts.match`) keep their
+impulse as the starting guess of the exact-cone solvers, their active set for Júdice–Pires, and
+-- for the friction models that need it -- their previous normal force (the bound mu lam_N of
+Peiret 2016 Eq. 12) and their previous friction force (the bristle state, Eqs. 11-15), both
+taken from the previous world impulse projected on the new frame. A persisting contact also
+keeps its tangent t1 (projected on the new tangent plane), so the basis of its friction rows does
+not jump.
+
+Every island's answer is judged by the framework's residual (:mod:`solvers.result`) on the island
+problem; a failed solve is re-solved with ``fallback_method`` (recorded per step), and if that
+fails too the run stops with :class:`~lcpdyn.stepper.SimulationError` carrying the trajectory so
+far. Non-finite states stop the run; energy gains are flagged as :mod:`lcpdyn.stepper` does.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+import warnings
+from dataclasses import dataclass, field
+
+import numpy as np
+from scipy.sparse import block_diag, bmat, coo_matrix, csr_matrix, vstack
+from scipy.sparse.csgraph import connected_components
+
+import solvers
+from solvers import friction_contact
+from solvers.result import Status
+from solvers.sparse_gauss_seidel import active_set_csr, block_gs_csr, nsgs_csr
+from solvers.sparse_measure import csr_arrays, csr_friction_contact_measure, csr_lcp_measure
+
+from . import __version__
+from .collision import Collider, CollisionWorld, Contacts
+from .contact_rows import ContactRows, carried_basis, contact_rows
+from .friction import FRICTION_CONTACT, make_friction
+from .kernels import bounded_vectors, fill_matrix, gyroscopic_midpoint, kinetic_energy, update_positions
+from .model import Model
+from .stepper import _FALLBACKS, MIN_DT, EnergyWarning, SimulationError
+from .trajectory import Health
+from .validation import finite_number, nonnegative, positive
+
+__all__ = [
+    "ContactProperties",
+    "BodyContactSimulation",
+    "BodyContactState",
+    "BodyContactStep",
+    "BodyContactRun",
+]
+
+_CHUNK = 32  # contacts per call of a friction model's block (its matrices are dense in them)
+
+
+@dataclass(frozen=True)
+class ContactProperties:
+    """What a pair of colliders does on contact: kinetic friction ``mu`` >= 0, static
+    ``mu_static`` >= mu (default mu) and the restitution coefficient ``restitution`` e in [0, 1]
+    of the Newton impact law (module docstring)."""
+
+    mu: float = 0.5
+    mu_static: float | None = None
+    restitution: float = 0.0
+
+    def __post_init__(self):
+        mu = nonnegative("friction coefficient mu", self.mu)
+        static = mu if self.mu_static is None else nonnegative("static friction coefficient mu_static", self.mu_static)
+        if static < mu:
+            raise ValueError(f"static friction coefficient mu_static = {static!r} is below the kinetic mu = {mu!r}")
+        e = finite_number("restitution", self.restitution)
+        if not 0.0 <= e <= 1.0:
+            raise ValueError(f"restitution must be in [0, 1], got {self.restitution!r}")
+        object.__setattr__(self, "mu", mu)
+        object.__setattr__(self, "mu_static", static)
+        object.__setattr__(self, "restitution", e)
+
+
+@dataclass(frozen=True, eq=False)
+class BodyContactState:
+    """Everything a step reads that earlier steps wrote: q (7 nb,), v (6 nb,), t, the steps
+    done, and the previous step's contacts (:class:`~lcpdyn.collision.Contacts` or None) with
+    their impulses ``impulse`` (k, 3), world vectors (N s), the Júdice–Pires active set per
+    contact ``active`` (k, 3) int8 (normal, two friction rows) or None, and their tangents
+    ``tangent`` (k, 2, 3) (a persisting contact keeps its friction directions)."""
+
+    q: np.ndarray
+    v: np.ndarray
+    t: float
+    steps_done: int
+    contacts: Contacts | None = None
+    impulse: np.ndarray | None = None
+    active: np.ndarray | None = None
+    tangent: np.ndarray | None = None
+
+
+@dataclass(eq=False)
+class BodyContactStep:
+    """What one step found and solved (k contacts).
+
+    v : (6 nb,) v+.
+    contacts : the step's contacts; ``rows`` their :class:`~lcpdyn.contact_rows.ContactRows`.
+    reaction : (k, 3) contact-frame impulses (r_N, r_T1, r_T2) in N s (over h: forces).
+    normal_force : (k,) N; friction_force : (k, 3) world, N.
+    impact : (k,) bool, the contacts whose row carried the Newton impact law this step.
+    status, iterations, residual, fallback : the solves' (worst island; fallback if any island
+        needed its fallback method).
+    islands : islands solved; largest_island : contacts in the largest.
+    work : work of the non-conservative applied loads in the step, h f_nc . (v + v+) / 2 (J).
+    timing : wall time (s) of detection, rows (Jacobians), solve and the rest.
+    """
+
+    v: np.ndarray
+    contacts: Contacts
+    rows: ContactRows
+    reaction: np.ndarray
+    normal_force: np.ndarray
+    friction_force: np.ndarray
+    impact: np.ndarray
+    status: int = int(Status.SOLVED)
+    iterations: int = 0
+    residual: float = 0.0
+    fallback: bool = False
+    islands: int = 0
+    largest_island: int = 0
+    timing: dict = field(default_factory=dict)
+    active: np.ndarray | None = None
+    work: float = 0.0
+
+
+class BodyContactSimulation:
+    """Time-step a :class:`~lcpdyn.model.Model` whose bodies touch each other and the world
+    through the colliders of a :class:`~lcpdyn.collision.CollisionWorld` (module docstring).
+
+    Parameters
+    ----------
+    model : the bodies and their applied forces (gravity, :class:`~lcpdyn.forces.BodyForce`,
+        springs). Plane contacts and bilateral constraints are not taken here yet: fix a
+        :class:`~lcpdyn.collision.HalfSpace` in the world instead of a plane contact.
+    world : the colliders; its ``bodies`` must be the model's bodies in the model's order.
+    friction : a friction model or its name (``"regularized"``, ``"box"``, ``"polygonal"``,
+        ``"continuous"``, ``"coulomb"``, or a registered one).
+    dt : step h (s).
+    contact : the default :class:`ContactProperties` (or a dict of its fields).
+    pairs : ``{(x, y): ContactProperties}`` overriding the default for the contacts between x and
+        y, each a :class:`~lcpdyn.collision.Collider`, a body or ``None`` (the world); a pair of
+        colliders wins over a pair of bodies.
+    method, fallback_method, solver_options, tolerance : as :class:`lcpdyn.stepper.Simulation`.
+    stabilization : beta in [0, 1], the share of a penetration removed per step.
+    restitution_threshold : v_e (m/s): slower impacts are plastic (module docstring).
+    match_tolerance : how far (m) a contact's witness point may move in its body's frame and
+        still be the same contact for warm starts (default: the world's margin, at least 1 mm).
+    bound_passes, bound_change : at most ``bound_passes`` more solves of an island whose friction
+        bounds mu lam_N moved by more than the share ``bound_change`` (module docstring,
+        "Friction bounds").
+    sparse_threshold, max_sweeps, check_every : an island of more contacts than
+        ``sparse_threshold`` is solved by Gauss–Seidel over its contacts on the sparse problem
+        (module docstring, "Large islands"), at most ``max_sweeps`` sweeps, its residual measured
+        every ``check_every``.
+    energy_check, energy_tolerance : as :class:`lcpdyn.stepper.Simulation` ("Run health").
+    """
+
+    def __init__(
+        self,
+        model: Model,
+        world: CollisionWorld,
+        friction="regularized",
+        dt: float = 1e-3,
+        *,
+        contact=None,
+        pairs=None,
+        method: str | None = None,
+        fallback_method: str | None = "auto",
+        solver_options: dict | None = None,
+        tolerance: float = 1e-9,
+        stabilization: float = 1.0,
+        restitution_threshold: float = 0.01,
+        match_tolerance: float | None = None,
+        bound_passes: int = 2,
+        bound_change: float = 0.5,
+        sparse_threshold: int = 64,
+        max_sweeps: int = 2000,
+        check_every: int = 10,
+        energy_check: str = "warn",
+        energy_tolerance: float = 1e-3,
+    ):
+        if not isinstance(model, Model):
+            raise TypeError(f"model must be an lcpdyn Model, got {type(model).__name__}")
+        if not isinstance(world, CollisionWorld):
+            raise TypeError(f"world must be a CollisionWorld, got {type(world).__name__}")
+        if model.contacts or model.holonomic or model.nonholonomic:
+            kinds = [k for k, x in (("plane contacts", model.contacts), ("holonomic constraints", model.holonomic),
+                                    ("non-holonomic constraints", model.nonholonomic)) if x]  # fmt: skip
+            raise ValueError(
+                f"BodyContactSimulation does not take a model with {' or '.join(kinds)} yet: give the ground "
+                "as a HalfSpace collider fixed in the world"
+            )
+        if len(world.bodies) != len(model.bodies) or any(a is not b for a, b in zip(world.bodies, model.bodies)):
+            raise ValueError("the collision world's bodies must be the model's bodies, in the model's order")
+        if not model.bodies:
+            raise ValueError("the model has no bodies")
+        self.model, self.world = model, world
+        self.friction = make_friction(friction)
+        self.dt = positive("dt", dt)
+        if self.dt < MIN_DT:
+            raise ValueError(f"dt = {dt!r} s is below the smallest step size MIN_DT = {MIN_DT:g} s")
+        self.coulomb = self.friction.formulation == FRICTION_CONTACT
+        allowed = friction_contact.METHODS if self.coulomb else solvers.METHODS
+        self.method = method or self.friction.default_method
+        if self.method not in allowed:
+            raise ValueError(
+                f"unknown method {self.method!r} for friction model {self.friction.name!r}; "
+                f"choose one of {sorted(allowed)}"
+            )
+        if fallback_method == "auto":
+            fallback_method = _FALLBACKS.get(self.method)
+        if fallback_method is not None and fallback_method not in allowed:
+            raise ValueError(f"unknown fallback_method {fallback_method!r}; choose one of {sorted(allowed)}")
+        self.fallback_method = fallback_method
+        self.solver_options = dict(solver_options or {})
+        self.tolerance = positive("tolerance", tolerance)
+        self.stabilization = finite_number("stabilization", stabilization)
+        if not 0.0 <= self.stabilization <= 1.0:
+            raise ValueError(f"stabilization must be in [0, 1], got {stabilization!r}")
+        self.restitution_threshold = nonnegative("restitution_threshold", restitution_threshold)
+        self.match_tolerance = (
+            max(world.margin, 1e-3) if match_tolerance is None else nonnegative("match_tolerance", match_tolerance)
+        )
+        if isinstance(bound_passes, bool) or not isinstance(bound_passes, int) or bound_passes < 0:
+            raise ValueError(f"bound_passes must be an integer >= 0, got {bound_passes!r}")
+        self.bound_passes = bound_passes
+        self.bound_change = nonnegative("bound_change", bound_change)
+        for name, value, least in (("sparse_threshold", sparse_threshold, 0), ("max_sweeps", max_sweeps, 1),
+                                   ("check_every", check_every, 1)):  # fmt: skip
+            if isinstance(value, bool) or not isinstance(value, int) or value < least:
+                raise ValueError(f"{name} must be an integer >= {least}, got {value!r}")
+        self.sparse_threshold, self.max_sweeps, self.check_every = sparse_threshold, max_sweeps, check_every
+        if energy_check not in ("warn", "stop", "off"):
+            raise ValueError(f"energy_check must be 'warn', 'stop' or 'off', got {energy_check!r}")
+        self.energy_check = energy_check
+        self.energy_tolerance = positive("energy_tolerance", energy_tolerance)
+        self.contact = _properties("contact", contact if contact is not None else ContactProperties())
+        self._pairs = self._pair_table(pairs or {})
+        self._pair_cache: dict = {}
+        self._two_rows = False  # two friction rows per contact, contact-major, no P: the sparse path's blocks
+        if not self.coulomb:
+            probe = self.friction.block(np.eye(2), np.zeros(2), self.dt, np.ones(1), np.ones(1), np.zeros((1, 3)),
+                                        np.array([[[1.0, 0, 0], [0, 1.0, 0]]]), mu_static=np.ones(1))  # fmt: skip
+            self._two_rows = probe.F.shape[0] == 2 and probe.P is None
+        self.evaluate = model.compile()
+        self._mass, self._inertia = model.body_masses()
+        self._inverse_inertia = np.linalg.inv(self._inertia)
+        gravity = float(np.linalg.norm(model.gravity))
+        self._energy_floor = sum(
+            b.mass * gravity * math.sqrt(np.trace(b.inertia_matrix) / b.mass) for b in model.bodies
+        )
+
+    # --- set-up -------------------------------------------------------------------------
+    def _pair_table(self, pairs) -> dict:
+        if not isinstance(pairs, dict):
+            raise TypeError(f"pairs must be a dict {{(x, y): ContactProperties}}, got {type(pairs).__name__}")
+        table = {}
+        bodies = {id(b) for b in self.model.bodies}
+        colliders = {id(c) for c in self.world.colliders}
+        for key, value in pairs.items():
+            try:
+                x, y = key
+            except (TypeError, ValueError):
+                raise ValueError(f"pairs keys must be pairs (x, y), got {key!r}") from None
+            for item in (x, y):
+                ok = item is None or (isinstance(item, Collider) and id(item) in colliders) or id(item) in bodies
+                if not ok:
+                    raise ValueError(f"pairs key {key!r}: {item!r} is not a collider of the world, a body or None")
+            table[frozenset((id(x), id(y)))] = _properties(f"pairs[{key!r}]", value)
+        return table
+
+    def properties(self, a: int, b: int) -> ContactProperties:
+        """The :class:`ContactProperties` of a contact between colliders ``a`` and ``b``
+        (indices into the world's colliders)."""
+        key = (a, b)
+        found = self._pair_cache.get(key)
+        if found is None:
+            ca, cb = self.world.colliders[a], self.world.colliders[b]
+            found = self._pairs.get(frozenset((id(ca), id(cb))))
+            if found is None:
+                found = self._pairs.get(frozenset((id(ca.body), id(cb.body))), self.contact)
+            self._pair_cache[key] = found
+        return found
+
+    def initial_state(self) -> BodyContactState:
+        q, v = self.model.initial_state()
+        return BodyContactState(q, v, 0.0, 0)
+
+    def parameters(self) -> dict:
+        """Everything but the scene that fixes a run (recorded in :class:`BodyContactRun`)."""
+        return {
+            "version": __version__,
+            "friction": self.friction.parameters(),
+            "dt": self.dt,
+            "method": self.method,
+            "fallback_method": self.fallback_method,
+            "solver_options": self.solver_options,
+            "tolerance": self.tolerance,
+            "stabilization": self.stabilization,
+            "restitution_threshold": self.restitution_threshold,
+            "match_tolerance": self.match_tolerance,
+            "bound_passes": self.bound_passes,
+            "bound_change": self.bound_change,
+            "sparse_threshold": self.sparse_threshold,
+            "max_sweeps": self.max_sweeps,
+            "check_every": self.check_every,
+            "margin": self.world.margin,
+            "contact": vars(self.contact).copy(),
+        }
+
+    # --- one step -----------------------------------------------------------------------
+    def poses(self, q) -> tuple[np.ndarray, np.ndarray]:
+        """(positions (nb, 3), rotations (nb, 3, 3)) of the coordinates q."""
+        Q = np.asarray(q, np.float64).reshape(-1, 7)
+        w, x, y, z = Q[:, 3], Q[:, 4], Q[:, 5], Q[:, 6]
+        R = np.empty((Q.shape[0], 3, 3))
+        R[:, 0, 0] = 1 - 2 * (y * y + z * z)
+        R[:, 0, 1] = 2 * (x * y - w * z)
+        R[:, 0, 2] = 2 * (x * z + w * y)
+        R[:, 1, 0] = 2 * (x * y + w * z)
+        R[:, 1, 1] = 1 - 2 * (x * x + z * z)
+        R[:, 1, 2] = 2 * (y * z - w * x)
+        R[:, 2, 0] = 2 * (x * z - w * y)
+        R[:, 2, 1] = 2 * (y * z + w * x)
+        R[:, 2, 2] = 1 - 2 * (x * x + y * y)
+        return Q[:, :3].copy(), R
+
+    def advance(self, state: BodyContactState) -> tuple[BodyContactState, BodyContactStep]:
+        """One step from ``state``; returns the next state and what the step solved. Pure: the
+        simulation object is not changed."""
+        h = self.dt
+        clock = time.perf_counter()
+        positions, rotations = self.poses(state.q)
+        contacts = self.world.detect(positions, rotations)
+        detected = time.perf_counter()
+        k = len(contacts)
+        # history of persisting contacts (matched by collider pair and body-fixed witness point)
+        previous = np.full(k, -1, np.int64)
+        prev_impulse = np.zeros((k, 3))
+        prev_active = None
+        tangent = None
+        if state.contacts is not None and len(state.contacts) and k:
+            previous = contacts.match(state.contacts, self.match_tolerance)
+            kept = previous >= 0
+            if state.impulse is not None:
+                prev_impulse[kept] = state.impulse[previous[kept]]
+            if state.active is not None:
+                prev_active = np.zeros((k, 3), np.int8)
+                prev_active[:, 0] = -1  # a new contact starts separated (at its lower bound)
+                prev_active[kept] = state.active[previous[kept]]
+            if state.tangent is not None and kept.any():
+                t1 = np.zeros((k, 3))
+                t1[kept] = state.tangent[previous[kept], 0]
+                tangent = carried_basis(contacts.normal, t1)
+        rows = contact_rows(contacts, positions, rotations, tangent)
+        built = time.perf_counter()
+        kin = self.evaluate(state.q, state.v, state.t)
+        if not kin.finite:
+            culprits = self.model.diagnose(state.q, state.v, state.t)
+            raise SimulationError(
+                "the applied forces are not finite" + (": " + "; ".join(culprits) if culprits else ""),
+                state.steps_done,
+                state.t,
+            )
+        rhs, worst, body = gyroscopic_midpoint(self._mass, self._inertia, state.v, kin.force, h, 1e-12, 50)
+        if not worst <= 1e-10:
+            raise SimulationError(
+                f"the implicit midpoint rule of the gyroscopic term did not converge on body "
+                f"{self.model.bodies[body].name!r} (relative residual {worst:.3g})",
+                state.steps_done,
+                state.t,
+            )
+        free = self._apply_inverse_mass(rhs)
+        # per-contact coefficients
+        mu = np.empty(k)
+        mu_static = np.empty(k)
+        e = np.empty(k)
+        for i, (a, b) in enumerate(contacts.collider):
+            p = self.properties(int(a), int(b))
+            mu[i], mu_static[i], e[i] = p.mu, p.mu_static, p.restitution
+        before = rows.velocity(state.v)  # (k, 3) at the known v
+        gap = contacts.gap
+        e_N = np.where(gap >= 0.0, gap / h, self.stabilization * gap / h)
+        impact = (e > 0.0) & (before[:, 0] < -self.restitution_threshold) & (gap + h * before[:, 0] < 0.0)
+        e_N = np.where(impact, np.minimum(e_N, e * before[:, 0]), e_N)
+        if not self.friction.chooses_static_coefficient:  # box, polygonal, coulomb: mu_s where it stuck
+            stuck = (previous >= 0) & (np.hypot(before[:, 1], before[:, 2]) <= 0.01)
+            mu = np.where(stuck, mu_static, mu)
+        along = np.einsum("kj,kj->k", prev_impulse, rows.frame[:, 0])
+        normal_prev = np.maximum(along, 0.0) / h  # the bound mu lam_N of a persisting contact
+        friction_prev = (prev_impulse - along[:, None] * rows.frame[:, 0]) / h  # in the new tangent plane
+        # island by island
+        reaction = np.zeros((k, 3))
+        active = None if self.coulomb else np.zeros((k, 3), np.int8)
+        iterations, residual, fallback, largest = 0, 0.0, False, 0
+        islands = _islands(rows.body, len(self.model.bodies))
+        for members in islands:
+            largest = max(largest, members.size)
+            bodies = np.unique(rows.body[members])
+            bodies = bodies[bodies >= 0]
+            solve = self._solve_island if members.size <= self.sparse_threshold else self._solve_island_sparse
+            r_island, its, res, retried, act = solve(
+                state, rows, members, bodies, rhs, free, before, e_N, mu, mu_static, normal_prev, friction_prev,
+                prev_impulse, prev_active,
+            )  # fmt: skip
+            reaction[members] = r_island
+            if act is not None:
+                active[members] = act
+            iterations += its
+            residual = max(residual, res)
+            fallback = fallback or retried
+        v_new = free + self._apply_inverse_mass(rows.impulse(reaction, len(self.model.bodies))) if k else free
+        solved_at = time.perf_counter()
+        for name, value, width in (("velocity", v_new, 6),):
+            if not np.all(np.isfinite(value)):
+                bad = int(np.flatnonzero(~np.isfinite(value))[0]) // width
+                raise SimulationError(
+                    f"the new {name} of body {self.model.bodies[bad].name!r} is not finite", state.steps_done, state.t
+                )
+        q_new = update_positions(np.asarray(state.q, np.float64), v_new, h)
+        work = h * float(kin.nonconservative_force @ (np.asarray(state.v) + v_new)) / 2.0
+        world_impulse = np.einsum("kr,krj->kj", reaction, rows.frame)
+        step = BodyContactStep(
+            v=v_new,
+            contacts=contacts,
+            rows=rows,
+            reaction=reaction,
+            normal_force=reaction[:, 0] / h,
+            friction_force=(world_impulse - reaction[:, :1] * rows.frame[:, 0]) / h,
+            impact=impact,
+            status=int(Status.SOLVED),
+            iterations=iterations,
+            residual=residual,
+            fallback=fallback,
+            islands=len(islands),
+            largest_island=largest,
+            active=active,
+            work=work,
+        )
+        step.timing = {
+            "detection": detected - clock,
+            "rows": built - detected,
+            "solve": solved_at - built,
+            "rest": time.perf_counter() - solved_at,
+        }
+        new_state = BodyContactState(
+            q_new, v_new, state.t + h, state.steps_done + 1, contacts, world_impulse, active, rows.frame[:, 1:].copy()
+        )
+        return new_state, step
+
+    def _apply_inverse_mass(self, x):
+        X = np.asarray(x, np.float64).reshape(-1, 6)
+        out = np.empty_like(X)
+        out[:, :3] = X[:, :3] / self._mass[:, None]
+        out[:, 3:] = np.einsum("bij,bj->bi", self._inverse_inertia, X[:, 3:])
+        return out.reshape(-1)
+
+    def _island_matrices(self, rows, members, bodies):
+        """(H (3c, 6 nb_I), M^-1 H^T (6 nb_I, 3c)) of one island, dense."""
+        c, nb = members.size, bodies.size
+        local = np.full(len(self.model.bodies), -1, np.int64)
+        local[bodies] = np.arange(nb)
+        H = np.zeros((3 * c, 6 * nb))
+        for side in range(2):
+            body = rows.body[members, side]
+            on = np.flatnonzero(body >= 0)
+            for i in on:
+                o = 6 * local[body[i]]
+                H[3 * i : 3 * i + 3, o : o + 6] += rows.blocks[members[i], side]
+        Minv_Ht = np.empty((6 * nb, 3 * c))
+        for j, b in enumerate(bodies):
+            o = 6 * j
+            Minv_Ht[o : o + 3] = H[:, o : o + 3].T / self._mass[b]
+            Minv_Ht[o + 3 : o + 6] = self._inverse_inertia[b] @ H[:, o + 3 : o + 6].T
+        return H, Minv_Ht
+
+    def _solve_island(self, state, rows, members, bodies, rhs, free, before, e_N, mu, mu_static, normal_prev,
+                      friction_prev, prev_impulse, prev_active):  # fmt: skip
+        """(reactions (c, 3), iterations, residual, fallback, active (c, 3) or None) of one island."""
+        h = self.dt
+        H, Minv_Ht = self._island_matrices(rows, members, bodies)
+        columns = (6 * bodies[:, None] + np.arange(6)).reshape(-1)
+        b0 = H @ free[columns]
+        c = members.size
+        if self.coulomb:
+            W = H @ Minv_Ht
+            W = 0.5 * (W + W.T)
+            b = b0.copy()
+            b[0::3] += e_N[members]
+            guess = np.einsum("kj,krj->kr", prev_impulse[members], rows.frame[members]).reshape(-1)
+            m = mu[members]
+            result = self._solve_fc(W, b, m, guess, self.method)
+            result, fallback = self._accept(state, result, lambda method: self._solve_fc(W, b, m, guess, method))
+            return result.r.reshape(c, 3), result.iterations, result.relative_residual, fallback, None
+        # bounded LCP: the model's block over the island's slip rows, then Eq. (30) reduced
+        slips = before[members, 1:]
+        n = H.shape[1]
+        D = np.empty((2 * c, n))
+        D[0::2] = H[1::3]
+        D[1::2] = H[2::3]
+        N = H[0::3]
+        M = np.zeros((n, n))  # the island's block of M (block-diagonal)
+        for j, body in enumerate(bodies):
+            o = 6 * j
+            M[o : o + 3, o : o + 3] = self._mass[body] * np.eye(3)
+            M[o + 3 : o + 6, o + 3 : o + 6] = self._inertia[body]
+        no_rows = np.zeros((0, n))
+        normal_force = normal_prev[members].copy()
+        warm = None if prev_active is None else prev_active[members]
+        iterations, fallback = 0, False
+        for _ in range(1 + self.bound_passes):
+            F1, G1, P, C, cvec, lo, hi, basis, kinetic = _friction_block(
+                self.friction, slips.reshape(-1), h, mu[members], mu_static[members], normal_force,
+                friction_prev[members], rows.frame[members, 1:],
+            )  # fmt: skip
+            F, G = F1 @ D, G1 @ D
+            nf = F.shape[0]
+            K = np.zeros((n + c + nf,) * 2)
+            fill_matrix(K, M, no_rows, N, F, G, C, P, np.zeros(c))
+            qv, lower, upper = bounded_vectors(rhs[columns], np.zeros(0), e_N[members], cvec, lo, hi)
+            start = None
+            if warm is not None and nf == 2 * c:  # velocities basic, then the contacts' codes
+                start = np.concatenate([np.zeros(n, np.int8), warm[:, 0], warm[:, 1:].reshape(-1)]).astype(np.int8)
+            result = self._solve_lcp(K, qv, lower, upper, start, self.method)
+            result, retried = self._accept(
+                state, result, lambda method: self._solve_lcp(K, qv, lower, upper, None, method)
+            )
+            fallback = fallback or retried
+            iterations += result.iterations
+            z = result.z
+            lagged, normal_force = normal_force, np.maximum(z[n : n + c], 0.0) / h
+            if nf == 2 * c:
+                codes = result.active_set[n:]
+                warm = np.concatenate([codes[:c, None], codes[c:].reshape(c, 2)], axis=1)
+            if not _bounds_moved(lagged, normal_force, self.bound_change):
+                break
+        # the friction impulse in the contact frame: G^T x_F = D^T (G1^T x_F)
+        tangential = (G1.T @ z[n + c :]).reshape(c, 2)
+        out = np.concatenate([z[n : n + c, None], tangential], axis=1)
+        active = warm if (warm is not None and nf == 2 * c) else np.zeros((c, 3), np.int8)
+        return out, iterations, result.relative_residual, fallback, active
+
+    def _sparse_matrices(self, rows, members, bodies):
+        """(H (3c, 6 nb_I), M^-1 (6 nb_I, 6 nb_I), M) of one island as CSR matrices."""
+        c, nb = members.size, bodies.size
+        local = np.full(len(self.model.bodies), -1, np.int64)
+        local[bodies] = np.arange(nb)
+        data, row_index, col_index = [], [], []
+        for side in range(2):
+            body = rows.body[members, side]
+            on = np.flatnonzero(body >= 0)
+            blocks = rows.blocks[members[on], side]  # (m, 3, 6)
+            r_idx = (3 * on[:, None, None] + np.arange(3)[None, :, None]) + np.zeros((1, 1, 6), np.int64)
+            c_idx = (6 * local[body[on]][:, None, None] + np.arange(6)[None, None, :]) + np.zeros((1, 3, 1), np.int64)
+            data.append(blocks.reshape(-1))
+            row_index.append(r_idx.reshape(-1))
+            col_index.append(c_idx.reshape(-1))
+        H = csr_matrix(
+            (np.concatenate(data), (np.concatenate(row_index), np.concatenate(col_index))), shape=(3 * c, 6 * nb)
+        )
+        inverse = np.zeros((nb, 6, 6))
+        mass = np.zeros((nb, 6, 6))
+        for j, b in enumerate(bodies):
+            inverse[j, :3, :3] = np.eye(3) / self._mass[b]
+            inverse[j, 3:, 3:] = self._inverse_inertia[b]
+            mass[j, :3, :3] = np.eye(3) * self._mass[b]
+            mass[j, 3:, 3:] = self._inertia[b]
+        return H, block_diag(list(inverse), format="csr"), block_diag(list(mass), format="csr")
+
+    def _solve_island_sparse(self, state, rows, members, bodies, rhs, free, before, e_N, mu, mu_static, normal_prev,
+                             friction_prev, prev_impulse, prev_active):  # fmt: skip
+        """A large island (more than ``sparse_threshold`` contacts) by Gauss–Seidel over its
+        contacts on the sparse Delassus form (:mod:`solvers.sparse_gauss_seidel`), judged by the
+        framework's residual on the sparse problem (:mod:`solvers.sparse_measure`): the exact
+        cone's Delassus problem, or Peiret 2016 Eq. (30) itself for the bounded-LCP models. A
+        model whose friction rows are not two per contact (polygonal, continuous), or a run that
+        does not converge within ``max_sweeps``, takes the dense path (recorded as a fallback when
+        it was a failure)."""
+        h = self.dt
+        c = members.size
+        H, Minv, M = self._sparse_matrices(rows, members, bodies)
+        columns = (6 * bodies[:, None] + np.arange(6)).reshape(-1)
+        v_free = free[columns]
+        if self.coulomb:
+            W = (H @ Minv @ H.T).tocsr()
+            W = ((W + W.T) * 0.5).tocsr()
+            indptr, indices, data = csr_arrays(W)
+            b = H @ v_free
+            b[0::3] += e_N[members]
+            m = mu[members]
+            r = np.einsum("kj,krj->kr", prev_impulse[members], rows.frame[members]).reshape(-1)
+            r[0::3] = np.maximum(r[0::3], 0.0)
+            u = np.empty(3 * c)
+
+            def measure(x):
+                return csr_friction_contact_measure(indptr, indices, data, b, m, x, u)[0]
+
+            sweeps, relative, converged = nsgs_csr(
+                indptr, indices, data, b, m, r, self.max_sweeps, self.check_every, self.tolerance, measure
+            )
+            if converged:
+                return r.reshape(c, 3), sweeps, relative, False, None
+            out = self._solve_island(state, rows, members, bodies, rhs, free, before, e_N, mu, mu_static, normal_prev,
+                                     friction_prev, prev_impulse, prev_active)  # fmt: skip
+            return out[0], out[1] + sweeps, out[2], True, out[4]
+        if not self._two_rows:
+            return self._solve_island(state, rows, members, bodies, rhs, free, before, e_N, mu, mu_static,
+                                      normal_prev, friction_prev, prev_impulse, prev_active)  # fmt: skip
+        slips = before[members, 1:]
+        D = H[np.sort(np.concatenate([np.arange(1, 3 * c, 3), np.arange(2, 3 * c, 3)]))]  # rows t1, t2 per contact
+        N = H[0::3]
+        n = H.shape[1]
+        normal_force = normal_prev[members].copy()
+        z = np.zeros(3 * c)  # per contact: h lam_N, then its two friction unknowns
+        previous = np.einsum("kj,krj->kr", prev_impulse[members], rows.frame[members])
+        z[0::3] = np.maximum(previous[:, 0], 0.0)
+        iterations, fallback = 0, False
+        starts = np.arange(0, 3 * c + 1, 3)
+        order = np.empty(3 * c, np.int64)  # contact-major position of (normal rows, friction rows)
+        order[:c] = np.arange(0, 3 * c, 3)
+        order[c:] = (np.arange(0, 3 * c, 3)[:, None] + np.array([1, 2])).reshape(-1)
+        for attempt in range(1 + self.bound_passes):
+            F1, G1, P, C, cvec, lo, hi, basis, kinetic = _friction_block(
+                self.friction, slips.reshape(-1), h, mu[members], mu_static[members], normal_force,
+                friction_prev[members], rows.frame[members, 1:], sparse=True,
+            )  # fmt: skip
+            F, G = (F1 @ D).tocsr(), (G1 @ D).tocsr()
+            if attempt == 0:  # the friction unknowns start at the previous impulse in the new basis
+                z[1::3] = 0.0
+                z[2::3] = 0.0
+            B = vstack([N, F]).tocsr()  # rows: normals, then friction (x_F order of the block)
+            Bt = vstack([N, G]).T.tocsr()
+            nf = F.shape[0]
+            K_red = (B @ Minv @ Bt + bmat([[csr_matrix((c, c)), csr_matrix((c, nf))], [P, C]])).tocsr()
+            q_red = np.concatenate([N @ v_free + e_N[members], F @ v_free + cvec])
+            lo_red = np.concatenate([np.zeros(c), lo])
+            hi_red = np.concatenate([np.full(c, np.inf), hi])
+            # permute to contact-major blocks (lam_N_i, x_2i, x_2i+1)
+            perm = np.argsort(order)
+            K_cm = K_red[perm][:, perm]
+            indptr, indices, data = csr_arrays(K_cm)
+            q_cm, lo_cm, hi_cm = q_red[perm], lo_red[perm], hi_red[perm]
+            z = np.clip(z, lo_cm, hi_cm)
+            # the acceptance: Peiret 2016 Eq. (30) itself, (v+, h lam_N, x_F) with v+ eliminated exactly
+            K30 = bmat([[M, -N.T, -G.T], [N, None, None], [F, P if P.nnz else None, C]], format="csr")
+            K30 = _full_shape(K30, n + c + F.shape[0])
+            k_ptr, k_idx, k_data = csr_arrays(K30)
+            q30 = np.concatenate([-rhs[columns], e_N[members], cvec])
+            lo30 = np.concatenate([np.full(n, -np.inf), np.zeros(c), lo])
+            hi30 = np.concatenate([np.full(n, np.inf), np.full(c, np.inf), hi])
+            w30 = np.empty(q30.shape[0])
+            codes = np.empty(q30.shape[0], np.int8)
+
+            def full(x):
+                x_red = x[order]
+                v = v_free + Minv @ (Bt @ x_red)
+                return np.concatenate([v, x_red])
+
+            def measure(x):
+                return csr_lcp_measure(k_ptr, k_idx, k_data, q30, lo30, hi30, full(x), w30, codes)[0]
+
+            # the active-set iteration from the warm start (one sparse factorization when the sets
+            # are unchanged); Gauss–Seidel if it does not converge, then the dense path
+            steps, relative, converged = active_set_csr(K_cm, q_cm, lo_cm, hi_cm, z, 30, self.tolerance, measure)
+            iterations += steps
+            if not converged:
+                z = np.clip(z, lo_cm, hi_cm)
+                sweeps, relative, converged = block_gs_csr(
+                    indptr, indices, data, q_cm, lo_cm, hi_cm, starts, z, self.max_sweeps, self.check_every,
+                    self.tolerance, measure,
+                )  # fmt: skip
+                iterations += sweeps
+            if not converged:
+                out = self._solve_island(state, rows, members, bodies, rhs, free, before, e_N, mu, mu_static,
+                                         normal_prev, friction_prev, prev_impulse, prev_active)  # fmt: skip
+                return out[0], out[1] + iterations, out[2], True, out[4]
+            lagged, normal_force = normal_force, np.maximum(z[0::3], 0.0) / h
+            if not _bounds_moved(lagged, normal_force, self.bound_change):
+                break
+        x_F = z[order][c:]
+        tangential = (G1.T @ x_F).reshape(c, 2)
+        out = np.concatenate([z[0::3, None], tangential], axis=1)
+        return out, iterations, relative, fallback, np.zeros((c, 3), np.int8)
+
+    def _solve_fc(self, W, b, mu, guess, method):
+        options = dict(self.solver_options) if method == self.method else {}
+        return friction_contact.solve_friction_contact(
+            W, b, mu, method=method, tolerance=self.tolerance,
+            initial_guess=guess if method in ("nsgs", "prox", "auto", "newton") else None, **options,
+        )  # fmt: skip
+
+    def _solve_lcp(self, K, qv, lo, hi, warm, method):
+        options = dict(self.solver_options) if method == self.method else {}
+        if warm is not None and method == "judice-pires":
+            options["warm_start"] = warm
+        return solvers.solve(K, qv, lo, hi, method=method, tolerance=self.tolerance, **options)
+
+    def _accept(self, state, result, retry):
+        if result.success:
+            return result, False
+        if self.fallback_method is None:
+            raise SimulationError(
+                f"{result.method} failed: {result.status.name}: {result.message}", state.steps_done, state.t,
+                result=result,
+            )  # fmt: skip
+        second = retry(self.fallback_method)
+        if not second.success:
+            raise SimulationError(
+                f"{result.method} failed ({result.status.name}: {result.message}) and the fallback "
+                f"{second.method} failed too ({second.status.name}: {second.message})",
+                state.steps_done,
+                state.t,
+                result=second,
+            )
+        return second, True
+
+    # --- energy -------------------------------------------------------------------------
+    def energy(self, q, v, t=0.0) -> tuple[float, float, float]:
+        """(mechanical energy T + V, kinetic energy T, conservative power P_c) at (q, v): J, J, W."""
+        kin = self.evaluate(q, v, t)
+        T = kinetic_energy(self._mass, self._inertia, np.asarray(v, np.float64))
+        return T + kin.potential_energy, T, kin.conservative_power
+
+    # --- runs ---------------------------------------------------------------------------
+    def run(self, duration: float, state: BodyContactState | None = None, record_contacts: bool = True):
+        """Steps from ``state`` (default the model's initial state) for ``duration`` seconds;
+        returns a :class:`BodyContactRun`. A failure raises
+        :class:`~lcpdyn.stepper.SimulationError` with ``trajectory`` the run so far; so does
+        Ctrl-C (``KeyboardInterrupt`` is turned into it, the steps done kept)."""
+        duration = nonnegative("duration", duration)
+        steps = int(round(duration / self.dt))
+        state = self.initial_state() if state is None else state
+        run = BodyContactRun(self, state, steps, record_contacts)
+        try:
+            for _ in range(steps):
+                state, step = self.advance(state)
+                run.record(state, step)
+        except SimulationError as exc:
+            exc.trajectory = run.finish("failed")
+            raise
+        except KeyboardInterrupt as exc:
+            error = SimulationError("interrupted (KeyboardInterrupt)", state.steps_done, state.t)
+            error.trajectory = run.finish("interrupted")
+            raise error from exc
+        run.state = state
+        return run.finish("completed")
+
+
+def _properties(label, value) -> ContactProperties:
+    if isinstance(value, ContactProperties):
+        return value
+    if isinstance(value, dict):
+        try:
+            return ContactProperties(**value)
+        except TypeError as exc:
+            raise ValueError(f"{label}: {exc}") from None
+    raise TypeError(f"{label} must be ContactProperties or a dict of its fields, got {type(value).__name__}")
+
+
+def _islands(body: np.ndarray, n_bodies: int) -> list[np.ndarray]:
+    """The contacts grouped by connected component of the bodies they join (the world joins
+    nothing): a list of index arrays, in order of their first contact."""
+    k = body.shape[0]
+    if k == 0:
+        return []
+    both = (body[:, 0] >= 0) & (body[:, 1] >= 0)
+    graph = coo_matrix((np.ones(int(both.sum())), (body[both, 0], body[both, 1])), shape=(n_bodies, n_bodies)).tocsr()
+    _, label = connected_components(graph, directed=False)
+    of_contact = label[body[:, 0]]
+    order = np.argsort(of_contact, kind="stable")
+    cuts = np.flatnonzero(np.diff(of_contact[order])) + 1
+    groups = np.split(order, cuts)
+    groups.sort(key=lambda g: g[0])
+    return groups
+
+
+def _full_shape(matrix, size):
+    """``matrix`` (CSR) as size x size (bmat drops nothing here; kept for a model without P)."""
+    if matrix.shape != (size, size):
+        raise ValueError(f"Eq. (30) assembled as {matrix.shape}, expected {(size, size)}")
+    return matrix
+
+
+def _bounds_moved(lagged, latest, change) -> bool:
+    """Whether a contact's friction bound mu lam_N, taken from ``lagged`` normal forces, is off
+    the one its new normal force ``latest`` gives by more than the share ``change`` of the
+    larger (module docstring, "Friction bounds")."""
+    scale = np.maximum(lagged, latest)
+    return bool(np.any(np.abs(latest - lagged) > change * scale))
+
+
+def _friction_block(model, slips, h, mu, mu_static, normal_force, friction_force, tangent, sparse=False):
+    """The model's block over c contacts with D = I (2c slip rows, module docstring), in chunks
+    of ``_CHUNK`` contacts assembled block-diagonally: (F, G (nf, 2c), P (nf, c), C (nf, nf),
+    c, lo, hi (nf,), basis (c, 2, 2), kinetic (c,)); F, G, P, C as CSR matrices with ``sparse``."""
+    c = mu.shape[0]
+    parts = []
+    for a in range(0, c, _CHUNK):
+        b = min(c, a + _CHUNK)
+        n = 2 * (b - a)
+        block = model.block(
+            np.eye(n), slips[2 * a : 2 * b], h, mu[a:b], normal_force[a:b], friction_force[a:b], tangent[a:b],
+            mu_static=mu_static[a:b],
+        )  # fmt: skip
+        parts.append((a, b, block))
+    if sparse:
+        blocks = [p[2] for p in parts]
+        F = block_diag([b.F for b in blocks], format="csr")
+        G = block_diag([b.G for b in blocks], format="csr")
+        P = block_diag([b.P if b.P is not None else np.zeros((b.F.shape[0], pb - pa)) for (pa, pb, _), b in
+                        zip(parts, blocks)], format="csr")  # fmt: skip
+        C = block_diag([b.C for b in blocks], format="csr")
+        basis = np.concatenate([b.basis for b in blocks])
+        kinetic = np.concatenate([b.kinetic for b in blocks])
+        return (F, G, P, C, np.concatenate([b.c for b in blocks]), np.concatenate([b.lo for b in blocks]),
+                np.concatenate([b.hi for b in blocks]), basis, kinetic)  # fmt: skip
+    nf = sum(p[2].F.shape[0] for p in parts)
+    F = np.zeros((nf, 2 * c))
+    G = np.zeros((nf, 2 * c))
+    P = np.zeros((nf, c))
+    C = np.zeros((nf, nf))
+    cvec, lo, hi = np.empty(nf), np.empty(nf), np.empty(nf)
+    basis = np.empty((c, 2, 2))
+    kinetic = np.empty(c, bool)
+    row = 0
+    for a, b, block in parts:
+        m = block.F.shape[0]
+        F[row : row + m, 2 * a : 2 * b] = block.F
+        G[row : row + m, 2 * a : 2 * b] = block.G
+        if block.P is not None:
+            P[row : row + m, a:b] = block.P
+        C[row : row + m, row : row + m] = block.C
+        cvec[row : row + m] = block.c
+        lo[row : row + m] = block.lo
+        hi[row : row + m] = block.hi
+        basis[a:b] = block.basis
+        kinetic[a:b] = block.kinetic
+        row += m
+    return F, G, P, C, cvec, lo, hi, basis, kinetic
+
+
+class BodyContactRun:
+    """The record of a :meth:`BodyContactSimulation.run`: per step t, q, v, energy, the number
+    of contacts, the largest penetration (m, >= 0), the solve's status, iterations, residual,
+    fallback flag, health flags, islands and timing (``solve_status`` per step: a
+    :class:`solvers.result.Status` value); with ``record_contacts`` every contact's
+    bodies, point, normal, normal force and friction force, flattened (``contact_start[s]`` ..
+    ``contact_start[s + 1]`` are step s's). ``status`` is ``"completed"``, ``"failed"`` or
+    ``"interrupted"``; ``parameters`` the simulation's."""
+
+    def __init__(self, sim: BodyContactSimulation, state: BodyContactState, steps: int, record_contacts: bool):
+        self.sim = sim
+        self.parameters = sim.parameters()
+        self.record_contacts = record_contacts
+        self.state = state
+        energy, kinetic, power = sim.energy(state.q, state.v, state.t)
+        self._work = 0.0
+        self._shadow = 0.5 * sim.dt  # the O(h) term of symplectic Euler's modified energy (lcpdyn.stepper)
+        self._t, self._q, self._v = [state.t], [np.asarray(state.q).copy()], [np.asarray(state.v).copy()]
+        self._energy, self._kinetic = [energy], [kinetic]
+        self._steps: list[tuple] = []
+        self._contacts: list[tuple] = []
+        self._lowest = energy + self._shadow * power
+        self._scale = max(sim._energy_floor, kinetic)
+        self._gains = []
+        self._potential_start = energy - kinetic
+
+    def record(self, state: BodyContactState, step: BodyContactStep):
+        sim = self.sim
+        energy, kinetic, power = sim.energy(state.q, state.v, state.t)
+        if not math.isfinite(energy):
+            raise SimulationError(f"the energy is not finite ({energy!r} J)", state.steps_done, state.t)
+        self._work += step.work
+        budget = energy + self._shadow * power - self._work
+        self._scale = max(self._scale, kinetic, abs(energy - kinetic - self._potential_start), abs(self._work))
+        self._lowest = min(self._lowest, budget)
+        gain = budget - self._lowest
+        health = 0
+        allowed = sim.energy_tolerance * self._scale + 1e-12 * (abs(energy) + self._scale)
+        if sim.energy_check != "off" and gain > allowed:
+            health |= int(Health.ENERGY_GAIN)
+            self._gains.append((state.t, gain))
+            if sim.energy_check == "stop":
+                raise SimulationError(
+                    f"the energy rose {gain:.4g} J above its lowest value so far, more than energy_tolerance = "
+                    f"{sim.energy_tolerance:g} of the energy scale {self._scale:.4g} J (energy_check='stop')",
+                    state.steps_done,
+                    state.t,
+                )
+        if step.fallback:
+            health |= int(Health.FALLBACK)
+        self.state = state
+        self._t.append(state.t)
+        self._q.append(np.asarray(state.q).copy())
+        self._v.append(np.asarray(state.v).copy())
+        self._energy.append(energy)
+        self._kinetic.append(kinetic)
+        gap = step.contacts.gap
+        timing = step.timing
+        self._steps.append((
+            len(gap), float(max(0.0, -gap.min())) if gap.size else 0.0, step.status, step.iterations, step.residual,
+            step.fallback, health, step.islands, step.largest_island, step.contacts.candidates,
+            timing["detection"], timing["rows"], timing["solve"], timing["rest"],
+        ))  # fmt: skip
+        if self.record_contacts:
+            self._contacts.append((
+                step.contacts.body.copy(), 0.5 * (step.contacts.point_a + step.contacts.point_b),
+                step.contacts.normal.copy(), step.normal_force.copy(), step.friction_force.copy(), gap.copy(),
+            ))  # fmt: skip
+
+    def finish(self, status: str) -> BodyContactRun:
+        self.status = status
+        self.t = np.array(self._t)
+        self.q = np.array(self._q)
+        self.v = np.array(self._v)
+        self.energy = np.array(self._energy)
+        self.kinetic_energy = np.array(self._kinetic)
+        names = ("contacts", "penetration", "solve_status", "iterations", "residual", "fallback", "health", "islands",
+                 "largest_island", "candidates", "time_detection", "time_rows", "time_solve", "time_rest")  # fmt: skip
+        kinds = (np.int64, float, np.int64, np.int64, float, bool, np.int8, np.int64, np.int64, np.int64,
+                 float, float, float, float)  # fmt: skip
+        columns = list(zip(*self._steps)) if self._steps else [[] for _ in names]
+        for name, kind, values in zip(names, kinds, columns):
+            setattr(self, name, np.array(values, dtype=kind))
+        if self.record_contacts:
+            counts = [len(c[0]) for c in self._contacts]
+            self.contact_start = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
+            for j, name in enumerate(("contact_body", "contact_point", "contact_normal", "contact_normal_force",
+                                      "contact_friction_force", "contact_gap")):  # fmt: skip
+                shapes = {0: (0, 2), 1: (0, 3), 2: (0, 3), 3: (0,), 4: (0, 3), 5: (0,)}
+                parts = [c[j] for c in self._contacts]
+                setattr(self, name, np.concatenate(parts) if parts else np.zeros(shapes[j]))
+        if self._gains and self.sim.energy_check == "warn":
+            t, gain = max(self._gains, key=lambda x: x[1])
+            warnings.warn(
+                f"{len(self._gains)} steps raised the energy beyond energy_tolerance = "
+                f"{self.sim.energy_tolerance:g} of its scale; the largest gain {gain:.4g} J at t = {t:.6g} s "
+                f"(first at t = {self._gains[0][0]:.6g} s)",
+                EnergyWarning,
+                stacklevel=3,
+            )
+        return self
+
+    def contacts_at(self, step: int) -> dict:
+        """Step ``step``'s contacts (0-based over the steps taken): bodies, point, normal, normal
+        force, friction force and gap."""
+        if not self.record_contacts:
+            raise ValueError("this run was made with record_contacts=False")
+        a, b = self.contact_start[step], self.contact_start[step + 1]
+        return {
+            "body": self.contact_body[a:b],
+            "point": self.contact_point[a:b],
+            "normal": self.contact_normal[a:b],
+            "normal_force": self.contact_normal_force[a:b],
+            "friction_force": self.contact_friction_force[a:b],
+            "gap": self.contact_gap[a:b],
+        }

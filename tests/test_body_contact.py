@@ -1,0 +1,547 @@
+"""Bodies that touch bodies (lcpdyn.body_contact, lcpdyn.contact_rows, lcpdyn.shape_pairs):
+the two-body contact rows against their closed form and finite differences, the closed-form
+narrow phase against coal, impacts against Newton's law in closed form (momentum, kinetic
+energy, friction that sticks and that slides), stacks that must stand still, Newton's cradle,
+and bad input named."""
+
+from __future__ import annotations
+
+import math
+import warnings
+
+import numpy as np
+import pytest
+
+from lcpdyn import Model, RigidBody
+from lcpdyn.body_contact import _CHUNK, BodyContactSimulation, ContactProperties, _friction_block
+from lcpdyn.collision import Box, Collider, CollisionWorld, HalfSpace, Sphere
+from lcpdyn.contact_rows import carried_basis, contact_rows, tangent_basis
+from lcpdyn.friction import make_friction
+from lcpdyn.stepper import SimulationError
+
+BOUNDED = ("regularized", "box", "polygonal", "continuous")
+
+
+def _rotation(axis, angle):
+    axis = np.asarray(axis, float) / np.linalg.norm(axis)
+    K = np.array([[0, -axis[2], axis[1]], [axis[2], 0, -axis[0]], [-axis[1], axis[0], 0]])
+    return np.eye(3) + np.sin(angle) * K + (1 - np.cos(angle)) * K @ K
+
+
+def _skew(a):
+    return np.array([[0, -a[2], a[1]], [a[2], 0, -a[0]], [-a[1], a[0], 0]])
+
+
+def _sphere_body(name, mass, radius, position, velocity=(0, 0, 0), angular_velocity=(0, 0, 0)):
+    inertia = 0.4 * mass * radius**2
+    return RigidBody(name, mass, (inertia,) * 3, position, velocity=velocity, angular_velocity=angular_velocity)
+
+
+def _box_body(name, mass, size, position, orientation=(1, 0, 0, 0)):
+    a, b, c = size
+    inertia = (mass * (b * b + c * c) / 12, mass * (a * a + c * c) / 12, mass * (a * a + b * b) / 12)
+    return RigidBody(name, mass, inertia, position, orientation)
+
+
+# --- rows --------------------------------------------------------------------------------------
+
+
+def test_tangent_bases_are_orthonormal_right_handed_and_carried(coal):
+    rng = np.random.default_rng(0)
+    n = rng.normal(size=(200, 3))
+    n[:3] = [[0, 0, 1], [0, 0, -1], [1, 0, 0]]
+    n /= np.linalg.norm(n, axis=1, keepdims=True)
+    t = tangent_basis(n)
+    frame = np.concatenate([n[:, None], t], axis=1)
+    assert np.abs(np.einsum("kij,klj->kil", frame, frame) - np.eye(3)).max() < 1e-14
+    assert np.abs(np.cross(t[:, 0], t[:, 1]) - n).max() < 1e-14
+    # a slightly turned normal keeps t1 (projected), where Duff's basis would jump across n_z = 0
+    n0 = np.array([[1.0, 0.0, 1e-12]])
+    n1 = np.array([[1.0, 0.0, -1e-12]])
+    carried = carried_basis(n1, tangent_basis(n0)[:, 0])
+    assert np.abs(carried[0, 0] - tangent_basis(n0)[0, 0]).max() < 1e-11
+    assert np.abs(tangent_basis(n1)[0, 0] - tangent_basis(n0)[0, 0]).max() > 1.0  # the jump avoided
+
+
+def test_contact_rows_are_the_material_velocity_jacobians(coal):
+    """H_b nu_b - H_a nu_a = [n t1 t2]^T (v_b(p_b) - v_a(p_a)) with v_k(p) = v_k + (R_k w_k) x
+    (p - x_k): the blocks against the closed form J_k = [I, -[p - x_k]x R_k], and the relative
+    velocity against a finite difference of the witness points carried by the bodies."""
+    rng = np.random.default_rng(1)
+    bodies = [_sphere_body(f"s{i}", 1.0, 0.3, (0.5 * i, 0.1 * i, 0.0)) for i in range(3)]
+    colliders = [Collider(b, Sphere(0.3)) for b in bodies] + [Collider(None, HalfSpace())]
+    world = CollisionWorld(colliders, bodies, margin=1.0)
+    positions = np.array([[0, 0, 0.35], [0.55, 0.05, 0.3], [0.2, 0.5, 0.32]])
+    rotations = np.stack([_rotation(rng.normal(size=3), rng.uniform(0, 3)) for _ in range(3)])
+    contacts = world.detect(positions, rotations)
+    assert {tuple(b) for b in contacts.body} >= {(0, 1), (0, -1), (1, -1), (0, 2)}
+    rows = contact_rows(contacts, positions, rotations)
+    for i in range(len(contacts)):
+        for side in range(2):
+            point = 0.5 * (contacts.point_a[i] + contacts.point_b[i])
+            body = contacts.body[i, side]
+            if body < 0:
+                assert not rows.blocks[i, side].any()
+                continue
+            J = np.hstack([np.eye(3), -_skew(point - positions[body]) @ rotations[body]])
+            expected = (1.0 if side else -1.0) * rows.frame[i] @ J
+            assert np.abs(rows.blocks[i, side] - expected).max() < 1e-14
+    # finite differences: the bodies moved for dt with velocities nu; the material points at p
+    # give all three rows, and the normal row is also the rate of the gap found by detection
+    nu = rng.normal(size=(3, 6))
+    dt = 1e-7
+    u = rows.velocity(nu.reshape(-1))
+    moved_R = np.stack([_rotation(R @ w, dt * np.linalg.norm(w)) @ R for R, w in zip(rotations, nu[:, 3:])])
+    moved_x = positions + dt * nu[:, :3]
+    later = world.detect(moved_x, moved_R)
+    for i in range(len(contacts)):
+        moved = []
+        point = 0.5 * (contacts.point_a[i] + contacts.point_b[i])
+        for side in range(2):
+            body = contacts.body[i, side]
+            if body < 0:
+                moved.append(point)
+                continue
+            moved.append(moved_x[body] + moved_R[body] @ rotations[body].T @ (point - positions[body]))
+        rate = (moved[1] - moved[0]) / dt
+        assert np.abs(rows.frame[i] @ rate - u[i]).max() < 1e-5 * (1 + np.abs(u[i]).max())
+        same = np.flatnonzero((later.collider == contacts.collider[i]).all(axis=1))
+        assert abs((later.gap[same[0]] - contacts.gap[i]) / dt - u[i, 0]) < 1e-5 * (1 + np.abs(u[i]).max())
+    # the impulse map is the transpose of the velocity map
+    reaction = rng.normal(size=(len(contacts), 3))
+    assert abs(rows.impulse(reaction, 3) @ nu.reshape(-1) - np.sum(reaction * u)) < 1e-12
+
+
+@pytest.mark.parametrize("name", BOUNDED)
+def test_friction_block_over_identity_slip_rows_is_the_full_block(name):
+    """_friction_block asks the model for its rows with D = I over the slip rows and multiplies
+    by D afterwards: for every lcpdyn model this is the block it gives for the full D."""
+    rng = np.random.default_rng(2)
+    model = make_friction(name)
+    r, n, h = 40, 30, 1e-3  # more contacts than one chunk
+    D = rng.normal(size=(2 * r, n))
+    v = rng.normal(size=n)
+    mu = rng.uniform(0.1, 0.8, r)
+    mu_static = mu * 1.2
+    normal_force = rng.uniform(0, 10, r)
+    normal_force[:3] = 0.0
+    friction_force = rng.normal(size=(r, 3))
+    tangent = tangent_basis(rng.normal(size=(r, 3)))
+    full = model.block(D, v, h, mu, normal_force, friction_force, tangent, mu_static=mu_static)
+    F, G, P, C, c, lo, hi, basis, kinetic = _friction_block(
+        model, D @ v, h, mu, mu_static, normal_force, friction_force, tangent
+    )
+    if name == "polygonal":  # rows chunk by chunk: each chunk's directions, then its slacks
+        k = model.directions
+        chunks = [(a, min(r, a + _CHUNK)) for a in range(0, r, _CHUNK)]
+        order = np.concatenate([np.concatenate([np.arange(a * k, b * k), r * k + np.arange(a, b)]) for a, b in chunks])
+        full_F, full_G, full_P, full_C = full.F[order], full.G[order], full.P[order], full.C[np.ix_(order, order)]
+        full_c, full_lo, full_hi = full.c[order], full.lo[order], full.hi[order]
+    else:
+        full_F, full_G, full_C, full_c, full_lo, full_hi = full.F, full.G, full.C, full.c, full.lo, full.hi
+        full_P = full.P if full.P is not None else np.zeros((full.F.shape[0], r))
+    assert np.abs(F @ D - full_F).max() < 1e-12 * (1 + np.abs(full_F).max())
+    assert np.abs(G @ D - full_G).max() < 1e-12 * (1 + np.abs(full_G).max())
+    for got, want in ((P, full_P), (C, full_C), (c, full_c), (lo, full_lo), (hi, full_hi)):
+        assert np.array_equal(np.isinf(got), np.isinf(want))
+        finite = np.isfinite(want)
+        assert np.abs(got[finite] - want[finite]).max(initial=0.0) < 1e-12 * (1 + np.abs(want[finite]).max(initial=0))
+    assert np.array_equal(kinetic, full.kinetic)
+
+
+# --- closed-form narrow phase ------------------------------------------------------------------
+
+
+def _coal_distance(coal, shape_a, Ra, xa, shape_b, Rb, xb):
+    ta, tb = coal.Transform3s(), coal.Transform3s()
+    ta.setRotation(Ra)
+    ta.setTranslation(xa)
+    tb.setRotation(Rb)
+    tb.setTranslation(xb)
+    request = coal.DistanceRequest()
+    result = coal.DistanceResult()
+    coal.distance(shape_a.geometry(), ta, shape_b.geometry(), tb, request, result)
+    return result.min_distance
+
+
+@pytest.mark.parametrize("kinds", [("sphere", "box"), ("box", "box"), ("box", "sphere"), ("sphere", "sphere")])
+def test_closed_form_pairs_agree_with_coal(coal, kinds):
+    """Pairs separated by less than the margin: every contact satisfies gap = n . (p_b - p_a)
+    with |n| = 1; the smallest gap is coal's distance for a sphere, and for two boxes the
+    separating-axis gap, which equals the distance when a face is one of the closest features and
+    is below it otherwise (a vertex or an edge facing a vertex: the contact is taken early, never
+    late), at least distance / sqrt(3)."""
+    rng = np.random.default_rng(3)
+    shapes = {"sphere": lambda: Sphere(rng.uniform(0.1, 0.3)), "box": lambda: Box(rng.uniform(0.1, 0.5, 3))}
+    a, b = RigidBody("a", 1.0, (1, 1, 1)), RigidBody("b", 1.0, (1, 1, 1))
+    exact = checked = 0
+    for _ in range(40):
+        sa, sb = shapes[kinds[0]](), shapes[kinds[1]]()
+        world = CollisionWorld([Collider(a, sa), Collider(b, sb)], [a, b], margin=0.05)
+        Ra, Rb = _rotation(rng.normal(size=3), rng.uniform(0, 3)), _rotation(rng.normal(size=3), rng.uniform(0, 3))
+        direction = rng.normal(size=3)
+        direction /= np.linalg.norm(direction)
+        target = rng.uniform(1e-3, 0.04)
+        xb = direction * 1.5
+        for _ in range(6):  # walk along the direction to the target distance
+            xb = xb + (target - _coal_distance(coal, sa, Ra, np.zeros(3), sb, Rb, xb)) * direction
+        distance = _coal_distance(coal, sa, Ra, np.zeros(3), sb, Rb, xb)
+        if not 5e-4 < distance < 0.045:
+            continue
+        found = world.detect(np.stack([np.zeros(3), xb]), np.stack([Ra, Rb]))
+        assert len(found) >= 1
+        assert np.abs(np.linalg.norm(found.normal, axis=1) - 1).max() < 1e-12
+        assert np.abs(np.einsum("ij,ij->i", found.normal, found.point_b - found.point_a) - found.gap).max() < 1e-12
+        smallest = found.gap.min()
+        assert distance / math.sqrt(3) - 2e-6 <= smallest <= distance + 2e-6
+        exact += abs(smallest - distance) < 2e-6
+        checked += 1
+    assert checked >= 20
+    if "sphere" in kinds:
+        assert exact == checked
+    else:
+        assert exact >= checked // 2
+
+
+def test_resting_boxes_keep_all_four_corners(coal):
+    """Flat on flat at zero gap (where GJK's normal is undefined): the separating-axis manifold
+    gives the face normal and all four corners, whatever rounding the poses carry."""
+    a, b = RigidBody("a", 1.0, (1, 1, 1)), RigidBody("b", 1.0, (1, 1, 1))
+    world = CollisionWorld([Collider(a, Box((0.2, 0.2, 0.2))), Collider(b, Box((0.2, 0.2, 0.2))),
+                            Collider(None, HalfSpace())], [a, b], margin=0.005)  # fmt: skip
+    for dz in (0.0, 1e-13, -1e-13, 1e-9):
+        for tilt in (0.0, 1e-12, 1e-6):
+            found = world.detect(np.array([[0, 0, 0.1], [1e-12, 0, 0.3 + dz]]),
+                                 np.stack([_rotation((1, 0, 0), tilt), np.eye(3)]))  # fmt: skip
+            assert len(found) == 8
+            assert np.abs(np.abs(found.normal[:, 2]) - 1).max() < 1e-5
+            assert np.abs(found.gap).max() < 2e-7
+
+
+# --- impacts -----------------------------------------------------------------------------------
+
+
+def _two_spheres(friction, mu, e, offset, method=None, v_a=1.0, v_b=-0.5):
+    model = Model(gravity=(0, 0, 0))
+    a = model.add_body(_sphere_body("a", 1.0, 0.1, (-0.3, 0, 0), velocity=(v_a, 0, 0)))
+    b = model.add_body(_sphere_body("b", 2.0, 0.1, (0.3, offset, 0), velocity=(v_b, 0, 0)))
+    world = CollisionWorld([Collider(a, Sphere(0.1)), Collider(b, Sphere(0.1))], model.bodies, margin=0.01)
+    sim = BodyContactSimulation(model, world, friction, 1e-3, contact=ContactProperties(mu=mu, restitution=e),
+                                method=method)  # fmt: skip
+    return sim, sim.run(0.6)
+
+
+def _impact_prediction(run, mu, e, ma=1.0, mb=2.0, r=0.1):
+    """Kinetic energy after the impact by Newton's law with Coulomb friction in closed form: the
+    normal and contact point at the impact step (from the recorded contact), the normal impulse
+    (1 + e) m_N |u_N| and the tangential one sticking (m_T |u_T|) or sliding (mu P_N), with
+    m_N = 1/(1/ma + 1/mb) and 1/m_T = 1/ma + 1/mb + l_a^2/I_a + l_b^2/I_b, l the distances from
+    the centres to the contact point (on the line of centres: normal and tangent decouple; l = r
+    for an impact at zero gap)."""
+    step = int(np.flatnonzero(run.contact_normal_force > 0)[0])
+    s = int(np.searchsorted(run.contact_start, step, side="right") - 1)
+    n = run.contact_normal[step]
+    v = run.v[s].reshape(2, 6)
+    relative = v[1, :3] - v[0, :3]
+    u_N = relative @ n
+    u_T = np.linalg.norm(relative - u_N * n)
+    m_N = 1.0 / (1 / ma + 1 / mb)
+    point = run.contact_point[step]
+    l_a, l_b = np.linalg.norm(point - run.q[s, 0:3]), np.linalg.norm(point - run.q[s, 7:10])
+    m_T = 1.0 / (1 / ma + 1 / mb + l_a**2 / (0.4 * ma * r * r) + l_b**2 / (0.4 * mb * r * r))
+    P_N = (1 + e) * m_N * -u_N
+    loss = 0.5 * (1 - e * e) * m_N * u_N**2
+    if mu * P_N >= m_T * u_T:
+        loss += 0.5 * m_T * u_T**2
+    else:
+        P_T = mu * P_N
+        after = u_T - P_T / m_T
+        loss += P_T * (u_T + after) / 2
+    return run.kinetic_energy[0] - loss, P_N
+
+
+@pytest.mark.parametrize("friction", ["coulomb", "regularized", "box", "polygonal"])
+@pytest.mark.parametrize("e", [1.0, 0.5, 0.0])
+def test_head_on_spheres_keep_momentum_and_lose_what_newton_predicts(coal, friction, e):
+    sim, run = _two_spheres(friction, 0.3, e, 0.0)
+    momentum = run.v[:, 0:3] * 1.0 + run.v[:, 6:9] * 2.0
+    assert np.abs(momentum - momentum[0]).max() < 1e-12
+    # frictionless in effect (head on): u_N = -1.5 m/s, m_N = 2/3 kg
+    expected = 0.75 - 0.5 * (1 - e * e) * (2 / 3) * 1.5**2
+    assert abs(run.kinetic_energy[-1] - expected) < 1e-9
+    assert run.solve_status.max() == 0 and run.penetration.max() < 1e-9
+    vx = run.v[-1, [0, 6]]
+    assert abs((vx[1] - vx[0]) - 1.5 * e) < 1e-9  # Newton: separation speed e times the approach
+
+
+@pytest.mark.parametrize("friction,tolerance", [("coulomb", 1e-9), ("regularized", 1e-4), ("box", 1e-9)])
+@pytest.mark.parametrize("mu", [0.3, 0.01])  # the contact sticks / slides through the impact
+@pytest.mark.parametrize("e", [1.0, 0.5])
+def test_off_centre_spheres_with_friction(coal, friction, tolerance, mu, e):
+    sim, run = _two_spheres(friction, mu, e, 0.05)
+    momentum = run.v[:, 0:3] * 1.0 + run.v[:, 6:9] * 2.0
+    assert np.abs(momentum - momentum[0]).max() < 1e-12
+    angular = (  # about the origin: r x m v + I w (world angular velocity of a sphere = body one)
+        np.cross(run.q[:, 0:3], 1.0 * run.v[:, 0:3])
+        + np.cross(run.q[:, 7:10], 2.0 * run.v[:, 6:9])
+        + 0.004 * run.v[:, 3:6]
+        + 0.008 * run.v[:, 9:12]
+    )
+    assert np.abs(angular - angular[0]).max() < 1e-12  # action and reaction at one point
+    expected, _ = _impact_prediction(run, mu, e)
+    if friction == "box" and mu < 0.1:  # sliding: the box bounds each base component, not the cone
+        pytest.skip("box friction slides differently from the cone by design")
+    assert abs(run.kinetic_energy[-1] - expected) < tolerance * run.kinetic_energy[0]
+
+
+def test_newtons_cradle(coal):
+    """Touching balls take a simultaneous impact as one rigid row (the striker m against the
+    row's mass): 3 balls end at (-1/3, 2/3, 2/3) v, 5 balls at (-3/5, 2/5, ...) v, energy kept --
+    not the experiment's (0, ..., 0, v). A gap wider than one step's travel between the balls
+    makes it a sequence of two-body impacts, each exact: (0, ..., 0, v)."""
+
+    def cradle(n, gap, friction):
+        model = Model(gravity=(0, 0, 0))
+        bodies = [model.add_body(_sphere_body("s0", 0.5, 0.05, (-0.1, 0, 0), velocity=(1, 0, 0)))]
+        for i in range(1, n):
+            bodies.append(model.add_body(_sphere_body(f"s{i}", 0.5, 0.05, ((0.1 + gap) * (i - 1), 0, 0))))
+        world = CollisionWorld([Collider(b, Sphere(0.05)) for b in bodies], bodies, margin=0.002)
+        contact = ContactProperties(mu=0.0, restitution=1.0)
+        run = BodyContactSimulation(model, world, friction, 1e-3, contact=contact, tolerance=1e-13).run(0.3)
+        return run.v[-1, 0::6], run.kinetic_energy
+
+    for friction in ("coulomb", "regularized"):
+        v, energy = cradle(3, 0.0, friction)
+        assert np.abs(v - [-1 / 3, 2 / 3, 2 / 3]).max() < 1e-9
+        assert abs(energy[-1] - energy[0]) < 1e-9
+        v, _ = cradle(5, 0.0, friction)
+        assert np.abs(v - [-0.6, 0.4, 0.4, 0.4, 0.4]).max() < 1e-9
+    v, energy = cradle(5, 0.005, "coulomb")
+    assert np.abs(v - [0, 0, 0, 0, 1]).max() < 1e-9
+    assert abs(energy[-1] - energy[0]) < 1e-9
+
+
+# --- resting contact ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("friction", ["coulomb", "regularized", "box", "polygonal", "continuous"])
+def test_box_resting_on_a_box(coal, friction):
+    """No drift, no creep; the ground carries both weights and the upper face the top box's; the
+    friction forces of each face cancel (four corners are statically indeterminate: the exact cone
+    may leave self-equilibrated friction between them, the sum is what equilibrium fixes)."""
+    model = Model()
+    size = (0.4, 0.3, 0.2)
+    lower = model.add_body(_box_body("lower", 2.0, size, (0, 0, 0.1)))
+    upper = model.add_body(_box_body("upper", 1.0, (0.2, 0.2, 0.2), (0.05, 0.02, 0.3)))
+    world = CollisionWorld([Collider(lower, Box(size)), Collider(upper, Box((0.2, 0.2, 0.2))),
+                            Collider(None, HalfSpace())], model.bodies, margin=0.005)  # fmt: skip
+    method = "auto" if friction == "coulomb" else None
+    sim = BodyContactSimulation(model, world, friction, 1e-3, contact=ContactProperties(mu=0.5), method=method)
+    run = sim.run(0.5)
+    assert np.abs(run.q - run.q[0]).max() < 1e-9
+    last = run.contacts_at(len(run.contacts) - 1)
+    ground = last["body"][:, 1] < 0
+    g = 9.81
+    assert abs(last["normal_force"][ground].sum() - 3.0 * g) < 1e-6 * 3 * g
+    assert abs(last["normal_force"][~ground].sum() - 1.0 * g) < 1e-6 * g
+    assert np.abs(last["friction_force"][ground].sum(axis=0)).max() < 1e-6
+    assert np.abs(last["friction_force"][~ground].sum(axis=0)).max() < 1e-6
+    assert ground.sum() == 4 and (~ground).sum() == 4
+
+
+def test_ball_dropped_on_a_ball_resting_on_the_ground(coal):
+    model = Model()
+    low = model.add_body(_sphere_body("low", 1.0, 0.1, (0, 0, 0.1)))
+    high = model.add_body(_sphere_body("high", 0.5, 0.08, (0, 0, 0.5)))
+    world = CollisionWorld([Collider(low, Sphere(0.1)), Collider(high, Sphere(0.08)), Collider(None, HalfSpace())],
+                           model.bodies, margin=0.005)  # fmt: skip
+    sim = BodyContactSimulation(model, world, "coulomb", 1e-3, contact=ContactProperties(mu=0.5, restitution=0.5))
+    run = sim.run(1.5)
+    # it bounced: the upper ball rose again after the first impact
+    z = run.q[:, 9]
+    first = int(np.argmax(run.contacts == 2))
+    assert z[first:].max() > 0.28 + 0.02
+    # at rest on top, loads passed down
+    last = run.contacts_at(len(run.contacts) - 1)
+    ground = last["body"][:, 1] < 0
+    assert abs(last["normal_force"][ground].sum() - 1.5 * 9.81) < 1e-6 * 15
+    assert abs(last["normal_force"][~ground].sum() - 0.5 * 9.81) < 1e-6 * 5
+    assert abs(z[-1] - 0.28) < 1e-6 and run.penetration.max() < 1e-6
+    assert np.abs(run.v[-1]).max() < 1e-6
+
+
+@pytest.mark.parametrize("friction,seconds", [("regularized", 10.0), ("coulomb", 2.0)])
+def test_tower_of_ten_boxes_stands_still(coal, friction, seconds):
+    model = Model()
+    s = 0.2
+    bodies = [model.add_body(_box_body(f"b{i}", 1.0, (s, s, s), (0, 0, s / 2 + i * s))) for i in range(10)]
+    world = CollisionWorld([Collider(b, Box((s, s, s))) for b in bodies] + [Collider(None, HalfSpace())],
+                           bodies, margin=0.005)  # fmt: skip
+    method = "auto" if friction == "coulomb" else None
+    sim = BodyContactSimulation(model, world, friction, 1e-3, contact=ContactProperties(mu=0.5), method=method)
+    run = sim.run(seconds, record_contacts=False)
+    assert np.abs(run.q - run.q[0]).max() < 1e-8
+    assert (run.contacts == 40).all() and run.penetration.max() < 1e-9
+    assert run.solve_status.max() == 0
+
+
+# --- failures and bad input --------------------------------------------------------------------
+
+
+def test_a_failed_solve_keeps_the_trajectory(coal):
+    """Four coupled corners, one NSGS sweep allowed, no fallback: the first contact step fails,
+    the error says so and carries the fall before it."""
+    model = Model()
+    box = model.add_body(_box_body("box", 1.0, (0.2, 0.2, 0.2), (0, 0, 0.2), (0.99, 0.1, 0.05, 0)))
+    world = CollisionWorld([Collider(box, Box((0.2, 0.2, 0.2))), Collider(None, HalfSpace())], [box], margin=0.01)
+    sim = BodyContactSimulation(model, world, "coulomb", 1e-3, fallback_method=None,
+                                solver_options={"max_sweeps": 1})  # fmt: skip
+    with pytest.raises(SimulationError, match="nsgs failed") as info:
+        sim.run(1.0)
+    run = info.value.trajectory
+    assert run.status == "failed" and 10 < len(run.t) < 1000
+    assert run.q[-1, 2] < 0.2 and run.q.shape[0] == len(run.t)  # it fell before it touched
+
+
+def test_bad_input_is_named(coal):
+    model = Model()
+    ball = model.add_body(_sphere_body("ball", 1.0, 0.1, (0, 0, 0.2)))
+    other = RigidBody("other", 1.0, (1, 1, 1))
+    world = CollisionWorld([Collider(ball, Sphere(0.1)), Collider(None, HalfSpace())], [ball], margin=0.01)
+    with pytest.raises(ValueError, match="restitution must be in"):
+        ContactProperties(restitution=1.5)
+    with pytest.raises(ValueError, match="mu_static"):
+        ContactProperties(mu=0.5, mu_static=0.3)
+    with pytest.raises(ValueError, match="friction coefficient mu must be >= 0"):
+        ContactProperties(mu=-1)
+    with pytest.raises(ValueError, match="not a collider of the world"):
+        BodyContactSimulation(model, world, pairs={(other, None): ContactProperties()})
+    with pytest.raises(ValueError, match="dt must be"):
+        BodyContactSimulation(model, world, dt=0.0)
+    with pytest.raises(ValueError, match="unknown method"):
+        BodyContactSimulation(model, world, "coulomb", method="lemke")
+    with pytest.raises(TypeError, match="CollisionWorld"):
+        BodyContactSimulation(model, [ball])
+    two = Model()
+    two.add_body(_sphere_body("ball", 1.0, 0.1, (0, 0, 0.2)))
+    with pytest.raises(ValueError, match="model's bodies"):
+        BodyContactSimulation(two, world)
+    with pytest.raises(ValueError, match="bound_passes"):
+        BodyContactSimulation(model, world, bound_passes=-1)
+    from lcpdyn import Plane, SphereContact
+
+    model.add_contact(SphereContact(ball, Plane(), 0.5, radius=0.1))
+    with pytest.raises(ValueError, match="plane contacts"):
+        BodyContactSimulation(model, world)
+
+
+def test_pair_properties_override_the_default(coal):
+    model = Model()
+    a = model.add_body(_sphere_body("a", 1.0, 0.1, (0, 0, 0.1)))
+    b = model.add_body(_sphere_body("b", 1.0, 0.1, (0.5, 0, 0.1)))
+    ca, cb, ground = Collider(a, Sphere(0.1)), Collider(b, Sphere(0.1)), Collider(None, HalfSpace())
+    world = CollisionWorld([ca, cb, ground], model.bodies, margin=0.01)
+    sim = BodyContactSimulation(model, world, contact={"mu": 0.5},
+                                pairs={(b, None): ContactProperties(mu=0.1, restitution=0.3),
+                                       (ca, ground): {"mu": 0.9}})  # fmt: skip
+    assert sim.properties(0, 2).mu == 0.9
+    assert sim.properties(1, 2) == ContactProperties(mu=0.1, restitution=0.3)
+    assert sim.properties(0, 1).mu == 0.5
+    assert math.isclose(sim.contact.mu_static, 0.5)
+
+
+# --- large islands: the sparse path ------------------------------------------------------------
+
+
+def test_sparse_measures_equal_the_dense_ones():
+    """The CSR measures of solvers.sparse_measure against solvers.result and friction_contact's
+    dense ones, on random problems and on solved ones (where the residual is at rounding, and the
+    order of summation may move it by a few units of rounding: 1e-14 in normalized units)."""
+    import scipy.sparse as sp
+
+    import solvers
+    from solvers.friction_contact import _measure_kernel as fc_dense
+    from solvers.result import _measure_kernel as lcp_dense
+    from solvers.sparse_measure import csr_arrays, csr_friction_contact_measure, csr_lcp_measure
+
+    rng = np.random.default_rng(5)
+    for trial in range(12):
+        n = 24
+        A = sp.random(n, n, density=0.2, random_state=trial).toarray()
+        M = A @ A.T + np.diag(rng.uniform(0.1, 1, n))
+        M[:4, 4:8] += rng.normal(size=(4, 4))  # not symmetric
+        q = rng.normal(size=n)
+        lo = np.where(rng.uniform(size=n) < 0.3, -np.inf, -rng.uniform(0, 1, n) * (rng.uniform(size=n) < 0.5))
+        hi = np.where(rng.uniform(size=n) < 0.5, np.inf, np.maximum(lo, 0) + rng.uniform(0, 1, n))
+        z = solvers.solve(M, q, lo, hi).z if trial % 2 else np.clip(rng.normal(size=n) * 10.0**trial, lo, hi)
+        w1, w2 = np.empty(n), np.empty(n)
+        c1, c2 = np.empty(n, np.int8), np.empty(n, np.int8)
+        dense = lcp_dense(M, q, lo, hi, z, w1, c1)
+        sparse = csr_lcp_measure(*csr_arrays(sp.csr_matrix(M)), q, lo, hi, z, w2, c2)
+        assert math.isclose(dense[0], sparse[0], rel_tol=1e-12, abs_tol=1e-14)
+        assert np.array_equal(c1, c2) and np.allclose(w1, w2, rtol=1e-12, atol=1e-14 * np.abs(q).max())
+        W = (A @ A.T)[:18, :18] + 1e-3 * np.eye(18)
+        b = rng.normal(size=18)
+        mu = rng.uniform(0, 1, 6)
+        r = solvers.solve(solvers.FrictionContactProblem(W, b, mu)).r if trial % 2 else rng.normal(size=18)
+        dense = fc_dense(W, b, mu, r, np.empty(18))
+        sparse = csr_friction_contact_measure(*csr_arrays(sp.csr_matrix(W)), b, mu, r, np.empty(18))
+        assert math.isclose(dense[0], sparse[0], rel_tol=1e-12, abs_tol=1e-14)
+
+
+def _column(friction, threshold, steps=150):
+    """Five spheres stacked in a slightly leaning column on the ground: one island of 5 contacts."""
+    model = Model()
+    bodies = [model.add_body(_sphere_body(f"s{i}", 1.0, 0.05, (0.004 * i, 0.002 * i, 0.05 + 0.1 * i)))
+              for i in range(5)]  # fmt: skip
+    world = CollisionWorld([Collider(b, Sphere(0.05)) for b in bodies] + [Collider(None, HalfSpace())], bodies,
+                           margin=0.005)  # fmt: skip
+    sim = BodyContactSimulation(model, world, friction, 1e-3, contact=ContactProperties(mu=0.6),
+                                sparse_threshold=threshold, tolerance=1e-10)  # fmt: skip
+    return sim.run(steps * 1e-3)
+
+
+@pytest.mark.parametrize("friction", ["regularized", "box", "coulomb"])
+def test_sparse_island_path_agrees_with_the_dense_one(coal, friction):
+    dense = _column(friction, 1000)
+    sparse = _column(friction, 0)
+    assert (dense.largest_island == 5).any() and dense.solve_status.max() == 0 and sparse.solve_status.max() == 0
+    assert not sparse.fallback.any()
+    assert np.abs(sparse.q - dense.q).max() < 1e-8
+    assert np.abs(sparse.v - dense.v).max() < 1e-6
+
+
+def test_readme_body_contact_example_runs(coal):
+    from pathlib import Path
+
+    text = (Path(__file__).resolve().parents[1] / "README.md").read_text()
+    section = text[text.index("### Bodies that touch bodies") :]
+    code = section[section.index("```python\n") + 10 : section.index("```", section.index("```python\n") + 10)]
+    namespace = {}
+    exec(compile(code, "README.md", "exec"), namespace)
+    run = namespace["run"]
+    assert abs(run.q[-1, 9] - 0.28) < 1e-6 and run.contacts[-1] == 2 and run.solve_status.max() == 0
+
+
+@pytest.mark.parametrize("friction", ["coulomb", "regularized", "box", "polygonal", "continuous"])
+def test_wheel_rolls_over_a_curb(coal, friction):
+    """A wheel rolling at 3 m/s (no slip) meets a 5 cm curb, climbs it, rolls along and drops off
+    the far side; the impacts are plastic (e = 0), so energy only goes. The continuous law, whose
+    direction is explicit in the slip, adds energy in the impact with the curb's edge: the energy
+    check flags it (README, known limits)."""
+    from lcpdyn.trajectory import Health
+    from scenes.touching import wheel_over_curb
+
+    model, world = wheel_over_curb()
+    sim = BodyContactSimulation(model, world, friction, 1e-3, contact=ContactProperties(mu=0.8), energy_check="warn")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        run = sim.run(1.0, record_contacts=False)
+    assert run.q[-1, 0] > 2.0 and abs(run.q[-1, 2] - 0.3) < 1e-4 and run.contacts[-1] > 0  # past the curb, landed
+    assert run.q[:, 2].max() > 0.3 + 0.05 - 1e-6  # it went up the curb
+    assert run.solve_status.max() == 0 and run.penetration.max() < 1e-6
+    gained = (run.health & int(Health.ENERGY_GAIN)).any()
+    if friction == "continuous":
+        assert gained
+    else:
+        assert not gained and run.energy.max() - run.energy[0] < 1e-6 and run.energy[-1] < 0.8 * run.energy[0]
