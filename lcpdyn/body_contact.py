@@ -232,7 +232,9 @@ class BodyContactSimulation:
     sparse_threshold, max_sweeps, check_every : an island of more contacts than
         ``sparse_threshold`` is solved by Gauss–Seidel over its contacts on the sparse problem
         (module docstring, "Large islands"), at most ``max_sweeps`` sweeps, its residual measured
-        every ``check_every``.
+        every ``check_every``; a large island that does not converge there falls back to the dense
+        path only up to ``dense_limit`` unknowns (6 per body, 3 per contact), and otherwise stops
+        the run with a :class:`~lcpdyn.stepper.SimulationError` saying so.
     energy_check, energy_tolerance : as :class:`lcpdyn.stepper.Simulation` ("Run health").
     """
 
@@ -257,6 +259,7 @@ class BodyContactSimulation:
         sparse_threshold: int = 64,
         max_sweeps: int = 2000,
         check_every: int = 10,
+        dense_limit: int = 2000,
         energy_check: str = "warn",
         energy_tolerance: float = 1e-3,
     ):
@@ -311,6 +314,9 @@ class BodyContactSimulation:
             if isinstance(value, bool) or not isinstance(value, int) or value < least:
                 raise ValueError(f"{name} must be an integer >= {least}, got {value!r}")
         self.sparse_threshold, self.max_sweeps, self.check_every = sparse_threshold, max_sweeps, check_every
+        if isinstance(dense_limit, bool) or not isinstance(dense_limit, int) or dense_limit < 1:
+            raise ValueError(f"dense_limit must be an integer >= 1, got {dense_limit!r}")
+        self.dense_limit = dense_limit
         if energy_check not in ("warn", "stop", "off"):
             raise ValueError(f"energy_check must be 'warn', 'stop' or 'off', got {energy_check!r}")
         self.energy_check = energy_check
@@ -385,6 +391,7 @@ class BodyContactSimulation:
             "sparse_threshold": self.sparse_threshold,
             "max_sweeps": self.max_sweeps,
             "check_every": self.check_every,
+            "dense_limit": self.dense_limit,
             "margin": self.world.margin,
             "contact": vars(self.contact).copy(),
         }
@@ -681,6 +688,7 @@ class BodyContactSimulation:
             )
             if converged:
                 return r.reshape(c, 3), sweeps, relative, False, None
+            self._dense_fallback_allowed(state, members, bodies, f"NSGS: {sweeps} sweeps, residual {relative:.3g}")
             out = self._solve_island(state, rows, members, bodies, rhs, free, before, e_N, mu, mu_static, normal_prev,
                                      friction_prev, prev_impulse, prev_active)  # fmt: skip
             return out[0], out[1] + sweeps, out[2], True, out[4]
@@ -742,16 +750,26 @@ class BodyContactSimulation:
 
             # the active-set iteration from the warm start (one sparse factorization when the sets
             # are unchanged); Gauss–Seidel if it does not converge, then the dense path
-            steps, relative, converged = active_set_csr(K_cm, q_cm, lo_cm, hi_cm, z, 30, self.tolerance, measure)
-            iterations += steps
-            if not converged:
-                z = np.clip(z, lo_cm, hi_cm)
-                sweeps, relative, converged = block_gs_csr(
-                    indptr, indices, data, q_cm, lo_cm, hi_cm, starts, z, self.max_sweeps, self.check_every,
-                    self.tolerance, measure,
+            # alternating: the active-set iteration (exact on the right sets), then Gauss–Seidel
+            # sweeps to smooth an iterate the active-set iteration cycled on, then back
+            converged, sweeps = False, 0
+            while True:
+                steps, relative, converged = active_set_csr(K_cm, q_cm, lo_cm, hi_cm, z, 8, self.tolerance, measure)
+                iterations += steps
+                if converged or sweeps >= self.max_sweeps:
+                    break
+                done, relative, converged = block_gs_csr(
+                    indptr, indices, data, q_cm, lo_cm, hi_cm, starts, z, min(50, self.max_sweeps - sweeps),
+                    self.check_every, self.tolerance, measure,
                 )  # fmt: skip
-                iterations += sweeps
+                sweeps += done
+                iterations += done
+                if converged:
+                    break
             if not converged:
+                self._dense_fallback_allowed(
+                    state, members, bodies, f"active set and Gauss–Seidel: residual {relative:.3g}"
+                )
                 out = self._solve_island(state, rows, members, bodies, rhs, free, before, e_N, mu, mu_static,
                                          normal_prev, friction_prev, prev_impulse, prev_active)  # fmt: skip
                 return out[0], out[1] + iterations, out[2], True, out[4]
@@ -762,6 +780,18 @@ class BodyContactSimulation:
         tangential = (G1.T @ x_F).reshape(c, 2)
         out = np.concatenate([z[0::3, None], tangential], axis=1)
         return out, iterations, relative, fallback, np.zeros((c, 3), np.int8)
+
+    def _dense_fallback_allowed(self, state, members, bodies, why):
+        """Raises :class:`SimulationError` when the dense fallback of a large island would exceed
+        ``dense_limit`` unknowns (its dense matrix and pivoting would take minutes)."""
+        size = 6 * bodies.size + 3 * members.size
+        if size > self.dense_limit:
+            raise SimulationError(
+                f"the sparse solve of an island of {members.size} contacts did not converge ({why}) and its dense "
+                f"fallback ({size} unknowns) exceeds dense_limit = {self.dense_limit}",
+                state.steps_done,
+                state.t,
+            )
 
     def _solve_fc(self, W, b, mu, guess, method):
         options = dict(self.solver_options) if method == self.method else {}

@@ -263,13 +263,16 @@ def grid(points: int = 16):
     return _grid(points)
 
 
-def active_set_csr(matrix, q, lo, hi, z, max_iterations, tolerance, measure):
+def active_set_csr(matrix, q, lo, hi, z, max_iterations, tolerance, measure, proximal=1e-10, proximal_steps=8):
     """Primal-dual active-set iterations (Hintermüller, Ito & Kunisch 2002, SIAM J. Optim. 13:
     865-888, for box constraints) in place on z for ``lo <= z <= hi _|_ w = M z + q`` with a
     sparse M (scipy, square): with d the diagonal of M (1 where it vanishes), y = z - w / d picks
     each variable's set -- at its lower bound where y <= lo, at its upper bound where y >= hi, free
-    otherwise -- and the free variables solve M_FF z_F = -(q_F + M_FB z_B) (sparse LU, SuperLU).
-    The iteration stops when the sets repeat or ``measure(z) <= tolerance``. From a warm start
+    otherwise -- and the free variables solve M_FF z_F = -(q_F + M_FB z_B) (sparse LU, SuperLU;
+    with a proximal term ``proximal`` d_F corrected in up to ``proximal_steps`` steps from the
+    current iterate, because the free block of a hyperstatic contact set is singular).
+    The iteration stops when the sets repeat any earlier ones (converged, or cycling), or at
+    ``measure(z) <= tolerance``, and leaves z at the best iterate it measured. From a warm start
     whose sets are right (a resting pile from one step to the next) it ends after one
     factorization. Not guaranteed to converge (it may cycle on a matrix that is not an M-matrix):
     the caller judges the result by ``measure`` and falls back. Returns (iterations, relative
@@ -281,30 +284,46 @@ def active_set_csr(matrix, q, lo, hi, z, max_iterations, tolerance, measure):
     d = M.diagonal().copy()
     d[d == 0.0] = 1.0
     fixed = lo == hi
-    previous = None
     relative = measure(z)
+    best, best_z = relative, z.copy()
+    visited = set()
     iterations = 0
     while not (relative <= tolerance) and iterations < max_iterations:
         w = M @ z + q
         y = z - w / d
         at_lo = fixed | (np.isfinite(lo) & (y <= lo))
         at_hi = ~at_lo & np.isfinite(hi) & (y >= hi)
-        state = (at_lo.tobytes(), at_hi.tobytes())
-        if state == previous:
+        state = hash((at_lo.tobytes(), at_hi.tobytes()))
+        if state in visited:  # the sets repeat: converged, or cycling
             break
-        previous = state
+        visited.add(state)
         iterations += 1
         z_new = np.where(at_lo, lo, np.where(at_hi, hi, 0.0))
         free = np.flatnonzero(~(at_lo | at_hi))
         if free.size:
             bound = np.flatnonzero(at_lo | at_hi)
             rhs = -(q[free] + M[free][:, bound] @ z_new[bound])
+            # the free block of a hyperstatic contact set (four corners, a pile) is singular: solve
+            # with a proximal term rho d and correct it from the current iterate (proximal point,
+            # Rockafellar 1976), so the answer is the solution nearest the warm start
+            shift = proximal * d[free]
             try:
-                z_new[free] = spla.splu(M[free][:, free].tocsc()).solve(rhs)
-            except RuntimeError:  # singular free block
+                lu = spla.splu((M[free][:, free] + sp.diags(shift)).tocsc(), permc_spec="MMD_AT_PLUS_A")
+            except RuntimeError:  # singular even with the shift
                 break
+            x = z[free].copy()
+            for _ in range(proximal_steps):
+                x_next = lu.solve(rhs + shift * x)
+                done = np.max(np.abs(x_next - x), initial=0.0) <= 1e-15 * np.max(np.abs(x_next), initial=0.0)
+                x = x_next
+                if done:
+                    break
+            z_new[free] = x
         if not np.all(np.isfinite(z_new)):
             break
         z[:] = z_new
         relative = measure(z)
-    return iterations, relative, bool(relative <= tolerance)
+        if relative < best:
+            best, best_z = relative, z.copy()
+    z[:] = best_z  # the best iterate (the iteration can cycle: the caller smooths and comes back)
+    return iterations, best, bool(best <= tolerance)

@@ -539,9 +539,64 @@ def test_wheel_rolls_over_a_curb(coal, friction):
         run = sim.run(1.0, record_contacts=False)
     assert run.q[-1, 0] > 2.0 and abs(run.q[-1, 2] - 0.3) < 1e-4 and run.contacts[-1] > 0  # past the curb, landed
     assert run.q[:, 2].max() > 0.3 + 0.05 - 1e-6  # it went up the curb
-    assert run.solve_status.max() == 0 and run.penetration.max() < 1e-6
+    # the cylinder's contacts come from coal's GJK/EPA (tolerance 1e-6 by default): the deepest
+    # penetration, at the impact on the curb's edge, is at the level of that accuracy
+    assert run.solve_status.max() == 0 and run.penetration.max() < 1e-5
     gained = (run.health & int(Health.ENERGY_GAIN)).any()
     if friction == "continuous":
         assert gained
     else:
         assert not gained and run.energy.max() - run.energy[0] < 1e-6 and run.energy[-1] < 0.8 * run.energy[0]
+
+
+def test_bench_pile_runs_and_reports(coal):
+    """The pile benchmark's lcpdyn entry on a short tower run and its table (MuJoCo rows when
+    MuJoCo is importable; the benchmark itself runs outside CI)."""
+    from tests.benchmark_modules import load_benchmark
+
+    bench = load_benchmark("bench_pile")
+    entry = bench.run_lcpdyn("tower", 0, "regularized", 0.0, 3, 1e-9)
+    assert entry["completed"] and entry["contacts"] == 40 and entry["fallbacks"] == 0
+    assert entry["penetration_max"] < 1e-9 and entry["step_ms"] > 0
+    failed = {"scene": "pile", "model": "coulomb", "bodies": 5, "completed": False, "error": "SimulationError: x"}
+    report = {"lcpdyn_version": "0", "git": "abc", "machine": "m", "lcpdyn": [entry, failed], "mujoco": []}
+    text = bench.table(report)
+    assert "lcpdyn regularized" in text and "failed: SimulationError: x" in text
+    assert '<geom type="box"' in bench.mjcf("tower", 0, "CG")
+
+
+def test_active_set_iteration_solves_m_matrix_problems_and_stops_on_cycles():
+    """On an M-matrix box LCP the primal-dual active-set iteration converges (Hintermüller, Ito &
+    Kunisch 2002) to the framework's tolerance; on any problem it stops (a repeated set) with the
+    best iterate it measured."""
+    import scipy.sparse as sp
+
+    from solvers.sparse_gauss_seidel import active_set_csr
+    from solvers.sparse_measure import csr_arrays, csr_lcp_measure
+
+    rng = np.random.default_rng(7)
+    n = 60
+    off = -sp.random(n, n, density=0.1, random_state=1).toarray()
+    off = off + off.T
+    np.fill_diagonal(off, 0.0)
+    M = sp.csr_matrix(off + np.diag(np.abs(off).sum(axis=1) + rng.uniform(0.1, 1.0, n)))
+    q = rng.normal(size=n)
+    lo = np.where(rng.uniform(size=n) < 0.5, 0.0, -rng.uniform(0, 1, n))
+    hi = np.where(rng.uniform(size=n) < 0.5, np.inf, rng.uniform(0, 1, n))
+    arrays = csr_arrays(M)
+    w, codes = np.empty(n), np.empty(n, np.int8)
+
+    def measure(x):
+        return csr_lcp_measure(*arrays, q, lo, hi, x, w, codes)[0]
+
+    z = np.zeros(n)
+    steps, relative, converged = active_set_csr(M, q, lo, hi, z, 50, 1e-12, measure)
+    assert converged and relative <= 1e-12 and steps < 20
+    # a general (not M-matrix) PSD problem: whatever happens, it ends, at its best iterate
+    A = rng.normal(size=(n, n // 2))
+    G = sp.csr_matrix(A @ A.T)
+    arrays = csr_arrays(G)
+    z = np.zeros(n)
+    start = measure(z)
+    steps, relative, _ = active_set_csr(G, q, lo, hi, z, 50, 1e-12, measure)
+    assert steps <= 50 and relative <= start and relative == measure(z)

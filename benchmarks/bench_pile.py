@@ -1,0 +1,270 @@
+"""Bodies touching bodies at scale: a pile of spheres poured into a bin and a tower of boxes
+(``scenes.touching``), stepped by ``lcpdyn.body_contact`` under each friction model, against
+MuJoCo on the same scenes in the same run.
+
+For each scene and model: the scene is built and stepped for ``--settle`` seconds (the pour; the
+first step, which compiles the row Jacobians and loads the Numba kernels, is reported apart as
+``first_step_s``), then ``--steps`` more steps are timed one by one: ``step_ms`` their median wall
+time, ``detection_share`` the median share of broad and narrow phase in a step, ``contacts``
+and ``largest_island`` per step (median), ``iterations`` (median; pivots, active-set
+iterations or sweeps summed over the islands), ``fallbacks`` (steps whose first method failed),
+``penetration_max`` the deepest penetration over the timed steps (m and in sphere radii), the
+energy at the end and whether the run completed. MuJoCo (``pip install ".[bench]"``; optional,
+skipped with a note if absent): the same spheres (radius, density), walls, friction
+coefficient, h = 1 ms, elliptic cones, its default solver (Newton) and its CG and PGS, each
+timed over the same number of steps with ``mj_step`` from the scene poured for the same time
+(with CG); its penetration is what its soft contacts allow. Ratios are ours / MuJoCo per variant.
+
+Usage: ``python benchmarks/bench_pile.py [--count 500] [--settle 1.0] [--steps 50]
+[--models regularized,coulomb] [--tolerance 1e-9] [--quick] [--out results/bench_pile.json]``
+(also writes ``.txt``).
+"""
+
+from __future__ import annotations
+
+import os
+
+for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ.setdefault(_var, "1")
+
+import argparse  # noqa: E402
+import json  # noqa: E402
+import math  # noqa: E402
+import platform  # noqa: E402
+import sys  # noqa: E402
+import time  # noqa: E402
+from pathlib import Path  # noqa: E402
+
+import numpy as np  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+RADIUS, HALF_WIDTH, DENSITY, MU = 0.025, 0.25, 1000.0, 0.5
+TOWER = {"count": 10, "size": 0.2, "density": 125.0}
+
+
+def _scene(kind: str, count: int):
+    from scenes.touching import box_tower, sphere_pile
+
+    if kind == "pile":
+        return sphere_pile(count, RADIUS, HALF_WIDTH, DENSITY)
+    return box_tower(TOWER["count"], TOWER["size"], TOWER["density"])
+
+
+def run_lcpdyn(kind: str, count: int, model: str, settle: float, steps: int, tolerance: float) -> dict:
+    from lcpdyn.body_contact import BodyContactSimulation, ContactProperties
+
+    start = time.perf_counter()
+    scene, world = _scene(kind, count)
+    sim = BodyContactSimulation(scene, world, model, 1e-3, contact=ContactProperties(mu=MU), tolerance=tolerance,
+                                method="auto" if model == "coulomb" and kind == "tower" else None)  # fmt: skip
+    state = sim.initial_state()
+    out = {"scene": kind, "model": model, "bodies": len(scene.bodies), "tolerance": tolerance, "completed": True}
+    try:
+        state, _ = sim.advance(state)
+        out["first_step_s"] = time.perf_counter() - start
+        settle_start = time.perf_counter()
+        for _ in range(max(0, int(round(settle / 1e-3)) - 1)):
+            state, _ = sim.advance(state)
+        out["settle_s"] = time.perf_counter() - settle_start
+        records = []
+        for _ in range(steps):
+            t0 = time.perf_counter()
+            state, step = sim.advance(state)
+            wall = time.perf_counter() - t0
+            gap = step.contacts.gap
+            records.append((wall, step.timing["detection"] / wall, len(gap), step.largest_island, step.iterations,
+                            step.fallback, float(max(0.0, -gap.min())) if gap.size else 0.0))  # fmt: skip
+    except Exception as exc:  # a failed step is a result: reported, not hidden
+        out["completed"] = False
+        out["error"] = f"{type(exc).__name__}: {exc}"
+        return out
+    wall, share, contacts, largest, iterations, fallback, penetration = (np.array(x) for x in zip(*records))
+    energy, kinetic, _ = sim.energy(state.q, state.v, state.t)
+    out.update(
+        step_ms=float(np.median(wall) * 1e3),
+        step_ms_mean=float(np.mean(wall) * 1e3),
+        detection_share=float(np.median(share)),
+        contacts=float(np.median(contacts)),
+        largest_island=float(np.median(largest)),
+        iterations=float(np.median(iterations)),
+        fallbacks=int(fallback.sum()),
+        penetration_max=float(penetration.max()),
+        penetration_in_radii=float(penetration.max() / RADIUS) if kind == "pile" else None,
+        energy_end=float(energy),
+        kinetic_end=float(kinetic),
+    )
+    return out
+
+
+def mjcf(kind: str, count: int, solver: str) -> str:
+    """The scene in MJCF: the same bodies (positions, sizes, densities), walls, mu."""
+    scene, world = _scene(kind, count)
+    q, _ = scene.initial_state()
+    bodies = []
+    for i in range(len(scene.bodies)):
+        x, y, z = q[7 * i : 7 * i + 3]
+        if kind == "pile":
+            geom = f'<geom type="sphere" size="{RADIUS}" density="{DENSITY}" friction="{MU} 0 0"/>'
+        else:
+            half = TOWER["size"] / 2
+            geom = f'<geom type="box" size="{half} {half} {half}" density="{TOWER["density"]}" friction="{MU} 0 0"/>'
+        bodies.append(f'<body pos="{x!r} {y!r} {z!r}"><freejoint/>{geom}</body>')
+    h = HALF_WIDTH
+    walls = f'<geom type="plane" size="2 2 0.1" friction="{MU} 0 0"/>'
+    if kind == "pile":
+        sides = ((f"{-h} 0 0", "1 0 0"), (f"{h} 0 0", "-1 0 0"), (f"0 {-h} 0", "0 1 0"), (f"0 {h} 0", "0 -1 0"))
+        for pos, axis in sides:
+            walls += f'<geom type="plane" pos="{pos}" zaxis="{axis}" size="2 2 0.1" friction="{MU} 0 0"/>'
+    return (f'<mujoco><option timestep="0.001" cone="elliptic" solver="{solver}"/>'
+            f"<worldbody>{walls}{''.join(bodies)}</worldbody></mujoco>")  # fmt: skip
+
+
+_SETTLED: dict = {}
+
+
+def run_mujoco(kind: str, count: int, solver: str, settle: float, steps: int) -> dict:
+    """One MuJoCo variant, timed from the scene poured for ``settle`` s with CG (the fastest of
+    its solvers here; the pour is the same for every variant, as ours is one pour per model)."""
+    import mujoco
+
+    key = (kind, count, settle)
+    if key not in _SETTLED:
+        pour = mujoco.MjModel.from_xml_string(mjcf(kind, count, "CG"))
+        poured = mujoco.MjData(pour)
+        for _ in range(int(round(settle / 1e-3))):
+            mujoco.mj_step(pour, poured)
+        _SETTLED[key] = (poured.qpos.copy(), poured.qvel.copy())
+    model = mujoco.MjModel.from_xml_string(mjcf(kind, count, solver))
+    data = mujoco.MjData(model)
+    data.qpos[:], data.qvel[:] = _SETTLED[key]
+    mujoco.mj_forward(model, data)
+    times, contacts, penetration = [], [], 0.0
+    for _ in range(steps):
+        t0 = time.perf_counter()
+        mujoco.mj_step(model, data)
+        times.append(time.perf_counter() - t0)
+        contacts.append(data.ncon)
+        if data.ncon:
+            penetration = max(penetration, -float(min(c.dist for c in data.contact[: data.ncon])))
+    return {
+        "scene": kind,
+        "solver": solver,
+        "step_ms": float(np.median(times) * 1e3),
+        "contacts": float(np.median(contacts)),
+        "penetration_max": penetration,
+        "penetration_in_radii": penetration / RADIUS if kind == "pile" else None,
+        "version": mujoco.__version__,
+    }
+
+
+def _write_atomically(path: Path, text: str) -> None:
+    temporary = path.with_name(f".{path.name}.tmp")
+    temporary.write_text(text)
+    os.replace(temporary, path)
+
+
+def table(report: dict) -> str:
+    lines = [f"bench_pile (lcpdyn {report['lcpdyn_version']}, git {report['git']}): {report['machine']}", ""]
+    lines.append("| scene | engine | bodies | contacts | step ms | detection share | iterations | fallbacks "
+                 "| max penetration (radii) | ratio to MuJoCo Newton / CG / PGS |")  # fmt: skip
+    lines.append("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
+    for entry in report["lcpdyn"]:
+        if not entry["completed"]:
+            failed = f"failed: {entry['error']}"
+            lines.append(f"| {entry['scene']} | lcpdyn {entry['model']} | {entry['bodies']} | {failed} |")
+            continue
+        ratios = " / ".join(
+            f"{entry['step_ms'] / m['step_ms']:.2f}" for m in report["mujoco"] if m["scene"] == entry["scene"]
+        )
+        pen = entry["penetration_in_radii"]
+        lines.append(
+            f"| {entry['scene']} | lcpdyn {entry['model']} | {entry['bodies']} | {entry['contacts']:.0f} | "
+            f"{entry['step_ms']:.1f} | {entry['detection_share']:.2f} | {entry['iterations']:.0f} | "
+            f"{entry['fallbacks']} | {entry['penetration_max']:.2e} m"
+            + (f" ({pen:.2e})" if pen is not None else "")
+            + f" | {ratios or 'n/a'} |"
+        )
+    for m in report["mujoco"]:
+        pen = m["penetration_in_radii"]
+        lines.append(
+            f"| {m['scene']} | MuJoCo {m['solver']} | | {m['contacts']:.0f} | {m['step_ms']:.2f} | | | | "
+            f"{m['penetration_max']:.2e} m" + (f" ({pen:.2e})" if pen is not None else "") + " | |"
+        )
+    if report.get("note"):
+        lines += ["", report["note"]]
+    return "\n".join(lines) + "\n"
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--count", type=int, default=500)
+    parser.add_argument("--settle", type=float, default=1.0)
+    parser.add_argument("--steps", type=int, default=50)
+    parser.add_argument("--models", default="regularized,coulomb")
+    parser.add_argument("--scenes", default="pile,tower")
+    parser.add_argument("--tolerance", type=float, default=1e-9)
+    parser.add_argument("--quick", action="store_true", help="50 spheres, 0.3 s pour, 10 timed steps")
+    parser.add_argument("--out", type=Path, default=ROOT / "results" / "bench_pile.json")
+    args = parser.parse_args(argv)
+    if args.quick:
+        args.count, args.settle, args.steps = 50, 0.3, 10
+    for name in ("count", "steps"):
+        if getattr(args, name) < 1:
+            parser.error(f"--{name} must be >= 1")
+    if not (math.isfinite(args.settle) and args.settle >= 0):
+        parser.error("--settle must be >= 0")
+    models = [m for m in args.models.split(",") if m]
+    scenes = [s for s in args.scenes.split(",") if s]
+    for s in scenes:
+        if s not in ("pile", "tower"):
+            parser.error(f"unknown scene {s!r}: choose pile, tower")
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    import subprocess
+
+    import lcpdyn
+
+    try:
+        git = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"], capture_output=True,
+                             text=True, check=True).stdout.strip()  # fmt: skip
+    except (OSError, subprocess.CalledProcessError):
+        git = "unknown"
+    report = {
+        "lcpdyn_version": lcpdyn.__version__,
+        "git": git,
+        "machine": f"{platform.machine()}, {os.cpu_count()} CPUs, Python {platform.python_version()}",
+        "parameters": {
+            "count": args.count,
+            "settle": args.settle,
+            "steps": args.steps,
+            "radius": RADIUS,
+            "half_width": HALF_WIDTH,
+            "density": DENSITY,
+            "mu": MU,
+            "tower": TOWER,
+            "h": 1e-3,
+        },  # fmt: skip
+        "lcpdyn": [],
+        "mujoco": [],
+    }
+    for kind in scenes:
+        for model in models:
+            entry = run_lcpdyn(kind, args.count, model, args.settle, args.steps, args.tolerance)
+            report["lcpdyn"].append(entry)
+            print(json.dumps(entry), flush=True)
+        try:
+            for solver in ("Newton", "CG", "PGS"):
+                entry = run_mujoco(kind, args.count, solver, args.settle, args.steps)
+                report["mujoco"].append(entry)
+                print(json.dumps(entry), flush=True)
+        except ImportError:
+            report["note"] = "MuJoCo is not installed (pip install '.[bench]'): no peer in this run."
+    _write_atomically(args.out, json.dumps(report, indent=2))
+    _write_atomically(args.out.with_suffix(".txt"), table(report))
+    print(table(report))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
