@@ -394,7 +394,7 @@ def test_a_failed_solve_keeps_the_trajectory(coal):
     model = Model()
     box = model.add_body(_box_body("box", 1.0, (0.2, 0.2, 0.2), (0, 0, 0.2), (0.99, 0.1, 0.05, 0)))
     world = CollisionWorld([Collider(box, Box((0.2, 0.2, 0.2))), Collider(None, HalfSpace())], [box], margin=0.01)
-    sim = BodyContactSimulation(model, world, "coulomb", 1e-3, fallback_method=None,
+    sim = BodyContactSimulation(model, world, "coulomb", 1e-3, method="nsgs", fallback_method=None,
                                 solver_options={"max_sweeps": 1})  # fmt: skip
     with pytest.raises(SimulationError, match="nsgs failed") as info:
         sim.run(1.0)
@@ -426,6 +426,8 @@ def test_bad_input_is_named(coal):
     two.add_body(_sphere_body("ball", 1.0, 0.1, (0, 0, 0.2)))
     with pytest.raises(ValueError, match="model's bodies"):
         BodyContactSimulation(two, world)
+    with pytest.raises(ValueError, match=r"unknown solver_options \['max_sweeps'\] for method 'auto'"):
+        BodyContactSimulation(model, world, "coulomb", solver_options={"max_sweeps": 1})
     with pytest.raises(ValueError, match="bound_passes"):
         BodyContactSimulation(model, world, bound_passes=-1)
     from lcpdyn import Plane, SphereContact
