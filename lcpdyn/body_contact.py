@@ -57,12 +57,15 @@ together, with the impulses coupled through the bodies' masses. Newton's cradle 
 counterexample: a ball striking a row of touching balls should, in the experiment, send the last
 ball off with the striker's speed and leave the others at rest -- a sequence of two-body impacts
 travelling through the row. The simultaneous law with e = 1 instead distributes the impulse at
-once: every contact in the row asks u_N+ >= -e u_N- with u_N- = 0 for the touching pairs, so those
-contacts only require no approach, and the result is a plastic-like collective motion (for the
-3-ball cradle the striker and its neighbour part at different speeds and kinetic energy is lost).
-:mod:`scenes.newtons_cradle` and its test show what lcpdyn does; a small gap between the balls
-(larger than the distance they travel in one step) turns the row back into a sequence of
-two-body impacts, each exact, and the cradle then behaves as in the experiment.
+once: the touching pairs have u_N- = 0, so their rows ask only that they do not approach, and the
+row of touching balls takes the impact as one rigid body of their combined mass. The striker m
+against a row of mass k m, elastically: the striker ends at (1 - k)/(1 + k) v and the whole row at
+2/(1 + k) v -- (-1/3, 2/3, 2/3) v for 3 balls, (-3/5, 2/5, 2/5, 2/5, 2/5) v for 5 -- kinetic
+energy kept, momentum kept, but not the experiment's (0, ..., 0, v).
+:func:`scenes.touching.newtons_cradle` and ``tests/test_body_contact.py::test_newtons_cradle``
+show it; a small gap between the balls (wider than the distance they travel in one step) turns
+the row back into a sequence of two-body impacts, each exact, and the cradle then behaves as in
+the experiment.
 
 Friction bounds (bounded-LCP models). Peiret 2016 Eq. (12) bounds the friction impulse by
 mu lam_N of the *previous* step. With contacts that come and go this lag is wrong by the whole
@@ -595,7 +598,7 @@ class BodyContactSimulation:
             result = self._solve_fc(W, b, m, guess, self.method)
             result, fallback = self._accept(state, result, lambda method: self._solve_fc(W, b, m, guess, method))
             return result.r.reshape(c, 3), result.iterations, result.relative_residual, fallback, None
-        # bounded LCP: the model's block over the island's slip rows, then Eq. (30) reduced
+        # bounded LCP: the model's block over the island's slip rows, then Eq. (30) over the island
         slips = before[members, 1:]
         n = H.shape[1]
         D = np.empty((2 * c, n))
@@ -729,7 +732,7 @@ class BodyContactSimulation:
                 friction_prev[members], rows.frame[members, 1:], sparse=True,
             )  # fmt: skip
             F, G = (F1 @ D).tocsr(), (G1 @ D).tocsr()
-            if attempt == 0:  # the friction unknowns start at the previous impulse in the new basis
+            if attempt == 0:  # the friction unknowns start at zero (the model's row basis changes each step)
                 z[1::3] = 0.0
                 z[2::3] = 0.0
             B = vstack([N, F]).tocsr()  # rows: normals, then friction (x_F order of the block)
@@ -764,9 +767,8 @@ class BodyContactSimulation:
                 return csr_lcp_measure(k_ptr, k_idx, k_data, q30, lo30, hi30, full(x), w30, codes)[0]
 
             # the active-set iteration from the warm start (one sparse factorization when the sets
-            # are unchanged); Gauss–Seidel if it does not converge, then the dense path
-            # alternating: the active-set iteration (exact on the right sets), then Gauss–Seidel
-            # sweeps to smooth an iterate the active-set iteration cycled on, then back
+            # are unchanged), alternating with Gauss–Seidel sweeps that smooth an iterate it cycled
+            # on; then the dense path, within dense_limit
             converged, sweeps = False, 0
             while True:
                 steps, relative, converged = active_set_csr(K_cm, q_cm, lo_cm, hi_cm, z, 8, self.tolerance, measure)
