@@ -118,7 +118,7 @@ from .contact_rows import ContactRows, carried_basis, contact_rows
 from .friction import FRICTION_CONTACT, make_friction
 from .kernels import bounded_vectors, fill_matrix, gyroscopic_midpoint, kinetic_energy, update_positions
 from .model import Model
-from .stepper import _FALLBACKS, MIN_DT, EnergyWarning, SimulationError
+from .stepper import MIN_DT, EnergyWarning, SimulationError, accept_or_fallback, choose_methods
 from .trajectory import Health
 from .validation import finite_number, nonnegative, positive
 
@@ -291,21 +291,11 @@ class BodyContactSimulation:
         if self.dt < MIN_DT:
             raise ValueError(f"dt = {dt!r} s is below the smallest step size MIN_DT = {MIN_DT:g} s")
         self.coulomb = self.friction.formulation == FRICTION_CONTACT
-        allowed = friction_contact.METHODS if self.coulomb else solvers.METHODS
         # exact Coulomb defaults to "auto" here (Newton, then the proximal-point loop): body-contact
         # scenes are stacks with redundant contacts, where NSGS (the friction model's default)
         # stalls -- measured: 1000 sweeps short of 1e-9 on the 10-box tower, whose step auto solves
-        self.method = method or ("auto" if self.coulomb else self.friction.default_method)
-        if self.method not in allowed:
-            raise ValueError(
-                f"unknown method {self.method!r} for friction model {self.friction.name!r}; "
-                f"choose one of {sorted(allowed)}"
-            )
-        if fallback_method == "auto":
-            fallback_method = _FALLBACKS.get(self.method)
-        if fallback_method is not None and fallback_method not in allowed:
-            raise ValueError(f"unknown fallback_method {fallback_method!r}; choose one of {sorted(allowed)}")
-        self.fallback_method = fallback_method
+        default = "auto" if self.coulomb else self.friction.default_method
+        self.method, self.fallback_method = choose_methods(self.friction, method or default, fallback_method)
         self.solver_options = dict(solver_options or {})
         known = (
             friction_contact.options_fields(self.method)
@@ -824,23 +814,7 @@ class BodyContactSimulation:
         return solvers.solve(K, qv, lo, hi, method=method, tolerance=self.tolerance, **options)
 
     def _accept(self, state, result, retry):
-        if result.success:
-            return result, False
-        if self.fallback_method is None:
-            raise SimulationError(
-                f"{result.method} failed: {result.status.name}: {result.message}", state.steps_done, state.t,
-                result=result,
-            )  # fmt: skip
-        second = retry(self.fallback_method)
-        if not second.success:
-            raise SimulationError(
-                f"{result.method} failed ({result.status.name}: {result.message}) and the fallback "
-                f"{second.method} failed too ({second.status.name}: {second.message})",
-                state.steps_done,
-                state.t,
-                result=second,
-            )
-        return second, True
+        return accept_or_fallback(result, retry, self.fallback_method, state.steps_done, state.t)
 
     # --- energy -------------------------------------------------------------------------
     def energy(self, q, v, t=0.0) -> tuple[float, float, float]:

@@ -234,6 +234,42 @@ def _blas_limit(threads):
     return threadpool_limits(limits=threads, user_api="blas")
 
 
+def choose_methods(friction, method: str, fallback_method) -> tuple[str, str | None]:
+    """(method, fallback method) for a friction model: ``method`` checked against the methods of
+    the model's problem (bounded LCP or friction contact), ``fallback_method="auto"`` resolved
+    from :data:`_FALLBACKS`, ``None`` kept (no fallback)."""
+    allowed = friction_contact.METHODS if friction.formulation == FRICTION_CONTACT else solvers.METHODS
+    if method not in allowed:
+        raise ValueError(
+            f"unknown method {method!r} for friction model {friction.name!r}; choose one of {sorted(allowed)}"
+        )
+    if fallback_method == "auto":
+        fallback_method = _FALLBACKS.get(method)
+    if fallback_method is not None and fallback_method not in allowed:
+        raise ValueError(f"unknown fallback_method {fallback_method!r}; choose one of {sorted(allowed)}")
+    return method, fallback_method
+
+
+def accept_or_fallback(result, retry, fallback_method, step: int, t: float):
+    """(result, False) if it succeeded; else (retry(fallback_method), True) if that succeeded;
+    else :class:`SimulationError` at ``step``, ``t`` -- a failed answer is never returned."""
+    if result.success:
+        return result, False
+    if fallback_method is None:
+        raise SimulationError(f"{result.method} failed: {result.status.name}: {result.message}", step, t,
+                              result=result)  # fmt: skip
+    second = retry(fallback_method)
+    if not second.success:
+        raise SimulationError(
+            f"{result.method} failed ({result.status.name}: {result.message}) and the "
+            f"fallback {second.method} failed too ({second.status.name}: {second.message})",
+            step,
+            t,
+            result=second,
+        )
+    return second, True
+
+
 class Simulation:
     """Time-step a :class:`~lcpdyn.model.Model` with a friction model.
 
@@ -372,18 +408,9 @@ class Simulation:
             raise ValueError(f"normal_force_iterations must be an integer >= 0, got {normal_force_iterations!r}")
         self.normal_force_iterations = normal_force_iterations
         self.coulomb = self.friction.formulation == FRICTION_CONTACT  # the exact cone's problem
-        allowed = friction_contact.METHODS if self.coulomb else solvers.METHODS
-        self.method = method or self.friction.default_method
-        if self.method not in allowed:
-            raise ValueError(
-                f"unknown method {self.method!r} for friction model {self.friction.name!r}; "
-                f"choose one of {sorted(allowed)}"
-            )
-        if fallback_method == "auto":
-            fallback_method = _FALLBACKS.get(self.method)
-        if fallback_method is not None and fallback_method not in allowed:
-            raise ValueError(f"unknown fallback_method {fallback_method!r}; choose one of {sorted(allowed)}")
-        self.fallback_method = fallback_method
+        self.method, self.fallback_method = choose_methods(
+            self.friction, method or self.friction.default_method, fallback_method
+        )
         self.solver_options = dict(solver_options or {})
         if not self.coulomb:
             self._options, self._warm_capable, self._blocks_by_contact = {}, {}, {}
@@ -1338,25 +1365,7 @@ class Simulation:
     def _accept(self, state, result, retry):
         """(result, False) if it succeeded; else (retry(fallback_method), True) if that succeeded;
         else :class:`SimulationError` -- a failed answer is never returned."""
-        if result.success:
-            return result, False
-        if self.fallback_method is None:
-            raise SimulationError(
-                f"{result.method} failed: {result.status.name}: {result.message}",
-                state.steps_done,
-                state.t,
-                result=result,
-            )
-        second = retry(self.fallback_method)
-        if not second.success:
-            raise SimulationError(
-                f"{result.method} failed ({result.status.name}: {result.message}) and the "
-                f"fallback {second.method} failed too ({second.status.name}: {second.message})",
-                state.steps_done,
-                state.t,
-                result=second,
-            )
-        return second, True
+        return accept_or_fallback(result, retry, self.fallback_method, state.steps_done, state.t)
 
     def _solve_coulomb(self, state, k, rhs, u, e_N, h):
         start = time.perf_counter()

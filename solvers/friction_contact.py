@@ -365,6 +365,16 @@ def _measure_given(W, b, mu, r, u, statics):
     growth = finite_scales_given(W, b, lo, hi, r, u, s, zeta, abs_w, d0, velocity)
     if growth != growth:
         return np.nan, -1, np.nan, np.nan
+    relative, worst, residual, violation = contact_errors(mu, r, u, s, zeta)
+    return max(relative, _EPS * growth), worst, residual, violation
+
+
+@njit(cache=True, error_model="numpy")
+def contact_errors(mu, r, u, s, zeta):
+    """(relative residual, worst contact, absolute residual, absolute cone violation) of the
+    reactions r and velocities u = W r + b given the row scales s and variable scales zeta
+    (:func:`_measure_given`; shared with :func:`solvers.sparse_measure.csr_friction_contact_measure`)."""
+    n = r.shape[0]
     residual = 0.0
     violation = 0.0
     relative = 0.0
@@ -393,7 +403,7 @@ def _measure_given(W, b, mu, r, u, statics):
         if not error <= relative:
             relative = error
             worst = c
-    return max(relative, _EPS * growth), worst, residual, violation
+    return relative, worst, residual, violation
 
 
 def project_on_cone(x, mu):

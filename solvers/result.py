@@ -337,9 +337,17 @@ def scan_columns(abs_m, s, z, data, data0, lo, hi, zeta):
             smallest[j] = r if r < smallest[j] else smallest[j]
             r = a * inverse_data0 if a > 0.0 else np.inf
             smallest0[j] = r if r < smallest0[j] else smallest0[j]
+    return finish_columns(largest, smallest, smallest0, z, lo, hi, zeta)
+
+
+@njit(cache=True)
+def finish_columns(largest, smallest, smallest0, z, lo, hi, zeta):
+    """The end of :func:`scan_columns` (shared with the sparse measure): zeta <- the variable
+    scales from ``largest_j = max_i |M_ij| / s_i``; returns (growth, growth0) from the column
+    minima ``smallest`` and ``smallest0`` of ``|M_ij| / data_i``."""
     growth = 0.0
     growth0 = 0.0
-    for j in range(n):
+    for j in range(z.shape[0]):
         zeta[j] = _finish_variable_scale(largest[j], lo[j], hi[j])
         if z[j] != 0.0:
             if smallest[j] < np.inf:

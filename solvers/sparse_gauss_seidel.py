@@ -13,7 +13,7 @@ assembly alone slower than the step):
 * :func:`block_gs_csr` -- a bounded LCP ``lo <= z <= hi _|_ w = M z + q`` whose variables come in
   blocks of at most three (one contact's normal impulse and two friction unknowns: the Delassus
   form of Peiret 2016 Eq. 30 with the regularized or box model), each block's local bounded LCP
-  solved by enumerating its 3^b active sets (as :mod:`solvers.block_gs`).
+  solved by enumerating its 3^b active sets (:func:`solvers.block_gs.local_blcp`).
 
 Both start from a warm start (the previous step's impulses of persisting contacts), sweep the
 blocks in order, and every ``check_every`` sweeps call ``measure`` -- a compiled function of the
@@ -31,6 +31,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from .block_gs import local_blcp
 from .friction_contact import _inverse3, _solve_local
 
 __all__ = ["nsgs_csr", "block_gs_csr"]
@@ -103,115 +104,10 @@ def nsgs_csr(indptr, indices, data, b, mu, r, max_sweeps, check_every, tolerance
 
 
 @njit(cache=True)
-def _local_lcp(A, s, lo, hi, size, z, best, trial):
-    """The block's bounded LCP lo <= z <= hi _|_ A z + s by enumerating the 3^size active sets
-    (each variable at its lower bound, upper bound or free); z <- the answer that violates its
-    bounds and signs least, each violation against its row's scale. Returns that violation."""
-    best_violation = np.inf
-    total = 3**size
-    F = np.empty((3, 3))
-    rhs = np.empty(3)
-    free = np.empty(3, np.int64)
-    for code in range(total):
-        rest = code
-        ok = True
-        m = 0
-        for a in range(size):
-            choice = rest % 3
-            rest //= 3
-            if choice == 0:
-                if not np.isfinite(lo[a]):
-                    ok = False
-                trial[a] = lo[a]
-            elif choice == 1:
-                if not np.isfinite(hi[a]) or hi[a] == lo[a]:
-                    ok = False
-                trial[a] = hi[a]
-            else:
-                if lo[a] == hi[a]:
-                    ok = False
-                free[m] = a
-                m += 1
-        if not ok:
-            continue
-        if m > 0:  # A_FF z_F = -(s_F + A_FB z_B), Gaussian elimination with partial pivoting
-            for i in range(m):
-                acc = -s[free[i]]
-                for a in range(size):
-                    is_free = False
-                    for jj in range(m):
-                        if free[jj] == a:
-                            is_free = True
-                    if not is_free:
-                        acc -= A[free[i], a] * trial[a]
-                rhs[i] = acc
-                for j in range(m):
-                    F[i, j] = A[free[i], free[j]]
-            singular = False
-            for col in range(m):
-                piv = col
-                for i in range(col + 1, m):
-                    if abs(F[i, col]) > abs(F[piv, col]):
-                        piv = i
-                if F[piv, col] == 0.0:
-                    singular = True
-                    break
-                if piv != col:
-                    for j in range(m):
-                        F[col, j], F[piv, j] = F[piv, j], F[col, j]
-                    rhs[col], rhs[piv] = rhs[piv], rhs[col]
-                for i in range(col + 1, m):
-                    f = F[i, col] / F[col, col]
-                    for j in range(col, m):
-                        F[i, j] -= f * F[col, j]
-                    rhs[i] -= f * rhs[col]
-            if singular:
-                continue
-            for i in range(m - 1, -1, -1):
-                acc = rhs[i]
-                for j in range(i + 1, m):
-                    acc -= F[i, j] * rhs[j]
-                rhs[i] = acc / F[i, i]
-            for i in range(m):
-                trial[free[i]] = rhs[i]
-        violation = 0.0
-        for a in range(size):
-            w = s[a]
-            scale = abs(s[a])
-            for j in range(size):
-                w += A[a, j] * trial[j]
-                scale += abs(A[a, j] * trial[j])
-            scale = scale if scale > 0.0 else 1.0
-            at_lo = trial[a] == lo[a]
-            at_hi = trial[a] == hi[a]
-            v = max(lo[a] - trial[a], trial[a] - hi[a], 0.0)
-            v = v / (abs(trial[a]) + abs(lo[a] if np.isfinite(lo[a]) else 0.0) + 1e-300) if v > 0 else 0.0
-            if lo[a] < trial[a] < hi[a]:
-                v = max(v, abs(w) / scale)
-            elif at_lo and not at_hi:
-                v = max(v, max(-w, 0.0) / scale)
-            elif at_hi and not at_lo:
-                v = max(v, max(w, 0.0) / scale)
-            violation = max(violation, v)
-        if violation < best_violation:
-            best_violation = violation
-            for a in range(size):
-                best[a] = trial[a]
-            if violation <= 64.0 * 2.220446049250313e-16:
-                break
-    for a in range(size):
-        z[a] = best[a]
-    return best_violation
-
-
-@njit(cache=True)
 def _block_gs_sweeps(indptr, indices, data, q, lo, hi, starts, z, sweeps, A):
     s = np.empty(3)
     lo_b = np.empty(3)
     hi_b = np.empty(3)
-    out = np.empty(3)
-    best = np.empty(3)
-    trial = np.empty(3)
     for _ in range(sweeps):
         for I in range(starts.shape[0] - 1):
             a0, size = starts[I], starts[I + 1] - starts[I]
@@ -225,9 +121,7 @@ def _block_gs_sweeps(indptr, indices, data, q, lo, hi, starts, z, sweeps, A):
                 s[a] = acc
                 lo_b[a] = lo[row]
                 hi_b[a] = hi[row]
-            _local_lcp(A[I], s, lo_b, hi_b, size, out, best, trial)
-            for a in range(size):
-                z[a0 + a] = out[a]
+            local_blcp(A[I, :size, :size], s[:size], lo_b[:size], hi_b[:size], z[a0 : a0 + size])
 
 
 @njit(cache=True)

@@ -22,16 +22,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from .friction_contact import _contact_errors
-from .result import (
-    _DATA_REACH_SWEEPS,
-    _EPS,
-    _SUSPECT_GROWTH,
-    _finish_variable_scale,
-    _lcp_errors,
-    bound_sizes,
-    normalized,
-)
+from .friction_contact import contact_errors
+from .result import _DATA_REACH_SWEEPS, _EPS, _SUSPECT_GROWTH, _lcp_errors, bound_sizes, finish_columns
 
 __all__ = ["csr_lcp_measure", "csr_friction_contact_measure", "csr_arrays"]
 
@@ -146,16 +138,7 @@ def _scan_columns(indptr, indices, data, s, z, scale, scale0, lo, hi, zeta):
                 r = a * inverse_data0
                 if r < smallest0[j]:
                     smallest0[j] = r
-    growth = 0.0
-    growth0 = 0.0
-    for j in range(n):
-        zeta[j] = _finish_variable_scale(largest[j], lo[j], hi[j])
-        if z[j] != 0.0:
-            if smallest[j] < np.inf:
-                growth = max(growth, abs(z[j]) * smallest[j])
-            if smallest0[j] < np.inf:
-                growth0 = max(growth0, abs(z[j]) * smallest0[j])
-    return growth, growth0
+    return finish_columns(largest, smallest, smallest0, z, lo, hi, zeta)
 
 
 @njit(cache=True)
@@ -183,21 +166,35 @@ def _data_scales(indptr, indices, data, diag, d0, velocity, sweeps):
 
 
 @njit(cache=True)
-def csr_lcp_measure(indptr, indices, data, q, lo, hi, z, w, active_set):
-    """The bounded-LCP measure of ``z`` (module docstring): w <- M z + q; returns (relative
-    residual, worst row, absolute residual, absolute bound violation), NaN if not finite."""
+def _scales(indptr, indices, data, q, lo, hi, z, w, s, reach):
+    """The part both measures share: w <- M z + q, s <- row scales, reach <- data scales; returns
+    (finite, diag, d0, velocity), finite False when z or w is not (:func:`solvers.result.finite_scales`)."""
     n = q.shape[0]
+    diag = np.zeros(n)
+    d0 = np.zeros(n)
+    velocity = np.zeros(n, np.bool_)
     for i in range(n):
         if not np.isfinite(z[i]):
-            return np.nan, -1, np.nan, np.nan
-    s = np.empty(n)
-    zeta = np.empty(n)
-    reach = np.empty(n)
+            return False, diag, d0, velocity
     diag, d0, velocity = _static_scales(indptr, indices, data, q, lo, hi)
     _row_scales(indptr, indices, data, q, z, w, s, d0, velocity, diag, reach)
     for i in range(n):
         if not np.isfinite(w[i]):
-            return np.nan, -1, np.nan, np.nan
+            return False, diag, d0, velocity
+    return True, diag, d0, velocity
+
+
+@njit(cache=True)
+def csr_lcp_measure(indptr, indices, data, q, lo, hi, z, w, active_set):
+    """The bounded-LCP measure of ``z`` (module docstring): w <- M z + q; returns (relative
+    residual, worst row, absolute residual, absolute bound violation), NaN if not finite."""
+    n = q.shape[0]
+    s = np.empty(n)
+    zeta = np.empty(n)
+    reach = np.empty(n)
+    finite, diag, d0, velocity = _scales(indptr, indices, data, q, lo, hi, z, w, s, reach)
+    if not finite:
+        return np.nan, -1, np.nan, np.nan
     level0 = _data_scales(indptr, indices, data, diag, d0, velocity, 0)
     growth, pure = _scan_columns(indptr, indices, data, s, z, reach, level0, lo, hi, zeta)
     relative, worst, residual, violation = _lcp_errors(z, w, lo, hi, s, zeta, active_set)
@@ -215,43 +212,14 @@ def csr_friction_contact_measure(indptr, indices, data, b, mu, r, u):
     u <- W r + b; returns (relative residual, worst contact, absolute residual, absolute cone
     violation), NaN (worst -1) if not finite."""
     n = b.shape[0]
-    for i in range(n):
-        if not np.isfinite(r[i]):
-            return np.nan, -1, np.nan, np.nan
     hi = np.full(n, np.inf)
     lo = -hi
     s = np.empty(n)
     zeta = np.empty(n)
     reach = np.empty(n)
-    diag, d0, velocity = _static_scales(indptr, indices, data, b, lo, hi)
-    _row_scales(indptr, indices, data, b, r, u, s, d0, velocity, diag, reach)
-    for i in range(n):
-        if not np.isfinite(u[i]):
-            return np.nan, -1, np.nan, np.nan
+    finite, diag, d0, velocity = _scales(indptr, indices, data, b, lo, hi, r, u, s, reach)
+    if not finite:
+        return np.nan, -1, np.nan, np.nan
     growth, _ = _scan_columns(indptr, indices, data, s, r, reach, reach, lo, hi, zeta)
-    residual = 0.0
-    violation = 0.0
-    relative = 0.0
-    worst = -1
-    tmp = np.empty(3)
-    for c in range(n // 3):
-        k = 3 * c
-        res, vio = _contact_errors(mu[c], r[k], r[k + 1], r[k + 2], u[k], u[k + 1], u[k + 2], tmp)
-        residual = max(residual, res)
-        violation = max(violation, vio)
-        sc = max(s[k], s[k + 1], s[k + 2])
-        zc = max(min(zeta[k], zeta[k + 1], zeta[k + 2]), abs(r[k]), abs(r[k + 1]), abs(r[k + 2]))
-        ur0 = normalized(u[k], sc) if sc > 0.0 else 0.0
-        ur1 = normalized(u[k + 1], sc) if sc > 0.0 else 0.0
-        ur2 = normalized(u[k + 2], sc) if sc > 0.0 else 0.0
-        rn = normalized(r[k], zc)
-        res, vio = _contact_errors(mu[c], rn, normalized(r[k + 1], zc), normalized(r[k + 2], zc), ur0, ur1, ur2, tmp)
-        un = normalized(u[k], s[k]) if s[k] > 0.0 else 0.0
-        normal = abs(rn - max(rn - un, 0.0))
-        error = max(res, vio, normal)
-        if error != error:
-            error = np.inf
-        if not error <= relative:
-            relative = error
-            worst = c
+    relative, worst, residual, violation = contact_errors(mu, r, u, s, zeta)
     return max(relative, _EPS * growth), worst, residual, violation
