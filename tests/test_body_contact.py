@@ -602,3 +602,23 @@ def test_active_set_iteration_solves_m_matrix_problems_and_stops_on_cycles():
     start = measure(z)
     steps, relative, _ = active_set_csr(G, q, lo, hi, z, 50, 1e-12, measure)
     assert steps <= 50 and relative <= start and relative == measure(z)
+
+
+def test_ctrl_c_keeps_the_steps_done(coal, monkeypatch):
+    """A KeyboardInterrupt during run() becomes a SimulationError carrying the steps done."""
+    model = Model()
+    ball = model.add_body(_sphere_body("ball", 1.0, 0.1, (0, 0, 0.2)))
+    world = CollisionWorld([Collider(ball, Sphere(0.1)), Collider(None, HalfSpace())], [ball], margin=0.01)
+    sim = BodyContactSimulation(model, world)
+    advance = sim.advance
+
+    def interrupted(state):
+        if state.steps_done == 5:
+            raise KeyboardInterrupt
+        return advance(state)
+
+    monkeypatch.setattr(sim, "advance", interrupted)
+    with pytest.raises(SimulationError, match="interrupted") as info:
+        sim.run(1.0)
+    run = info.value.trajectory
+    assert run.status == "interrupted" and len(run.t) == 6 and run.q.shape == (6, 7)
