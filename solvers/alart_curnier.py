@@ -117,32 +117,19 @@ class NewtonOptions:
 def contact_rho(W) -> np.ndarray:
     """``ρ_α = 1 / |W_αα|_F`` per contact (module docstring); a zero block gets the mean of the
     others' ρ (1 if all are zero). Shape (nc,)."""
-    return _contact_rho(np.ascontiguousarray(W, dtype=np.float64))
-
-
-@njit(cache=True)
-def _contact_rho(W):
+    W = np.asarray(W, dtype=np.float64)
     nc = W.shape[0] // 3
-    rho = np.zeros(nc)
-    total = 0.0
-    count = 0
-    for i in range(nc):
-        k = 3 * i
-        fro = 0.0
-        finite = True
-        for a in range(3):
-            for c in range(3):
-                fro += W[k + a, k + c] ** 2
-                finite = finite and np.isfinite(W[k + a, k + c])
-        top = math.sqrt(fro) if finite else 0.0
-        if top > 0.0:
-            rho[i] = 1.0 / top
-            total += rho[i]
-            count += 1
-    fill = total / count if count else 1.0
-    for i in range(nc):
-        if rho[i] == 0.0:
-            rho[i] = fill
+    contacts = np.arange(nc)
+    return _rho_of_blocks(W[: 3 * nc, : 3 * nc].reshape(nc, 3, nc, 3)[contacts, :, contacts, :])
+
+
+def _rho_of_blocks(blocks) -> np.ndarray:
+    """ρ of the contacts' diagonal blocks (nc, 3, 3) (:func:`contact_rho`)."""
+    fro = np.sqrt(np.sum(blocks**2, axis=(1, 2)))
+    ok = np.isfinite(fro) & (fro > 0.0)
+    rho = np.zeros(blocks.shape[0])
+    rho[ok] = 1.0 / fro[ok]
+    rho[~ok] = rho[ok].mean() if ok.any() else 1.0
     return rho
 
 
@@ -298,6 +285,36 @@ def _gather_rows(W, offsets, columns):
 
 
 @njit(cache=True)
+def _gather_rows_csr(indptr, indices, data, offsets, columns):
+    """:func:`_gather_rows` from a CSR W (indices sorted within rows; absent entries are 0)."""
+    nc = offsets.shape[0] - 1
+    values = np.zeros(3 * offsets[nc])
+    for c in range(nc):
+        start = offsets[c]
+        size = offsets[c + 1] - start
+        for a in range(3):
+            t = 0
+            for p in range(indptr[3 * c + a], indptr[3 * c + a + 1]):
+                j = indices[p]
+                while t < size and columns[start + t] < j:
+                    t += 1
+                if t < size and columns[start + t] == j:
+                    values[3 * start + a * size + t] = data[p]
+    return values
+
+
+def contact_rho_csr(operator) -> np.ndarray:
+    """:func:`contact_rho` of a sparse :class:`_Operator` (from its contacts' diagonal blocks)."""
+    n = operator.n
+    indptr, indices, data = operator._w
+    rows = np.repeat(np.arange(n), np.diff(indptr))
+    own = indices // 3 == rows // 3
+    blocks = np.zeros((n // 3, 3, 3))
+    blocks[rows[own] // 3, rows[own] % 3, indices[own] % 3] = data[own]
+    return _rho_of_blocks(blocks)
+
+
+@njit(cache=True)
 def _assemble_sparse(offsets, columns, rows, A, B, indptr, indices, data):
     """J = blockdiag(A) + blockdiag(B) W in CSR (indptr, indices, data), row pattern S_c for the
     rows of contact c; ``rows`` from :func:`_gather_rows`."""
@@ -396,6 +413,31 @@ class _Operator:
             self._data = np.empty(nnz)
         if shift is not None:
             self.set_shift(shift)
+
+    @classmethod
+    def from_csr(cls, W):
+        """The sparse operator from a scipy CSR ``W`` directly (a Delassus operator too large to
+        hold dense: :func:`solvers.sparse_newton.alart_curnier_csr`)."""
+        n = W.shape[0]
+        Ws = (sp.csr_matrix(W, dtype=np.float64) + sp.csr_matrix((np.zeros(n), (np.arange(n), np.arange(n))),
+                                                                 shape=(n, n))).tocsr()  # fmt: skip
+        Ws.sum_duplicates()
+        Ws.sort_indices()
+        self = cls.__new__(cls)
+        self.n = n
+        self.dense = False
+        self._shift = np.zeros(n)
+        indptr, indices = Ws.indptr.astype(np.int64), Ws.indices.astype(np.int64)
+        self._w = (indptr, indices, Ws.data.astype(np.float64))
+        self._w_diagonal = _csr_diagonal_positions(indptr, indices)
+        self._offsets, self._columns = _block_row_pattern(indptr, indices, n)
+        self._rows = _gather_rows_csr(indptr, indices, self._w[2], self._offsets, self._columns)
+        self._rows_diagonal = _diagonal_positions(self._offsets, self._columns)
+        nnz = 3 * int(self._offsets[-1])
+        self._indptr = np.empty(n + 1, dtype=np.int64)
+        self._indices = np.empty(nnz, dtype=np.int64)
+        self._data = np.empty(nnz)
+        return self
 
     def set_shift(self, shift):
         """Make the operator ``W + diag(shift)`` (replacing the previous shift)."""

@@ -48,8 +48,9 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
+import scipy.sparse as sp
 
-from .alart_curnier import _natural_map_error, _Operator, contact_rho, newton_kernel
+from .alart_curnier import _natural_map_error, _Operator, contact_rho, contact_rho_csr, newton_kernel
 from .options import check_count, check_positive
 from .result import Status
 
@@ -107,12 +108,17 @@ class ProxOptions:
 
 
 def proximal_point(W, b, mu, r, options: ProxOptions, outer_residual, tolerance):
-    """The loop of the module docstring, in place on ``r``. ``outer_residual(r)`` is the
+    """The loop of the module docstring, in place on ``r``; ``W`` dense, or scipy sparse (then
+    the inner Jacobians are sparse whatever ``dense_limit``). ``outer_residual(r)`` is the
     framework's relative residual on the original problem. Returns (status, outer iterations,
     info)."""
 
-    scale = 1.0 / contact_rho(W)  # s_alpha = |W_aa|_F
-    operator = _Operator(W, None, options.dense_limit)
+    if sp.issparse(W):  # a Delassus operator too large to hold dense (a pile): sparse Newton throughout
+        operator = _Operator.from_csr(W)
+        scale = 1.0 / contact_rho_csr(operator)
+    else:
+        scale = 1.0 / contact_rho(W)  # s_alpha = |W_aa|_F
+        operator = _Operator(W, None, options.dense_limit)
     inner_total = failures = 0
     relative = outer_residual(r)
     sigma = options.sigma

@@ -1,0 +1,114 @@
+"""solvers.sparse_newton: the projected Newton method for symmetric PSD bounded LCPs and the
+proximal-point loop on a CSR Delassus operator, each judged by the independent check or the
+dense solvers' answers."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+from solvers import Status, alart_curnier, solve
+from solvers import library as L
+from solvers.friction_contact import solve_friction_contact
+from solvers.sparse_measure import csr_arrays, csr_friction_contact_measure, csr_lcp_measure
+from solvers.sparse_newton import is_symmetric, projected_newton_csr, proximal_point_csr
+
+from .independent_check import check_answer
+from .test_friction_contact import random_bodies
+
+
+def _lcp_measure(M, q, lo, hi):
+    arrays = csr_arrays(sp.csr_matrix(M))
+    w, codes = np.empty(q.shape[0]), np.empty(q.shape[0], np.int8)
+    return lambda z: csr_lcp_measure(*arrays, q, lo, hi, z, w, codes)[0]
+
+
+def _symmetric_cases():
+    cases = [L.random_spd(n, seed, bounds) for n in (8, 40) for seed in range(3) for bounds in ("lcp", "box", "mixed")]
+    cases += [L.random_psd_duplicated(30, seed, 4, bounds) for seed in range(3) for bounds in ("lcp", "box")]
+    cases += [L.delassus_rigid_body(contacts, seed) for contacts in (4, 12) for seed in range(2)]
+    return cases
+
+
+@pytest.mark.parametrize("case", _symmetric_cases(), ids=lambda c: c.name)
+def test_projected_newton_solves_symmetric_psd_problems(case):
+    """Definite, singular (duplicated rows) and rank-6 Delassus problems with one-sided, boxed and
+    free variables: converged by the framework's residual, passed by the independent check, and
+    the unique answer where there is one."""
+    M = sp.csr_matrix(case.M)
+    assert is_symmetric(M)
+    z = np.zeros(case.q.shape[0])
+    steps, relative, converged = projected_newton_csr(M, case.q, case.lo, case.hi, z, 100, 1e-12,
+                                                      _lcp_measure(case.M, case.q, case.lo, case.hi))  # fmt: skip
+    assert converged, (case.name, steps, relative)
+    expected = case.z_expected
+    if case.unique and expected is None:  # the unique answer, by the dense pivoting solver
+        reference = solve(*case.args)
+        assert reference.status == Status.SOLVED
+        expected = reference.z
+    assert check_answer(*case.args, z, z_expected=expected, unique=case.unique) == []
+
+
+def test_projected_newton_from_the_solution_takes_at_most_one_step():
+    case = L.random_spd(40, 5, "mixed")
+    M = sp.csr_matrix(case.M)
+    measure = _lcp_measure(case.M, case.q, case.lo, case.hi)
+    z = np.zeros(40)
+    projected_newton_csr(M, case.q, case.lo, case.hi, z, 100, 1e-13, measure)
+    steps, relative, converged = projected_newton_csr(M, case.q, case.lo, case.hi, z.copy(), 100, 1e-13, measure)
+    assert converged and steps <= 1
+
+
+def test_projected_newton_reports_an_unconverged_run_at_its_best_iterate():
+    """One iteration on a problem that needs several: not converged, z is the best measured."""
+    case = L.random_spd(40, 2, "box")
+    measure = _lcp_measure(case.M, case.q, case.lo, case.hi)
+    z = np.zeros(40)
+    start = measure(z)
+    steps, relative, converged = projected_newton_csr(sp.csr_matrix(case.M), case.q, case.lo, case.hi, z, 1, 1e-14,
+                                                      measure)  # fmt: skip
+    assert steps == 1 and not converged and relative <= start and relative == measure(z)
+
+
+def test_is_symmetric_tells_the_models_apart():
+    assert not is_symmetric(sp.csr_matrix(L.random_p_matrix(10, 0).M))
+    assert is_symmetric(sp.csr_matrix(L.random_spd(10, 0).M))
+    assert not is_symmetric(sp.csr_matrix(np.ones((2, 3))))
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_the_operator_from_csr_is_the_operator_from_the_dense_matrix(seed):
+    """_Operator.from_csr builds the same pattern and row values as the dense constructor."""
+    W, b, mu = random_bodies(20, seed, unique=True)
+    W[np.abs(W) < 1e-3] = 0.0  # some structural zeros
+    W = 0.5 * (W + W.T)
+    dense = alart_curnier._Operator(W, None, 0)
+    sparse = alart_curnier._Operator.from_csr(sp.csr_matrix(W))
+    np.testing.assert_array_equal(dense._offsets, sparse._offsets)
+    np.testing.assert_array_equal(dense._columns, sparse._columns)
+    np.testing.assert_array_equal(dense._rows, sparse._rows)
+    np.testing.assert_allclose(alart_curnier.contact_rho_csr(sparse), alart_curnier.contact_rho(W), rtol=1e-15)
+
+
+@pytest.mark.parametrize("unique", [True, False])
+@pytest.mark.parametrize("seed", range(3))
+def test_proximal_point_on_a_csr_operator_matches_the_dense_solver(seed, unique):
+    """The proximal-point loop on W in CSR solves what the dense "prox" method solves (a chain of
+    bodies, W nonsingular; all contacts on one body, W of rank 6), by the framework's residual on
+    the sparse problem, and the same reactions where the answer is unique."""
+    W, b, mu = random_bodies(16, seed, unique=unique)
+    Ws = sp.csr_matrix(W)
+    arrays = csr_arrays(Ws)
+    u = np.empty(b.shape[0])
+
+    def measure(r):
+        return csr_friction_contact_measure(*arrays, b, mu, r, u)[0]
+
+    r = np.zeros(b.shape[0])
+    steps, relative, converged = proximal_point_csr(Ws, b, mu, r, 1000, 1e-10, measure)
+    assert converged and relative <= 1e-10 and steps > 0
+    dense = solve_friction_contact(W, b, mu, method="prox", tolerance=1e-10)
+    assert dense.status.name == "SOLVED"
+    if unique:
+        np.testing.assert_allclose(r, dense.r, rtol=0, atol=1e-6 * np.abs(dense.r).max())
