@@ -74,9 +74,15 @@ be frictionless), the impact's force is hundreds of times the resting one (so th
 bounce would grant a large friction impulse to a contact that has opened), and a new contact has
 no history. An island is therefore solved again with the bounds from its own lam_N+ -- the
 fixed-point iteration the paper mentions after Eq. (12) -- when some contact's lam_N+ differs
-from the lagged lam_N by more than ``bound_change`` (default one half) of the larger, at most
-``bound_passes`` (default 2) more times. In steady contact (a resting stack, a settled pile)
-the forces hardly change and each step is solved once, as in the paper. Difference from the
+from the lagged lam_N by more than ``bound_change`` (default one half) of the larger and its
+friction is at its bound (sliding; a new contact, whose bound was 0) or beyond the new one, at
+most ``bound_passes`` (default 2) more times; a contact sticking inside both bounds does not
+count, because the answer solves the problem with the new bounds as it is (models with two
+friction unknowns per contact; with more, every contact counts). In steady contact (a resting
+stack, a settled pile) the forces hardly change and each step is solved once, as in the paper;
+in a pile, where some contact carrying almost nothing always changes by half, counting every
+contact made every step of the pour three solves (measured: 63-107 projected Newton iterations
+per step of the 500-sphere pile at t = 0.6-0.74 s). Difference from the
 paper: this iteration is selective and automatic; ``bound_passes=0`` is the paper's lag.
 
 Warm starts. Contacts that persist from the previous step (same collider pair, witness point
@@ -104,13 +110,16 @@ framework's residual computed on the sparse problem (:mod:`solvers.sparse_measur
 * Exact Coulomb: NSGS on the sparse Delassus operator from the warm start (at most
   ``max_sweeps`` sweeps), then, if it stalls, the proximal-point loop around the semismooth
   Alart–Curnier Newton with sparse LU (:func:`solvers.sparse_newton.proximal_point_csr`, at
-  most ``newton_iterations`` outer iterations) from NSGS's iterate. Measured on islands of
-  850-1200 contacts of the 500-sphere pour: NSGS converges to 1e-9 in 500-1300 sweeps
-  (0.5-1.9 s) on 7 of 8 and stalls near 1e-5 on one, where the proximal loop from its iterate
-  converges in 11 outer iterations (1.1 s); started after 100 sweeps instead (from a residual
-  near 1e-3) the proximal loop failed on all 8 (100 outer iterations, 12-83 s each): the
-  Coulomb problem is not monotone and Newton's globalization holds only near a solution. Plain
-  Newton's Jacobian is singular on a hyperstatic pile.
+  most ``proximal_iterations`` outer iterations) from NSGS's iterate. Measured on islands of
+  840-1210 contacts of the 500-sphere pour: from 100 sweeps in, NSGS reached 1e-9 within
+  1300 more sweeps (0.5-1.9 s) on 7 of 8 and was at 1.5e-5 after 2000 on the eighth, where the
+  proximal loop from its iterate converged in 11 outer iterations (1.1 s); started from the
+  100-sweep iterate instead (residuals near 1e-3) the proximal loop failed on all 8 (100 outer
+  iterations, 12-83 s each): the Coulomb problem is not monotone, and Newton's globalization
+  holds only near a solution. Plain Newton's Jacobian is singular on a hyperstatic pile. The
+  limit (README, "Known limits"): on some islands NSGS has a slow mode -- 21,300 sweeps to 1e-9
+  on 189 contacts of a pour into a narrow bin, 2 % per 2500 sweeps near 1.5e-7 on 1305 contacts
+  of the 500-sphere pour -- that the proximal loop does not cure either, and the run stops there.
 * Other models (polygonal, continuous: more rows per contact) and a sparse solve that fails take
   the dense island path, recorded as a fallback, up to ``dense_limit`` unknowns; beyond it the
   run stops with a :class:`~lcpdyn.stepper.SimulationError` naming the island.
@@ -264,11 +273,12 @@ class BodyContactSimulation:
     bound_passes, bound_change : at most ``bound_passes`` more solves of an island whose friction
         bounds mu lam_N moved by more than the share ``bound_change`` (module docstring,
         "Friction bounds").
-    sparse_threshold, max_sweeps, check_every, newton_iterations, dense_limit : an island of more
-        contacts than ``sparse_threshold`` is solved on the sparse problem (module docstring,
-        "Large islands"): Gauss–Seidel at most ``max_sweeps`` sweeps, its residual measured every
-        ``check_every``; the Newton-type methods at most ``newton_iterations`` (outer) iterations
-        (0: none). A large island that does
+    sparse_threshold, max_sweeps, check_every, newton_iterations, proximal_iterations, dense_limit :
+        an island of more contacts than ``sparse_threshold`` is solved on the sparse problem
+        (module docstring, "Large islands"): Gauss–Seidel at most ``max_sweeps`` sweeps, its
+        residual measured every ``check_every``; projected Newton at most ``newton_iterations``
+        iterations, the proximal-point loop at most ``proximal_iterations`` outer iterations
+        (0: not used). A large island that does
         not converge there falls back to the dense path only up to ``dense_limit`` unknowns (6 per
         body, 3 per contact), and otherwise stops the run with a
         :class:`~lcpdyn.stepper.SimulationError` saying so.
@@ -296,7 +306,8 @@ class BodyContactSimulation:
         sparse_threshold: int = 64,
         max_sweeps: int = 2000,
         check_every: int = 10,
-        newton_iterations: int = 50,
+        newton_iterations: int = 200,
+        proximal_iterations: int = 50,
         dense_limit: int = 2000,
         energy_check: str = "warn",
         energy_tolerance: float = 1e-3,
@@ -349,12 +360,12 @@ class BodyContactSimulation:
         self.bound_passes = bound_passes
         self.bound_change = nonnegative("bound_change", bound_change)
         for name, value, least in (("sparse_threshold", sparse_threshold, 0), ("max_sweeps", max_sweeps, 1),
-                                   ("check_every", check_every, 1),
-                                   ("newton_iterations", newton_iterations, 0)):  # fmt: skip
+                                   ("check_every", check_every, 1), ("newton_iterations", newton_iterations, 0),
+                                   ("proximal_iterations", proximal_iterations, 0)):  # fmt: skip
             if isinstance(value, bool) or not isinstance(value, int) or value < least:
                 raise ValueError(f"{name} must be an integer >= {least}, got {value!r}")
         self.sparse_threshold, self.max_sweeps, self.check_every = sparse_threshold, max_sweeps, check_every
-        self.newton_iterations = newton_iterations
+        self.newton_iterations, self.proximal_iterations = newton_iterations, proximal_iterations
         if isinstance(dense_limit, bool) or not isinstance(dense_limit, int) or dense_limit < 1:
             raise ValueError(f"dense_limit must be an integer >= 1, got {dense_limit!r}")
         self.dense_limit = dense_limit
@@ -661,7 +672,11 @@ class BodyContactSimulation:
             if nf == 2 * c:
                 codes = result.active_set[n:]
                 warm = np.concatenate([codes[:c, None], codes[c:].reshape(c, 2)], axis=1)
-            if not _bounds_moved(lagged, normal_force, self.bound_change):
+            if nf == 2 * c:  # two friction unknowns per contact: only contacts where the bound matters
+                pair = (z[n + c :].reshape(c, 2), lower[n + c :].reshape(c, 2), upper[n + c :].reshape(c, 2))
+            else:
+                pair = (None, None, None)
+            if not _bounds_moved(lagged, normal_force, self.bound_change, *pair):
                 break
         # the friction impulse in the contact frame: G^T x_F = D^T (G1^T x_F)
         tangential = (G1.T @ z[n + c :]).reshape(c, 2)
@@ -729,8 +744,8 @@ class BodyContactSimulation:
             sweeps, relative, converged = nsgs_csr(
                 indptr, indices, data, b, m, r, self.max_sweeps, self.check_every, self.tolerance, measure
             )
-            if not converged and self.newton_iterations:
-                steps, relative, converged = proximal_point_csr(W, b, m, r, self.newton_iterations, self.tolerance,
+            if not converged and self.proximal_iterations:
+                steps, relative, converged = proximal_point_csr(W, b, m, r, self.proximal_iterations, self.tolerance,
                                                                 measure)  # fmt: skip
                 sweeps += steps
             if converged:
@@ -828,7 +843,9 @@ class BodyContactSimulation:
                                          normal_prev, friction_prev, prev_impulse, prev_active)  # fmt: skip
                 return out[0], out[1] + iterations, out[2], True, out[4]
             lagged, normal_force = normal_force, np.maximum(z[0::3], 0.0) / h
-            if not _bounds_moved(lagged, normal_force, self.bound_change):
+            friction = z.reshape(c, 3)[:, 1:]
+            if not _bounds_moved(lagged, normal_force, self.bound_change, friction, lo_cm.reshape(c, 3)[:, 1:],
+                                 hi_cm.reshape(c, 3)[:, 1:]):  # fmt: skip
                 break
         x_F = z[order][c:]
         tangential = (G1.T @ x_F).reshape(c, 2)
@@ -930,12 +947,25 @@ def _full_shape(matrix, size):
     return matrix
 
 
-def _bounds_moved(lagged, latest, change) -> bool:
-    """Whether a contact's friction bound mu lam_N, taken from ``lagged`` normal forces, is off
-    the one its new normal force ``latest`` gives by more than the share ``change`` of the
-    larger (module docstring, "Friction bounds")."""
+def _bounds_moved(lagged, latest, change, friction=None, lower=None, upper=None) -> bool:
+    """Whether the friction bounds mu lam_N, taken from ``lagged`` normal forces, are off the ones
+    the new normal forces ``latest`` give by more than the share ``change`` of the larger at a
+    contact where that matters (module docstring, "Friction bounds"). With the friction
+    unknowns ``friction`` (c, k) and their bounds ``lower``, ``upper`` (c, k) of this pass, it
+    matters only at a contact whose friction is at a bound (sliding, or a new contact whose
+    bound was 0) or beyond the bound scaled to the new normal force: elsewhere the answer solves
+    the problem with the new bounds as it is. (The bounds of lcpdyn's models are proportional to
+    lam_N; a contact whose lagged lam_N is 0 has zero bounds and counts as at a bound.) Without
+    ``friction`` every contact counts."""
     scale = np.maximum(lagged, latest)
-    return bool(np.any(np.abs(latest - lagged) > change * scale))
+    moved = np.abs(latest - lagged) > change * scale
+    if friction is None or not moved.any():
+        return bool(moved.any())
+    width = 1e-9 * np.maximum(np.abs(lower), np.abs(upper))
+    at_bound = np.any((friction >= upper - width) | (friction <= lower + width), axis=1)
+    ratio = np.divide(latest, lagged, out=np.zeros_like(latest), where=lagged > 0)[:, None]
+    beyond = np.any((friction > upper * ratio + width) | (friction < lower * ratio - width), axis=1)
+    return bool(np.any(moved & (at_bound | beyond)))
 
 
 def _friction_block(model, slips, h, mu, mu_static, normal_force, friction_force, tangent, sparse=False):
