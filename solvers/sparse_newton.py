@@ -14,8 +14,10 @@ iteration cycles (during a pour, when hundreds of contacts open and close in one
   g pointing outward) are held by a diagonally scaled gradient step, the others take the Newton
   step of the quadratic on their face, ``K_FF p_F = -g_F`` (SuperLU, with the proximal term of
   :func:`solvers.sparse_gauss_seidel.active_set_csr` where K_FF is singular, as it is for the
-  normal rows of a hyperstatic contact set); the step length comes from an Armijo search along
-  the projection arc, ``f(P(z + a p)) <= f(z) + σ gᵀ(P(z + a p) - z)``. f decreases at every
+  normal rows of a hyperstatic contact set); the step goes to the first minimizer of f along
+  the projection arc P(z + t p), t in [0, 1], found exactly (Moré & Toraldo's projected search,
+  :func:`_projected_search`; Bertsekas uses Armijo backtracking along the arc, which took up to
+  2.3 times as many iterations on islands of the 500-sphere pour). f decreases at every
   iteration, which is what the active-set iteration lacks; once the active set is the
   solution's, the full step lands on the solution (one factorization per iteration; a resting
   pile from a warm start takes one).
@@ -37,6 +39,9 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 import scipy.sparse.linalg as spla
+from numba import njit
+
+from .sparse_measure import csr_arrays
 
 __all__ = ["projected_newton_csr", "proximal_point_csr", "is_symmetric"]
 
@@ -53,13 +58,107 @@ def is_symmetric(matrix, tolerance: float = 1e-12) -> bool:
     return bool(difference.nnz == 0 or difference.max() <= tolerance * top)
 
 
-def projected_newton_csr(matrix, q, lo, hi, z, max_iterations, tolerance, measure, proximal=1e-10, refine=8,
-                         armijo=1e-4, line_search_steps=40):  # fmt: skip
+@njit(cache=True)
+def _projected_search(indptr, indices, data, q, lo, hi, z, p, g, out):
+    """The projected search of Moré & Toraldo 1991 (SIAM J. Optim. 1: 93-113) for the quadratic
+    f(x) = ½ xᵀKx + qᵀx (K symmetric, CSR): the first local minimizer of f(P(z + t p)) over
+    t in [0, 1], P the projection on [lo, hi], found exactly by walking the breakpoints of the
+    path in order (f is quadratic between them: its slope a = g(x)ᵀd and curvature b = dᵀKd
+    are updated as each variable reaches its bound and leaves the direction d, in O(nonzeros)
+    overall). g = K z + q at z. Writes the point into ``out``; returns t (0 if p does not
+    descend)."""
+    n = z.shape[0]
+    # breakpoints
+    tb = np.empty(n)
+    for i in range(n):
+        if p[i] > 0.0:
+            tb[i] = (hi[i] - z[i]) / p[i] if hi[i] < np.inf else np.inf
+        elif p[i] < 0.0:
+            tb[i] = (lo[i] - z[i]) / p[i] if lo[i] > -np.inf else np.inf
+        else:
+            tb[i] = 0.0  # not moving: out of the direction from the start
+        if tb[i] < 0.0:
+            tb[i] = 0.0
+    d = p.copy()
+    for i in range(n):
+        if tb[i] <= 0.0:
+            d[i] = 0.0
+    # Kd
+    Kd = np.zeros(n)
+    for i in range(n):
+        s = 0.0
+        for k in range(indptr[i], indptr[i + 1]):
+            s += data[k] * d[indices[k]]
+        Kd[i] = s
+    a = 0.0
+    b = 0.0
+    for i in range(n):
+        a += g[i] * d[i]
+        b += d[i] * Kd[i]
+    order = np.argsort(tb)
+    t = 0.0
+    j = 0
+    while j < n and tb[order[j]] <= 0.0:
+        j += 1
+    while True:
+        nxt = tb[order[j]] if j < n else np.inf
+        if nxt > 1.0:
+            nxt = 1.0
+        dt = nxt - t
+        if a >= 0.0:  # not descending any more: stop here
+            break
+        if b > 0.0:
+            s = -a / b
+            if s < dt:
+                t = t + s
+                break
+        t = nxt
+        a = a + dt * b
+        if t >= 1.0 or j >= n:
+            break
+        # remove every variable whose breakpoint is t
+        while j < n and tb[order[j]] <= t:
+            i = order[j]
+            pi = d[i]
+            if pi != 0.0:
+                # g_i at the current point: row i of K times x(t) plus q_i
+                gi = q[i]
+                for k in range(indptr[i], indptr[i + 1]):
+                    c = indices[k]
+                    x = z[c] + t * p[c]
+                    if x > hi[c]:
+                        x = hi[c]
+                    if x < lo[c]:
+                        x = lo[c]
+                    gi += data[k] * x
+                a -= pi * gi
+                b -= 2.0 * pi * Kd[i]
+                kii = 0.0
+                for k in range(indptr[i], indptr[i + 1]):
+                    if indices[k] == i:
+                        kii = data[k]
+                b += pi * pi * kii
+                for k in range(indptr[i], indptr[i + 1]):
+                    Kd[indices[k]] -= pi * data[k]  # column i = row i (symmetric)
+                d[i] = 0.0
+            j += 1
+    for i in range(n):
+        x = z[i] + t * p[i]
+        if x > hi[i]:
+            x = hi[i]
+        if x < lo[i]:
+            x = lo[i]
+        out[i] = x
+    return t
+
+
+def projected_newton_csr(matrix, q, lo, hi, z, max_iterations, tolerance, measure, proximal=1e-10, refine=8):
     """Bertsekas' projected Newton method (module docstring) in place on z for the bounded LCP
     with the symmetric positive semidefinite sparse ``matrix``. ``measure(z)`` returns the
     framework's relative residual. Returns (iterations, relative residual, converged); z is left
     at the best iterate measured."""
     K = sp.csr_matrix(matrix)
+    arrays = csr_arrays(K)
     d = K.diagonal().copy()
     d[~(d > 0.0)] = 1.0
     fixed = lo == hi
@@ -95,17 +194,11 @@ def projected_newton_csr(matrix, q, lo, hi, z, max_iterations, tolerance, measur
             p[free] = x
         if not np.all(np.isfinite(p)):
             break
-        a = 1.0
-        accepted = False
-        for _ in range(line_search_steps):
-            trial = np.clip(z + a * p, lo, hi)
-            g_trial = K @ trial + q
-            f_trial = 0.5 * trial @ (g_trial + q)
-            if f_trial <= f + armijo * (g @ (trial - z)):
-                accepted = True
-                break
-            a *= 0.5
-        if not accepted:  # no decrease along the arc: at a minimizer up to rounding, or stuck
+        trial = np.empty_like(z)
+        _projected_search(*arrays, q, lo, hi, z, p, g, trial)
+        g_trial = K @ trial + q
+        f_trial = 0.5 * trial @ (g_trial + q)
+        if not f_trial < f:  # no decrease along the path: at a minimizer up to rounding, or stuck
             break
         z[:] = trial
         g, f = g_trial, f_trial

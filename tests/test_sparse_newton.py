@@ -112,3 +112,34 @@ def test_proximal_point_on_a_csr_operator_matches_the_dense_solver(seed, unique)
     assert dense.status.name == "SOLVED"
     if unique:
         np.testing.assert_allclose(r, dense.r, rtol=0, atol=1e-6 * np.abs(dense.r).max())
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_projected_search_finds_the_first_minimizer_along_the_arc(seed):
+    """_projected_search against a fine grid of f(P(z + t p)) on [0, 1]: the same first local
+    minimizer (to the grid's resolution) and no larger f there."""
+    from solvers.sparse_newton import _projected_search
+
+    rng = np.random.default_rng(seed)
+    n = 30
+    A = sp.random(n, n, density=0.15, random_state=seed).toarray()
+    K = A @ A.T + 0.05 * np.eye(n)
+    q = rng.normal(size=n)
+    lo, hi = -rng.uniform(0.1, 1.0, n), rng.uniform(0.1, 1.0, n)
+    lo[::5], hi[::7] = -np.inf, np.inf
+    z = np.clip(rng.normal(scale=0.5, size=n), lo, hi)
+    g = K @ z + q
+    p = -3.0 * g  # a long descent step: the arc bends at many bounds before t = 1
+    out = np.empty(n)
+    t = _projected_search(*csr_arrays(sp.csr_matrix(K)), q, lo, hi, z, p, g, out)
+
+    def f(x):
+        return 0.5 * x @ K @ x + q @ x
+
+    grid = np.linspace(0.0, 1.0, 20001)
+    values = np.array([f(np.clip(z + s * p, lo, hi)) for s in grid])
+    rises = np.flatnonzero(np.diff(values) > 0)
+    first = grid[rises[0]] if rises.size else 1.0
+    np.testing.assert_allclose(out, np.clip(z + t * p, lo, hi), rtol=0, atol=1e-14)
+    assert abs(t - first) <= 1e-4 and f(out) <= values[: rises[0] + 1 if rises.size else None].min() + 1e-12
+    assert f(out) < f(z)
