@@ -65,8 +65,10 @@ def _projected_search(indptr, indices, data, q, lo, hi, z, p, g, out):
     t in [0, 1], P the projection on [lo, hi], found exactly by walking the breakpoints of the
     path in order (f is quadratic between them: its slope a = g(x)ᵀd and curvature b = dᵀKd
     are updated as each variable reaches its bound and leaves the direction d, in O(nonzeros)
-    overall). g = K z + q at z. Writes the point into ``out``; returns t (0 if p does not
-    descend)."""
+    overall). g = K z + q at z. Writes the point into ``out``; returns (t, the change of f
+    along the walk, summed segment by segment: exact up to the rounding of its terms, where
+    f(out) - f(z) computed from the two values loses everything below |f| eps); (0, 0) if p does
+    not descend."""
     n = z.shape[0]
     # breakpoints
     tb = np.empty(n)
@@ -97,6 +99,7 @@ def _projected_search(indptr, indices, data, q, lo, hi, z, p, g, out):
         b += d[i] * Kd[i]
     order = np.argsort(tb)
     t = 0.0
+    change = 0.0
     j = 0
     while j < n and tb[order[j]] <= 0.0:
         j += 1
@@ -111,8 +114,10 @@ def _projected_search(indptr, indices, data, q, lo, hi, z, p, g, out):
             s = -a / b
             if s < dt:
                 t = t + s
+                change += a * s + 0.5 * b * s * s
                 break
         t = nxt
+        change += a * dt + 0.5 * b * dt * dt
         a = a + dt * b
         if t >= 1.0 or j >= n:
             break
@@ -149,7 +154,7 @@ def _projected_search(indptr, indices, data, q, lo, hi, z, p, g, out):
         if x < lo[i]:
             x = lo[i]
         out[i] = x
-    return t
+    return t, change
 
 
 def projected_newton_csr(matrix, q, lo, hi, z, max_iterations, tolerance, measure, proximal=1e-10, refine=8):
@@ -166,7 +171,6 @@ def projected_newton_csr(matrix, q, lo, hi, z, max_iterations, tolerance, measur
     relative = measure(z)
     best, best_z = relative, z.copy()
     g = K @ z + q
-    f = 0.5 * z @ (g + q)
     iterations = 0
     while not (relative <= tolerance) and iterations < max_iterations:
         iterations += 1
@@ -195,13 +199,11 @@ def projected_newton_csr(matrix, q, lo, hi, z, max_iterations, tolerance, measur
         if not np.all(np.isfinite(p)):
             break
         trial = np.empty_like(z)
-        _projected_search(*arrays, q, lo, hi, z, p, g, trial)
-        g_trial = K @ trial + q
-        f_trial = 0.5 * trial @ (g_trial + q)
-        if not f_trial < f:  # no decrease along the path: at a minimizer up to rounding, or stuck
+        _, change = _projected_search(*arrays, q, lo, hi, z, p, g, trial)
+        if not change < 0.0:  # no descent along the arc: at a minimizer up to rounding, or stuck
             break
         z[:] = trial
-        g, f = g_trial, f_trial
+        g = K @ z + q
         relative = measure(z)
         if relative < best:
             best, best_z = relative, z.copy()

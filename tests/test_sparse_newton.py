@@ -131,7 +131,7 @@ def test_projected_search_finds_the_first_minimizer_along_the_arc(seed):
     g = K @ z + q
     p = -3.0 * g  # a long descent step: the arc bends at many bounds before t = 1
     out = np.empty(n)
-    t = _projected_search(*csr_arrays(sp.csr_matrix(K)), q, lo, hi, z, p, g, out)
+    t, change = _projected_search(*csr_arrays(sp.csr_matrix(K)), q, lo, hi, z, p, g, out)
 
     def f(x):
         return 0.5 * x @ K @ x + q @ x
@@ -142,4 +142,4 @@ def test_projected_search_finds_the_first_minimizer_along_the_arc(seed):
     first = grid[rises[0]] if rises.size else 1.0
     np.testing.assert_allclose(out, np.clip(z + t * p, lo, hi), rtol=0, atol=1e-14)
     assert abs(t - first) <= 1e-4 and f(out) <= values[: rises[0] + 1 if rises.size else None].min() + 1e-12
-    assert f(out) < f(z)
+    assert f(out) < f(z) and change == pytest.approx(f(out) - f(z), rel=1e-9)
