@@ -270,23 +270,10 @@ def _block_row_pattern(indptr, indices, n):
 
 
 @njit(cache=True)
-def _gather_rows(W, offsets, columns):
-    """The three rows of each contact restricted to S_c, flattened: values[3 * offsets[c] + a *
-    |S_c| + t] = W[3c + a, columns[offsets[c] + t]]."""
-    nc = offsets.shape[0] - 1
-    values = np.empty(3 * offsets[nc])
-    for c in range(nc):
-        start = offsets[c]
-        size = offsets[c + 1] - start
-        for a in range(3):
-            for t in range(size):
-                values[3 * start + a * size + t] = W[3 * c + a, columns[start + t]]
-    return values
-
-
-@njit(cache=True)
-def _gather_rows_csr(indptr, indices, data, offsets, columns):
-    """:func:`_gather_rows` from a CSR W (indices sorted within rows; absent entries are 0)."""
+def _gather_rows(indptr, indices, data, offsets, columns):
+    """The three rows of each contact restricted to S_c, flattened, from W in CSR (indices
+    sorted within rows; absent entries are 0): values[3 * offsets[c] + a * |S_c| + t] =
+    W[3c + a, columns[offsets[c] + t]]."""
     nc = offsets.shape[0] - 1
     values = np.zeros(3 * offsets[nc])
     for c in range(nc):
@@ -395,49 +382,45 @@ class _Operator:
             self.J = np.empty((n, n))
         else:
             rows, cols = np.nonzero(W)
-            diagonal = np.arange(n)
-            rows = np.concatenate([rows, diagonal])
-            cols = np.concatenate([cols, diagonal])
-            values = np.concatenate([np.asarray(W)[rows[: rows.size - n], cols[: cols.size - n]], np.zeros(n)])
-            Ws = sp.coo_matrix((values, (rows, cols)), shape=(n, n)).tocsr()  # explicit zeros kept
-            Ws.sum_duplicates()
-            Ws.sort_indices()
-            self._w = (Ws.indptr, Ws.indices, Ws.data)
-            self._w_diagonal = _csr_diagonal_positions(Ws.indptr, Ws.indices)
-            self._offsets, self._columns = _block_row_pattern(Ws.indptr, Ws.indices, n)
-            self._rows = _gather_rows(np.asarray(W, dtype=np.float64), self._offsets, self._columns)
-            self._rows_diagonal = _diagonal_positions(self._offsets, self._columns)
-            nnz = 3 * int(self._offsets[-1])
-            self._indptr = np.empty(n + 1, dtype=np.int64)
-            self._indices = np.empty(nnz, dtype=np.int64)
-            self._data = np.empty(nnz)
+            self._set_sparse(rows, cols, np.asarray(W, dtype=np.float64)[rows, cols])
         if shift is not None:
             self.set_shift(shift)
 
     @classmethod
     def from_csr(cls, W):
         """The sparse operator from a scipy CSR ``W`` directly (a Delassus operator too large to
-        hold dense: :func:`solvers.sparse_newton.alart_curnier_csr`)."""
+        hold dense: :func:`solvers.sparse_newton.proximal_point_csr`)."""
         n = W.shape[0]
-        Ws = (sp.csr_matrix(W, dtype=np.float64) + sp.csr_matrix((np.zeros(n), (np.arange(n), np.arange(n))),
-                                                                 shape=(n, n))).tocsr()  # fmt: skip
-        Ws.sum_duplicates()
-        Ws.sort_indices()
         self = cls.__new__(cls)
         self.n = n
         self.dense = False
         self._shift = np.zeros(n)
+        coo = sp.coo_matrix(W)
+        self._set_sparse(coo.row, coo.col, coo.data.astype(np.float64))
+        return self
+
+    def _set_sparse(self, rows, cols, values):
+        """The CSR structures of the sparse path from W's entries in coordinates, with every
+        diagonal entry stored (an explicit zero where W has none: ``set_shift`` writes there;
+        scipy's sparse sum would drop it)."""
+        n = self.n
+        diagonal = np.arange(n)
+        rows = np.concatenate([rows, diagonal])
+        cols = np.concatenate([cols, diagonal])
+        values = np.concatenate([values, np.zeros(n)])
+        Ws = sp.coo_matrix((values, (rows, cols)), shape=(n, n)).tocsr()  # explicit zeros kept
+        Ws.sum_duplicates()
+        Ws.sort_indices()
         indptr, indices = Ws.indptr.astype(np.int64), Ws.indices.astype(np.int64)
         self._w = (indptr, indices, Ws.data.astype(np.float64))
         self._w_diagonal = _csr_diagonal_positions(indptr, indices)
-        self._offsets, self._columns = _block_row_pattern(indptr, indices, n)
-        self._rows = _gather_rows_csr(indptr, indices, self._w[2], self._offsets, self._columns)
+        self._offsets, self._columns = _block_row_pattern(indptr, indices, self.n)
+        self._rows = _gather_rows(*self._w, self._offsets, self._columns)
         self._rows_diagonal = _diagonal_positions(self._offsets, self._columns)
         nnz = 3 * int(self._offsets[-1])
-        self._indptr = np.empty(n + 1, dtype=np.int64)
+        self._indptr = np.empty(self.n + 1, dtype=np.int64)
         self._indices = np.empty(nnz, dtype=np.int64)
         self._data = np.empty(nnz)
-        return self
 
     def set_shift(self, shift):
         """Make the operator ``W + diag(shift)`` (replacing the previous shift)."""

