@@ -430,6 +430,10 @@ def test_bad_input_is_named(coal):
         BodyContactSimulation(model, world, "coulomb", solver_options={"max_sweeps": 1})
     with pytest.raises(ValueError, match="bound_passes"):
         BodyContactSimulation(model, world, bound_passes=-1)
+    with pytest.raises(ValueError, match="newton_iterations must be an integer >= 0"):
+        BodyContactSimulation(model, world, newton_iterations=-1)
+    with pytest.raises(ValueError, match="proximal_iterations must be an integer >= 0"):
+        BodyContactSimulation(model, world, proximal_iterations=2.5)
     from lcpdyn import Plane, SphereContact
 
     model.add_contact(SphereContact(ball, Plane(), 0.5, radius=0.1))
