@@ -15,7 +15,10 @@ pour's state, and says so (``poured_with``). MuJoCo (``pip install ".[bench]"``;
 skipped with a note if absent): the same spheres (radius, density), walls, friction
 coefficient, h = 1 ms, elliptic cones, its default solver (Newton) and its CG and PGS, each
 timed over the same number of steps with ``mj_step`` from the scene poured for the same time
-(with CG); its penetration is what its soft contacts allow. Ratios are ours / MuJoCo per variant.
+(with CG); its penetration is what its soft contacts allow. Its default contacts (solref time
+constant 20 ms) let the settled pile sink 15 % of r into itself, far beyond the issue's 1 %, so
+CG and PGS are also run with the time constant at 2 h (``MUJOCO_VARIANTS``), stiff enough to
+meet it: the peer at the accuracy asked of us. Ratios are ours / MuJoCo per variant.
 
 Usage: ``python benchmarks/bench_pile.py [--count 500] [--settle 1.0] [--steps 50]
 [--models regularized,coulomb] [--tolerance 1e-9] [--quick] [--out results/bench_pile.json]``
@@ -109,8 +112,10 @@ def run_lcpdyn(kind: str, count: int, model: str, settle: float, steps: int, tol
     return out
 
 
-def mjcf(kind: str, count: int, solver: str) -> str:
-    """The scene in MJCF: the same bodies (positions, sizes, densities), walls, mu."""
+def mjcf(kind: str, count: int, solver: str, timeconst: float | None = None) -> str:
+    """The scene in MJCF: the same bodies (positions, sizes, densities), walls, mu; with
+    ``timeconst`` every geom's ``solref`` is (timeconst, 1), critically damped (MuJoCo's default is
+    (0.02, 1))."""
     scene, world = _scene(kind, count)
     q, _ = scene.initial_state()
     bodies = []
@@ -128,26 +133,39 @@ def mjcf(kind: str, count: int, solver: str) -> str:
         sides = ((f"{-h} 0 0", "1 0 0"), (f"{h} 0 0", "-1 0 0"), (f"0 {-h} 0", "0 1 0"), (f"0 {h} 0", "0 -1 0"))
         for pos, axis in sides:
             walls += f'<geom type="plane" pos="{pos}" zaxis="{axis}" size="2 2 0.1" friction="{MU} 0 0"/>'
-    return (f'<mujoco><option timestep="0.001" cone="elliptic" solver="{solver}"/>'
+    default = "" if timeconst is None else f'<default><geom solref="{timeconst!r} 1"/></default>'
+    return (f'<mujoco><option timestep="0.001" cone="elliptic" solver="{solver}"/>{default}'
             f"<worldbody>{walls}{''.join(bodies)}</worldbody></mujoco>")  # fmt: skip
 
 
 _SETTLED: dict = {}
 
 
-def run_mujoco(kind: str, count: int, solver: str, settle: float, steps: int) -> dict:
-    """One MuJoCo variant, timed from the scene poured for ``settle`` s with CG (the fastest of
-    its solvers here; the pour is the same for every variant, as ours is one pour per model)."""
+# MuJoCo's variants: (solver, solref time constant or None for its default 0.02 s). The stiff
+# variants (2 h, the smallest time constant MuJoCo's documentation advises) are the ones whose
+# soft contacts meet the issue's penetration target (1 % of r): measured 0.53-0.55 % of r on the
+# settled 500-sphere pile, against 15-16 % with the default.
+MUJOCO_VARIANTS = (("Newton", None), ("CG", None), ("PGS", None), ("CG", 2e-3), ("PGS", 2e-3))
+
+
+def _variant(solver: str, timeconst: float | None) -> str:
+    return solver if timeconst is None else f"{solver}, solref {timeconst * 1e3:g} ms"
+
+
+def run_mujoco(kind: str, count: int, solver: str, settle: float, steps: int, timeconst: float | None = None) -> dict:
+    """One MuJoCo variant, timed from the scene poured for ``settle`` s with CG and the same
+    ``timeconst`` (CG is the fastest of its solvers here; the pour is the same for every solver,
+    as ours is one pour per model)."""
     import mujoco
 
-    key = (kind, count, settle)
+    key = (kind, count, settle, timeconst)
     if key not in _SETTLED:
-        pour = mujoco.MjModel.from_xml_string(mjcf(kind, count, "CG"))
+        pour = mujoco.MjModel.from_xml_string(mjcf(kind, count, "CG", timeconst))
         poured = mujoco.MjData(pour)
         for _ in range(int(round(settle / 1e-3))):
             mujoco.mj_step(pour, poured)
         _SETTLED[key] = (poured.qpos.copy(), poured.qvel.copy())
-    model = mujoco.MjModel.from_xml_string(mjcf(kind, count, solver))
+    model = mujoco.MjModel.from_xml_string(mjcf(kind, count, solver, timeconst))
     data = mujoco.MjData(model)
     data.qpos[:], data.qvel[:] = _SETTLED[key]
     mujoco.mj_forward(model, data)
@@ -161,7 +179,8 @@ def run_mujoco(kind: str, count: int, solver: str, settle: float, steps: int) ->
             penetration = max(penetration, -float(min(c.dist for c in data.contact[: data.ncon])))
     return {
         "scene": kind,
-        "solver": solver,
+        "solver": _variant(solver, timeconst),
+        "timeconst": timeconst,
         "step_ms": float(np.median(times) * 1e3),
         "contacts": float(np.median(contacts)),
         "penetration_max": penetration,
@@ -178,8 +197,9 @@ def _write_atomically(path: Path, text: str) -> None:
 
 def table(report: dict) -> str:
     lines = [f"bench_pile (lcpdyn {report['lcpdyn_version']}, git {report['git']}): {report['machine']}", ""]
+    peers = " / ".join(_variant(*v) for v in MUJOCO_VARIANTS)
     lines.append("| scene | engine | bodies | contacts | step ms | detection share | iterations | fallbacks "
-                 "| max penetration (radii) | ratio to MuJoCo Newton / CG / PGS |")  # fmt: skip
+                 f"| max penetration (radii) | ratio to MuJoCo {peers} |")  # fmt: skip
     lines.append("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
     notes = []
     for entry in report["lcpdyn"]:
@@ -281,8 +301,8 @@ def main(argv=None) -> int:
             report["lcpdyn"].append(entry)
             print(json.dumps(entry), flush=True)
         try:
-            for solver in ("Newton", "CG", "PGS"):
-                entry = run_mujoco(kind, args.count, solver, args.settle, args.steps)
+            for solver, timeconst in MUJOCO_VARIANTS:
+                entry = run_mujoco(kind, args.count, solver, args.settle, args.steps, timeconst)
                 report["mujoco"].append(entry)
                 print(json.dumps(entry), flush=True)
         except ImportError:

@@ -19,8 +19,12 @@ iteration cycles (during a pour, when hundreds of contacts open and close in one
   :func:`_projected_search`; Bertsekas uses Armijo backtracking along the arc, which took up to
   2.3 times as many iterations on islands of the 500-sphere pour). f decreases at every
   iteration, which is what the active-set iteration lacks; once the active set is the
-  solution's, the full step lands on the solution (one factorization per iteration; a resting
-  pile from a warm start takes one).
+  solution's, the full step lands on the solution (a resting pile from a warm start takes one
+  iteration). The face systems of successive iterations differ in few variables (1-100 of
+  ~4,000 on the pour's islands, a few in the tail of a run): :class:`FaceSolver` factorizes a
+  face only when it is more than ``border`` variables away from the last one factorized and
+  otherwise solves by a Schur complement on the difference -- 1.4-1.5 times faster on 15
+  islands of the 500-sphere pour (12-63 iterations each), the same iterations.
 * :func:`proximal_point_csr` -- the exact-cone friction-contact problem on a CSR Delassus
   operator: the proximal-point loop of :mod:`solvers.proximal_point` around the semismooth
   Newton of :mod:`solvers.alart_curnier` (Alart–Curnier function, Armijo on ½|Φ|², SuperLU on
@@ -40,10 +44,9 @@ import numpy as np
 import scipy.sparse as sp
 from numba import njit
 
-from .sparse_gauss_seidel import proximal_solve
 from .sparse_measure import csr_arrays
 
-__all__ = ["projected_newton_csr", "proximal_point_csr", "is_symmetric"]
+__all__ = ["FaceSolver", "projected_newton_csr", "proximal_point_csr", "is_symmetric"]
 
 
 def is_symmetric(matrix, tolerance: float = 1e-12) -> bool:
@@ -157,11 +160,166 @@ def _projected_search(indptr, indices, data, q, lo, hi, z, p, g, out):
     return t, change
 
 
-def projected_newton_csr(matrix, q, lo, hi, z, max_iterations, tolerance, measure, proximal=1e-10, refine=8):
+class FaceSolver:
+    """Solves (K_FF + diag(s_F)) x = b on the successive faces F of one projected Newton run,
+    with one sparse LU per *base* face F0 and, while F differs from F0 in at most ``border``
+    variables, a dense Schur complement on the difference instead of a new factorization (the
+    bordered system of active-set QP solvers: Gill, Murray, Saunders & Wright 1990, "A
+    Schur-complement method for sparse quadratic programming", in Reliable Numerical
+    Computation, Oxford, 113-138).
+
+    With R = F0 \\ F (variables the face dropped) and N = F \\ F0 (variables it gained),
+    A0 = K_{F0 F0} + diag(s_{F0}) and C = K_{F0 N}, x solves
+
+        [ A0     E_R   C                ] [ x0 ]   [ b on F0 ∩ F, 0 on R ]
+        [ E_R^T  0     0                ] [ mu ] = [ 0                   ]
+        [ C^T    0     K_NN + diag(s_N) ] [ x_N]   [ b_N                 ]
+
+    (the rows of R are released by mu and their unknowns held at 0), so with Z = A0^-1 [E_R C]
+    (two triangular solves per border column, cached per variable while F0 stands) the border
+    unknowns solve the |R|+|N| dense Schur complement [[0, 0], [0, K_NN + s_N]] - [E_R C]^T Z,
+    and x0 = A0^-1 b0 - Z (mu, x_N). On the islands of the 500-sphere pour the face changes by
+    1-100 variables per iteration (a few in the tail of a run), and a factorization of the face
+    (~4,000 unknowns) costs ~30 column solves. ``shift`` is the proximal term s (n,). With
+    ``border=0`` every face is factorized (as :func:`solvers.sparse_gauss_seidel.proximal_solve`
+    does)."""
+
+    def __init__(self, matrix, shift, border: int = 40):
+        self.K = sp.csr_matrix(matrix)
+        self.shift = np.asarray(shift, dtype=np.float64)
+        self.border = int(border)
+        self.n = self.K.shape[0]
+        self.base = None
+        self.factorizations = 0
+        self.column_solves = 0
+
+    def _factorize(self, free):
+        import scipy.sparse.linalg as spla
+
+        A = (self.K[free][:, free] + sp.diags(self.shift[free])).tocsc()
+        try:  # symmetric positive definite with the shift: no pivoting, one symmetric ordering
+            self.lu = spla.splu(A, permc_spec="MMD_AT_PLUS_A", diag_pivot_thresh=0.0,
+                                options={"SymmetricMode": True})  # fmt: skip
+        except RuntimeError:  # singular even with the shift
+            self.base = None
+            return False
+        self.base = free
+        self.position = np.full(self.n, -1, np.int64)
+        self.position[free] = np.arange(free.size)
+        self.columns = {}
+        self.factorizations += 1
+        return True
+
+    def _on_base(self, rows):
+        """K[rows][:, F0] as CSR with the columns numbered by their place in F0."""
+        block = self.K[rows].tocoo()
+        keep = self.position[block.col] >= 0
+        return sp.csr_matrix(
+            (block.data[keep], (block.row[keep], self.position[block.col[keep]])), shape=(rows.size, self.base.size)
+        )
+
+    def _prepare(self, free):
+        """Set the face: a new base, or the Schur complement of its border. False if singular."""
+        if self.base is not None:
+            in_face = np.zeros(self.n, bool)
+            in_face[free] = True
+            on_base = self.position >= 0
+            dropped = np.flatnonzero(on_base & ~in_face)
+            gained = np.flatnonzero(in_face & ~on_base)
+            if dropped.size + gained.size > self.border:
+                self.base = None
+        if self.base is None:
+            if not self._factorize(free):
+                return False
+            dropped = gained = np.zeros(0, np.int64)
+        self.dropped, self.gained = dropped, gained
+        self.Ct = self._on_base(gained) if gained.size else None  # C^T (|N|, |F0|)
+        if dropped.size + gained.size == 0:
+            return True
+        import scipy.linalg as sla
+
+        wanted = np.concatenate([dropped, gained])
+        missing = [k for k, i in enumerate(wanted) if i not in self.columns]
+        if missing:
+            rhs = np.zeros((self.base.size, len(missing)))
+            for col, k in enumerate(missing):
+                if k < dropped.size:
+                    rhs[self.position[wanted[k]], col] = 1.0
+            new = [k - dropped.size for k in missing if k >= dropped.size]
+            if new:
+                rhs[:, len(missing) - len(new) :] = self.Ct[new].toarray().T
+            solved = self.lu.solve(rhs)
+            self.column_solves += len(missing)
+            for col, k in enumerate(missing):
+                self.columns[int(wanted[k])] = solved[:, col]
+        self.Z = np.column_stack([self.columns[int(i)] for i in wanted])
+        lower = self.Ct @ self.Z if gained.size else np.zeros((0, wanted.size))
+        schur = -np.vstack([self.Z[self.position[dropped]], lower])
+        if gained.size:
+            m = dropped.size
+            schur[m:, m:] += self.K[gained][:, gained].toarray() + np.diag(self.shift[gained])
+        with np.errstate(all="ignore"):
+            self.schur = sla.lu_factor(schur, check_finite=False)
+        if not np.all(np.isfinite(self.schur[0])) or np.min(np.abs(np.diag(self.schur[0]))) == 0.0:
+            return self._factorize(free) and self._prepare_plain(free)
+        return True
+
+    def _prepare_plain(self, free):
+        self.dropped = self.gained = np.zeros(0, np.int64)
+        self.Ct = None
+        return True
+
+    def _bordered(self, free, b):
+        base, dropped, gained = self.base, self.dropped, self.gained
+        place = np.full(self.n, -1, np.int64)
+        place[free] = np.arange(free.size)
+        kept = place[base] >= 0
+        b0 = np.zeros(base.size)
+        b0[kept] = b[place[base[kept]]]
+        y = self.lu.solve(b0)
+        x = np.empty(free.size)
+        if dropped.size + gained.size == 0:
+            x[place[base]] = y
+            return x
+        import scipy.linalg as sla
+
+        rhs = -np.concatenate([y[self.position[dropped]], self.Ct @ y if gained.size else np.zeros(0)])
+        rhs[dropped.size :] += b[place[gained]]
+        border = sla.lu_solve(self.schur, rhs, check_finite=False)
+        x0 = y - self.Z @ border
+        x[place[base[kept]]] = x0[kept]
+        x[place[gained]] = border[dropped.size :]
+        return x
+
+    def solve(self, free, rhs, steps):
+        """x with K_FF x = rhs on the face ``free`` (indices) by the proximal-point iteration of
+        :func:`solvers.sparse_gauss_seidel.proximal_solve` from 0, x <- x + (K_FF + s_F)^-1
+        (rhs - K_FF x) (at most ``steps`` solves, stopping when x no longer changes): written
+        on the residual, the iteration also refines away the error of a bordered solve, which
+        grows with the condition of the base factorization (large on a singular face with a
+        small shift). None if singular even with the shift."""
+        if not self._prepare(free):
+            return None
+        x = np.zeros(free.size)
+        full = np.zeros(self.n)
+        residual = np.array(rhs, dtype=np.float64)
+        for _ in range(steps):
+            step = self._bordered(free, residual)
+            x = x + step
+            if np.max(np.abs(step), initial=0.0) <= 1e-15 * np.max(np.abs(x), initial=0.0):
+                break
+            full[free] = x
+            residual = rhs - (self.K @ full)[free]
+        return x
+
+
+def projected_newton_csr(matrix, q, lo, hi, z, max_iterations, tolerance, measure, proximal=1e-10, refine=8, border=40):
     """Bertsekas' projected Newton method (module docstring) in place on z for the bounded LCP
     with the symmetric positive semidefinite sparse ``matrix``. ``measure(z)`` returns the
-    framework's relative residual. Returns (iterations, relative residual, converged); z is left
-    at the best iterate measured."""
+    framework's relative residual. The face systems are solved by :class:`FaceSolver`, which
+    factorizes a face only when it differs from the last factorized one in more than ``border``
+    variables. Returns (iterations, relative residual, converged); z is left at the best iterate
+    measured."""
     K = sp.csr_matrix(matrix)
     arrays = csr_arrays(K)
     d = K.diagonal().copy()
@@ -171,6 +329,7 @@ def projected_newton_csr(matrix, q, lo, hi, z, max_iterations, tolerance, measur
     relative = measure(z)
     best, best_z = relative, z.copy()
     g = K @ z + q
+    faces = FaceSolver(K, proximal * d, border)
     iterations = 0
     while not (relative <= tolerance) and iterations < max_iterations:
         iterations += 1
@@ -179,7 +338,7 @@ def projected_newton_csr(matrix, q, lo, hi, z, max_iterations, tolerance, measur
         p = np.where(held, -g / d, 0.0)
         free = np.flatnonzero(~held)
         if free.size:  # the face's Newton step nearest zero (proximal on a singular face)
-            x = proximal_solve(K, free, proximal * d[free], -g[free], np.zeros(free.size), 1 + refine, symmetric=True)
+            x = faces.solve(free, -g[free], 1 + refine)
             if x is None:  # singular even with the shift
                 break
             p[free] = x

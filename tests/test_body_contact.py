@@ -515,13 +515,18 @@ def test_friction_bounds_are_re_solved_only_where_they_matter():
 
     lagged, latest = np.array([10.0]), np.array([4.0])
     lo, hi = np.array([[-5.0, -5.0]]), np.array([[5.0, 5.0]])
-    assert _bounds_moved(lagged, latest, 0.5)  # without the friction: every contact counts
-    assert not _bounds_moved(lagged, latest, 0.5, np.array([[1.0, -1.0]]), lo, hi)  # inside 5 and 2
+    assert _bounds_moved(lagged, latest, 0.5).all()  # without the friction: every contact counts
+    assert not _bounds_moved(lagged, latest, 0.5, np.array([[1.0, -1.0]]), lo, hi).any()  # inside 5 and 2
     assert _bounds_moved(lagged, latest, 0.5, np.array([[5.0, 0.0]]), lo, hi)  # sliding at its bound
     assert _bounds_moved(lagged, latest, 0.5, np.array([[0.0, -3.0]]), lo, hi)  # beyond the new bound 2
     assert not _bounds_moved(lagged, np.array([8.0]), 0.5, np.array([[5.0, 0.0]]), lo, hi)  # moved 20 %
     zero = np.zeros((1, 2))
     assert _bounds_moved(np.array([0.0]), np.array([3.0]), 0.5, zero, zero, zero)  # a new contact
+    # per contact: the next pass takes the new force's bound only where it matters
+    friction = np.array([[1.0, -1.0], [5.0, 0.0], [5.0, 0.0], [0.0, 0.0]])
+    mask = _bounds_moved(np.array([10.0, 10.0, 10.0, 0.0]), np.array([4.0, 4.0, 8.0, 3.0]), 0.5, friction,
+                         np.vstack([lo] * 3 + [zero]), np.vstack([hi] * 3 + [zero]))  # fmt: skip
+    assert mask.tolist() == [False, True, False, True]
 
 
 def test_a_pour_into_a_narrow_bin_is_solved_on_the_sparse_path_throughout(coal):

@@ -156,3 +156,64 @@ def test_projected_search_finds_the_first_minimizer_along_the_arc(seed):
     np.testing.assert_allclose(out, np.clip(z + t * p, lo, hi), rtol=0, atol=1e-14)
     assert abs(t - first) <= 1e-4 and f(out) <= values[: rises[0] + 1 if rises.size else None].min() + 1e-12
     assert f(out) < f(z) and change == pytest.approx(f(out) - f(z), rel=1e-9)
+
+
+def _face_sequence(n, seed):
+    """Faces (sorted index arrays) of a walk that drops and gains a few variables per step, with
+    one jump that changes most of them."""
+    rng = np.random.default_rng(seed)
+    free = rng.uniform(size=n) < 0.7
+    faces = []
+    for step in range(12):
+        flip = rng.choice(n, size=n // 2 if step == 6 else int(rng.integers(0, 5)), replace=False)
+        free[flip] = ~free[flip]
+        faces.append(np.flatnonzero(free))
+    return faces
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_face_solver_matches_a_factorization_of_each_face(seed):
+    """FaceSolver's bordered Schur complement gives the solution of every face system that a
+    factorization of that face gives, on a positive definite and on a singular (duplicated rows,
+    shifted) matrix; it factorizes only when a face differs from the base in more than
+    ``border`` variables, and every new face with ``border=0``."""
+    import scipy.sparse.linalg as spla
+
+    from solvers.sparse_newton import FaceSolver
+
+    for case in (L.random_spd(60, seed, "box"), L.random_psd_duplicated(60, seed, 6, "box")):
+        K = sp.csr_matrix(case.M)
+        shift = 1e-8 * K.diagonal()
+        faces = _face_sequence(60, seed)
+        bordered, plain = FaceSolver(K, shift, border=10), FaceSolver(K, shift, border=0)
+        rng = np.random.default_rng(seed + 10)
+        for free in faces:
+            rhs = K[free] @ rng.normal(size=60)  # in the range of the face, as a Newton step's is
+            A = (K[free][:, free] + sp.diags(shift[free])).toarray()
+            once = spla.spsolve(sp.csc_matrix(A), rhs)  # one solve with the shifted face
+            for solver in (bordered, plain):
+                x = solver.solve(free, rhs, 1)
+                assert np.abs(x - once).max() <= 1e-6 * np.abs(once).max()
+                x = solver.solve(free, rhs, 8)  # refined on the residual of the face itself
+                scale = np.abs(A).sum(axis=1).max() * np.abs(x).max() + np.abs(rhs).max()
+                assert np.abs(K[free][:, free] @ x - rhs).max() <= 1e-12 * scale
+        changed = 1 + sum(not np.array_equal(a, b) for a, b in zip(faces, faces[1:]))
+        assert plain.factorizations == changed  # a face equal to the last one is not factorized again
+        assert 2 <= bordered.factorizations < changed and bordered.column_solves > 0
+
+
+def test_projected_newton_takes_the_same_steps_with_and_without_the_bordered_solves():
+    """The face solver changes the cost of a step, not the step: the same iterations and the
+    same converged answer with ``border=0`` (a factorization per face) and the default."""
+    case = L.random_psd_duplicated(80, 1, 6, "box")
+    M = sp.csr_matrix(case.M)
+    measure = _lcp_measure(case.M, case.q, case.lo, case.hi)
+    runs = []
+    for border in (0, 40):
+        z = np.zeros(80)
+        steps, relative, converged = projected_newton_csr(M, case.q, case.lo, case.hi, z, 100, 1e-12, measure,
+                                                          border=border)  # fmt: skip
+        assert converged
+        runs.append((steps, z))
+    assert runs[0][0] == runs[1][0] and runs[0][0] > 2
+    assert check_answer(*case.args, runs[1][1], unique=case.unique) == []
