@@ -81,11 +81,12 @@ a contact sticking inside both bounds does not count, because the answer solves 
 with the new bounds as it is, and one whose force moved less keeps its bound as in the paper
 (models with two friction unknowns per contact; with more, every contact that moved counts).
 Re-bounding only those contacts cut projected Newton's iterations in the second and third
-passes by ~20 % on the 500-sphere pour at t = 0.7 s. In steady contact (a resting
-stack, a settled pile) the forces hardly change and each step is solved once, as in the paper.
-In a moving pile the iteration does not settle: forces of lightly loaded contacts flip between
-passes, and every step of a pour pays all its passes (measured on 200 spheres at t = 0.7 s:
-29-51 contacts still matter per pass with this rule, 32-58 with every contact counted).
+passes by ~20 % on the 500-sphere pour at t = 0.7 s. In steady contact (a resting stack)
+the forces hardly change and each step is solved once, as in the paper. In a pile the
+iteration does not settle: forces of lightly loaded contacts flip between passes, and every
+step pays all its passes (measured on 200 spheres at t = 0.7 s: 29-51 contacts still matter
+per pass with this rule, 32-58 with every contact counted; on 500 spheres nearly at rest at
+t = 1.0-1.3 s, 150-200 per pass, README "Known limits").
 Difference from the paper: this iteration is selective and automatic; ``bound_passes=0`` is the
 paper's lag.
 
