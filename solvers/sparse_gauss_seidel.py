@@ -157,23 +157,20 @@ def grid(points: int = 16):
     return _grid(points)
 
 
-def proximal_solve(matrix, free, shift, rhs, start, steps, symmetric=False):
+def proximal_solve(matrix, free, shift, rhs, start, steps):
     """x with ``matrix[free][:, free] x = rhs`` by the proximal-point iteration (Rockafellar
     1976) x <- (A + diag(shift))^-1 (rhs + shift x) from ``start``, at most ``steps`` solves with
-    one sparse LU (SuperLU), stopping when x no longer changes: the free block of a hyperstatic
-    contact set (four corners, a pile) is singular, and the iteration goes to the solution
-    nearest ``start`` (or, where rhs is not in the range, moves along the null space by rhs /
-    shift per solve). ``symmetric``: the block plus the shift is symmetric positive definite,
-    factorized without pivoting (stable as Cholesky is) with one symmetric fill-reducing
-    ordering -- 5x faster than partial pivoting on a pile. None if it is singular even with the
-    shift."""
+    one sparse LU (SuperLU, partial pivoting: the matrix need not be symmetric), stopping when x
+    no longer changes: the free block of a hyperstatic contact set (four corners, a pile) is
+    singular, and the iteration goes to the solution nearest ``start`` (or, where rhs is not in
+    the range, moves along the null space by rhs / shift per solve). None if it is singular even
+    with the shift. (The symmetric case, on changing faces: :class:`solvers.sparse_newton.FaceSolver`.)"""
     import scipy.sparse as sp
     import scipy.sparse.linalg as spla
 
     A = (matrix[free][:, free] + sp.diags(shift)).tocsc()
-    options = {"diag_pivot_thresh": 0.0, "options": {"SymmetricMode": True}} if symmetric else {}
     try:
-        lu = spla.splu(A, permc_spec="MMD_AT_PLUS_A", **options)
+        lu = spla.splu(A, permc_spec="MMD_AT_PLUS_A")
     except RuntimeError:
         return None
     x = np.array(start, dtype=np.float64)

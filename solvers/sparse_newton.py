@@ -232,8 +232,7 @@ class FaceSolver:
             if not self._factorize(free):
                 return False
             dropped = gained = np.zeros(0, np.int64)
-        self.dropped, self.gained = dropped, gained
-        self.Ct = self._on_base(gained) if gained.size else None  # C^T (|N|, |F0|)
+        self._set_border(free, dropped, gained)
         if dropped.size + gained.size == 0:
             return True
         import scipy.linalg as sla
@@ -261,34 +260,41 @@ class FaceSolver:
         with np.errstate(all="ignore"):
             self.schur = sla.lu_factor(schur, check_finite=False)
         if not np.all(np.isfinite(self.schur[0])) or np.min(np.abs(np.diag(self.schur[0]))) == 0.0:
-            return self._factorize(free) and self._prepare_plain(free)
+            if not self._factorize(free):  # a singular border: factorize the face itself
+                return False
+            self._set_border(free, np.zeros(0, np.int64), np.zeros(0, np.int64))
         return True
 
-    def _prepare_plain(self, free):
-        self.dropped = self.gained = np.zeros(0, np.int64)
-        self.Ct = None
-        return True
-
-    def _bordered(self, free, b):
-        base, dropped, gained = self.base, self.dropped, self.gained
+    def _set_border(self, free, dropped, gained):
+        """The face's border and the index maps its solves use, once per face: ``kept`` the
+        places in F0 still on the face, ``to_face`` their places on it, ``gained_on_face``
+        those of N."""
+        self.dropped, self.gained = dropped, gained
+        self.Ct = self._on_base(gained) if gained.size else None  # C^T (|N|, |F0|)
         place = np.full(self.n, -1, np.int64)
         place[free] = np.arange(free.size)
-        kept = place[base] >= 0
-        b0 = np.zeros(base.size)
-        b0[kept] = b[place[base[kept]]]
+        on_face = place[self.base]
+        self.kept = np.flatnonzero(on_face >= 0)
+        self.to_face = on_face[self.kept]
+        self.gained_on_face = place[gained]
+
+    def _bordered(self, free, b):
+        dropped, gained = self.dropped, self.gained
+        b0 = np.zeros(self.base.size)
+        b0[self.kept] = b[self.to_face]
         y = self.lu.solve(b0)
         x = np.empty(free.size)
         if dropped.size + gained.size == 0:
-            x[place[base]] = y
+            x[self.to_face] = y  # the face is the base
             return x
         import scipy.linalg as sla
 
         rhs = -np.concatenate([y[self.position[dropped]], self.Ct @ y if gained.size else np.zeros(0)])
-        rhs[dropped.size :] += b[place[gained]]
+        rhs[dropped.size :] += b[self.gained_on_face]
         border = sla.lu_solve(self.schur, rhs, check_finite=False)
         x0 = y - self.Z @ border
-        x[place[base[kept]]] = x0[kept]
-        x[place[gained]] = border[dropped.size :]
+        x[self.to_face] = x0[self.kept]
+        x[self.gained_on_face] = border[dropped.size :]
         return x
 
     def solve(self, free, rhs, steps):
