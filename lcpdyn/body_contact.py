@@ -972,10 +972,12 @@ def _bounds_moved(lagged, latest, change, friction=None, lower=None, upper=None)
     moved = np.abs(latest - lagged) > change * scale
     if friction is None or not moved.any():
         return moved
-    width = 1e-9 * np.maximum(np.abs(lower), np.abs(upper))
-    at_bound = np.any((friction >= upper - width) | (friction <= lower + width), axis=1)
+    has_lo, has_hi = np.isfinite(lower), np.isfinite(upper)  # an infinite bound (a free row) is never reached
+    lo, hi = np.where(has_lo, lower, 0.0), np.where(has_hi, upper, 0.0)
+    width = 1e-9 * np.maximum(np.abs(lo), np.abs(hi))
+    at_bound = np.any((has_hi & (friction >= hi - width)) | (has_lo & (friction <= lo + width)), axis=1)
     ratio = np.divide(latest, lagged, out=np.zeros_like(latest), where=lagged > 0)[:, None]
-    beyond = np.any((friction > upper * ratio + width) | (friction < lower * ratio - width), axis=1)
+    beyond = np.any((has_hi & (friction > hi * ratio + width)) | (has_lo & (friction < lo * ratio - width)), axis=1)
     return moved & (at_bound | beyond)
 
 

@@ -527,6 +527,11 @@ def test_friction_bounds_are_re_solved_only_where_they_matter():
     mask = _bounds_moved(np.array([10.0, 10.0, 10.0, 0.0]), np.array([4.0, 4.0, 8.0, 3.0]), 0.5, friction,
                          np.vstack([lo] * 3 + [zero]), np.vstack([hi] * 3 + [zero]))  # fmt: skip
     assert mask.tolist() == [False, True, False, True]
+    # a row without bounds (the continuous law's) never reaches one, silently: no NaN from inf - inf
+    free = np.array([[-np.inf, -np.inf]]), np.array([[np.inf, np.inf]])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert not _bounds_moved(lagged, latest, 0.5, np.array([[5.0, 0.0]]), *free).any()
 
 
 def test_a_pour_into_a_narrow_bin_is_solved_on_the_sparse_path_throughout(coal):
