@@ -22,7 +22,7 @@ meet it: the peer at the accuracy asked of us. Ratios are ours / MuJoCo per vari
 
 Usage: ``python benchmarks/bench_pile.py [--count 500] [--settle 1.0] [--steps 50]
 [--models regularized,coulomb] [--tolerance 1e-9] [--quick] [--out results/bench_pile.json]``
-(also writes ``.txt``).
+(also writes ``.txt``; both are rewritten after every entry, ``"complete": false`` until the last).
 """
 
 from __future__ import annotations
@@ -195,6 +195,15 @@ def _write_atomically(path: Path, text: str) -> None:
     os.replace(temporary, path)
 
 
+def save(report: dict, out: Path, complete: bool) -> None:
+    """The report as it stands, JSON and table, each replaced atomically: written after every
+    entry, so that a run stopped after an hour keeps what it measured (``complete`` says whether
+    every entry asked for is in)."""
+    report["complete"] = complete
+    _write_atomically(out, json.dumps(report, indent=2))
+    _write_atomically(out.with_suffix(".txt"), table(report))
+
+
 def table(report: dict) -> str:
     lines = [f"bench_pile (lcpdyn {report['lcpdyn_version']}, git {report['git']}): {report['machine']}", ""]
     peers = " / ".join(_variant(*v) for v in MUJOCO_VARIANTS)
@@ -232,6 +241,8 @@ def table(report: dict) -> str:
     lines += [""] + notes if notes else []
     if report.get("note"):
         lines += ["", report["note"]]
+    if not report.get("complete", True):
+        lines += ["", "Partial: the run was stopped, or is still going, before every entry was measured."]
     return "\n".join(lines) + "\n"
 
 
@@ -299,16 +310,17 @@ def main(argv=None) -> int:
                 entry.pop("state", None)
                 entry["own_pour"] = own
             report["lcpdyn"].append(entry)
+            save(report, args.out, complete=False)
             print(json.dumps(entry), flush=True)
         try:
             for solver, timeconst in MUJOCO_VARIANTS:
                 entry = run_mujoco(kind, args.count, solver, args.settle, args.steps, timeconst)
                 report["mujoco"].append(entry)
+                save(report, args.out, complete=False)
                 print(json.dumps(entry), flush=True)
         except ImportError:
             report["note"] = "MuJoCo is not installed (pip install '.[bench]'): no peer in this run."
-    _write_atomically(args.out, json.dumps(report, indent=2))
-    _write_atomically(args.out.with_suffix(".txt"), table(report))
+    save(report, args.out, complete=True)
     print(table(report))
     return 0
 

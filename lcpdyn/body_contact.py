@@ -133,11 +133,17 @@ Every island's answer is judged by the framework's residual (:mod:`solvers.resul
 problem; a failed solve is re-solved with ``fallback_method`` (recorded per step), and if that
 fails too the run stops with :class:`~lcpdyn.stepper.SimulationError` carrying the trajectory so
 far. Non-finite states stop the run; energy gains are flagged as :mod:`lcpdyn.stepper` does.
+
+A run can stream into an HDF5 file (``run(..., out="pour.h5")``, :mod:`lcpdyn.body_contact_file`)
+with the state to continue from; SIGINT and SIGTERM stop it after the step in progress, and
+:meth:`BodyContactSimulation.resume` continues an interrupted or killed run to the same result,
+bit for bit, as the run that never stopped.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import json
 import math
 import time
 import warnings
@@ -155,12 +161,21 @@ from solvers.sparse_measure import csr_arrays, csr_friction_contact_measure, csr
 from solvers.sparse_newton import is_symmetric, projected_newton_csr, proximal_point_csr
 
 from . import __version__
+from .body_contact_file import _CONTACT_ARRAYS, CONTACT_FIELDS, STEP_FIELDS
 from .collision import Collider, CollisionWorld, Contacts
 from .contact_rows import ContactRows, carried_basis, contact_rows
 from .friction import FRICTION_CONTACT, make_friction
 from .kernels import bounded_vectors, fill_matrix, gyroscopic_midpoint, kinetic_energy, update_positions
 from .model import Model
-from .stepper import MIN_DT, EnergyWarning, SimulationError, accept_or_fallback, choose_methods
+from .stepper import (
+    MIN_DT,
+    EnergyWarning,
+    RunInterrupted,
+    SimulationError,
+    _StopOnSignal,
+    accept_or_fallback,
+    choose_methods,
+)
 from .trajectory import Health
 from .validation import finite_number, nonnegative, positive
 
@@ -899,28 +914,136 @@ class BodyContactSimulation:
         return T + kin.potential_energy, T, kin.conservative_power
 
     # --- runs ---------------------------------------------------------------------------
-    def run(self, duration: float, state: BodyContactState | None = None, record_contacts: bool = True):
+    def run(self, duration: float, state: BodyContactState | None = None, record_contacts: bool = True, *,
+            out=None, chunk_steps: int = 100):  # fmt: skip
         """Steps from ``state`` (default the model's initial state) for ``duration`` seconds;
         returns a :class:`BodyContactRun`. A failure raises
-        :class:`~lcpdyn.stepper.SimulationError` with ``trajectory`` the run so far; so does
-        Ctrl-C (``KeyboardInterrupt`` is turned into it, the steps done kept)."""
+        :class:`~lcpdyn.stepper.SimulationError` with ``trajectory`` the run so far. SIGINT
+        (Ctrl-C) and SIGTERM stop the run after the step in progress:
+        :class:`~lcpdyn.stepper.RunInterrupted`, with the steps done.
+
+        out : optional ``.h5``/``.hdf5`` path: the run streams into it
+            (:mod:`lcpdyn.body_contact_file`), a block of ``chunk_steps`` steps at a time with the
+            state to continue from, and ends with its status (``completed``, ``interrupted``,
+            ``failed: <reason>``); an interrupted or killed run goes on with :meth:`resume`.
+            Checked before the first step."""
         duration = nonnegative("duration", duration)
+        if isinstance(chunk_steps, bool) or not isinstance(chunk_steps, int) or chunk_steps < 1:
+            raise ValueError(f"chunk_steps must be an integer >= 1, got {chunk_steps!r}")
         steps = int(round(duration / self.dt))
         state = self.initial_state() if state is None else state
         run = BodyContactRun(self, state, steps, record_contacts)
+        writer = None
+        if out is not None:
+            from .body_contact_file import BodyContactWriter, scene_fingerprint
+
+            writer = BodyContactWriter(out, self.parameters(), scene_fingerprint(self._mass, self._inertia),
+                                       self._mass.shape[0], steps, record_contacts)  # fmt: skip
+        return self._steps(run, state, steps, writer, chunk_steps)
+
+    def resume(self, path, chunk_steps: int = 100) -> BodyContactRun:
+        """Continue the run streamed into ``path`` (:meth:`run` with ``out=``) that was
+        interrupted or killed, to the end it was asked for, appending to the same file; returns
+        the whole run (the file's steps and the new ones), equal bit for bit to the run had it
+        not stopped. This simulation must be the file's: same parameters
+        (:meth:`parameters`) and same bodies (count, masses, inertias), else ``ValueError``
+        saying what differs. A completed run is returned as it is; a failed one is refused (it
+        would fail again)."""
+        from .body_contact_file import BodyContactWriter, read_resume, read_run, scene_fingerprint
+
+        if isinstance(chunk_steps, bool) or not isinstance(chunk_steps, int) or chunk_steps < 1:
+            raise ValueError(f"chunk_steps must be an integer >= 1, got {chunk_steps!r}")
+        saved = read_resume(path)
+        if saved["status"].startswith("failed"):
+            raise ValueError(f"{path}: the run there {saved['status']}; continuing it would repeat the failure")
+        mine = json.loads(json.dumps(self.parameters(), sort_keys=True))
+        if mine != saved["parameters"]:
+            keys = sorted(k for k in set(mine) | set(saved["parameters"]) if mine.get(k) != saved["parameters"].get(k))
+            raise ValueError(f"{path} was made by a simulation with other parameters: {keys} differ")
+        if scene_fingerprint(self._mass, self._inertia) != saved["scene"]:
+            raise ValueError(f"{path} was made with other bodies (count, masses or inertias differ from this model's)")
+        if saved["status"] == "completed":
+            return BodyContactRun.continued(self, read_run(path), saved, None).finish("completed")
+        writer = BodyContactWriter.continuing(path)
         try:
-            for _ in range(steps):
-                state, step = self.advance(state)
-                run.record(state, step)
-        except SimulationError as exc:
-            exc.trajectory = run.finish("failed")
+            run = BodyContactRun.continued(self, read_run(path), saved, _state_from(saved))
+        except BaseException:
+            writer.close("interrupted")
             raise
-        except KeyboardInterrupt as exc:
-            error = SimulationError("interrupted (KeyboardInterrupt)", state.steps_done, state.t)
-            error.trajectory = run.finish("interrupted")
-            raise error from exc
+        return self._steps(run, run.state, saved["total_steps"] - saved["steps_in_file"], writer, chunk_steps)
+
+    def _steps(self, run, state, steps, writer, chunk_steps):
+        """The stepping loop of :meth:`run` and :meth:`resume`: ``steps`` steps from ``state``
+        recorded in ``run`` and, with a ``writer``, streamed."""
+        with _StopOnSignal() as stop:
+            try:
+                for i in range(steps):
+                    state, step = self.advance(state)
+                    run.record(state, step)
+                    if writer is not None and len(run._steps) - writer.steps >= chunk_steps:
+                        run.flush(writer)
+                    if stop.signal is not None and i + 1 < steps:
+                        path = None
+                        if writer is not None:
+                            run.flush(writer)
+                            path = writer.close("interrupted")
+                        raise RunInterrupted(stop.signal, state.steps_done, state.t, run.finish("interrupted"), path)
+            except RunInterrupted:
+                raise
+            except SimulationError as exc:
+                if writer is not None:
+                    run.flush(writer)
+                    writer.close(f"failed: {exc}")
+                exc.trajectory = run.finish("failed")
+                raise
+            except KeyboardInterrupt as exc:  # outside the main thread no handler catches SIGINT
+                if writer is not None:
+                    run.flush(writer)
+                    writer.close("interrupted")
+                error = SimulationError("interrupted (KeyboardInterrupt)", run.state.steps_done, run.state.t)
+                error.trajectory = run.finish("interrupted")
+                raise error from exc
+            except BaseException as exc:
+                if writer is not None:
+                    run.flush(writer)
+                    writer.close(f"failed: {type(exc).__name__}: {exc}")
+                raise
         run.state = state
+        if writer is not None:
+            run.flush(writer)
+            writer.close("completed")
         return run.finish("completed")
+
+
+def load_run(path) -> BodyContactRun:
+    """The run streamed into ``path`` by :meth:`BodyContactSimulation.run` (``out=``), as the
+    :class:`BodyContactRun` it returned, up to its last flush: ``status`` the file's,
+    ``parameters`` the simulation's, no ``sim`` or ``state``, and the wall times (``time_*``),
+    which the file does not keep, NaN. A missing, foreign or damaged file is a
+    :class:`~lcpdyn.trajectory.TrajectoryFileError` naming it."""
+    from .body_contact_file import ROW_FIELDS, read_run
+
+    data = read_run(path)
+    run = BodyContactRun.__new__(BodyContactRun)
+    run.sim, run.state, run.status = None, None, data["status"]
+    run.parameters, run.record_contacts = data["parameters"], data["record_contacts"]
+    for name in (*ROW_FIELDS, *STEP_FIELDS):
+        setattr(run, name, data[name])
+    if run.record_contacts:
+        run.contact_start = np.concatenate([[0], np.cumsum(data["contact_count"])]).astype(np.int64)
+        for name in CONTACT_FIELDS:
+            setattr(run, name, data[name])
+    return run
+
+
+def _state_from(saved: dict) -> BodyContactState:
+    """The :class:`BodyContactState` of a resume group (:func:`lcpdyn.body_contact_file.read_resume`)."""
+    contacts = None
+    if saved.get("contacts_gap") is not None:
+        contacts = Contacts(*(saved[f"contacts_{name}"] for name in _CONTACT_ARRAYS),
+                            int(saved["contacts_candidates"]))  # fmt: skip
+    return BodyContactState(saved["q"], saved["v"], float(saved["t"]), int(saved["steps_done"]), contacts,
+                            saved["impulse"], saved["active"], saved["tangent"])  # fmt: skip
 
 
 def _properties(label, value) -> ContactProperties:
@@ -1100,6 +1223,55 @@ class BodyContactRun:
                 step.contacts.normal.copy(), step.normal_force.copy(), step.friction_force.copy(), gap.copy(),
             ))  # fmt: skip
 
+    @classmethod
+    def continued(cls, sim: BodyContactSimulation, data: dict, saved: dict, state) -> BodyContactRun:
+        """The run a file holds (:func:`lcpdyn.body_contact_file.read_run` ``data``, its resume
+        group ``saved``), ready to record more steps from ``state`` as if it had never stopped."""
+        run = cls.__new__(cls)
+        run.sim, run.parameters, run.record_contacts = sim, sim.parameters(), data["record_contacts"]
+        run.state = state
+        run._shadow = 0.5 * sim.dt
+        run._work, run._lowest, run._scale = float(saved["work"]), float(saved["lowest"]), float(saved["scale"])
+        run._potential_start = float(saved["potential_start"])
+        run._gains = [(float(t), float(g)) for t, g in np.asarray(saved["gains"]).reshape(-1, 2)]
+        run._t, run._q, run._v = list(data["t"]), list(data["q"]), list(data["v"])
+        run._energy, run._kinetic = list(data["energy"]), list(data["kinetic_energy"])
+        run._steps = list(zip(*(data[name] for name in STEP_FIELDS)))
+        run._contacts = []
+        if run.record_contacts:
+            cuts = np.cumsum(data["contact_count"])[:-1]
+            columns = [np.split(data[name], cuts) for name in CONTACT_FIELDS]
+            run._contacts = list(zip(*columns)) if len(data["contact_count"]) else []
+        return run
+
+    def flush(self, writer) -> None:
+        """Append to ``writer`` (:class:`lcpdyn.body_contact_file.BodyContactWriter`) the
+        steps it does not hold yet, and the state to continue from."""
+        n, rows = writer.steps, writer.rows
+        nb = self.sim._mass.shape[0]
+        state_rows = {"t": np.array(self._t[rows:], float), "q": np.array(self._q[rows:], float).reshape(-1, 7 * nb),
+                      "v": np.array(self._v[rows:], float).reshape(-1, 6 * nb),
+                      "energy": np.array(self._energy[rows:], float),
+                      "kinetic_energy": np.array(self._kinetic[rows:], float)}  # fmt: skip
+        block = self._steps[n:]
+        columns = list(zip(*block)) if block else [[] for _ in STEP_FIELDS]
+        steps = {name: np.array(values, kind) for (name, kind), values in zip(STEP_FIELDS.items(), columns)}
+        contacts = None
+        if self.record_contacts:
+            parts = self._contacts[n:]
+            contacts = {"contact_count": np.array([len(p[0]) for p in parts], np.int64)}
+            for j, (name, (trailing, kind)) in enumerate(CONTACT_FIELDS.items()):
+                contacts[name] = np.concatenate([p[j] for p in parts]) if parts else np.zeros((0, *trailing), kind)
+        state = self.state
+        resume = {"q": state.q, "v": state.v, "t": state.t, "steps_done": state.steps_done, "impulse": state.impulse,
+                  "active": state.active, "tangent": state.tangent, "work": self._work, "lowest": self._lowest,
+                  "scale": self._scale, "potential_start": self._potential_start,
+                  "gains": np.array(self._gains, float).reshape(-1, 2)}  # fmt: skip
+        for name in _CONTACT_ARRAYS:
+            resume[f"contacts_{name}"] = None if state.contacts is None else getattr(state.contacts, name)
+        resume["contacts_candidates"] = None if state.contacts is None else state.contacts.candidates
+        writer.append(state_rows, steps, contacts, resume)
+
     def finish(self, status: str) -> BodyContactRun:
         self.status = status
         self.t = np.array(self._t)
@@ -1107,21 +1279,15 @@ class BodyContactRun:
         self.v = np.array(self._v)
         self.energy = np.array(self._energy)
         self.kinetic_energy = np.array(self._kinetic)
-        names = ("contacts", "penetration", "solve_status", "iterations", "residual", "fallback", "health", "islands",
-                 "largest_island", "candidates", "time_detection", "time_rows", "time_solve", "time_rest")  # fmt: skip
-        kinds = (np.int64, float, np.int64, np.int64, float, bool, np.int8, np.int64, np.int64, np.int64,
-                 float, float, float, float)  # fmt: skip
-        columns = list(zip(*self._steps)) if self._steps else [[] for _ in names]
-        for name, kind, values in zip(names, kinds, columns):
+        columns = list(zip(*self._steps)) if self._steps else [[] for _ in STEP_FIELDS]
+        for (name, kind), values in zip(STEP_FIELDS.items(), columns):
             setattr(self, name, np.array(values, dtype=kind))
         if self.record_contacts:
             counts = [len(c[0]) for c in self._contacts]
             self.contact_start = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
-            for j, name in enumerate(("contact_body", "contact_point", "contact_normal", "contact_normal_force",
-                                      "contact_friction_force", "contact_gap")):  # fmt: skip
-                shapes = {0: (0, 2), 1: (0, 3), 2: (0, 3), 3: (0,), 4: (0, 3), 5: (0,)}
+            for j, (name, (trailing, kind)) in enumerate(CONTACT_FIELDS.items()):
                 parts = [c[j] for c in self._contacts]
-                setattr(self, name, np.concatenate(parts) if parts else np.zeros(shapes[j]))
+                setattr(self, name, np.concatenate(parts) if parts else np.zeros((0, *trailing), kind))
         if self._gains and self.sim.energy_check == "warn":
             t, gain = max(self._gains, key=lambda x: x[1])
             warnings.warn(
