@@ -1,0 +1,167 @@
+"""The wheel–rail contact element (lcpdyn.wheel_rail): with no yaw it finds the contact of the
+planar geometry (lcpdyn.wheelset_geometry, an independent implementation); a hollow tread on a
+flat rail (a torus on a plane) and a cone on a circular head (a cone on a cylinder) against
+their closed forms; through the engine's Model, the gap's Jacobian N equals the derivative of the
+gap (exact, JAX) and central differences at yawed, rolled poses -- the contact point is
+stationary -- and N, D are the normal and tangential material velocity of the contact point."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from lcpdyn import Model, RigidBody
+from lcpdyn.contact import Plane
+from lcpdyn.kernels import update_positions
+from lcpdyn.precision import float64
+from lcpdyn.profiles import Profile, circular_rail, conical_wheel, s1002, uic60
+from lcpdyn.rotation import np_rotation_matrix
+from lcpdyn.wheel_rail import WheelRailContact
+from lcpdyn.wheelset_geometry import TrackPlacement, WheelsetGeometry
+
+
+def rotation(roll=0.0, yaw=0.0, spin=0.0):
+    """R = Rz(yaw) Rx(roll) Ry(spin): the wheelset's yaw, roll and spin about its axle (y)."""
+    c, s = math.cos, math.sin
+    Rz = np.array([[c(yaw), -s(yaw), 0], [s(yaw), c(yaw), 0], [0, 0, 1]])
+    Rx = np.array([[1, 0, 0], [0, c(roll), -s(roll)], [0, s(roll), c(roll)]])
+    Ry = np.array([[c(spin), 0, s(spin)], [0, 1, 0], [-s(spin), 0, c(spin)]])
+    return Rz @ Rx @ Ry
+
+
+def quaternion(R):
+    w = math.sqrt(max(0.0, 1 + R[0, 0] + R[1, 1] + R[2, 2])) / 2
+    return np.array([w, (R[2, 1] - R[1, 2]) / (4 * w), (R[0, 2] - R[2, 0]) / (4 * w), (R[1, 0] - R[0, 1]) / (4 * w)])
+
+
+def wheelset(geometry, position=(0.0, 0.0, 0.46), R=None, velocity=(0, 0, 0), omega=(0, 0, 0)):
+    """A wheelset body (the paper's mass and inertias) on the two rails of ``geometry``."""
+    R = np.eye(3) if R is None else R
+    model = Model()
+    body = model.add_body(RigidBody("wheelset", 1887.0, (1000.0, 100.0, 1000.0), position, quaternion(R),
+                                    velocity=velocity, angular_velocity=omega))  # fmt: skip
+    for side, sign in ((0, 1.0), (1, -1.0)):
+        model.add_contact(WheelRailContact(body, Plane(), 0.3, wheel=geometry.wheels[side],
+                                           rail=geometry.rails[side], tape=sign * geometry.tape))  # fmt: skip
+    return model
+
+
+@pytest.fixture(scope="module")
+def s1002_uic60():
+    return WheelsetGeometry(s1002(0.46), uic60(), TrackPlacement(cant=1 / 40))
+
+
+@pytest.mark.parametrize(
+    "pose", [(0.0, 0.46, 0.0), (0.002, 0.4601, 0.001), (-0.003, 0.459, -0.002), (0.005, 0.46, 0.0)]
+)
+def test_without_yaw_the_contact_is_the_planar_one(s1002_uic60, pose):
+    y, z, roll = pose
+    model = wheelset(s1002_uic60, (0.3, y, z), rotation(roll=roll, spin=0.7))  # spin changes nothing
+    k = model.compile()(*model.initial_state(), 0.0)
+    for side in (0, 1):
+        planar = s1002_uic60.contact(side, (y, z), roll)
+        assert k.gap[side] == pytest.approx(planar.gap, abs=1e-14)
+        # two independent solvers of a nearly conformal contact (rho_w 0.39 m on rho_r 0.30 m at 1/40), each
+        # converged to its own rounding: location and normal agree to 2e-11 (the gap, second order in them, 1e-14)
+        assert k.point[side][1:] == pytest.approx(planar.point + planar.gap * planar.normal, abs=1e-10)  # P = Q + g n
+        assert k.normal[side][1:] == pytest.approx(planar.normal, abs=1e-10) and k.normal[side][0] == 0.0
+        assert k.tangent[side, 0] == pytest.approx([1, 0, 0], abs=1e-15)  # a_r: along the track
+
+
+def test_a_crowned_tread_on_a_flat_rail_is_a_torus_on_a_plane():
+    """A crowned tread (a convex circular profile: the outer half of a torus with tube radius ρ
+    round the circle of radius r_c at y_c along the axle) on a flat rail: the gap to the plane
+    (normal n0 = z) is x_z + y_c e_z - r_c sqrt(1 - e_z^2) - ρ, e the axle. (A hollow tread on a
+    flat rail touches at its edges, where no closed form is needed.)"""
+    rho, y_c, r_c = 0.2, 0.01, 0.3
+    y = np.linspace(-0.06, 0.08, 141)
+    wheel = Profile.from_points(y, r_c + np.sqrt(rho**2 - (y - y_c) ** 2))
+    flat = Profile.from_points(np.linspace(-0.3, 0.3, 9), np.zeros(9))
+    rng = np.random.default_rng(3)
+    for _ in range(6):
+        roll, yaw, spin = rng.uniform(-0.05, 0.05), rng.uniform(-0.05, 0.05), rng.uniform(-3, 3)
+        R = rotation(roll, yaw, spin)
+        x = np.array([0.1, rng.uniform(-0.01, 0.01), 0.51])
+        model = Model()
+        body = model.add_body(RigidBody("wheel", 500.0, (40.0, 80.0, 40.0), x, quaternion(R)))
+        model.add_contact(WheelRailContact(body, Plane(), 0.3, wheel=wheel, rail=flat, tape=0.0))
+        k = model.compile()(*model.initial_state(), 0.0)
+        e_z = (R @ [0, 1, 0])[2]
+        expected = x[2] + y_c * e_z - r_c * math.sqrt(1 - e_z**2) - rho
+        assert k.gap[0] == pytest.approx(expected, abs=1e-12)
+        assert k.normal[0] == pytest.approx([0, 0, 1], abs=1e-15)
+
+
+def test_a_cone_on_a_circular_head_is_a_cone_on_a_cylinder():
+    """Axle horizontal, rolled by φ: the cone's section through the axle is its lowest generator,
+    the line r = r0 - γ y_w rolled and placed; the gap is that line's distance from the head's
+    axis less ρ_r."""
+    gamma, rho_r = 0.05, 0.3
+    wheel, head = conical_wheel(0.46, gamma, 0.03), circular_rail(rho_r, 0.03)
+    for y, roll in ((0.0, 0.0), (0.004, 0.003), (-0.006, -0.002)):
+        model = Model()
+        body = model.add_body(RigidBody("wheel", 500.0, (40.0, 80.0, 40.0), (0.0, y, 0.47), quaternion(rotation(roll))))
+        model.add_contact(WheelRailContact(body, Plane(), 0.3, wheel=wheel, rail=head, tape=0.0))
+        k = model.compile()(*model.initial_state(), 0.0)
+        c, s = math.cos(roll), math.sin(roll)
+        axle, down = np.array([c, s]), np.array([s, -c])  # in (y, z): the axle and the radial direction down
+        origin = np.array([y, 0.47]) + 0.46 * down  # the generator's point at y_w = 0
+        direction = axle - gamma * down
+        direction /= np.linalg.norm(direction)
+        centre = np.array([0.0, -rho_r])
+        offset = centre - origin
+        distance = abs(offset[0] * direction[1] - offset[1] * direction[0])
+        assert k.gap[0] == pytest.approx(distance - rho_r, abs=1e-12)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_N_is_the_gap_rate_and_D_the_material_velocity(s1002_uic60, seed):
+    rng = np.random.default_rng(seed)
+    R = rotation(rng.uniform(-0.003, 0.003), rng.uniform(-0.01, 0.01), rng.uniform(-3, 3))
+    x = (rng.uniform(-1, 1), rng.uniform(-0.004, 0.004), 0.46 + rng.uniform(-1e-4, 1e-4))
+    model = wheelset(s1002_uic60, x, R, rng.normal(size=3), rng.normal(size=3))
+    evaluate = model.compile()
+    q, v = model.initial_state()
+    k = evaluate(q, v, 0.0)
+    with float64():
+        exact = np.asarray(model.gap_jacobian(q))
+    np.testing.assert_allclose(k.N, exact, rtol=1e-9, atol=1e-12)  # the point is stationary
+    for _ in range(3):
+        dv = rng.normal(size=6)
+        eps = 1e-6
+        rate = evaluate(update_positions(q, dv, eps), v, 0.0).gap - evaluate(update_positions(q, dv, -eps), v, 0.0).gap
+        np.testing.assert_allclose(k.N @ dv, rate / (2 * eps), rtol=1e-6, atol=1e-9)
+    omega = np_rotation_matrix(q[3:7]) @ v[3:6]
+    for i in range(2):
+        velocity = v[:3] + np.cross(omega, k.point[i] - q[:3])
+        np.testing.assert_allclose(k.N[i] @ v, k.normal[i] @ velocity, rtol=1e-10, atol=1e-12)
+        np.testing.assert_allclose(k.D[2 * i : 2 * i + 2] @ v, k.tangent[i] @ velocity, rtol=1e-10, atol=1e-12)
+
+
+def test_bad_input_is_named():
+    body = RigidBody("w", 1.0, (1.0, 1.0, 1.0), (0, 0, 0.5))
+    wheel, rail = conical_wheel(0.46, 0.05), circular_rail(0.3)
+    with pytest.raises(TypeError, match="Profile"):
+        WheelRailContact(body, Plane(), 0.3, wheel=None, rail=rail)
+    with pytest.raises(ValueError, match="axis"):
+        WheelRailContact(body, Plane(), 0.3, wheel=wheel, rail=rail, axis=(0, 0, 0))
+    with pytest.raises(ValueError, match="tape"):
+        WheelRailContact(body, Plane(), 0.3, wheel=wheel, rail=rail, tape=float("nan"))
+    with pytest.raises(ValueError, match="mu"):
+        WheelRailContact(body, Plane(), -0.3, wheel=wheel, rail=rail)
+
+
+def test_readme_wheel_rail_example_runs(capsys):
+    import re
+    from pathlib import Path
+
+    text = (Path(__file__).resolve().parents[1] / "README.md").read_text()
+    section = text[text.index("### The wheel–rail contact element") :]
+    code = re.search(r"```python\n(.*?)```", section, re.S).group(1)
+    namespace = {}
+    exec(compile(code, "README.md", "exec"), namespace)
+    k = namespace["k"]
+    assert k.gap == pytest.approx([1.82e-4, 1.82e-4], abs=1e-6)
+    assert abs(k.normal[0, 1]) == pytest.approx(0.0243, abs=1e-4)  # the contact angle, ~1.4 degrees
