@@ -24,8 +24,9 @@ P's position along the track) with collinear outward normals, n_w = −n_r (ε�
 * the meridional slope matches: r′(s) = n_r(u) · e (the wheel normal −r′ e + y_w′ d is −n_r);
 * P − Q is normal to the rail: (P − Q) · t_r(u) = 0, t_r the rail profile's tangent.
 
-These two equations in (s, u) are solved by 8 Newton iterations (Jacobian by JAX) from the
-best point of a grid of ``grid`` wheel profile points, each taken at the circle's lowest point
+These two equations in (s, u) are solved by ``NEWTON_ITERATIONS`` Newton iterations (Jacobian by
+JAX; a step moves at most four grid spacings) from the vertex of the parabola through the three
+best points of a grid of ``grid`` wheel profile points, each taken at the circle's lowest point
 along n₀ and compared with the rail's upper envelope (tabulated in ``geometry()``). The gap is
 (P − Q) · n_r (the paper's ε₂ in rigid contact; positive apart), the normal n_r, the tangents
 t1 = a_r and t2 = n_r × a_r (the paper's b_r), so the slips of Eq. (8) are D v and the spin
@@ -62,17 +63,20 @@ class WheelRailContact(Contact):
     """A wheel (surface of revolution about the body axis ``axis``, meridional profile
     ``wheel`` with its y = 0 at ``tape`` along the axle, m) on a straight rail (cross-section
     ``rail`` in the track frame of ``plane``), module docstring. ``grid``: wheel profile points
-    of the starting search."""
+    of the starting search; ``rolling``: ``"friction"`` or ``"ideal"`` (:attr:`ideal_rolling`)."""
 
     wheel: Profile | None = None
     rail: Profile | None = None
     axis: object = (0.0, 1.0, 0.0)
     tape: float = 0.0
     grid: int = 96
+    rolling: str = "friction"
 
     def __post_init__(self):
         self._check()
         label = f"wheel-rail contact on {self.body.name!r}"
+        if self.rolling not in ("friction", "ideal"):
+            raise ValueError(f"{label}: rolling must be 'friction' or 'ideal', got {self.rolling!r}")
         if not isinstance(self.wheel, Profile) or not isinstance(self.rail, Profile):
             raise TypeError(f"{label}: wheel and rail must be lcpdyn.profiles.Profile objects")
         self.axis = unit_vector(f"{label}: axis", self.axis, 3)
@@ -104,6 +108,13 @@ class WheelRailContact(Contact):
     @staticmethod
     def frame_of(p, x, R, compliant):
         return wheel_rail_frame(p, x, R)[:5]
+
+    @property
+    def ideal_rolling(self) -> bool:
+        """``rolling="ideal"``: the slips s1 = a_r · v_c and s2 = b_r · v_c of Eq. (8) are held
+        at zero by bilateral rows (the paper's pure rolling, §5.1); ``"friction"``: they are the
+        friction model's rows."""
+        return self.rolling == "ideal"
 
 
 def wheel_rail_frame(p, x, R):
@@ -153,11 +164,20 @@ def wheel_rail_frame(p, x, R):
     across = (points - origin) @ lateral
     height = (points - origin) @ n0
     vertical_gap = height - jnp.interp(across, p["envelope_y"], p["envelope_z"], left=-jnp.inf, right=-jnp.inf)
-    k = jnp.argmin(vertical_gap)
-    z = jnp.array([grid[k], jnp.interp(across[k], p["envelope_y"], p["envelope_u"])])
+    k = jnp.clip(jnp.argmin(vertical_gap), 1, grid.shape[0] - 2)
+    g0, g1, g2 = vertical_gap[k - 1], vertical_gap[k], vertical_gap[k + 1]
+    curvature = g0 - 2 * g1 + g2
+    shift = jnp.where(jnp.isfinite(curvature) & (curvature > 0), 0.5 * (g0 - g2) / curvature, 0.0)
+    shift = jnp.clip(shift, -1.0, 1.0)  # the parabola's vertex through the three best grid points
+    s0 = grid[k] + shift * (grid[1] - grid[0])
+    a0 = across[k] + shift * jnp.where(shift > 0, across[k + 1] - across[k], across[k] - across[k - 1])
+    z = jnp.array([s0, jnp.interp(a0, p["envelope_y"], p["envelope_u"])])
     jacobian = jax.jacfwd(equations)
+    limit = 4.0 * (grid[1] - grid[0])  # a Newton step moves at most four grid spacings
     for _ in range(NEWTON_ITERATIONS):
-        z = z - jnp.linalg.solve(jacobian(z), equations(z))
+        step = jnp.linalg.solve(jacobian(z), equations(z))
+        step = jnp.where(jnp.all(jnp.isfinite(step)), step, 0.0)
+        z = z - step * jnp.minimum(1.0, limit / (jnp.max(jnp.abs(step)) + 1e-300))
     s, u = z[0], z[1]
     _, t_r, n_r = rail_frame(u)
     P = wheel_point(s, direction(n_r))

@@ -10,7 +10,18 @@ friction model with the scene's contact-model parameters (e.g. the wheel's k_T a
 
 from __future__ import annotations
 
-from . import blocks, caster_shimmy, half_car, incline_pendulum, road_wheel, rolling_disk, scale, swivel_shimmy, wheel
+from . import (
+    blocks,
+    caster_shimmy,
+    half_car,
+    incline_pendulum,
+    road_wheel,
+    rolling_disk,
+    scale,
+    swivel_shimmy,
+    wheel,
+    wheelset_klingel,
+)
 from .scene import Scene, build_scene, describe
 
 # time-stepper scenes (``lcpdyn run``)
@@ -27,6 +38,7 @@ SCENES = {
     "spheres": scale.Spheres,
     "boxes": scale.Boxes,
     "dumbbells": scale.Dumbbells,
+    "wheelset-klingel": wheelset_klingel,
 }
 
 # scenes with a paper report (``lcpdyn reproduce``): report(out_dir) -> numbers
@@ -37,6 +49,7 @@ REPORTS = {
     "road-wheel": road_wheel,
     "incline-pendulum": incline_pendulum,
     "half-car": half_car,
+    "wheelset-klingel": wheelset_klingel,
 }
 
 # linearization scenes in minimal coordinates (``lcpdyn stability``): system(), nominal(p), SWEEP

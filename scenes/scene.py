@@ -93,6 +93,12 @@ PARAMETER_UNITS = {
     "drag_coefficient": "-",
     "bearing_coefficient": "N m s^2",
     "k_s": "-",
+    # wheelset on track (Schwab-Meijaard 2002 §5)
+    "cant": "-",  # tan of the rail slant (1/40, 1/20)
+    "gauge": "m",
+    "flange_back_distance": "m",
+    "nominal_radius": "m",
+    "amplitude": "m",
     # scale scenes
     "count": "-",
     "seed": "-",
