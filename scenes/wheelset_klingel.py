@@ -118,7 +118,7 @@ def run(friction: str = "regularized", **parameters) -> dict:
 
 def report(out_dir) -> dict:
     """Wavelengths for several amplitudes at slants 1/40 and 1/20 against Eq. (9) from the
-    placed profiles and against the paper's values; writes ``wheelset-klingel.png`` (lateral
+    placed profiles and against the paper's values; writes ``wheelset-klingel-wavelength.png`` (lateral
     displacement against distance, cf. the paper's Figs. 7-8)."""
     import os
 
@@ -160,6 +160,6 @@ def report(out_dir) -> dict:
         ax.legend(fontsize=8, loc="upper right")
     fig.suptitle("wheelset Klingel motion, S1002 on UIC60, 10 m/s (cf. Schwab–Meijaard 2002 Figs. 7–8)", fontsize=11)
     fig.tight_layout()
-    fig.savefig(os.path.join(out_dir, "wheelset-klingel.png"), dpi=120)
+    fig.savefig(os.path.join(out_dir, "wheelset-klingel-wavelength.png"), dpi=120)
     plt.close(fig)
     return numbers
