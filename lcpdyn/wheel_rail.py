@@ -28,7 +28,10 @@ These two equations in (s, u) are solved by ``NEWTON_ITERATIONS`` Newton iterati
 JAX; a step moves at most four grid spacings) from the vertex of the parabola through the three
 best points of a grid of ``grid`` wheel profile points, each taken at the circle's lowest point
 along n₀ and compared with the rail's upper envelope (tabulated in ``geometry()``). The gap is
-(P − Q) · n_r (the paper's ε₂ in rigid contact; positive apart), the normal n_r, the tangents
+(P − Q) · n_r (the paper's ε₂ in rigid contact; positive apart) -- NaN if the Newton iterations
+end with either equation above its tolerance (``SLOPE_TOLERANCE`` 1e-9, ``DISTANCE_TOLERANCE``
+1e-10 m) or the point off either profile, so that the engine stops on non-finite kinematics
+naming the contact rather than step on a wrong point -- the normal n_r, the tangents
 t1 = a_r and t2 = n_r × a_r (the paper's b_r), so the slips of Eq. (8) are D v and the spin
 n_r · ω. Because the point is stationary, the gap's rate is the normal component of P's material
 velocity (what the engine's N is): tested against finite differences.
@@ -55,6 +58,8 @@ from .validation import finite_number, unit_vector
 __all__ = ["WheelRailContact", "rail_envelope"]
 
 NEWTON_ITERATIONS = 8
+SLOPE_TOLERANCE = 1e-9  # |r'(s) - n_r . e| at the contact point found
+DISTANCE_TOLERANCE = 1e-10  # |(P - Q) . t_r| (m)
 ENVELOPE_POINTS = 512
 
 
@@ -182,6 +187,10 @@ def wheel_rail_frame(p, x, R):
     _, t_r, n_r = rail_frame(u)
     P = wheel_point(s, direction(n_r))
     gap = (P - rail_point(u, P)) @ n_r
+    residual = equations(z)
+    found = ((jnp.abs(residual[0]) <= SLOPE_TOLERANCE) & (jnp.abs(residual[1]) <= DISTANCE_TOLERANCE)
+             & (s > wk[0]) & (s < wk[-1]) & (u > rk[0]) & (u < rk[-1]))  # fmt: skip
+    gap = jnp.where(found, gap, jnp.nan)  # no contact point found: the engine stops, naming the contact
     t1 = along - (along @ n_r) * n_r  # a_r: already normal to n_r on a straight rail
     t1 = t1 / jnp.linalg.norm(t1)
     return gap, P, n_r, t1, jnp.cross(n_r, t1), s, u

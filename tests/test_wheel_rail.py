@@ -165,3 +165,20 @@ def test_readme_wheel_rail_example_runs(capsys):
     k = namespace["k"]
     assert k.gap == pytest.approx([1.82e-4, 1.82e-4], abs=1e-6)
     assert abs(k.normal[0, 1]) == pytest.approx(0.0243, abs=1e-4)  # the contact angle, ~1.4 degrees
+
+
+def test_a_contact_point_not_found_is_not_a_finite_gap():
+    """The rail beyond the end of the wheel's profile: no point satisfies the conditions on both
+    profiles, and the gap is NaN (the stepper stops on it, naming the contact) -- never a point
+    off the profile taken as the contact."""
+    wheel, head = conical_wheel(0.46, 0.05, 0.03), circular_rail(0.3, 0.03)
+    model = Model()
+    body = model.add_body(RigidBody("wheel", 500.0, (40.0, 80.0, 40.0), (0.0, 0.2, 0.47)))
+    model.add_contact(WheelRailContact(body, Plane(), 0.3, wheel=wheel, rail=head, tape=0.0))
+    k = model.compile()(*model.initial_state(), 0.0)
+    assert np.isnan(k.gap[0])
+    from lcpdyn import Simulation
+    from lcpdyn.stepper import SimulationError
+
+    with pytest.raises(SimulationError, match="WheelRailContact.*gap = nan"):
+        Simulation(model, "regularized", 1e-3).run(0.01)
