@@ -247,8 +247,6 @@ def _write_resume(file, resume: dict, steps: int) -> None:
     for name, value in resume.items():
         if value is None:
             continue
-        if isinstance(value, (list, tuple)) and not value:
-            value = np.zeros((0, 2))
         group.create_dataset(name, data=np.asarray(value))
     group.attrs["none"] = np.array([k for k, v in resume.items() if v is None], dtype=h5py.string_dtype())
     group.attrs["steps_in_file"] = np.int64(steps)
@@ -269,6 +267,12 @@ def _open(path):
     return path, file
 
 
+def _attributes(file) -> dict:
+    """The run's status, parameters, scene and total steps (root attributes)."""
+    return {"status": str(file.attrs["status"]), "parameters": json.loads(file.attrs["parameters"]),
+            "scene": json.loads(file.attrs["scene"]), "total_steps": int(file.attrs["total_steps"])}  # fmt: skip
+
+
 def read_resume(path) -> dict:
     """The resume group of a body-contact run file, as a dict: ``q``, ``v``, ``t``,
     ``steps_done``, the contact arrays and warm start (None where absent), the energy
@@ -287,10 +291,7 @@ def read_resume(path) -> dict:
             for name in group.attrs["none"]:
                 out[name.decode() if isinstance(name, bytes) else str(name)] = None
             out["steps_in_file"] = int(group.attrs["steps_in_file"])
-            out["parameters"] = json.loads(file.attrs["parameters"])
-            out["scene"] = json.loads(file.attrs["scene"])
-            out["total_steps"] = int(file.attrs["total_steps"])
-            out["status"] = str(file.attrs["status"])
+            out.update(_attributes(file))
     except TrajectoryFileError:
         raise
     except (*_READ_ERRORS, KeyError, ValueError) as exc:
@@ -317,10 +318,7 @@ def read_run(path) -> dict:
             for name, value in out.items():
                 if value.shape[0] < (steps + 1 if name in ROW_FIELDS else steps) and name not in CONTACT_FIELDS:
                     raise TrajectoryFileError(path, f"{name!r} holds {value.shape[0]} rows for {steps} steps")
-            out["status"] = str(file.attrs["status"])
-            out["parameters"] = json.loads(file.attrs["parameters"])
-            out["scene"] = json.loads(file.attrs["scene"])
-            out["total_steps"] = int(file.attrs["total_steps"])
+            out.update(_attributes(file))
             out["record_contacts"] = record
             out["lcpdyn_version"] = str(file.attrs["lcpdyn_version"])
     except TrajectoryFileError:

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import re
+from pathlib import Path
+
 import numpy as np
 
 from lcpdyn.body import RigidBody
@@ -74,3 +77,12 @@ def random_pose_model(seed):
     model.add_contact(SphereContact(body, Plane(), 0.4, radius=0.3))
     model.add_contact(PointContact(body, tilted, 0.4, offset=rng.normal(size=3)))
     return model
+
+
+def readme_example(heading: str) -> dict:
+    """Run the README's first ```python block after ``heading`` as printed; returns its namespace."""
+    text = (Path(__file__).resolve().parents[1] / "README.md").read_text()
+    code = re.search(r"```python\n(.*?)```", text[text.index(heading) :], re.S).group(1)
+    namespace = {}
+    exec(compile(code, "README.md", "exec"), namespace)
+    return namespace

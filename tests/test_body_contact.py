@@ -18,6 +18,7 @@ from lcpdyn.collision import Box, Collider, CollisionWorld, HalfSpace, Sphere
 from lcpdyn.contact_rows import carried_basis, contact_rows, tangent_basis
 from lcpdyn.friction import make_friction
 from lcpdyn.stepper import SimulationError
+from tests.engine_helpers import readme_example
 
 BOUNDED = ("regularized", "box", "polygonal", "continuous")
 
@@ -563,14 +564,7 @@ def test_sparse_island_path_agrees_with_the_dense_one(coal, friction):
 
 
 def test_readme_body_contact_example_runs(coal):
-    from pathlib import Path
-
-    text = (Path(__file__).resolve().parents[1] / "README.md").read_text()
-    section = text[text.index("### Bodies that touch bodies") :]
-    code = section[section.index("```python\n") + 10 : section.index("```", section.index("```python\n") + 10)]
-    namespace = {}
-    exec(compile(code, "README.md", "exec"), namespace)
-    run = namespace["run"]
+    run = readme_example("### Bodies that touch bodies")["run"]
     assert abs(run.q[-1, 9] - 0.28) < 1e-6 and run.contacts[-1] == 2 and run.solve_status.max() == 0
 
 

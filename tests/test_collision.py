@@ -18,6 +18,7 @@ from lcpdyn.collision import (
     Sphere,
     sweep_and_prune,
 )
+from tests.engine_helpers import readme_example
 
 
 def _rotation(axis, angle):
@@ -213,15 +214,7 @@ def test_bad_poses_are_named(coal):
 
 
 def test_readme_collision_example_runs_and_says_what_it_prints(coal, capsys):
-    import re
-    from pathlib import Path
-
-    text = (Path(__file__).resolve().parents[1] / "README.md").read_text()
-    section = text[text.index("### Body–body contact detection") :]
-    code = re.search(r"```python\n(.*?)```", section, re.S).group(1)
-    namespace = {}
-    exec(compile(code, "README.md", "exec"), namespace)
-    contacts = namespace["contacts"]
+    contacts = readme_example("### Body–body contact detection")["contacts"]
     ball = np.flatnonzero(contacts.body[:, 0] == 0)
     crate = np.flatnonzero((contacts.body == [1, -1]).all(axis=1))
     assert contacts.body[ball].tolist() == [[0, 1]]

@@ -23,6 +23,7 @@ from lcpdyn.profiles import (
     s1002,
     uic60,
 )
+from tests.engine_helpers import readme_example
 
 SHARED = Path(__file__).resolve().parents[2] / "shared" / "profiles"  # the originals, where present
 
@@ -175,12 +176,6 @@ def test_bad_profiles_are_named(tmp_path):
 
 
 def test_readme_profiles_example_runs(capsys):
-    import re
-
-    text = (Path(__file__).resolve().parents[1] / "README.md").read_text()
-    section = text[text.index("### Wheel and rail profiles") :]
-    code = re.search(r"```python\n(.*?)```", section, re.S).group(1)
-    namespace = {}
-    exec(compile(code, "README.md", "exec"), namespace)
+    namespace = readme_example("### Wheel and rail profiles")
     assert -1 / namespace["rail"].curvature(namespace["s"]) == pytest.approx(0.300, rel=1e-4)
     assert "[" in capsys.readouterr().out

@@ -2,19 +2,14 @@
 
 from __future__ import annotations
 
-import re
-from pathlib import Path
-
 import numpy as np
+
+from tests.engine_helpers import readme_example
 
 
 def test_readme_engine_example_runs(tmp_path, monkeypatch):
-    text = (Path(__file__).resolve().parents[1] / "README.md").read_text()
-    section = text[text.index("## Using the engine") :]
-    code = re.search(r"```python\n(.*?)```", section, re.S).group(1)
     monkeypatch.chdir(tmp_path)
-    namespace = {}
-    exec(compile(code, "README.md", "exec"), namespace)
+    namespace = readme_example("## Using the engine")
     trajectory = namespace["trajectory"]
     assert (tmp_path / "wheel.npz").exists()
     assert np.all(trajectory.solver_status == 0)

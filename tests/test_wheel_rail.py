@@ -20,6 +20,7 @@ from lcpdyn.profiles import Profile, circular_rail, conical_wheel, s1002, uic60
 from lcpdyn.rotation import np_rotation_matrix
 from lcpdyn.wheel_rail import WheelRailContact
 from lcpdyn.wheelset_geometry import TrackPlacement, WheelsetGeometry
+from tests.engine_helpers import readme_example
 
 
 def rotation(roll=0.0, yaw=0.0, spin=0.0):
@@ -154,15 +155,7 @@ def test_bad_input_is_named():
 
 
 def test_readme_wheel_rail_example_runs(capsys):
-    import re
-    from pathlib import Path
-
-    text = (Path(__file__).resolve().parents[1] / "README.md").read_text()
-    section = text[text.index("### The wheel–rail contact element") :]
-    code = re.search(r"```python\n(.*?)```", section, re.S).group(1)
-    namespace = {}
-    exec(compile(code, "README.md", "exec"), namespace)
-    k = namespace["k"]
+    k = readme_example("### The wheel–rail contact element")["k"]
     assert k.gap == pytest.approx([1.82e-4, 1.82e-4], abs=1e-6)
     assert abs(k.normal[0, 1]) == pytest.approx(0.0243, abs=1e-4)  # the contact angle, ~1.4 degrees
 
