@@ -351,6 +351,11 @@ class BodyContactSimulation:
             raise ValueError("the model has no bodies")
         self.model, self.world = model, world
         self.friction = make_friction(friction)
+        if getattr(self.friction, "rolling_kinematics", False):
+            raise ValueError(
+                f"friction model {self.friction.name!r} needs the spin and rolling speed of wheel contacts "
+                "(lcpdyn.stepper.Simulation gives them); body-to-body contacts have neither"
+            )
         self.dt = positive("dt", dt)
         if self.dt < MIN_DT:
             raise ValueError(f"dt = {dt!r} s is below the smallest step size MIN_DT = {MIN_DT:g} s")

@@ -134,6 +134,7 @@ from .compliance import force_and_slope
 from .forces import BodyForce
 from .friction import FRICTION_CONTACT, compiled_rows, make_friction
 from .friction.base import world_kernel
+from .friction.creep import RollingKinematics
 from .islands import BodyGroups, coulomb_islands, free_velocity, lcp_islands, row_bodies
 from .kernels import (
     all_finite,
@@ -154,6 +155,7 @@ from .kernels import (
 from .kkt import solve_kkt
 from .model import Model, _scatter
 from .precision import float64
+from .rotation import np_rotation_matrix
 from .step_result import StepResult
 from .step_state import StepState
 from .trajectory import Health, Trajectory
@@ -908,15 +910,40 @@ class Simulation:
 
     def _assemble(self, state, k, rhs, u, e_N, h, n, m, r, normal_force):
         """Eq. (30) with the friction model's block (see :mod:`lcpdyn.friction`)."""
+        rolling = self._rolling_kinematics(state, k)
+        if rolling is not None:
+            rolling = RollingKinematics(_scatter(rolling.spin, k.contact_body, k.n_velocities), rolling.speed)
         return self._assemble_rows(
             self.M, k.A, k.N, k.D, k.tangent, state.v, rhs, u, e_N, self._normal_compliance, h,
-            self._mu_now, self._mu_static_now, normal_force, state.friction_force,
+            self._mu_now, self._mu_static_now, normal_force, state.friction_force, rolling,
         )  # fmt: skip
 
-    def _assemble_rows(self, M, A, N, D, tangent, v, rhs, u, e_N, CN, h, mu, mu_static, normal_force, friction_force):
+    def _rolling_kinematics(self, state, k):
+        """For a friction model with ``rolling_kinematics`` (the creep law): per contact the spin
+        row blocks (r, 6) of s3 = n . omega = (R_b^T n) . omega_b over its body's velocities, and
+        the rolling speed V = |P_T (v_b - v_c / 2)| (Schwab–Meijaard 2002 §3: ||c_dot - v_c/2||,
+        the contact point's velocity c_dot taken as the body centre's, v_b), as a
+        :class:`~lcpdyn.friction.creep.RollingKinematics`; None for other models."""
+        if not getattr(self.friction, "rolling_kinematics", False):
+            return None
+        body = k.contact_body
+        rotations = np.moveaxis(np_rotation_matrix(state.q.reshape(-1, 7)[body, 3:].T), -1, 0)  # (r, 3, 3)
+        spin = np.zeros((body.shape[0], 6))
+        spin[:, 3:] = np.einsum("rji,rj->ri", rotations, k.normal)
+        centre = state.v.reshape(-1, 6)[body, :3]
+        slip = block_rows(k.D_block, body, state.v)
+        along = np.einsum("rkj,rj->rk", k.tangent, centre) - 0.5 * slip
+        return RollingKinematics(spin, np.sqrt((along**2).sum(axis=1)))
+
+    def _assemble_rows(
+        self, M, A, N, D, tangent, v, rhs, u, e_N, CN, h, mu, mu_static, normal_force, friction_force, rolling=None
+    ):
         """(block, K, q, lo, hi) of Eq. (30) over the velocities of M and the contacts of N: the
-        whole problem (:meth:`_assemble`) or one island's (:meth:`_solve_islands_general`)."""
-        block = self.friction.block(D, v, h, mu, normal_force, friction_force, tangent, mu_static=mu_static)
+        whole problem (:meth:`_assemble`) or one island's (:meth:`_solve_islands_general`);
+        ``rolling`` the contacts' :class:`~lcpdyn.friction.creep.RollingKinematics` over the same
+        velocities, for a model that asks for them."""
+        extra = {} if rolling is None else {"rolling": rolling}
+        block = self.friction.block(D, v, h, mu, normal_force, friction_force, tangent, mu_static=mu_static, **extra)
         nf, r = block.F.shape[0], N.shape[0]
         K = np.zeros((M.shape[0] + A.shape[0] + r + nf,) * 2)
         P = block.P if block.P is not None else np.zeros((nf, r))
@@ -1093,16 +1120,20 @@ class Simulation:
         passes = 1 + self.normal_force_iterations + (1 if state.steps_done == 0 and r else 0)
         warm = state.active_set
         iterations, fallback = 0, False
+        rolling = self._rolling_kinematics(state, k)
         for _ in range(passes):
             start = time.perf_counter()
             problems = []
             for j, g in enumerate(groups):
                 c, cols, n_g = g.contacts, g.columns, g.columns.size
+                island_rolling = None
+                if rolling is not None:
+                    island_rolling = RollingKinematics(_scatter(rolling.spin[c], g.slot, n_g), rolling.speed[c])
                 assembled = self._assemble_rows(
                     blocks[j], self._groups.rows_matrix(j, k.A_block, k.A_body), _scatter(k.N_block[c], g.slot, n_g),
                     _scatter(k.D_block[c].reshape(-1, 6), np.repeat(g.slot, 2), n_g), k.tangent[c],
                     state.v[cols], rhs[cols], u[g.rows], e_N[c], self._normal_compliance[c], h,
-                    self._mu_now[c], self._mu_static_now[c], normal_force[c], state.friction_force[c],
+                    self._mu_now[c], self._mu_static_now[c], normal_force[c], state.friction_force[c], island_rolling,
                 )  # fmt: skip
                 problems.append((g, *assembled))
             offsets = np.cumsum([0] + [p[3].shape[0] for p in problems])

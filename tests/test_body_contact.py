@@ -404,6 +404,16 @@ def test_a_failed_solve_keeps_the_trajectory(coal):
     assert run.q[-1, 2] < 0.2 and run.q.shape[0] == len(run.t)  # it fell before it touched
 
 
+def test_the_creep_law_is_refused_naming_what_it_lacks(coal):
+    """The wheel–rail creep law needs a wheel contact's spin and rolling speed, which body-to-body
+    contacts do not have: refused at construction, not failed at the first step."""
+    model = Model(gravity=(0, 0, 0))
+    a = model.add_body(_sphere_body("a", 1.0, 0.1, (0, 0, 0)))
+    world = CollisionWorld([Collider(a, Sphere(0.1))], model.bodies, margin=0.01)
+    with pytest.raises(ValueError, match="'creep' needs the spin and rolling speed"):
+        BodyContactSimulation(model, world, "creep", 1e-3)
+
+
 def test_bad_input_is_named(coal):
     model = Model()
     ball = model.add_body(_sphere_body("ball", 1.0, 0.1, (0, 0, 0.2)))

@@ -1,6 +1,7 @@
 """Friction models, one file each, behind one protocol (:mod:`lcpdyn.friction.base`):
 ``regularized`` (Peiret 2016, the bristle/hybrid model), ``polygonal`` (Anitescu-Potra),
-``box`` (Lacoursière), ``coulomb`` (the exact cone) and ``continuous`` (Bauchau 2002 Eq. 28).
+``box`` (Lacoursière), ``coulomb`` (the exact cone), ``continuous`` (Bauchau 2002 Eq. 28) and
+``creep`` (wheel–rail creep forces: Kalker's linear theory with Vermeulen–Johnson saturation).
 
 Every model but ``coulomb`` contributes a block of unknowns and rows to the bounded mixed LCP
 of Peiret 2016 Eq. (30) (see :mod:`lcpdyn.stepper` and :class:`FrictionBlock`); ``coulomb`` poses
@@ -30,6 +31,7 @@ from .base import (
 from .box import Box
 from .continuous import Continuous
 from .coulomb import Coulomb
+from .creep import Creep
 from .polygonal import Polygonal
 from .regularized import Regularized
 
@@ -44,6 +46,7 @@ __all__ = [
     "Box",
     "Coulomb",
     "Continuous",
+    "Creep",
     "make_friction",
     "register",
     "check_friction_model",
@@ -51,7 +54,7 @@ __all__ = [
     "MODELS",
 ]
 
-MODELS = {cls.name: cls for cls in (Regularized, Polygonal, Box, Coulomb, Continuous)}
+MODELS = {cls.name: cls for cls in (Regularized, Polygonal, Box, Coulomb, Continuous, Creep)}
 """The models selectable by name: the built-in ones and those added by :func:`register`."""
 
 

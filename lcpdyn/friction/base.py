@@ -43,6 +43,12 @@ is, only what the model says of itself:
     base bases.
 ``world_force(x, block, tangent, h)`` (bounded LCP only)
     The world friction force (r, 3) in N from the solved unknowns x_F and the block.
+``rolling_kinematics`` (optional, default False)
+    True for a law of rolling contact that needs more than the slips (the creep law,
+    :class:`~lcpdyn.friction.Creep`): ``block`` then also gets ``rolling=``
+    :class:`~lcpdyn.friction.creep.RollingKinematics` -- each contact's spin row n . omega
+    (r, n) and rolling speed V (r,) -- from :class:`lcpdyn.stepper.Simulation` (body-to-body
+    contact, :mod:`lcpdyn.body_contact`, has no rolling kinematics and refuses such a model).
 ``compiled_rows(h)`` (optional)
     For models whose block is the two-rows-per-contact family that lcpdyn's compiled kernels
     build themselves (:func:`lcpdyn.kernels.fused_step`, :func:`lcpdyn.islands.lcp_islands`):
@@ -136,6 +142,8 @@ def check_friction_model(model):
         )
     if not isinstance(getattr(model, "chooses_static_coefficient", None), bool):
         raise TypeError(f"friction model {kind}: 'chooses_static_coefficient' must be True or False")
+    if not isinstance(getattr(model, "rolling_kinematics", False), bool):
+        raise TypeError(f"friction model {kind}: 'rolling_kinematics' must be True or False")
     members = ("parameters",) + (_BOUNDED_MEMBERS if model.formulation == BOUNDED_LCP else ())
     for name in members:
         if not callable(getattr(model, name, None)):
