@@ -55,7 +55,7 @@ from .contact import Contact
 from .profiles import Profile, evaluate
 from .validation import finite_number, unit_vector
 
-__all__ = ["WheelRailContact", "rail_envelope"]
+__all__ = ["WheelRailContact", "rail_envelope", "wheel_rail_frame", "contact_at"]
 
 NEWTON_ITERATIONS = 8
 SLOPE_TOLERANCE = 1e-9  # |r'(s) - n_r . e| at the contact point found
@@ -122,50 +122,46 @@ class WheelRailContact(Contact):
         return self.rolling == "ideal"
 
 
+def contact_at(p, x, R, s, u):
+    """The contact conditions and frame at wheel arc length ``s`` and rail arc length ``u`` for
+    numbers ``p`` and the wheel's pose (x, R) (module docstring): (slope residual r'(s) - n_r . e,
+    distance residual (P - Q) . t_r (m), gap (P - Q) . n_r (m), P, n_r, t1, t2). Zero residuals
+    make (s, u) the contact point; :func:`wheel_rail_frame` finds them, and a linearization that
+    carries (s, u) as unknowns of its own (scenes.wheelset_hunting) solves them with the pose."""
+    n0, along, lateral, origin = p["plane_normal"], p["plane_t1"], p["plane_t2"], p["plane_point"]
+    e = R @ p["axis"]
+    q = evaluate(p["rail_knots"], p["rail_coefficients"], u, 0, jnp)
+    dq = evaluate(p["rail_knots"], p["rail_coefficients"], u, 1, jnp)
+    t_r = lateral * dq[0] + n0 * dq[1]
+    t_r = t_r / jnp.linalg.norm(t_r)
+    n_r = jnp.cross(along, t_r)  # (-z', y') in (lateral, up): the profile's left normal, out of the rail
+    d = -n_r + (n_r @ e) * e  # the circle of radius r(s) touches along d
+    d = d / jnp.linalg.norm(d)
+    w = evaluate(p["wheel_knots"], p["wheel_coefficients"], s, 0, jnp)
+    slope = evaluate(p["wheel_knots"], p["wheel_coefficients"], s, 1, jnp)
+    P = x + (p["tape"] + w[0]) * e + w[1] * d
+    Q = origin + along * ((P - origin) @ along) + lateral * q[0] + n0 * q[1]
+    t1 = along - (along @ n_r) * n_r  # a_r: already normal to n_r on a straight rail
+    t1 = t1 / jnp.linalg.norm(t1)
+    return slope[1] - n_r @ e, (P - Q) @ t_r, (P - Q) @ n_r, P, n_r, t1, jnp.cross(n_r, t1)
+
+
 def wheel_rail_frame(p, x, R):
     """(gap, point, normal, t1, t2, s, u) of the module docstring for numbers ``p`` and the
     wheel's pose (x, R); s and u are the contact's arc lengths on the wheel and rail profiles."""
-    n0, along, lateral, origin = p["plane_normal"], p["plane_t1"], p["plane_t2"], p["plane_point"]
+    n0, lateral, origin = p["plane_normal"], p["plane_t2"], p["plane_point"]
     e = R @ p["axis"]
-    wk, wc, rk, rc = p["wheel_knots"], p["wheel_coefficients"], p["rail_knots"], p["rail_coefficients"]
-
-    def wheel(s, order=0):
-        return evaluate(wk, wc, s, order, jnp)
-
-    def rail(u, order=0):
-        return evaluate(rk, rc, u, order, jnp)
-
-    def rail_frame(u):
-        q, dq = rail(u), rail(u, 1)
-        t = lateral * dq[0] + n0 * dq[1]
-        t = t / jnp.linalg.norm(t)
-        n = jnp.cross(along, t)  # (-z', y') in (lateral, up): the profile's left normal, out of the rail
-        return q, t, n
-
-    def direction(n_r):
-        d = -n_r + (n_r @ e) * e
-        return d / jnp.linalg.norm(d)
-
-    def wheel_point(s, d):
-        w = wheel(s)
-        return x + (p["tape"] + w[0]) * e + w[1] * d
-
-    def rail_point(u, P):
-        q = rail(u)
-        return origin + along * ((P - origin) @ along) + lateral * q[0] + n0 * q[1]
+    wk, wc, rk = p["wheel_knots"], p["wheel_coefficients"], p["rail_knots"]
 
     def equations(z):
-        s, u = z[0], z[1]
-        _, t_r, n_r = rail_frame(u)
-        d = direction(n_r)
-        slope = wheel(s, 1)
-        P = wheel_point(s, d)
-        return jnp.array([slope[1] - n_r @ e, (P - rail_point(u, P)) @ t_r])
+        return jnp.stack(contact_at(p, x, R, z[0], z[1])[:2])
 
     # start: each grid point at its circle's lowest point along n0, against the rail's upper envelope
-    d0 = direction(n0)
+    d0 = -n0 + (n0 @ e) * e
+    d0 = d0 / jnp.linalg.norm(d0)
     grid = p["wheel_grid"]
-    points = jax.vmap(lambda s: wheel_point(s, d0))(grid)
+    profile = jax.vmap(lambda s: evaluate(wk, wc, s, 0, jnp))(grid)
+    points = x + (p["tape"] + profile[:, :1]) * e + profile[:, 1:] * d0
     across = (points - origin) @ lateral
     height = (points - origin) @ n0
     vertical_gap = height - jnp.interp(across, p["envelope_y"], p["envelope_z"], left=-jnp.inf, right=-jnp.inf)
@@ -184,16 +180,11 @@ def wheel_rail_frame(p, x, R):
         step = jnp.where(jnp.all(jnp.isfinite(step)), step, 0.0)
         z = z - step * jnp.minimum(1.0, limit / (jnp.max(jnp.abs(step)) + 1e-300))
     s, u = z[0], z[1]
-    _, t_r, n_r = rail_frame(u)
-    P = wheel_point(s, direction(n_r))
-    gap = (P - rail_point(u, P)) @ n_r
-    residual = equations(z)
-    found = ((jnp.abs(residual[0]) <= SLOPE_TOLERANCE) & (jnp.abs(residual[1]) <= DISTANCE_TOLERANCE)
+    slope, distance, gap, P, n_r, t1, t2 = contact_at(p, x, R, s, u)
+    found = ((jnp.abs(slope) <= SLOPE_TOLERANCE) & (jnp.abs(distance) <= DISTANCE_TOLERANCE)
              & (s > wk[0]) & (s < wk[-1]) & (u > rk[0]) & (u < rk[-1]))  # fmt: skip
     gap = jnp.where(found, gap, jnp.nan)  # no contact point found: the engine stops, naming the contact
-    t1 = along - (along @ n_r) * n_r  # a_r: already normal to n_r on a straight rail
-    t1 = t1 / jnp.linalg.norm(t1)
-    return gap, P, n_r, t1, jnp.cross(n_r, t1), s, u
+    return gap, P, n_r, t1, t2, s, u
 
 
 def rail_envelope(rail: Profile, points: int = ENVELOPE_POINTS, samples: int = 20000):
