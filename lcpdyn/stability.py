@@ -183,6 +183,15 @@ _SI = {
         "speed": ("forward speed v", "m/s"),
         "flexible": ("yoke flexibility (0 rigid, 1 flexible)", "–"),
     },
+    "wheelset-hunting": {
+        "speed": ("forward speed V", "m/s"),
+        "yaw_stiffness": ("yaw spring k_psi", "N m/rad"),
+        "load": ("total vertical load", "N"),
+        "f11": ("creep coefficient f11", "N"),
+        "f22": ("creep coefficient f22", "N"),
+        "f23": ("spin-lateral creep coefficient f23", "N m"),
+        "saturation": ("saturation (1 on, 0 off)", "–"),
+    },
 }
 
 
@@ -289,6 +298,12 @@ def published_values(result: dict) -> dict:
                     f"Im λ = 2πv/(7.83 r) = {omega:.4g}",
                 }
             )
+    elif scene == "wheelset-hunting" and name == "speed" and p["yaw_stiffness"] in (0.0, 816e3):
+        # slant 1/40 (the stability scene's): Schwab-Meijaard 2002 Sec. 5.2
+        value = 30.4 if p["yaw_stiffness"] == 0.0 else 55.5
+        spring = "no springs" if p["yaw_stiffness"] == 0.0 else "yaw spring 816 kN m/rad"
+        label = f"Schwab–Meijaard 2002 §5.2, slant 1/40, {spring}: V_cr = {value} m/s"
+        critical.append({"value": value, "label": label})
     return {"critical": critical, "curves": curves, "points": points}
 
 

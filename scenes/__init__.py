@@ -20,6 +20,7 @@ from . import (
     scale,
     swivel_shimmy,
     wheel,
+    wheelset_hunting,
     wheelset_klingel,
 )
 from .scene import Scene, build_scene, describe
@@ -39,6 +40,7 @@ SCENES = {
     "boxes": scale.Boxes,
     "dumbbells": scale.Dumbbells,
     "wheelset-klingel": wheelset_klingel,
+    "wheelset-hunting": wheelset_hunting,
 }
 
 # scenes with a paper report (``lcpdyn reproduce``): report(out_dir) -> numbers
@@ -50,6 +52,7 @@ REPORTS = {
     "incline-pendulum": incline_pendulum,
     "half-car": half_car,
     "wheelset-klingel": wheelset_klingel,
+    "wheelset-hunting": wheelset_hunting,
 }
 
 # linearization scenes in minimal coordinates (``lcpdyn stability``): system(), nominal(p), SWEEP
@@ -57,6 +60,7 @@ STABILITY = {
     "rolling-disk": rolling_disk,
     "swivel-shimmy": swivel_shimmy,
     "caster-shimmy": caster_shimmy,
+    "wheelset-hunting": wheelset_hunting,
 }
 
 __all__ = ["SCENES", "STABILITY", "REPORTS", "Scene", "build_scene", "describe"]

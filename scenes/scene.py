@@ -96,6 +96,12 @@ PARAMETER_UNITS = {
     # wheelset on track (Schwab-Meijaard 2002 §5)
     "cant": "-",  # tan of the rail slant (1/40, 1/20)
     "gauge": "m",
+    "load": "N",
+    "yaw_stiffness": "N m/rad",
+    "saturation": "-",
+    "f11": "N",
+    "f22": "N",
+    "f23": "N m",
     "flange_back_distance": "m",
     "nominal_radius": "m",
     "amplitude": "m",
@@ -110,9 +116,9 @@ PARAMETER_UNITS = {
 }
 
 
-# The parameters of the regularized and continuous friction models a scene may set
+# The parameters of the regularized, continuous and creep friction models a scene may set
 # (:meth:`Scene.friction` reads them from ``Scene.contact_model``).
-CONTACT_MODEL_KEYS = ("tangential_stiffness", "velocity_threshold", "characteristic_velocity")
+CONTACT_MODEL_KEYS = ("tangential_stiffness", "velocity_threshold", "characteristic_velocity", "f11", "f22", "f23")
 
 
 @dataclass
