@@ -27,7 +27,8 @@ class Continuous:
 
         h lam_T+ + mu_k lam_N h G D v+ + mu_k lam_N h (g(v^) - G v^) = 0,
 
-    two free (unbounded) unknowns per contact in the contact's base basis.
+    two free (unbounded) unknowns per contact in the contact's base basis -- fixed at zero where
+    mu lam_N = 0 (no normal force, no friction; as the regularized model's bounds do).
     """
 
     name = "continuous"
@@ -65,9 +66,11 @@ class Continuous:
             c[2 * i : 2 * i + 2] = weight * (g - G @ slip[i])
             kinetic[i] = np.hypot(*slip[i]) > self.characteristic_velocity
         identity = np.tile(np.eye(2), (r, 1, 1))
-        return FrictionBlock(
-            F, D, None, np.eye(2 * r), c, np.full(2 * r, -np.inf), np.full(2 * r, np.inf), identity, kinetic
-        )
+        # no normal force, no friction force: those unknowns are fixed at zero (bounds 0, 0) rather
+        # than free rows "x = 0" with no data -- whose only scale would be x's own rounding
+        loaded = np.repeat(mu * normal_force > 0.0, 2)
+        bound = np.where(loaded, np.inf, 0.0)
+        return FrictionBlock(F, D, None, np.eye(2 * r), c, -bound, bound, identity, kinetic)
 
     def world_force(self, x, block, tangent, h):
         return world_force_in_bases(x.reshape(-1, 2), block.basis, tangent, h)

@@ -81,8 +81,9 @@ class Creep:
 
         h lam_T+ - h J W v+ - h (F(s^) - J s^) = 0,
 
-    two free unknowns per contact in the base basis: stable at any step however stiff the creep
-    damping f/V is (f22/V = 400 kN s/m per wheel at 30 m/s).
+    two free unknowns per contact in the base basis (fixed at zero where the contact carries no
+    normal force): stable at any step however stiff the creep damping f/V is (f22/V = 400 kN s/m
+    per wheel at 30 m/s).
 
     Differences from the paper and Kalker: the spin moment (f23 xi2 - f33 xi3) is not applied
     (the paper gives no f33); the creep coefficients are constants, not scaled with the normal
@@ -149,9 +150,10 @@ class Creep:
             limit = mu[i] * normal_force[i]
             kinetic[i] = self.saturate and limit > 0.0 and np.hypot(*force) >= limit * (1.0 - 1e-12)  # beta >= 3
         identity = np.tile(np.eye(2), (r, 1, 1))
-        return FrictionBlock(
-            F, D, None, np.eye(2 * r), c, np.full(2 * r, -np.inf), np.full(2 * r, np.inf), identity, kinetic
-        )
+        # unloaded (or mu = 0 under saturation): the force is zero, the unknowns are fixed there
+        loaded = np.repeat((normal_force > 0.0) & ((mu > 0.0) | (not self.saturate)), 2)
+        bound = np.where(loaded, np.inf, 0.0)
+        return FrictionBlock(F, D, None, np.eye(2 * r), c, -bound, bound, identity, kinetic)
 
     def world_force(self, x, block, tangent, h):
         return world_force_in_bases(x.reshape(-1, 2), block.basis, tangent, h)
