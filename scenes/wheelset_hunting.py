@@ -14,7 +14,8 @@ below it.
 The paper: V_cr = 30.4 m/s at slant 1/40 without springs, 55.5 m/s with the yaw spring, 130.0
 m/s at slant 1/20 with it (the free wheelset at 1/20 is unstable at low speed, its gravitational
 stiffness being negative). :func:`growth_rate` measures the growth of a run's lateral motion;
-:func:`report` brackets V_cr by simulation and compares it with the paper.
+:func:`report` finds V_cr by simulation and by linearization (:func:`system`) and compares them
+with the paper. Run it under the creep law: ``lcpdyn run wheelset-hunting --friction creep``.
 
 Differences from the paper: the normal contact is rigid (complementarity); there is no second,
 compliant flange contact pair, so a motion growing into flange contact stops the run where the
