@@ -84,8 +84,8 @@ class YawSpring(BodyForce):
         super().__init__(body, self._wrench)
 
     def _wrench(self, t, state):
-        e = state.rotation(self.body)[:, 1]
-        psi = jnp.arctan2(-e[0], e[1])
+        R = state.rotation(self.body)
+        e, psi = R[:, 1], yaw_angle(R)
         gradient = jnp.array([-e[1], e[0], 0.0]) / (e[0] ** 2 + e[1] ** 2)
         return jnp.zeros(3), -self.stiffness * psi * jnp.cross(e, gradient)
 
