@@ -75,3 +75,36 @@ def test_linearization_is_the_jacobian_of_the_equations_of_motion():
         step[i] = 1e-6 * max(1.0, abs(x0[i]))
         difference[:, i] = (model.derivative(x0 + step, **p) - model.derivative(x0 - step, **p)) / (2 * step[i])
     assert np.abs(J - difference).max() <= 1e-6 * np.abs(J).max()  # measured 3e-7 (helper, no spring)
+
+
+def test_yaw_spring_torque_is_the_gradient_of_its_potential():
+    """The torque of the yaw spring is -dV/dtheta for a world rotation theta of the wheelset, at a
+    pose with yaw, roll and spin (so its energy is conserved and its check meaningful)."""
+    import jax
+    import jax.numpy as jnp
+
+    from lcpdyn import RigidBody
+    from lcpdyn.precision import float64
+    from lcpdyn.rotation import np_quaternion_multiply
+    from lcpdyn.state_view import StateView
+
+    body = RigidBody("wheelset", 1887.0, (1000.0, 100.0, 1000.0))
+    spring = hunting.YawSpring(body, 816e3)
+    yaw, roll, spin = (
+        np.array([np.cos(a / 2), *(np.sin(a / 2) * np.eye(3)[k])]) for a, k in ((0.01, 2), (0.02, 0), (1.3, 1))
+    )
+    q0 = np_quaternion_multiply(np_quaternion_multiply(yaw, roll), spin)
+
+    def state(theta):
+        angle = jnp.sqrt(theta @ theta + 1e-300)
+        w, v = jnp.cos(angle / 2), jnp.sin(angle / 2) * theta / angle
+        p0, p = q0[0], jnp.asarray(q0[1:])
+        q = jnp.concatenate([jnp.array([w * p0 - v @ p]), w * p + p0 * v + jnp.cross(v, p)])
+        return StateView({id(body): 0}, jnp.concatenate([jnp.zeros(3), q]))
+
+    with float64():
+        theta = jnp.array([1e-9, 2e-9, -1e-9])
+        gradient = np.asarray(jax.grad(lambda a: spring.potential(state(a)))(theta))
+        torque = np.asarray(spring.wrenches(0.0, state(theta))[0][2])
+    assert np.abs(torque).max() > 1e3  # ~ k psi = 8 kN m
+    assert torque == pytest.approx(-gradient, rel=1e-6, abs=1e-6 * np.abs(gradient).max())
