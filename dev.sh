@@ -2,8 +2,8 @@
 # lcpdyn's one-stop set-up and run script (see README, "Two commands").
 #   ./dev.sh demo   set up if needed, then run the main job
 #   ./dev.sh test   set up if needed, check lint and format (ruff), then run the test suite on both
-#                   stacks: the Siconos venv (.venv, NumPy < 2) and a plain venv with the newest
-#                   releases (.venv-current)
+#                   stacks at once: the Siconos venv (.venv, NumPy < 2) and a plain venv with the
+#                   newest releases (.venv-current)
 #   ./dev.sh bench [solvers|wheel|scale|fc3d|approximations]   the benchmarks (solvers and
 #                   wheel by default; scale, with MuJoCo as the peer, takes ~30 min; fc3d, the 34
 #                   third-party exact-Coulomb problems against Siconos, ~30 min; approximations,
@@ -78,22 +78,64 @@ lint() {
   "$1"/bin/python -m ruff check --quiet . && "$1"/bin/python -m ruff format --check --quiet .
 }
 
-# Lint, then both stacks in turn (LCPDYN_LEGS="siconos current" by default); fails if any fails.
-run_tests() {
-  local status=0 leg start
-  case "${LCPDYN_LEGS:-siconos current}" in
-    siconos*) setup; lint $VENV || status=1 ;;
-    *) setup_current; lint $CURRENT || status=1 ;;
+# One test leg: its set-up is done; its pytest with the given arguments.
+run_leg() {
+  local leg=$1
+  shift
+  case "$leg" in
+    siconos) echo "dev.sh: test leg 'siconos' ($($VENV/bin/python -c 'import numpy, jax; print("NumPy", numpy.__version__, "JAX", jax.__version__)'))"
+             $VENV/bin/python -m pytest "$@" ;;
+    current) echo "dev.sh: test leg 'current' ($($CURRENT/bin/python -c 'import numpy, jax; print("NumPy", numpy.__version__, "JAX", jax.__version__)'))"
+             LCPDYN_STACK=current $CURRENT/bin/python -m pytest "$@" ;;
   esac
-  for leg in ${LCPDYN_LEGS:-siconos current}; do
-    start=$(date +%s)
+}
+
+# Lint, then the legs (LCPDYN_LEGS="siconos current" by default); fails if any fails. Two legs run
+# at the same time, one per core (BLAS on one thread in each), each into its own log, printed
+# whole when both are done; LCPDYN_SERIAL=1 runs them one after the other on the terminal.
+run_tests() {
+  local status=0 leg start legs=(${LCPDYN_LEGS:-siconos current})
+  for leg in "${legs[@]}"; do
     case "$leg" in
-      siconos) setup; echo "dev.sh: test leg 'siconos' ($($VENV/bin/python -c 'import numpy, jax; print("NumPy", numpy.__version__, "JAX", jax.__version__)'))" >&2
-               $VENV/bin/python -m pytest "$@" || status=1 ;;
-      current) setup_current; echo "dev.sh: test leg 'current' ($($CURRENT/bin/python -c 'import numpy, jax; print("NumPy", numpy.__version__, "JAX", jax.__version__)'))" >&2
-               LCPDYN_STACK=current $CURRENT/bin/python -m pytest "$@" || status=1 ;;
+      siconos) setup ;;
+      current) setup_current ;;
       *) echo "dev.sh: unknown test leg '$leg' (siconos, current)" >&2; return 2 ;;
     esac
+  done
+  case "${legs[0]}" in
+    siconos) lint $VENV || status=1 ;;
+    *) lint $CURRENT || status=1 ;;
+  esac
+  if [ ${#legs[@]} -gt 1 ] && [ "${LCPDYN_SERIAL:-0}" != 1 ]; then
+    local logs pids=() codes=()
+    logs=$(mktemp -d)
+    start=$(date +%s)
+    echo "dev.sh: test legs ${legs[*]} at once (logs follow when all are done; LCPDYN_SERIAL=1 for one at a time)" >&2
+    for leg in "${legs[@]}"; do
+      (
+        export OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 MKL_NUM_THREADS=1
+        begun=$(date +%s) code=0
+        run_leg "$leg" "$@" || code=$?
+        echo "dev.sh: test leg '$leg' took $(( $(date +%s) - begun )) s"
+        exit $code
+      ) >"$logs/$leg.log" 2>&1 &
+      pids+=($!)
+    done
+    for i in "${!legs[@]}"; do
+      wait "${pids[$i]}" && codes[$i]=0 || codes[$i]=$?
+    done
+    for i in "${!legs[@]}"; do
+      echo "===== test leg '${legs[$i]}' (exit ${codes[$i]}) ====="
+      cat "$logs/${legs[$i]}.log"
+      [ "${codes[$i]}" = 0 ] || status=1
+    done
+    rm -rf "$logs"
+    echo "dev.sh: test legs took $(( $(date +%s) - start )) s together" >&2
+    return $status
+  fi
+  for leg in "${legs[@]}"; do
+    start=$(date +%s)
+    run_leg "$leg" "$@" || status=1
     echo "dev.sh: test leg '$leg' took $(( $(date +%s) - start )) s" >&2
   done
   return $status

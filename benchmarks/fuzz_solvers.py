@@ -281,10 +281,10 @@ def instances(seed: int, index: int) -> list[tuple[Case, str, str]]:
 # --- running ------------------------------------------------------------------------------------
 
 
-def judge(case, method):
-    """(verdict, status name, reason) of one solve."""
+def judge(case, method, options=None):
+    """(verdict, status name, reason) of one solve (``options``: the method's keyword options)."""
     try:
-        result = solve(*case.args, method=method)
+        result = solve(*case.args, method=method, **(options or {}))
     except Exception as exc:  # any exception on valid input is a crash
         lines = traceback.format_exc().strip().splitlines()
         return CRASH, type(exc).__name__, f"{type(exc).__name__}: {exc} | at {' / '.join(lines[-4:-1])}"
@@ -293,14 +293,14 @@ def judge(case, method):
 
 
 def _run_chunk(task):
-    seed, indices, methods = task
+    seed, indices, methods, options = task
     records = []
     with warnings.catch_warnings(), np.errstate(all="ignore"):
         warnings.simplefilter("ignore")
         for index in indices:
             for case, kind, scaling in instances(seed, index):
                 for method in methods:
-                    verdict, status, reason = judge(case, method)
+                    verdict, status, reason = judge(case, method, options.get(method))
                     records.append(
                         (
                             index,
@@ -320,14 +320,16 @@ def default_methods() -> list[str]:
     return [m for m in METHODS if m != "siconos" or siconos_available()]
 
 
-def run_fuzz(count: int = 10_000, seed: int = 0, methods=None, jobs: int = 1, chunk: int = 100) -> dict:
+def run_fuzz(count: int = 10_000, seed: int = 0, methods=None, jobs: int = 1, chunk: int = 100, options=None) -> dict:
     """Run problems ``0 .. count-1`` (each as generated and rescaled) through ``methods``;
-    returns the summary that ``main`` prints and writes."""
+    returns the summary that ``main`` prints and writes. ``options``: ``{method: {name: value}}``,
+    keyword options of a method's solves (default: none, the method's defaults)."""
     methods = list(methods or default_methods())
     unknown = sorted(set(methods) - set(METHODS))
     if unknown:
         raise ValueError(f"unknown method(s) {unknown}; choose from {sorted(METHODS)}")
-    tasks = [(seed, range(start, min(start + chunk, count)), methods) for start in range(0, count, chunk)]
+    options = dict(options or {})
+    tasks = [(seed, range(start, min(start + chunk, count)), methods, options) for start in range(0, count, chunk)]
     start = time.perf_counter()
     if jobs > 1:
         from concurrent.futures import ProcessPoolExecutor
@@ -363,6 +365,7 @@ def run_fuzz(count: int = 10_000, seed: int = 0, methods=None, jobs: int = 1, ch
         "count": count,
         "instances_per_method": 2 * count,
         "methods": methods,
+        "options": options,
         "elapsed_seconds": round(elapsed, 1),
         "counts": {m: dict(c) for m, c in counts.items()},
         "by_kind": {m: {k: dict(c) for k, c in sorted(d.items())} for m, d in by_kind.items()},

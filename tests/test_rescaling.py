@@ -197,13 +197,21 @@ def _fuzz_module():
     return load_benchmark("fuzz_solvers")
 
 
+# Block Gauss–Seidel's sweep limit in the quick fuzz run. At its default (100,000) the 219 of these
+# 1,000 solves that never converge (infeasible, nonsymmetric, duplicated rows) took 200 of the
+# run's 206 s; its successes took at most 14,480 sweeps (measured 2026-11-26). The method is
+# deterministic and checks its residual every 5 sweeps, so under this cap it returns the same
+# successes, bit for bit: every success claim the default run makes is still judged.
+QUICK_FUZZ_OPTIONS = {"block-gs": {"max_sweeps": 20_000}}
+
+
 @pytest.mark.parametrize("method", METHOD_PARAMS)
 def test_quick_fuzz_has_no_wrong_answers_or_crashes(method, request):
     """The fuzz run of ``benchmarks/fuzz_solvers.py`` on its first 500 problems (each as
-    generated and rescaled): 0 wrong successes, 0 crashes."""
+    generated and rescaled): 0 wrong successes, 0 crashes (options: ``QUICK_FUZZ_OPTIONS``)."""
     _require(method, request)
     fuzz = _fuzz_module()
-    summary = fuzz.run_fuzz(fuzz.QUICK_COUNT, seed=0, methods=[method], jobs=1)
+    summary = fuzz.run_fuzz(fuzz.QUICK_COUNT, seed=0, methods=[method], jobs=1, options=QUICK_FUZZ_OPTIONS)
     counts = summary["counts"][method]
     lines = [
         f"fuzz #{e['index']} {e['kind']} n={e['n']} [{e['rescaling']}] | {method} | {e['status']} | "
