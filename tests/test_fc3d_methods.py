@@ -224,9 +224,13 @@ def test_methods_are_listed_at_the_front_door():
     assert result.iterations == 1
     np.testing.assert_allclose(result.r, [1.0, -0.2, 0.0], atol=1e-12)
     two = solvers.FrictionContactProblem.make(np.eye(6), np.array([-1.0, 0.2, 0.0, -1.0, 0.0, 0.9]), 0.5)
-    result = solvers.solve(two, method="auto")
-    assert result.success and result.info["route"] == "newton"
+    result = solvers.solve(two, method="auto")  # uncoupled: one sweep is exact
+    assert result.success and result.info["route"] == "nsgs" and result.iterations == 1
     np.testing.assert_allclose(result.r, [1.0, -0.2, 0.0, 1.0, 0.0, -0.5], atol=1e-10)
+    W = np.eye(6) + 0.1 * np.kron(np.ones((2, 2)), np.eye(3))  # coupled, both closing
+    result = solvers.solve(solvers.FrictionContactProblem.make(W, two.b, 0.5), method="auto")
+    assert result.success and result.info["route"] == "newton"
+    coulomb_check(W, two.b, two.mu, result, tol=1e-9)
 
 
 # --- third-party problems ----------------------------------------------------------------------
@@ -269,11 +273,12 @@ def test_hyperstatic_third_party_problems(name):
     assert friction_contact.AUTO == result.method
 
 
-def test_auto_ends_with_one_sweep_on_decoupled_contacts():
-    """Twelve contacts that do not couple (W block diagonal), three of them closing (b_N < 0):
-    one NSGS sweep solves each exactly, and auto stops there. With fewer contacts than
-    first_sweep_contacts, or more closing contacts than the share first_sweep_closing (a
-    quarter), it goes to Newton directly. Every answer is the exact one."""
+def test_auto_begins_with_one_sweep_where_it_can_finish():
+    """Twelve contacts, three closing (b_N < 0). W block diagonal (the contacts do not couple):
+    one NSGS sweep solves each exactly, however many close, and auto stops there. W coupling two
+    open contacts: the sweep is still tried where at most a quarter close (first_sweep_closing),
+    from first_sweep_contacts contacts on, and finishes; with fewer contacts than that, or with
+    every contact closing, auto goes to Newton directly. Every answer is the exact one."""
     from .test_friction_contact import random_spd3
 
     blocks = [random_spd3(seed, 20.0) for seed in range(12)]
@@ -286,13 +291,19 @@ def test_auto_ends_with_one_sweep_on_decoupled_contacts():
     swept = solve_ok(W, b, mu, "auto")
     assert swept.info["route"] == "nsgs" and swept.iterations == 1
     assert np.count_nonzero(swept.r[0::3]) == 3
-    newton = solve_ok(W, b, mu, "auto", first_sweep_contacts=13)
-    assert newton.info["route"] == "newton"
-    np.testing.assert_allclose(newton.r, swept.r, rtol=0, atol=1e-9 * np.abs(swept.r).max())
     closing = b.copy()
     closing[0::3] = -1.0
-    assert solve_ok(W, closing, mu, "auto").info["route"] == "newton"
-    assert solve_ok(W, closing, mu, "auto", first_sweep_closing=1.0).info["route"] == "nsgs"
+    every = solve_ok(W, closing, mu, "auto")
+    assert every.info["route"] == "nsgs" and every.iterations == 1 and np.count_nonzero(every.r[0::3]) == 12
+    coupled = W.copy()  # contacts 1 and 2 (open) coupled by a positive semidefinite term
+    coupled[3:9, 3:9] += 0.5 * np.kron(np.ones((2, 2)), np.eye(3))
+    weak = solve_ok(coupled, b, mu, "auto")
+    assert weak.info["route"] == "nsgs" and weak.iterations == 1
+    np.testing.assert_array_equal(weak.r, swept.r)
+    newton = solve_ok(coupled, b, mu, "auto", first_sweep_contacts=13)
+    assert newton.info["route"] == "newton"
+    np.testing.assert_allclose(newton.r, swept.r, rtol=0, atol=1e-9 * np.abs(swept.r).max())
+    assert solve_ok(coupled, closing, mu, "auto").info["route"] == "newton"
 
 
 def test_polishing_step_only_where_the_natural_map_error_is_still_coarse():
