@@ -95,7 +95,8 @@ def _stage_options(options: AutoOptions):
 @njit(cache=True)
 def _uncoupled(W):
     """True when W has no nonzero entry outside its 3 x 3 diagonal blocks (the contacts do not
-    couple). Returns at the first coupling entry: a coupled W is usually told in a few reads."""
+    couple; always for one contact). Returns at the first coupling entry: a coupled W is usually
+    told in a few reads."""
     n = W.shape[0]
     for i in range(n):
         block = i - i % 3
@@ -119,10 +120,15 @@ def run_auto(W, b, mu, r, options: AutoOptions, tolerance: float):
     start = r.copy()
     spent = 0
     nc = mu.shape[0]
-    if b.shape[0] <= options.dense_limit and (
-        nc == 1
-        or (options.first_sweep_contacts <= nc and np.count_nonzero(b[0::3] < 0.0) <= options.first_sweep_closing * nc)
-        or _uncoupled(W)
+    if (
+        b.shape[0] <= options.dense_limit
+        and (
+            _uncoupled(W)  # one contact, or contacts that do not couple: the sweep is exact
+            or (
+                options.first_sweep_contacts <= nc
+                and np.count_nonzero(b[0::3] < 0.0) <= options.first_sweep_closing * nc
+            )
+        )
     ):
         counts = np.zeros(4, dtype=np.int64)
         defaults = _nsgs_defaults()
