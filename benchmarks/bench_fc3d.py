@@ -588,6 +588,8 @@ def main(argv=None) -> int:
             parser.error(f"--methods: unknown {unknown}; choose from {list(available)}")
     else:
         methods = default_methods(available)
+    if args.replicate != "none" and args.replicate not in available:
+        parser.error(f"--replicate: unknown method {args.replicate!r}; choose from {list(available)} or 'none'")
     replicate = None if args.replicate == "none" or args.replicate not in methods else args.replicate
     data = Path(args.data)
     if not (data / WARMUP_PROBLEM).is_file():

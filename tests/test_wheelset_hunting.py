@@ -85,14 +85,12 @@ def test_yaw_spring_torque_is_the_gradient_of_its_potential():
 
     from lcpdyn import RigidBody
     from lcpdyn.precision import float64
-    from lcpdyn.rotation import np_quaternion_multiply
+    from lcpdyn.rotation import np_axis_angle, np_quaternion_multiply
     from lcpdyn.state_view import StateView
 
     body = RigidBody("wheelset", 1887.0, (1000.0, 100.0, 1000.0))
     spring = hunting.YawSpring(body, 816e3)
-    yaw, roll, spin = (
-        np.array([np.cos(a / 2), *(np.sin(a / 2) * np.eye(3)[k])]) for a, k in ((0.01, 2), (0.02, 0), (1.3, 1))
-    )
+    yaw, roll, spin = (np_axis_angle(np.eye(3)[k], a) for a, k in ((0.01, 2), (0.02, 0), (1.3, 1)))
     q0 = np_quaternion_multiply(np_quaternion_multiply(yaw, roll), spin)
 
     def state(theta):
