@@ -116,20 +116,43 @@ class NewtonOptions:
 
 def contact_rho(W) -> np.ndarray:
     """``ρ_α = 1 / |W_αα|_F`` per contact (module docstring); a zero block gets the mean of the
-    others' ρ (1 if all are zero). Shape (nc,)."""
+    others' ρ (1 if all are zero). Shape (nc,). Compiled: on a few contacts, where Newton itself
+    takes tens of microseconds, the array version (fancy indexing) cost 35 µs of a 130 µs solve."""
     W = np.asarray(W, dtype=np.float64)
-    nc = W.shape[0] // 3
-    contacts = np.arange(nc)
-    return _rho_of_blocks(W[: 3 * nc, : 3 * nc].reshape(nc, 3, nc, 3)[contacts, :, contacts, :])
+    return _rho_dense(W, W.shape[0] // 3)
 
 
-def _rho_of_blocks(blocks) -> np.ndarray:
-    """ρ of the contacts' diagonal blocks (nc, 3, 3) (:func:`contact_rho`)."""
-    fro = np.sqrt(np.sum(blocks**2, axis=(1, 2)))
-    ok = np.isfinite(fro) & (fro > 0.0)
-    rho = np.zeros(blocks.shape[0])
-    rho[ok] = 1.0 / fro[ok]
-    rho[~ok] = rho[ok].mean() if ok.any() else 1.0
+@njit(cache=True)
+def _rho_dense(W, nc):
+    """:func:`contact_rho` from the diagonal blocks of a dense ``W``."""
+    fro = np.empty(nc)
+    for c in range(nc):
+        k = 3 * c
+        total = 0.0
+        for i in range(3):
+            for j in range(3):
+                total += W[k + i, k + j] * W[k + i, k + j]
+        fro[c] = math.sqrt(total)
+    return _rho_of_norms(fro)
+
+
+@njit(cache=True)
+def _rho_of_norms(fro):
+    """ρ from the contacts' block norms |W_αα|_F (:func:`contact_rho`): 1 / norm where it is
+    finite and positive, elsewhere the mean of those (1 if there are none)."""
+    nc = fro.shape[0]
+    rho = np.empty(nc)
+    total = 0.0
+    count = 0
+    for c in range(nc):
+        if math.isfinite(fro[c]) and fro[c] > 0.0:
+            rho[c] = 1.0 / fro[c]
+            total += rho[c]
+            count += 1
+    fill = total / count if count else 1.0
+    for c in range(nc):
+        if not (math.isfinite(fro[c]) and fro[c] > 0.0):
+            rho[c] = fill
     return rho
 
 
@@ -296,9 +319,9 @@ def contact_rho_csr(operator) -> np.ndarray:
     indptr, indices, data = operator._w
     rows = np.repeat(np.arange(n), np.diff(indptr))
     own = indices // 3 == rows // 3
-    blocks = np.zeros((n // 3, 3, 3))
-    blocks[rows[own] // 3, rows[own] % 3, indices[own] % 3] = data[own]
-    return _rho_of_blocks(blocks)
+    squares = np.zeros(n // 3)
+    np.add.at(squares, rows[own] // 3, data[own] ** 2)
+    return _rho_of_norms(np.sqrt(squares))
 
 
 @njit(cache=True)

@@ -106,6 +106,24 @@ def _uncoupled(W):
     return True
 
 
+@njit(cache=True)
+def _sweep_first(W, b, first_sweep_contacts, first_sweep_closing):
+    """Whether auto begins with one NSGS sweep (module docstring, step 1): W couples no two
+    contacts, or there are at least ``first_sweep_contacts`` contacts and at most a share
+    ``first_sweep_closing`` of them close (``b_N < 0``). One compiled call: on a few contacts,
+    where Newton takes tens of microseconds, the same test in NumPy cost 7 µs."""
+    if _uncoupled(W):
+        return True
+    nc = b.shape[0] // 3
+    if nc < first_sweep_contacts:
+        return False
+    closing = 0
+    for c in range(nc):
+        if b[3 * c] < 0.0:
+            closing += 1
+    return closing <= first_sweep_closing * nc
+
+
 @functools.lru_cache(maxsize=1)
 def _nsgs_defaults():
     from .friction_contact import Options
@@ -119,16 +137,8 @@ def run_auto(W, b, mu, r, options: AutoOptions, tolerance: float):
     newton_options, prox_options = _stage_options(options)
     start = r.copy()
     spent = 0
-    nc = mu.shape[0]
-    if (
-        b.shape[0] <= options.dense_limit
-        and (
-            _uncoupled(W)  # one contact, or contacts that do not couple: the sweep is exact
-            or (
-                options.first_sweep_contacts <= nc
-                and np.count_nonzero(b[0::3] < 0.0) <= options.first_sweep_closing * nc
-            )
-        )
+    if b.shape[0] <= options.dense_limit and _sweep_first(
+        W, b, options.first_sweep_contacts, options.first_sweep_closing
     ):
         counts = np.zeros(4, dtype=np.int64)
         defaults = _nsgs_defaults()

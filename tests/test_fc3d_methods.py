@@ -414,3 +414,27 @@ def test_a_warm_start_on_contacts_that_all_separate(method):
     result = solve_friction_contact(W, b, 0.5, method, initial_guess=guess)
     assert result.success, result.message
     assert np.all(result.r == 0.0)
+
+
+def test_contact_rho_is_the_inverse_block_norm_with_the_mean_where_a_block_is_zero():
+    """ρ_α = 1 / |W_αα|_F per contact (alart_curnier's docstring), written out here; zero and
+    non-finite blocks get the mean of the others' ρ, 1 when there are none; the sparse operator
+    gives the same."""
+    import scipy.sparse as sp
+
+    rng = np.random.default_rng(3)
+    A = rng.normal(size=(12, 12))
+    W = A @ A.T
+    W[3:6, :] = 0.0  # contact 1: zero block (and row)
+    W[:, 3:6] = 0.0
+    expected = np.array([1.0 / np.linalg.norm(W[3 * c : 3 * c + 3, 3 * c : 3 * c + 3]) for c in (0, 2, 3)])
+    rho = alart_curnier.contact_rho(W)
+    np.testing.assert_allclose(rho[[0, 2, 3]], expected, rtol=1e-14)
+    assert rho[1] == pytest.approx(expected.mean(), rel=1e-14)
+    sparse = alart_curnier._Operator.from_csr(sp.csr_matrix(W))
+    np.testing.assert_allclose(alart_curnier.contact_rho_csr(sparse), rho, rtol=1e-15)
+    W[6, 7] = np.inf  # contact 2: non-finite block
+    rho = alart_curnier.contact_rho(W)
+    assert rho[2] == pytest.approx(expected[[0, 2]].mean(), rel=1e-14)
+    np.testing.assert_array_equal(alart_curnier.contact_rho(np.zeros((6, 6))), [1.0, 1.0])
+    assert alart_curnier.contact_rho(np.zeros((0, 0))).shape == (0,)
