@@ -41,13 +41,27 @@ fastest). A solve still running at the time limit is ended by SIGALRM (the pair 
 a worker that dies (Siconos can abort the process) is recorded as a crash and the benchmark goes
 on.
 
+Interleaved timing (the times of record; ``--no-interleave`` skips it): the solvers that solved a
+problem in their own process in under 1 s are then timed again together, in one more worker
+process per problem: each is warmed up as above and solves the problem once untimed (its answer
+judged again against the target), then rounds follow, every solver once per round in a new
+random order (seeded), for up to 201 rounds and at least 3, while the solves total under 1 s per
+solver; a solver's time is the median of its rounds (a retried pair solves the same tolerance
+sequence per round). Timed side by side, the solvers share whatever the machine does meanwhile
+(frequency, other tenants), which separate processes minutes apart do not: on this machine two
+processes timing the same sub-millisecond solve differed by up to 130 %, the same solve
+interleaved with itself by a few per cent. The slower pairs keep the time of their own process.
+Both sets of times are in the JSON (``seconds`` of record, ``seconds_isolated``), and the
+report gives rho_s(1) by either.
+
 Timing resolution (the A/A control): the judged method (``--replicate``, default ``auto``) solves
 every problem a second time, in another worker process right after the first, like any other
-pair. Two runs of the same computation differ by what the machine adds (caches, frequency, memory
-layout of a fresh process); the run's timing resolution ``eps`` is the 90th percentile over the
-problems of ``|t1 - t2| / min(t1, t2)``. Times closer than that are not told apart by this run, so
-beside the strict rho_s(1) the report gives rho_s(1 + eps), ties within the resolution counted for
-both -- which matters for ``auto``, whose stages are the other lcpdyn methods: where it runs
+pair, and enters the interleaved rounds a second time as ``"auto (A/A)"``. Two runs of the same
+computation differ only by what the machine adds; the run's timing resolution ``eps`` is the
+90th percentile over the problems of ``|t1 - t2| / min(t1, t2)``, reported for the times of
+record and for the isolated ones. Times closer than that are not told apart by this run, so
+beside the strict rho_s(1) the report gives rho_s(1 + eps), ties within the resolution counted
+for both -- which matters for ``auto``, whose stages are the other lcpdyn methods: where it runs
 ``newton``'s computation the strict comparison of the two is decided by noise and by auto's
 dispatch (a few microseconds). The replicate never enters the profiles.
 
@@ -94,6 +108,11 @@ SICONOS_CAP = {"max_iterations": 1000}  # every other siconos-* method
 REPEAT_BELOW_S = 1.0  # a solve shorter than this is repeated ...
 MAX_SOLVES = 201  # ... up to this many solves in all ...
 REPEAT_BUDGET_S = 1.0  # ... while the solves so far total less than this
+INTERLEAVE_BELOW_S = 1.0  # the pairs solved in under this are timed again, interleaved ...
+INTERLEAVE_ROUNDS = 201  # ... for up to this many rounds ...
+INTERLEAVE_MIN_ROUNDS = 3  # ... and at least this many ...
+INTERLEAVE_BUDGET_S = 1.0  # ... while the solves total under this per solver
+INTERLEAVE_SEED = 20171  # of the rounds' random orders
 WORKER_SETUP_S = 300.0  # allowance for imports, reading and warm-up before the parent kills a worker
 MARK = "BENCH_FC3D "  # prefix of the worker's JSON lines (Siconos may print on stdout too)
 
@@ -170,6 +189,17 @@ def _jsonable(value):
     return str(value)
 
 
+def _warm_up(solvers, warm, method: str) -> None:
+    """Compile (lcpdyn) or load (Siconos) ``method`` on the 1-contact problem ``warm``."""
+    solvers.solve(warm, method=method, tolerance=TOLERANCES[0], **method_options(method, TOLERANCES[0]))
+    if "dense_limit" in solvers.friction_contact.options_fields(method):
+        # every stage and both linear algebras are compiled separately (auto may finish the
+        # 1-contact problem in its first stage): warm each of them up
+        for stage in ("newton", "prox"):
+            solvers.solve(warm, method=stage, tolerance=TOLERANCES[0])
+            solvers.solve(warm, method=stage, tolerance=TOLERANCES[0], dense_limit=0)
+
+
 def _worker(method: str, path: str, time_limit: float, out) -> None:
     """Solve one problem with one method under the tolerance rule; each step is one JSON line on
     ``out`` (so that what was measured before a timeout or a crash reaches the parent)."""
@@ -187,13 +217,7 @@ def _worker(method: str, path: str, time_limit: float, out) -> None:
     problem = solvers.read_siconos_dat(path)
     warm = solvers.read_siconos_dat(Path(path).with_name(WARMUP_PROBLEM))
     start = time.perf_counter()
-    solvers.solve(warm, method=method, tolerance=TOLERANCES[0], **method_options(method, TOLERANCES[0]))
-    if "dense_limit" in solvers.friction_contact.options_fields(method):
-        # every stage and both linear algebras are compiled separately (auto may finish the
-        # 1-contact problem in its first stage): warm each of them up
-        for stage in ("newton", "prox"):
-            solvers.solve(warm, method=stage, tolerance=TOLERANCES[0])
-            solvers.solve(warm, method=stage, tolerance=TOLERANCES[0], dense_limit=0)
+    _warm_up(solvers, warm, method)
     emit({"event": "setup", "contacts": problem.contacts, "warmup_s": time.perf_counter() - start})
 
     spent = 0.0  # the reported time of the attempts so far
@@ -305,6 +329,122 @@ def _crash_reason(code, stderr: str) -> str:
     return f"{what}: {tail[-1][:200]}" if tail else what
 
 
+# --- interleaved timing: the solvers of one problem in one process, round after round -----------
+
+
+def entrants_of(records: list[dict], replicate: str | None) -> list[dict]:
+    """The solvers timed again in one process (module docstring, "Interleaved timing"): those
+    that solved the problem in their own process in under ``INTERLEAVE_BELOW_S``, each with the
+    tolerances of its attempts (a retried solve is timed as the same sequence), and the
+    replicate's second entry ``"<method> (A/A)"`` when the replicate is one of them."""
+    chosen = []
+    for r in records:
+        if r["solved"] and r["seconds"] < INTERLEAVE_BELOW_S:
+            chosen.append(
+                {"label": r["method"], "method": r["method"], "tolerances": [a["tolerance"] for a in r["attempts"]]}
+            )
+    if replicate and any(e["method"] == replicate for e in chosen):
+        first = next(e for e in chosen if e["method"] == replicate)
+        chosen.append(dict(first, label=f"{replicate} (A/A)"))
+    return chosen
+
+
+def _interleave_worker(path: str, entrants: list[dict], out) -> None:
+    """Time ``entrants`` on one problem in this one process (module docstring); one JSON line
+    per phase on ``out``."""
+
+    def emit(record):
+        out.write(MARK + json.dumps(_jsonable(record)) + "\n")
+        out.flush()
+
+    import numpy as np
+    from threadpoolctl import threadpool_limits
+
+    threadpool_limits(1)
+    import solvers
+
+    problem = solvers.read_siconos_dat(path)
+    warm = solvers.read_siconos_dat(Path(path).with_name(WARMUP_PROBLEM))
+    for method in dict.fromkeys(e["method"] for e in entrants):
+        _warm_up(solvers, warm, method)
+
+    def run(entrant):
+        for tolerance in entrant["tolerances"]:
+            result = solvers.solve(problem, method=entrant["method"], tolerance=tolerance,
+                                   **method_options(entrant["method"], tolerance))  # fmt: skip
+        return result
+
+    # one untimed solve each: the answer is judged again (the same computation as in the pair's
+    # own process), and the problem's data are in the caches for every entrant alike
+    errors = {}
+    for entrant in entrants:
+        result = run(entrant)
+        errors[entrant["label"]] = natural_map_error(problem.W, problem.b, problem.mu, result.r)
+    emit({"event": "checked", "errors": errors})
+    times = {e["label"]: [] for e in entrants}
+    budget = INTERLEAVE_BUDGET_S * len(entrants)
+    spent, rounds = 0.0, 0
+    # each round in a new order (seeded: the same orders in every run), so that no entrant always
+    # comes first or always follows the same one (whose memory traffic it would inherit)
+    orders = np.random.default_rng(INTERLEAVE_SEED)
+    while rounds < INTERLEAVE_ROUNDS and (rounds < INTERLEAVE_MIN_ROUNDS or spent < budget):
+        for k in orders.permutation(len(entrants)):
+            entrant = entrants[k]
+            start = time.perf_counter()
+            run(entrant)
+            elapsed = time.perf_counter() - start
+            times[entrant["label"]].append(elapsed)
+            spent += elapsed
+        rounds += 1
+    emit({"event": "interleaved", "rounds": rounds, "medians": {k: float(np.median(v)) for k, v in times.items()},
+          "times": times})  # fmt: skip
+
+
+def run_interleaved(path: Path, entrants: list[dict]) -> dict:
+    """The interleaved timing of ``entrants`` on ``path`` in one worker process:
+    ``{"ok": True, "rounds", "medians", "errors"}`` or ``{"ok": False, "reason"}``."""
+    if len(entrants) < 2:
+        return {"ok": False, "reason": "fewer than two solvers to compare"}
+    command = [sys.executable, __file__, "--interleave-worker", json.dumps([str(path), entrants])]
+    env = dict(os.environ, OPENBLAS_NUM_THREADS="1", OMP_NUM_THREADS="1", MKL_NUM_THREADS="1")
+    timeout = WORKER_SETUP_S + 4.0 * INTERLEAVE_BUDGET_S * len(entrants) + 60.0
+    try:
+        done = subprocess.run(command, capture_output=True, text=True, timeout=timeout, cwd=ROOT, env=env)
+    except subprocess.TimeoutExpired:
+        return {"ok": False, "reason": f"not finished in {timeout:.0f} s"}
+    events = {}
+    for line in done.stdout.splitlines():
+        if line.startswith(MARK):
+            event = json.loads(line[len(MARK) :])
+            events[event["event"]] = event
+    if "interleaved" not in events:
+        return {"ok": False, "reason": _crash_reason(done.returncode, done.stderr)}
+    errors = events["checked"]["errors"]
+    out = {"ok": True, "rounds": events["interleaved"]["rounds"], "medians": events["interleaved"]["medians"]}
+    out["errors"] = errors
+    out["times"] = events["interleaved"]["times"]
+    return out
+
+
+def apply_interleaved(records: list[dict], replicates: list[dict], timing: dict) -> None:
+    """Make the interleaved medians the records' times (``seconds``; the pair's own time stays
+    as ``seconds_isolated``), for the entrants whose answer was judged solved again; the others
+    keep their isolated time (``timing``: ``"interleaved"`` or ``"isolated"``)."""
+    for group, suffix in ((records, ""), (replicates, " (A/A)")):
+        for r in group:
+            r.setdefault("seconds_isolated", r["seconds"])
+            r["timing"] = "isolated"
+            label = r["method"] + suffix
+            if not timing.get("ok") or label not in timing["medians"]:
+                continue
+            error = timing["errors"][label]
+            if error is None or error > TARGET:  # the same computation should give the same answer
+                r["interleave_note"] = f"answer in the interleaved run: error {error} > {TARGET:g}; isolated time kept"
+                continue
+            r["seconds"] = timing["medians"][label]
+            r["timing"] = "interleaved"
+
+
 # --- problems, methods -----------------------------------------------------------------------
 
 
@@ -347,9 +487,10 @@ def default_methods(available) -> list[str]:
 # --- performance profiles --------------------------------------------------------------------
 
 
-def performance_ratios(records: list[dict], methods: list[str], problems: list[str]) -> dict:
-    """ratio[method][problem] = time / fastest solved time on that problem (inf if not solved)."""
-    times = {(r["method"], r["problem"]): r["seconds"] for r in records if r["solved"]}
+def performance_ratios(records: list[dict], methods: list[str], problems: list[str], key: str = "seconds") -> dict:
+    """ratio[method][problem] = time / fastest solved time on that problem (inf if not solved);
+    the times are the records' ``key``."""
+    times = {(r["method"], r["problem"]): r[key] for r in records if r["solved"]}
     ratios = {m: {} for m in methods}
     for problem in problems:
         solved = [times[(m, problem)] for m in methods if (m, problem) in times]
@@ -360,7 +501,7 @@ def performance_ratios(records: list[dict], methods: list[str], problems: list[s
     return ratios
 
 
-def peer_rho(records: list[dict], methods: list[str], problems: list[str]) -> dict:
+def peer_rho(records: list[dict], methods: list[str], problems: list[str], key: str = "seconds") -> dict:
     """rho_s(1) of each lcpdyn method against Siconos' solvers alone (its own stages -- auto's
     Newton -- are not its rivals there), and of ``lcpdyn (best)``, the fastest lcpdyn method per
     problem; empty when no Siconos solver ran."""
@@ -368,7 +509,7 @@ def peer_rho(records: list[dict], methods: list[str], problems: list[str]) -> di
     ours = [m for m in methods if not m.startswith("siconos-")]
     if not peers or not ours:
         return {}
-    times = {(r["method"], r["problem"]): r["seconds"] for r in records if r["solved"]}
+    times = {(r["method"], r["problem"]): r[key] for r in records if r["solved"]}
     out = {}
     for m in ours + ["lcpdyn (best)"]:
         members = ours if m == "lcpdyn (best)" else [m]
@@ -384,16 +525,16 @@ def peer_rho(records: list[dict], methods: list[str], problems: list[str]) -> di
 RESOLUTION_QUANTILE = 0.9
 
 
-def timing_resolution(records: list[dict], replicates: list[dict]) -> dict:
+def timing_resolution(records: list[dict], replicates: list[dict], key: str = "seconds") -> dict:
     """The A/A control: per problem solved in both runs of the replicated method,
-    ``|t1 - t2| / min(t1, t2)``, and ``resolution``, their ``RESOLUTION_QUANTILE`` quantile (None
-    when no problem was solved twice)."""
+    ``|t1 - t2| / min(t1, t2)`` of the records' ``key``, and ``resolution``, their
+    ``RESOLUTION_QUANTILE`` quantile (None when no problem was solved twice)."""
     first = {(r["method"], r["problem"]): r for r in records}
     spread = {}
     for again in replicates:
         once = first.get((again["method"], again["problem"]))
         if once and once["solved"] and again["solved"]:
-            t1, t2 = once["seconds"], again["seconds"]
+            t1, t2 = once[key], again[key]
             spread[again["problem"]] = abs(t1 - t2) / max(min(t1, t2), 1e-12)
     if not spread:
         return {"per_problem": spread, "resolution": None}
@@ -570,12 +711,21 @@ def main(argv=None) -> int:
         help="the method solved twice per problem for the timing resolution (A/A control); 'none' to skip "
         "(default %(default)s, skipped when not among --methods)",
     )
+    parser.add_argument(
+        "--no-interleave",
+        action="store_true",
+        help="time each pair in its own process only (skip the interleaved timing; module docstring)",
+    )
     parser.add_argument("--worker", help=argparse.SUPPRESS)
+    parser.add_argument("--interleave-worker", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
-    if args.worker:
+    if args.worker or args.interleave_worker:
         out = os.fdopen(os.dup(1), "w")  # our channel; C code printing on fd 1 goes to stderr
         os.dup2(2, 1)
-        _worker(*json.loads(args.worker), out)
+        if args.worker:
+            _worker(*json.loads(args.worker), out)
+        else:
+            _interleave_worker(*json.loads(args.interleave_worker), out)
         return 0
 
     import solvers
@@ -608,14 +758,15 @@ def main(argv=None) -> int:
 
     print(f"bench_fc3d: {len(paths)} problems x {len(methods)} solvers {methods}, "
           f"time limit {args.time_limit:g} s per pair", file=sys.stderr)  # fmt: skip
-    records, replicates = [], []
+    records, replicates, interleaved = [], [], {}
     interrupted = False
     started = time.perf_counter()
     try:
         for path in paths:
+            mine, again = [], []
             for i, method in enumerate(methods + ([replicate] if replicate else [])):
                 record = run_pair(method, path, args.time_limit)
-                (records if i < len(methods) else replicates).append(record)
+                (mine if i < len(methods) else again).append(record)
                 label = method if i < len(methods) else f"{method} (A/A)"
                 error = "-" if record["error"] is None else f"{record['error']:.1e}"
                 print(
@@ -623,9 +774,30 @@ def main(argv=None) -> int:
                     f"time {_seconds(record['seconds']):>9s} (wall {record['wall_s']:.1f} s)",
                     file=sys.stderr,
                 )
+            records.extend(mine)
+            replicates.extend(again)
+            if not args.no_interleave:
+                entrants = entrants_of(mine, replicate)
+                timing = run_interleaved(path, entrants)
+                apply_interleaved(mine, again, timing)
+                interleaved[problem_name(path)] = {k: v for k, v in timing.items() if k != "times"}
+                interleaved[problem_name(path)]["entrants"] = [e["label"] for e in entrants]
+                print(
+                    f"  {problem_name(path):30s} interleaved: "
+                    + (
+                        f"{timing['rounds']} rounds, "
+                        + ", ".join(f"{k} {_seconds(v)}" for k, v in timing["medians"].items())
+                        if timing["ok"]
+                        else timing["reason"]
+                    ),
+                    file=sys.stderr,
+                )
     except KeyboardInterrupt:  # keep what was measured
         interrupted = True
         print("bench_fc3d: interrupted; reporting the pairs measured so far", file=sys.stderr)
+    for r in records + replicates:  # pairs of a problem whose interleaved timing did not happen
+        r.setdefault("seconds_isolated", r["seconds"])
+        r.setdefault("timing", "isolated")
     wall = time.perf_counter() - started
 
     contacts = {}
@@ -636,6 +808,8 @@ def main(argv=None) -> int:
     ratios = performance_ratios(records, methods, names)
     aa = timing_resolution(records, replicates)
     eps = aa["resolution"]
+    aa_isolated = timing_resolution(records, replicates, key="seconds_isolated")
+    ratios_isolated = performance_ratios(records, methods, names, key="seconds_isolated")
     summary = {}
     for m in methods:
         mine = [r for r in records if r["method"] == m]
@@ -644,17 +818,25 @@ def main(argv=None) -> int:
             "problems": len(mine),
             "rho_1": rho(ratios[m], 1.0),
             "rho_1_plus_resolution": None if eps is None else rho(ratios[m], 1.0 + eps),
+            "rho_1_isolated": rho(ratios_isolated[m], 1.0),
             "warmup_s": max((r["warmup_s"] for r in mine if r["warmup_s"] is not None), default=None),
             "unsolved": {r["problem"]: f"{r['outcome']}: {r['reason']}" for r in mine if not r["solved"]},
         }
     text = table(records, methods, problems, args.time_limit)
     lines = [text, ""]
-    if eps is not None:
-        lines.append(
-            f"timing resolution (A/A: {replicate} solved twice, separate processes): ε = {eps:.1%}, the "
-            f"{RESOLUTION_QUANTILE:.0%} quantile of |t1 - t2| / min over {len(aa['per_problem'])} problems "
-            f"(largest {max(aa['per_problem'].values()):.1%})"
-        )
+    timed = sum(r["timing"] == "interleaved" for r in records)
+    lines.append(
+        f"times: {timed} of {sum(r['solved'] for r in records)} solved pairs timed interleaved (the solvers "
+        f"of a problem that solved it in under {INTERLEAVE_BELOW_S:g} s, in one process, round after round), "
+        "the others in their own process"
+    )
+    for label, res in (("times of record", aa), ("each pair in its own process", aa_isolated)):
+        if res["resolution"] is not None:
+            lines.append(
+                f"timing resolution (A/A: {replicate} solved twice; {label}): ε = {res['resolution']:.1%}, the "
+                f"{RESOLUTION_QUANTILE:.0%} quantile of |t1 - t2| / min over {len(res['per_problem'])} problems "
+                f"(largest {max(res['per_problem'].values()):.1%})"
+            )
     lines.append(
         "ρ(1) (share of problems where the solver is the fastest to solve)"
         + (", ρ(1 + ε) (ties within the resolution count for both)" if eps is not None else "")
@@ -666,6 +848,7 @@ def main(argv=None) -> int:
         within = "" if eps is None else f"   ρ(1 + ε) = {s['rho_1_plus_resolution']:.2f}"
         lines.append(
             f"  {m:15s} ρ(1) = {s['rho_1']:.2f}{within}   solved {s['solved']}/{s['problems']}   warm-up {warm}"
+            f"   (isolated times: ρ(1) = {s['rho_1_isolated']:.2f})"
         )
     against = peer_rho(records, methods, names)
     if against:
@@ -695,12 +878,23 @@ def main(argv=None) -> int:
             "repeats": {"below_s": REPEAT_BELOW_S, "max_solves": MAX_SOLVES, "budget_s": REPEAT_BUDGET_S},
             "blas_threads": 1,
             "replicate": replicate,
+            "interleave": None
+            if args.no_interleave
+            else {
+                "below_s": INTERLEAVE_BELOW_S,
+                "max_rounds": INTERLEAVE_ROUNDS,
+                "min_rounds": INTERLEAVE_MIN_ROUNDS,
+                "budget_s_per_solver": INTERLEAVE_BUDGET_S,
+            },
         },
         "interrupted": interrupted,
         "wall_s": wall,
         "summary": summary,
         "rho_1_against_siconos": against,
         "timing_resolution": aa,
+        "timing_resolution_isolated": aa_isolated,
+        "interleaved": interleaved,
+        "performance_ratios_isolated": ratios_isolated,
         "replicates": replicates,
         "performance_ratios": ratios,
         "records": records,
