@@ -24,23 +24,42 @@ P's position along the track) with collinear outward normals, n_w = −n_r (ε�
 * the meridional slope matches: r′(s) = n_r(u) · e (the wheel normal −r′ e + y_w′ d is −n_r);
 * P − Q is normal to the rail: (P − Q) · t_r(u) = 0, t_r the rail profile's tangent.
 
-These two equations in (s, u) are solved by ``NEWTON_ITERATIONS`` Newton iterations (Jacobian by
-JAX; a step moves at most four grid spacings) from the vertex of the parabola through the three
-best points of a grid of ``grid`` wheel profile points, each taken at the circle's lowest point
-along n₀ and compared with the rail's upper envelope (tabulated in ``geometry()``). The gap is
-(P − Q) · n_r (the paper's ε₂ in rigid contact; positive apart) -- NaN if the Newton iterations
-end with either equation above its tolerance (``SLOPE_TOLERANCE`` 1e-9, ``DISTANCE_TOLERANCE``
-1e-10 m) or the point off either profile, so that the engine stops on non-finite kinematics
-naming the contact rather than step on a wrong point -- the normal n_r, the tangents
-t1 = a_r and t2 = n_r × a_r (the paper's b_r), so the slips of Eq. (8) are D v and the spin
-n_r · ω. Because the point is stationary, the gap's rate is the normal component of P's material
-velocity (what the engine's N is): tested against finite differences.
+These two equations in (s, u) are solved by ``NEWTON_ITERATIONS`` damped Newton iterations
+(Jacobian by JAX; a step moves at most four grid spacings, and of the whole step and three
+halvings the one with the smallest residual is taken -- near the conformal tread contacts of
+S1002 on UIC60 a whole step overshot and eight plain iterations did not converge; the best
+iterate is kept) from a start on a grid of ``grid`` wheel profile points, each taken at the
+circle's lowest point along n₀: for :class:`WheelRailContact` the vertex of the parabola
+through the three points lowest against the rail's upper envelope (tabulated in
+``geometry()``); for :class:`FlangeContact` (a flange, which meets the rail's side rather than its
+top) the grid point at the nearest interior local minimum of the distance to the rail's
+polyline, with the rail point within ``NEAREST_WINDOW`` whose tangent is most nearly parallel to
+the wheel's. The gap is (P − Q) · n_r (the paper's ε₂ in rigid contact; positive apart); the
+normal n_r, the tangents t1 = a_r and t2 = n_r × a_r (the paper's b_r), so the slips of Eq. (8)
+are D v and the spin n_r · ω. Because the point is stationary, the gap's rate is the normal
+component of P's material velocity (what the engine's N is): tested against finite differences.
+
+When the iterations end with either equation above its tolerance (``SLOPE_TOLERANCE`` 1e-9,
+``DISTANCE_TOLERANCE`` 1e-10 m) or the point off either profile, there is no contact point. If
+the start's clearance estimate exceeds ``CLEAR`` (1 mm), or the part of the profile the contact
+searches (``wheel_range``, arc lengths) is nearest to the rail at an end that is a split of the
+profile (the neighbouring part's contact, e.g. the tread's on a flange root), the contact is
+inactive: its gap is that estimate, at least ``CLEAR``, its frame the start's. Otherwise the gap
+is NaN, so that the engine stops on non-finite kinematics naming the contact rather than step
+on a wrong point.
+
+Two contact pairs per wheel (Schwab–Meijaard 2002 §1: "an additional contact pair that becomes
+active at the moment that the flange hits the rail ... the compliance of rail and flange is
+included"): two elements on the same wheel, the tread's limited by ``wheel_range`` to the tread
+side of :func:`flange_split` and rigid, a :class:`FlangeContact` on the other side with a
+compliant ``normal_law`` (:mod:`lcpdyn.compliance`: the spring-damper inside the step's
+complementarity problem, so flange contact and its release stay complementarity conditions).
 
 Differences from the paper: the contact point is not an extra node with its own coordinates and
 holonomic constraints but a function of the wheel's pose, found by Newton in the kinematics; the
-rail is straight (extruded), not a general surface g_r(c) = 0; a wheel with two touching points
-(tread and flange) reports the one the grid ranks lowest -- a second element on the same wheel,
-limited to the flange's part of the profile, gives the second contact (issue 14, item 3).
+rail is straight (extruded), not a general surface g_r(c) = 0; a single element on a whole
+profile with two touching points (tread and flange) reports the one its start ranks lowest --
+the two-pair arrangement above gives both; the paper gives no flange stiffness or damping.
 """
 
 from __future__ import annotations
@@ -55,12 +74,15 @@ from .contact import Contact
 from .profiles import Profile, evaluate
 from .validation import finite_number, unit_vector
 
-__all__ = ["WheelRailContact", "rail_envelope", "wheel_rail_frame", "contact_at"]
+__all__ = ["WheelRailContact", "FlangeContact", "rail_envelope", "wheel_rail_frame", "contact_at", "flange_split"]
 
-NEWTON_ITERATIONS = 8
+NEWTON_ITERATIONS = 12
 SLOPE_TOLERANCE = 1e-9  # |r'(s) - n_r . e| at the contact point found
 DISTANCE_TOLERANCE = 1e-10  # |(P - Q) . t_r| (m)
 ENVELOPE_POINTS = 512
+RAIL_SAMPLES = 256  # rail profile points of the flange's start (a polyline)
+NEAREST_WINDOW = 5e-3  # m: rail samples considered by the flange's start
+CLEAR = 1e-3  # m: a contact whose point is not found counts as apart beyond this clearance
 
 
 @dataclass(eq=False)
@@ -76,6 +98,7 @@ class WheelRailContact(Contact):
     tape: float = 0.0
     grid: int = 96
     rolling: str = "friction"
+    wheel_range: tuple | None = None
 
     def __post_init__(self):
         self._check()
@@ -88,6 +111,7 @@ class WheelRailContact(Contact):
         self.tape = finite_number(f"{label}: tape", self.tape)
         if not isinstance(self.grid, int) or self.grid < 8:
             raise ValueError(f"{label}: grid must be an integer >= 8, got {self.grid!r}")
+        self.wheel_range = profile_range(label, self.wheel, self.wheel_range)
 
     def geometry(self) -> dict:
         y, z, u = rail_envelope(self.rail)
@@ -102,7 +126,8 @@ class WheelRailContact(Contact):
             "envelope_y": y,
             "envelope_z": z,
             "envelope_u": u,
-            "wheel_grid": np.linspace(0.0, self.wheel.length, self.grid),
+            "wheel_grid": np.linspace(*self.wheel_range, self.grid),
+            "wheel_range": np.asarray(self.wheel_range, np.float64),
         }
 
     def geometry_key(self) -> tuple:
@@ -120,6 +145,28 @@ class WheelRailContact(Contact):
         at zero by bilateral rows (the paper's pure rolling, §5.1); ``"friction"``: they are the
         friction model's rows."""
         return self.rolling == "ideal"
+
+
+@dataclass(eq=False)
+class FlangeContact(WheelRailContact):
+    """A wheel's flange against its rail: :class:`WheelRailContact` limited by ``wheel_range`` to
+    the flange's side of :func:`flange_split`, searching from the start nearest to the rail's
+    polyline (module docstring) -- the second contact pair of Schwab–Meijaard 2002 §1, usually
+    with a compliant ``normal_law``. A class of its own so that the start is chosen when the
+    kinematics are traced (contacts are grouped by class), not computed both ways."""
+
+    def geometry(self) -> dict:
+        u = np.linspace(0.0, self.rail.length, RAIL_SAMPLES)
+        return {
+            **super().geometry(),
+            "rail_samples": self.rail.point(u),
+            "rail_sample_normals": self.rail.normal(u),
+            "rail_sample_u": u,
+        }
+
+    @staticmethod
+    def frame_of(p, x, R, compliant):
+        return wheel_rail_frame(p, x, R, start="nearest")[:5]
 
 
 def contact_at(p, x, R, s, u):
@@ -146,9 +193,61 @@ def contact_at(p, x, R, s, u):
     return slope[1] - n_r @ e, (P - Q) @ t_r, (P - Q) @ n_r, P, n_r, t1, jnp.cross(n_r, t1)
 
 
-def wheel_rail_frame(p, x, R):
+def _envelope_start(p, grid, across, height):
+    """The default start: each grid point at its circle's lowest point along n0 against the
+    rail's upper envelope; the vertex of the parabola through the three lowest. Returns ((s, u),
+    clearance estimate, the index of the lowest grid point)."""
+    vertical_gap = height - jnp.interp(across, p["envelope_y"], p["envelope_z"], left=-jnp.inf, right=-jnp.inf)
+    low = jnp.argmin(vertical_gap)
+    k = jnp.clip(low, 1, grid.shape[0] - 2)
+    g0, g1, g2 = vertical_gap[k - 1], vertical_gap[k], vertical_gap[k + 1]
+    curvature = g0 - 2 * g1 + g2
+    shift = jnp.where(jnp.isfinite(curvature) & (curvature > 0), 0.5 * (g0 - g2) / curvature, 0.0)
+    shift = jnp.clip(shift, -1.0, 1.0)  # the parabola's vertex through the three best grid points
+    s0 = grid[k] + shift * (grid[1] - grid[0])
+    a0 = across[k] + shift * jnp.where(shift > 0, across[k + 1] - across[k], across[k] - across[k - 1])
+    return jnp.array([s0, jnp.interp(a0, p["envelope_y"], p["envelope_u"])]), jnp.min(vertical_gap), low
+
+
+def _nearest_start(p, grid, across, height, tangents):
+    """The flange's start (it meets the rail's side, not its top): the grid point at the nearest
+    interior local minimum of the distance to the rail's polyline (one at an end of the part is
+    the neighbouring part's contact -- the tread's, at a flange root -- not this part's), and of
+    the rail samples within NEAREST_WINDOW of it the one whose tangent is most nearly parallel to
+    the wheel's there (not simply the nearest: that may lie on a straight part of the gauge face
+    steeper than any point of the flange, where Newton's Jacobian is singular). Distances to the
+    polyline, not to the samples alone: those carried an error of the spacing's order, enough to
+    fake a minimum near a sub-millimetre clearance. Returns ((s, u), clearance estimate, the
+    index of the nearest grid point, whether there is an interior minimum)."""
+    plane_points = jnp.stack([across, height], axis=1)
+    a, b = p["rail_samples"][:-1], p["rail_samples"][1:]
+    ab = b - a
+    along_segment = jnp.clip(
+        jnp.sum((plane_points[:, None, :] - a[None]) * ab[None], axis=2) / jnp.sum(ab * ab, axis=1)[None], 0.0, 1.0
+    )
+    foot = a[None] + along_segment[..., None] * ab[None]
+    squared = jnp.sum((plane_points[:, None, :] - foot) ** 2, axis=2)
+    nearest = jnp.argmin(squared, axis=1)  # the segment nearest to each grid point
+    normals = p["rail_sample_normals"][:-1]  # at the segments' first samples
+    side = jnp.sum((plane_points - foot[jnp.arange(foot.shape[0]), nearest]) * normals[nearest], axis=1)
+    signed = jnp.sign(side) * jnp.sqrt(jnp.min(squared, axis=1))
+    inner = jnp.arange(signed.shape[0])
+    dip = (inner > 0) & (inner < signed.shape[0] - 1)
+    dip = dip & (signed <= jnp.roll(signed, 1)) & (signed <= jnp.roll(signed, -1))
+    k = jnp.argmin(jnp.where(dip, signed, jnp.inf))
+    misalignment = jnp.abs(tangents[k, 0] * normals[:, 0] + tangents[k, 1] * normals[:, 1])  # |t_w . n_r|
+    window = jnp.sqrt(squared[k]) <= jnp.abs(signed[k]) + NEAREST_WINDOW
+    j = jnp.argmin(jnp.where(window, misalignment, jnp.inf))
+    return jnp.array([grid[k], p["rail_sample_u"][j]]), jnp.min(signed), jnp.argmin(signed), jnp.any(dip)
+
+
+def wheel_rail_frame(p, x, R, start: str = "envelope"):
     """(gap, point, normal, t1, t2, s, u) of the module docstring for numbers ``p`` and the
-    wheel's pose (x, R); s and u are the contact's arc lengths on the wheel and rail profiles."""
+    wheel's pose (x, R); s and u are the contact's arc lengths on the wheel and rail profiles.
+    ``start`` (static): ``"envelope"`` (:class:`WheelRailContact`) or ``"nearest"``
+    (:class:`FlangeContact`)."""
+    if start not in ("envelope", "nearest"):
+        raise ValueError(f"start must be 'envelope' or 'nearest', got {start!r}")
     n0, lateral, origin = p["plane_normal"], p["plane_t2"], p["plane_point"]
     e = R @ p["axis"]
     wk, wc, rk = p["wheel_knots"], p["wheel_coefficients"], p["rail_knots"]
@@ -156,7 +255,7 @@ def wheel_rail_frame(p, x, R):
     def equations(z):
         return jnp.stack(contact_at(p, x, R, z[0], z[1])[:2])
 
-    # start: each grid point at its circle's lowest point along n0, against the rail's upper envelope
+    # the grid points at their circles' lowest points along n0, in the track's cross-section
     d0 = -n0 + (n0 @ e) * e
     d0 = d0 / jnp.linalg.norm(d0)
     grid = p["wheel_grid"]
@@ -164,27 +263,110 @@ def wheel_rail_frame(p, x, R):
     points = x + (p["tape"] + profile[:, :1]) * e + profile[:, 1:] * d0
     across = (points - origin) @ lateral
     height = (points - origin) @ n0
-    vertical_gap = height - jnp.interp(across, p["envelope_y"], p["envelope_z"], left=-jnp.inf, right=-jnp.inf)
-    k = jnp.clip(jnp.argmin(vertical_gap), 1, grid.shape[0] - 2)
-    g0, g1, g2 = vertical_gap[k - 1], vertical_gap[k], vertical_gap[k + 1]
-    curvature = g0 - 2 * g1 + g2
-    shift = jnp.where(jnp.isfinite(curvature) & (curvature > 0), 0.5 * (g0 - g2) / curvature, 0.0)
-    shift = jnp.clip(shift, -1.0, 1.0)  # the parabola's vertex through the three best grid points
-    s0 = grid[k] + shift * (grid[1] - grid[0])
-    a0 = across[k] + shift * jnp.where(shift > 0, across[k + 1] - across[k], across[k] - across[k - 1])
-    z = jnp.array([s0, jnp.interp(a0, p["envelope_y"], p["envelope_u"])])
+    lo, hi = p["wheel_range"][0], p["wheel_range"][1]
+    last = grid.shape[0] - 1
+    # no point of its own: the part is nearest to the rail at an end of its range that is not an
+    # end of the profile (a split, whose other side is the neighbouring part's)
+    split_lo, split_hi = lo > wk[0], hi < wk[-1]
+
+    def at_split(k):
+        return ((k == 0) & split_lo) | ((k == last) & split_hi)
+
+    if start == "nearest":
+        slopes = jax.vmap(lambda s: evaluate(wk, wc, s, 1, jnp))(grid)
+        tangents3 = slopes[:, :1] * e + slopes[:, 1:] * d0
+        tangents = jnp.stack([tangents3 @ lateral, tangents3 @ n0], axis=1)
+        z, clearance, k_low, interior = _nearest_start(p, grid, across, height, tangents)
+        at_edge = ~interior & at_split(k_low)
+    else:
+        z, clearance, k_low = _envelope_start(p, grid, across, height)
+        at_edge = at_split(k_low)
+    start_point = z
     jacobian = jax.jacfwd(equations)
     limit = 4.0 * (grid[1] - grid[0])  # a Newton step moves at most four grid spacings
-    for _ in range(NEWTON_ITERATIONS):
+    scales = jnp.array([SLOPE_TOLERANCE, DISTANCE_TOLERANCE])
+
+    def misfit(z):
+        return jnp.max(jnp.abs(equations(z)) / scales)
+
+    fractions = jnp.array([1.0, 0.5, 0.25, 0.125])
+
+    def iteration(_, carry):
+        z, best, best_misfit = carry
         step = jnp.linalg.solve(jacobian(z), equations(z))
         step = jnp.where(jnp.all(jnp.isfinite(step)), step, 0.0)
-        z = z - step * jnp.minimum(1.0, limit / (jnp.max(jnp.abs(step)) + 1e-300))
-    s, u = z[0], z[1]
+        step = step * jnp.minimum(1.0, limit / (jnp.max(jnp.abs(step)) + 1e-300))
+        # damped: of the whole step and three halvings the one with the smallest misfit (near a
+        # conformal contact, where the slope equation is nearly flat in s, a whole step overshoots)
+        trials = z[None, :] - fractions[:, None] * step[None, :]
+        trials = jnp.stack([jnp.clip(trials[:, 0], lo, hi), trials[:, 1]], axis=1)  # kept on the wheel's part
+        misfits = jax.vmap(misfit)(trials)
+        z = trials[jnp.argmin(misfits)]
+        now = jnp.min(misfits)
+        better = now < best_misfit  # the best iterate is kept
+        return z, jnp.where(better, z, best), jnp.where(better, now, best_misfit)
+
+    # one loop body compiled once (an unrolled loop multiplied the compile time of a scene)
+    _, best, _ = jax.lax.fori_loop(0, NEWTON_ITERATIONS, iteration, (z, z, misfit(z)))
+    s, u = best[0], best[1]
+    at_edge = at_edge | ((s == lo) & split_lo) | ((s == hi) & split_hi)
     slope, distance, gap, P, n_r, t1, t2 = contact_at(p, x, R, s, u)
     found = ((jnp.abs(slope) <= SLOPE_TOLERANCE) & (jnp.abs(distance) <= DISTANCE_TOLERANCE)
-             & (s > wk[0]) & (s < wk[-1]) & (u > rk[0]) & (u < rk[-1]))  # fmt: skip
-    gap = jnp.where(found, gap, jnp.nan)  # no contact point found: the engine stops, naming the contact
+             & (s >= lo) & (s <= hi) & (s > wk[0]) & (s < wk[-1]) & (u > rk[0]) & (u < rk[-1]))  # fmt: skip
+    # no contact point found: apart by more than CLEAR (the start's estimate), or nearest to the
+    # rail at an end of its part of the profile (a part limited by ``wheel_range`` whose
+    # neighbour carries the contact there: no point of its own), the contact is inactive -- its
+    # gap that estimate, at least CLEAR, its frame the start's; otherwise the engine stops on
+    # the non-finite gap, naming the contact, rather than step on a wrong point
+    apart = ~found & jnp.isfinite(clearance) & ((clearance > CLEAR) | at_edge)  # (inf: off the rail)
+    fallback = contact_at(p, x, R, start_point[0], start_point[1])
+    gap = jnp.where(found, gap, jnp.where(apart, jnp.maximum(clearance, CLEAR), jnp.nan))
+    P, n_r, t1, t2 = (jnp.where(apart, b, a) for a, b in zip((P, n_r, t1, t2), fallback[3:]))
+    s, u = jnp.where(apart, start_point[0], s), jnp.where(apart, start_point[1], u)
     return gap, P, n_r, t1, t2, s, u
+
+
+def flange_split(wheel: Profile, angle: float = 45.0, samples: int = 20000) -> tuple:
+    """Where a wheel profile's flange ends and its tread begins: ``(split, flange_side)`` with
+    ``split`` the arc length (m) on the flange root where the profile's slope, coming down from
+    the flange face's steepest point towards the tread, falls below ``angle`` degrees, and
+    ``flange_side`` -1 if the flange lies at smaller arc lengths (a left wheel as given), +1 at
+    larger (its mirror image). The flange tip is the largest radius; the tread side is the
+    longer one from it. With S1002 on UIC60 a single contact point jumps from 24° on the root
+    straight to 61° on the face as the centred wheelset shifts from 6 to 7 mm
+    (:mod:`lcpdyn.wheelset_geometry`), and with yaw the flange touches near the face's steepest
+    point (70°): a split at 45° on the root lies between the two. For S1002: the tip at
+    r0 + 28 mm, the steepest point at s = 45 mm, the split at s = 52.6 mm."""
+    s = np.linspace(0.0, wheel.length, samples)
+    d = wheel.derivative(s)
+    slope = np.degrees(np.arctan2(np.abs(d[:, 1]), np.abs(d[:, 0])))
+    tip = int(np.argmax(wheel.point(s)[:, 1]))
+    flange_side = -1 if tip < samples - 1 - tip else 1
+    path = np.arange(tip, samples) if flange_side == -1 else np.arange(tip, -1, -1)  # towards the tread
+    steepest = int(np.argmax(slope[path][: len(path) // 2]))
+    if slope[path[steepest]] <= angle:
+        raise ValueError(f"wheel profile {wheel.name!r}: no flange steeper than {angle} degrees")
+    below = np.flatnonzero(slope[path[steepest:]] < angle)
+    if below.size == 0:
+        raise ValueError(f"wheel profile {wheel.name!r}: the slope never falls below {angle} degrees after the flange")
+    return float(s[path[steepest + below[0]]]), flange_side
+
+
+def profile_range(label: str, profile: Profile, bounds) -> tuple:
+    """``bounds`` (arc lengths ``(lo, hi)`` on ``profile``, m) checked, or the whole profile
+    when None."""
+    if bounds is None:
+        return (0.0, float(profile.length))
+    try:
+        lo, hi = (float(b) for b in bounds)
+    except (TypeError, ValueError):
+        raise ValueError(f"{label}: wheel_range must be two arc lengths (lo, hi) in m, got {bounds!r}") from None
+    if not (0.0 <= lo < hi <= profile.length):
+        raise ValueError(
+            f"{label}: wheel_range must satisfy 0 <= lo < hi <= the profile's length {profile.length:.6g} m, "
+            f"got {bounds!r}"
+        )
+    return (lo, hi)
 
 
 def rail_envelope(rail: Profile, points: int = ENVELOPE_POINTS, samples: int = 20000):

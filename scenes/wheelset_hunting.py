@@ -17,9 +17,17 @@ stiffness being negative). :func:`growth_rate` measures the growth of a run's la
 :func:`report` finds V_cr by simulation and by linearization (:func:`system`) and compares them
 with the paper. Run it under the creep law: ``lcpdyn run wheelset-hunting --friction creep``.
 
-Differences from the paper: the normal contact is rigid (complementarity); there is no second,
-compliant flange contact pair, so a motion growing into flange contact stops the run where the
-single-point element finds no contact point (:func:`run` keeps the steps before it); ``mu`` = 0.3
+Flange contact (``flange_stiffness`` > 0, N/m, with ``flange_damping``, N s/m): each wheel gets the
+paper's second contact pair (§1), its flange as a compliant element beside its rigid tread
+(:func:`scenes.wheelset_klingel.wheelset` with a flange law; :mod:`lcpdyn.wheel_rail`, "Two
+contact pairs per wheel"). The paper gives no values. Without it (the default) a motion growing
+into flange contact stops the run where the single-point element finds no contact point
+(:func:`run` keeps the steps before it). With it, at slant 1/20, the yaw spring, 131 m/s and a
+5 mm start (2e7 N/m, 2e4 N s/m), the first flange contacts at 6-7 mm throw the wheelset off its
+treads (t = 0.49 s) and it lands beyond the flange (|y| 17 mm at 0.54 s, where the flange
+element's point is lost): the paper's limit cycles (Figs. 9-10) are not reproduced.
+
+Differences from the paper: the tread contact is rigid (complementarity); ``mu`` = 0.3
 is assumed (the paper does not give the friction coefficient of its saturation); the creep law
 has no spin moment. Cost: ~1.8 ms per 1 ms step on one core (regularized friction: 1.1 ms),
 after ~11 s of compilation; the linearization compiles in ~80-100 s, then ~4 ms per speed.
@@ -34,6 +42,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from lcpdyn.compliance import SpringDamperLaw
 from lcpdyn.forces import BodyForce
 from lcpdyn.friction.creep import saturation
 from lcpdyn.nonholonomic import MinimalSystem
@@ -60,6 +69,8 @@ DEFAULTS = {
     "f11": 12e6,
     "f22": 12e6,
     "f23": 20e3,
+    "flange_stiffness": 0.0,
+    "flange_damping": 0.0,
     "dt": 1e-3,
     "t_end": 2.0,
 }
@@ -108,7 +119,13 @@ def build(**parameters) -> Scene:
         )
     if p["yaw_stiffness"] < 0:
         raise ValueError(f"scene {NAME!r}: yaw_stiffness must be >= 0, got {p['yaw_stiffness']!r}")
-    model = wheelset_klingel.wheelset(wheelset_klingel.geometry(p), p)
+    if p["flange_stiffness"] < 0 or p["flange_damping"] < 0:
+        raise ValueError(
+            f"scene {NAME!r}: flange_stiffness and flange_damping must be >= 0, got "
+            f"{p['flange_stiffness']!r}, {p['flange_damping']!r}"
+        )
+    law = SpringDamperLaw(p["flange_stiffness"], p["flange_damping"]) if p["flange_stiffness"] > 0 else None
+    model = wheelset_klingel.wheelset(wheelset_klingel.geometry(p), p, flange_law=law)
     body = model.bodies[0]
     extra = p["load"] - p["mass"] * GRAVITY
     model.add_force(BodyForce(body, lambda t, state: (jnp.array([0.0, 0.0, -extra]), jnp.zeros(3))))

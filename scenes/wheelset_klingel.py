@@ -31,7 +31,7 @@ from lcpdyn import Model, RigidBody
 from lcpdyn.constraints import Nonholonomic
 from lcpdyn.contact import Plane
 from lcpdyn.profiles import s1002, uic60
-from lcpdyn.wheel_rail import WheelRailContact
+from lcpdyn.wheel_rail import FlangeContact, WheelRailContact, flange_split
 from lcpdyn.wheelset_geometry import TrackPlacement, WheelsetGeometry
 
 from .scene import Scene, override
@@ -59,9 +59,13 @@ def geometry(p) -> WheelsetGeometry:
     return WheelsetGeometry(s1002(p["nominal_radius"]), uic60(), placement)
 
 
-def wheelset(track: WheelsetGeometry, p, rolling: str = "friction") -> Model:
+def wheelset(track: WheelsetGeometry, p, rolling: str = "friction", flange_law=None) -> Model:
     """The driven wheelset on ``track`` (module docstring), shifted by ``p["amplitude"]``;
-    ``rolling`` of its contacts (:class:`~lcpdyn.wheel_rail.WheelRailContact`)."""
+    ``rolling`` of its contacts (:class:`~lcpdyn.wheel_rail.WheelRailContact`). With a
+    ``flange_law`` (:mod:`lcpdyn.compliance`) each wheel has two contact pairs (Schwab & Meijaard
+    2002 §1): its tread, rigid, limited to the profile on the tread side of
+    :func:`~lcpdyn.wheel_rail.flange_split`, and its flange, compliant under ``flange_law``, on the
+    other side (contacts 0, 1: the treads, left and right; 2, 3: the flanges)."""
     y0, speed = p["amplitude"], p["speed"]
     z, roll, (left, right) = track.equilibrium(y0)
     spin = speed / (0.5 * (left.radius + right.radius))
@@ -77,9 +81,22 @@ def wheelset(track: WheelsetGeometry, p, rolling: str = "friction") -> Model:
             angular_velocity=(0.0, spin, 0.0),
         )  # fmt: skip
     )
+    ranges = [(None, None), (None, None)]
+    if flange_law is not None:
+        for side in (0, 1):
+            wheel = track.wheels[side]
+            split, flange_side = flange_split(wheel)
+            lower, upper = (0.0, split), (split, wheel.length)
+            ranges[side] = (upper, lower) if flange_side == -1 else (lower, upper)  # (tread, flange)
     for side, sign in ((0, 1.0), (1, -1.0)):
         model.add_contact(WheelRailContact(body, Plane(), p["mu"], wheel=track.wheels[side], rail=track.rails[side],
-                                           tape=sign * track.tape, rolling=rolling))  # fmt: skip
+                                           tape=sign * track.tape, rolling=rolling,
+                                           wheel_range=ranges[side][0]))  # fmt: skip
+    if flange_law is not None:
+        for side, sign in ((0, 1.0), (1, -1.0)):
+            model.add_contact(FlangeContact(body, Plane(), p["mu"], wheel=track.wheels[side], rail=track.rails[side],
+                                            tape=sign * track.tape, rolling=rolling, wheel_range=ranges[side][1],
+                                            normal_law=flange_law))  # fmt: skip
     model.add_constraint(Nonholonomic(lambda state: state.velocity(body)[:1], 1,
                                       rhs=lambda state, t: jnp.array([speed]), name="forward speed"))  # fmt: skip
     return model

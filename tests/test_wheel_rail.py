@@ -12,7 +12,7 @@ import math
 import numpy as np
 import pytest
 
-from lcpdyn import Model, RigidBody
+from lcpdyn import Model, RigidBody, wheel_rail
 from lcpdyn.contact import Plane
 from lcpdyn.kernels import update_positions
 from lcpdyn.precision import float64
@@ -175,3 +175,109 @@ def test_a_contact_point_not_found_is_not_a_finite_gap():
 
     with pytest.raises(SimulationError, match="WheelRailContact.*gap = nan"):
         Simulation(model, "regularized", 1e-3).run(0.01)
+
+
+# --- two contact pairs per wheel: tread and compliant flange (Schwab & Meijaard 2002 §1) -------
+
+
+def paired_wheelset(geometry, position, R):
+    """The wheelset with each wheel's tread and flange as separate elements, as
+    scenes.wheelset_klingel builds it with a flange law (contacts 0, 1 treads; 2, 3 flanges)."""
+    from lcpdyn.compliance import SpringDamperLaw
+    from scenes.wheelset_klingel import wheelset as scene_wheelset
+
+    p = {"amplitude": 0.0, "speed": 10.0, "mass": 1887.0, "mu": 0.3}
+    model = scene_wheelset(geometry, p, flange_law=SpringDamperLaw(2e7, 2e4))
+    model.bodies[0].position = np.asarray(position, float)
+    model.bodies[0].orientation = quaternion(R)
+    return model
+
+
+def test_flange_split_of_s1002_is_on_the_root_at_45_degrees():
+    from lcpdyn.wheel_rail import flange_split
+
+    wheel = s1002(0.46)
+    split, side = flange_split(wheel)
+    assert side == -1 and 0.045 < split < 0.06  # between the face's steepest point (70°, s = 45 mm) and the tread
+    d = wheel.derivative(split)
+    assert math.degrees(math.atan2(abs(d[1]), abs(d[0]))) == pytest.approx(45.0, abs=0.05)
+    mirrored, side = flange_split(wheel.mirrored())
+    assert side == 1 and mirrored == pytest.approx(wheel.length - split, abs=2 * wheel.length / 20000)
+    with pytest.raises(ValueError, match="no flange"):
+        flange_split(conical_wheel(0.46, 0.05))
+
+
+@pytest.mark.parametrize("y", [0.0, 0.002, 0.005])
+def test_the_tread_part_finds_the_whole_profiles_point_and_the_flange_part_is_inactive(s1002_uic60, y):
+    """Shifts where the contact lies on the tread: the tread element limited to its part gives the
+    whole-profile element's (and the planar geometry's) contact; the flange element, apart by
+    millimetres, is inactive with a finite gap: at least CLEAR and within 0.1 mm of the clearance
+    between the placed flange and rail profiles measured here by brute force (dense samples)."""
+    from lcpdyn.wheel_rail import CLEAR
+
+    z, roll, contacts = s1002_uic60.equilibrium(y)
+    R = rotation(roll=roll, spin=0.3)
+    model_whole = wheelset(s1002_uic60, (0.2, y, z), R)
+    model_paired = paired_wheelset(s1002_uic60, (0.2, y, z), R)
+    k_whole = model_whole.compile()(*model_whole.initial_state(), 0.0)
+    k = model_paired.compile()(*model_paired.initial_state(), 0.0)
+    for side in (0, 1):
+        assert k.gap[side] == pytest.approx(k_whole.gap[side], abs=1e-13)
+        np.testing.assert_allclose(k.point[side], k_whole.point[side], atol=1e-10)
+        assert k.gap[side] == pytest.approx(contacts[side].gap, abs=1e-13)
+    for side in (0, 1):
+        flange = model_paired.contacts[2 + side]
+        lo, hi = flange.wheel_range
+        s = np.linspace(lo, hi, 4001)
+        wheel_points = s1002_uic60._wheel_point(side, s, (y, z), roll)
+        rail = s1002_uic60.rails[side]
+        rail_points = rail.point(np.linspace(0.0, rail.length, 40001))
+        brute = np.min(np.linalg.norm(wheel_points[:, None, :] - rail_points[None, ::10, :], axis=2))
+        assert np.isfinite(k.gap[2 + side]) and k.gap[2 + side] >= CLEAR
+        assert k.gap[2 + side] == pytest.approx(max(brute, CLEAR), abs=1e-4)
+
+
+def test_on_the_flange_the_flange_pair_takes_the_single_points_contact(s1002_uic60):
+    """At an 8 mm shift the rigid single-point contact has jumped to the left flange (55°): the
+    flange element finds that point (gap 0, the planar geometry's normal), the left tread
+    element's part has no contact point of its own there and is inactive, the right tread
+    carries."""
+    from lcpdyn.wheel_rail import CLEAR
+
+    y = 0.008
+    z, roll, contacts = s1002_uic60.equilibrium(y)
+    assert math.degrees(abs(contacts[0].angle)) > 45.0  # the single point is on the flange
+    model = paired_wheelset(s1002_uic60, (0.0, y, z), rotation(roll=roll))
+    k = model.compile()(*model.initial_state(), 0.0)
+    assert k.gap[2] == pytest.approx(0.0, abs=1e-12)
+    np.testing.assert_allclose(k.normal[2][1:], contacts[0].normal, atol=1e-9)
+    assert k.gap[0] >= CLEAR
+    assert k.gap[1] == pytest.approx(0.0, abs=1e-12)
+    assert k.gap[3] >= CLEAR
+
+
+def test_a_nearly_conformal_tread_contact_where_plain_newton_overshoots():
+    """A state of the hunting wheelset at slant 1/20 (V = 131 m/s, 5.8 mm shift, tread limited to
+    its part): the tread contact is nearly conformal, a whole Newton step from the start
+    overshoots (eight plain iterations ended with the slope equation at 2e-6); the damped
+    iterations find it (a finite gap is a point meeting both tolerances)."""
+    from scenes import wheelset_hunting
+
+    scene = wheelset_hunting.build(cant=1 / 20, yaw_stiffness=816e3, speed=131.0, amplitude=5e-3,
+                                   flange_stiffness=2e7, flange_damping=2e4)  # fmt: skip
+    body = scene.model.bodies[0]
+    body.position = np.array([38.514, 5.785227678883446e-03, 4.597583211200746e-01])
+    body.orientation = np.array([-7.2199172317148907e-01, -1.0272413080779971e-04, -6.9190168271352737e-01,
+                                 5.0772100693934495e-05])  # fmt: skip
+    k = scene.model.compile()(*scene.model.initial_state(), 0.0)
+    assert np.isfinite(k.gap[0]) and k.gap[0] == pytest.approx(-2.53e-6, abs=1e-8)
+
+
+def test_bad_ranges_and_starts_are_named():
+    body = RigidBody("w", 1.0, (1.0, 1.0, 1.0), (0, 0, 0.5))
+    wheel, rail = conical_wheel(0.46, 0.05), circular_rail(0.3)
+    for bad in [(0.05, 0.01), (-0.01, 0.05), (0.0, 10.0), "ab", (0.0,)]:
+        with pytest.raises(ValueError, match="wheel_range"):
+            WheelRailContact(body, Plane(), 0.3, wheel=wheel, rail=rail, wheel_range=bad)
+    with pytest.raises(ValueError, match="start"):
+        wheel_rail.wheel_rail_frame({}, np.zeros(3), np.eye(3), start="lowest")
