@@ -98,6 +98,8 @@ PARAMETER_UNITS = {
     "gauge": "m",
     "load": "N",
     "yaw_stiffness": "N m/rad",
+    "flange_stiffness": "N/m",  # 0: no flange contact pair
+    "flange_damping": "N s/m",
     "saturation": "-",
     "f11": "N",
     "f22": "N",
