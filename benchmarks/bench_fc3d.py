@@ -201,22 +201,49 @@ def _warm_up(solvers, warm, method: str) -> None:
             solvers.solve(warm, method=stage, tolerance=TOLERANCES[0], dense_limit=0)
 
 
-def _worker(method: str, path: str, time_limit: float, out) -> None:
-    """Solve one problem with one method under the tolerance rule; each step is one JSON line on
-    ``out`` (so that what was measured before a timeout or a crash reaches the parent)."""
+def _emitter(out):
+    """``emit(record)``: one JSON line on the worker's channel ``out``, flushed (so that what was
+    measured before a timeout or a crash reaches the parent)."""
 
     def emit(record):
         out.write(MARK + json.dumps(_jsonable(record)) + "\n")
         out.flush()
 
-    import numpy as np
+    return emit
+
+
+def _worker_inputs(path: str):
+    """In a worker: BLAS on one thread, then (the ``solvers`` package, the problem at ``path``,
+    the warm-up problem beside it)."""
     from threadpoolctl import threadpool_limits
 
     threadpool_limits(1)
     import solvers
 
-    problem = solvers.read_siconos_dat(path)
-    warm = solvers.read_siconos_dat(Path(path).with_name(WARMUP_PROBLEM))
+    warm = Path(path).with_name(WARMUP_PROBLEM)
+    return solvers, solvers.read_siconos_dat(path), solvers.read_siconos_dat(warm)
+
+
+def _run_worker(mode: str, arguments: list, timeout: float) -> subprocess.CompletedProcess:
+    """This file as a worker process (``--worker`` or ``--interleave-worker``) with BLAS on one
+    thread; raises :class:`subprocess.TimeoutExpired` after ``timeout`` s."""
+    command = [sys.executable, __file__, mode, json.dumps(arguments)]
+    env = dict(os.environ, OPENBLAS_NUM_THREADS="1", OMP_NUM_THREADS="1", MKL_NUM_THREADS="1")
+    return subprocess.run(command, capture_output=True, text=True, timeout=timeout, cwd=ROOT, env=env)
+
+
+def _events(stdout: str) -> list[dict]:
+    """The worker's JSON lines (``MARK``-prefixed) in ``stdout``, in order."""
+    return [json.loads(line[len(MARK) :]) for line in stdout.splitlines() if line.startswith(MARK)]
+
+
+def _worker(method: str, path: str, time_limit: float, out) -> None:
+    """Solve one problem with one method under the tolerance rule; each step is one JSON line on
+    ``out`` (:func:`_emitter`)."""
+    import numpy as np
+
+    emit = _emitter(out)
+    solvers, problem, warm = _worker_inputs(path)
     start = time.perf_counter()
     _warm_up(solvers, warm, method)
     emit({"event": "setup", "contacts": problem.contacts, "warmup_s": time.perf_counter() - start})
@@ -264,20 +291,16 @@ def _worker(method: str, path: str, time_limit: float, out) -> None:
 
 def run_pair(method: str, path: Path, time_limit: float) -> dict:
     """One (solver, problem) pair in a fresh worker process; the record of the pair."""
-    command = [sys.executable, __file__, "--worker", json.dumps([method, str(path), time_limit])]
-    env = dict(os.environ, OPENBLAS_NUM_THREADS="1", OMP_NUM_THREADS="1", MKL_NUM_THREADS="1")
     started = time.perf_counter()
     killed = False
     try:
-        done = subprocess.run(
-            command, capture_output=True, text=True, timeout=time_limit + WORKER_SETUP_S, cwd=ROOT, env=env
-        )
+        done = _run_worker("--worker", [method, str(path), time_limit], time_limit + WORKER_SETUP_S)
         stdout, stderr, code = done.stdout, done.stderr, done.returncode
     except subprocess.TimeoutExpired as exc:  # the safety net: the worker's own alarm should come first
         stdout, stderr, code, killed = exc.stdout or "", exc.stderr or "", None, True
         stdout = stdout.decode(errors="replace") if isinstance(stdout, bytes) else stdout
         stderr = stderr.decode(errors="replace") if isinstance(stderr, bytes) else stderr
-    events = [json.loads(line[len(MARK) :]) for line in stdout.splitlines() if line.startswith(MARK)]
+    events = _events(stdout)
     record = {"method": method, "problem": problem_name(path), "file": path.name}
     record["wall_s"] = time.perf_counter() - started
     setup = next((e for e in events if e["event"] == "setup"), {})
@@ -352,20 +375,11 @@ def entrants_of(records: list[dict], replicate: str | None) -> list[dict]:
 
 def _interleave_worker(path: str, entrants: list[dict], out) -> None:
     """Time ``entrants`` on one problem in this one process (module docstring); one JSON line
-    per phase on ``out``."""
-
-    def emit(record):
-        out.write(MARK + json.dumps(_jsonable(record)) + "\n")
-        out.flush()
-
+    per phase on ``out`` (:func:`_emitter`)."""
     import numpy as np
-    from threadpoolctl import threadpool_limits
 
-    threadpool_limits(1)
-    import solvers
-
-    problem = solvers.read_siconos_dat(path)
-    warm = solvers.read_siconos_dat(Path(path).with_name(WARMUP_PROBLEM))
+    emit = _emitter(out)
+    solvers, problem, warm = _worker_inputs(path)
     for method in dict.fromkeys(e["method"] for e in entrants):
         _warm_up(solvers, warm, method)
 
@@ -406,18 +420,12 @@ def run_interleaved(path: Path, entrants: list[dict]) -> dict:
     ``{"ok": True, "rounds", "medians", "errors"}`` or ``{"ok": False, "reason"}``."""
     if len(entrants) < 2:
         return {"ok": False, "reason": "fewer than two solvers to compare"}
-    command = [sys.executable, __file__, "--interleave-worker", json.dumps([str(path), entrants])]
-    env = dict(os.environ, OPENBLAS_NUM_THREADS="1", OMP_NUM_THREADS="1", MKL_NUM_THREADS="1")
     timeout = WORKER_SETUP_S + 4.0 * INTERLEAVE_BUDGET_S * len(entrants) + 60.0
     try:
-        done = subprocess.run(command, capture_output=True, text=True, timeout=timeout, cwd=ROOT, env=env)
+        done = _run_worker("--interleave-worker", [str(path), entrants], timeout)
     except subprocess.TimeoutExpired:
         return {"ok": False, "reason": f"not finished in {timeout:.0f} s"}
-    events = {}
-    for line in done.stdout.splitlines():
-        if line.startswith(MARK):
-            event = json.loads(line[len(MARK) :])
-            events[event["event"]] = event
+    events = {event["event"]: event for event in _events(done.stdout)}
     if "interleaved" not in events:
         return {"ok": False, "reason": _crash_reason(done.returncode, done.stderr)}
     errors = events["checked"]["errors"]
