@@ -209,7 +209,7 @@ def _envelope_start(p, grid, across, height):
     return jnp.array([s0, jnp.interp(a0, p["envelope_y"], p["envelope_u"])]), jnp.min(vertical_gap), low
 
 
-def _nearest_start(p, grid, across, height, tangents):
+def _nearest_start(p, grid, across, height, tangent_at):
     """The flange's start (it meets the rail's side, not its top): the grid point at the nearest
     interior local minimum of the distance to the rail's polyline (one at an end of the part is
     the neighbouring part's contact -- the tread's, at a flange root -- not this part's), and of
@@ -217,8 +217,9 @@ def _nearest_start(p, grid, across, height, tangents):
     the wheel's there (not simply the nearest: that may lie on a straight part of the gauge face
     steeper than any point of the flange, where Newton's Jacobian is singular). Distances to the
     polyline, not to the samples alone: those carried an error of the spacing's order, enough to
-    fake a minimum near a sub-millimetre clearance. Returns ((s, u), clearance estimate, the
-    index of the nearest grid point, whether there is an interior minimum)."""
+    fake a minimum near a sub-millimetre clearance. ``tangent_at(s)``: the wheel profile's
+    tangent at the grid point's place in the cross-section. Returns ((s, u), clearance estimate,
+    the index of the nearest grid point, whether there is an interior minimum)."""
     plane_points = jnp.stack([across, height], axis=1)
     a, b = p["rail_samples"][:-1], p["rail_samples"][1:]
     ab = b - a
@@ -235,7 +236,8 @@ def _nearest_start(p, grid, across, height, tangents):
     dip = (inner > 0) & (inner < signed.shape[0] - 1)
     dip = dip & (signed <= jnp.roll(signed, 1)) & (signed <= jnp.roll(signed, -1))
     k = jnp.argmin(jnp.where(dip, signed, jnp.inf))
-    misalignment = jnp.abs(tangents[k, 0] * normals[:, 0] + tangents[k, 1] * normals[:, 1])  # |t_w . n_r|
+    tangent = tangent_at(grid[k])  # the wheel's, in the cross-section
+    misalignment = jnp.abs(tangent[0] * normals[:, 0] + tangent[1] * normals[:, 1])  # |t_w . n_r|
     window = jnp.sqrt(squared[k]) <= jnp.abs(signed[k]) + NEAREST_WINDOW
     j = jnp.argmin(jnp.where(window, misalignment, jnp.inf))
     return jnp.array([grid[k], p["rail_sample_u"][j]]), jnp.min(signed), jnp.argmin(signed), jnp.any(dip)
@@ -273,10 +275,13 @@ def wheel_rail_frame(p, x, R, start: str = "envelope"):
         return ((k == 0) & split_lo) | ((k == last) & split_hi)
 
     if start == "nearest":
-        slopes = jax.vmap(lambda s: evaluate(wk, wc, s, 1, jnp))(grid)
-        tangents3 = slopes[:, :1] * e + slopes[:, 1:] * d0
-        tangents = jnp.stack([tangents3 @ lateral, tangents3 @ n0], axis=1)
-        z, clearance, k_low, interior = _nearest_start(p, grid, across, height, tangents)
+
+        def tangent_at(s):
+            slope = evaluate(wk, wc, s, 1, jnp)
+            tangent = slope[0] * e + slope[1] * d0
+            return jnp.array([tangent @ lateral, tangent @ n0])
+
+        z, clearance, k_low, interior = _nearest_start(p, grid, across, height, tangent_at)
         at_edge = ~interior & at_split(k_low)
     else:
         z, clearance, k_low = _envelope_start(p, grid, across, height)
