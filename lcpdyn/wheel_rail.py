@@ -24,17 +24,23 @@ P's position along the track) with collinear outward normals, n_w = −n_r (ε�
 * the meridional slope matches: r′(s) = n_r(u) · e (the wheel normal −r′ e + y_w′ d is −n_r);
 * P − Q is normal to the rail: (P − Q) · t_r(u) = 0, t_r the rail profile's tangent.
 
-These two equations in (s, u) are solved by ``NEWTON_ITERATIONS`` damped Newton iterations
-(Jacobian by JAX; a step moves at most four grid spacings, and of the whole step and three
-halvings the one with the smallest residual is taken -- near the conformal tread contacts of
-S1002 on UIC60 a whole step overshot and eight plain iterations did not converge; the best
-iterate is kept) from a start on a grid of ``grid`` wheel profile points, each taken at the
-circle's lowest point along n₀: for :class:`WheelRailContact` the vertex of the parabola
-through the three points lowest against the rail's upper envelope (tabulated in
-``geometry()``); for :class:`FlangeContact` (a flange, which meets the rail's side rather than its
-top) the grid point at the nearest interior local minimum of the distance to the rail's
-polyline, with the rail point within ``NEAREST_WINDOW`` whose tangent is most nearly parallel to
-the wheel's. The gap is (P − Q) · n_r (the paper's ε₂ in rigid contact; positive apart); the
+These two equations in (s, u) are solved by ``NEWTON_ITERATIONS`` (16) damped Newton
+iterations (Jacobian by JAX; a step moves at most four grid spacings, and of the whole step and
+``HALVINGS`` (7) halvings the one with the smallest residual is taken; the best iterate is kept)
+from a start on a grid of ``grid`` wheel profile points, each taken at the circle's lowest point
+along n₀: for :class:`WheelRailContact` the vertex of the parabola through the three points
+lowest against the rail's upper envelope (tabulated in ``geometry()``); for
+:class:`FlangeContact` (a flange, which meets the rail's side rather than its top) the grid
+point at the nearest interior local minimum of the distance to the rail's polyline, with the
+rail point within ``NEAREST_WINDOW`` whose tangent is most nearly parallel to the wheel's -- and
+the envelope's start as well, of the two points found the one with the smaller gap. Measured on
+S1002/UIC60 states of the hunting wheelset where fewer did not converge: near the conformal
+tread contact at 1/20 a whole step overshot and eight plain iterations stopped at a slope
+residual of 2e-6; with three halvings a tread start 0.3 mm from the point, where UIC60's R300
+and R80 arcs meet, wandered for 14 iterations with every trial raising the residual (with seven,
+7); a start on the R80 arc took 15; on a flange root the nearest start, one grid spacing from
+the point in s and in u, lay outside Newton's basin when the envelope's did not.
+The gap is (P − Q) · n_r (the paper's ε₂ in rigid contact; positive apart); the
 normal n_r, the tangents t1 = a_r and t2 = n_r × a_r (the paper's b_r), so the slips of Eq. (8)
 are D v and the spin n_r · ω. Because the point is stationary, the gap's rate is the normal
 component of P's material velocity (what the engine's N is): tested against finite differences.
@@ -51,9 +57,14 @@ on a wrong point.
 Two contact pairs per wheel (Schwab–Meijaard 2002 §1: "an additional contact pair that becomes
 active at the moment that the flange hits the rail ... the compliance of rail and flange is
 included"): two elements on the same wheel, the tread's limited by ``wheel_range`` to the tread
-side of :func:`flange_split` and rigid, a :class:`FlangeContact` on the other side with a
-compliant ``normal_law`` (:mod:`lcpdyn.compliance`: the spring-damper inside the step's
-complementarity problem, so flange contact and its release stay complementarity conditions).
+side of :func:`flange_split` (12°: every point a contact jumps to lies on the flange's side)
+and rigid, a :class:`FlangeContact` on the other side with a compliant ``normal_law``
+(:mod:`lcpdyn.compliance`: the spring-damper inside the step's complementarity problem, so
+flange contact and its release stay complementarity conditions). When the wheel rides on its
+root or flange the compliant pair carries the wheel's load: its stiffness must be of a Hertzian
+contact's order (1e9 N/m: 0.1 mm under 100 kN), not a soft bumper's (2e7 N/m let the wheel sink
+a millimetre into the flange pair, and the rigid tread, found again a millimetre inside the
+rail, threw it off).
 
 Differences from the paper: the contact point is not an extra node with its own coordinates and
 holonomic constraints but a function of the wheel's pose, found by Newton in the kinematics; the
@@ -76,12 +87,13 @@ from .validation import finite_number, unit_vector
 
 __all__ = ["WheelRailContact", "FlangeContact", "rail_envelope", "wheel_rail_frame", "contact_at", "flange_split"]
 
-NEWTON_ITERATIONS = 12
+NEWTON_ITERATIONS = 16
 SLOPE_TOLERANCE = 1e-9  # |r'(s) - n_r . e| at the contact point found
 DISTANCE_TOLERANCE = 1e-10  # |(P - Q) . t_r| (m)
 ENVELOPE_POINTS = 512
 RAIL_SAMPLES = 256  # rail profile points of the flange's start (a polyline)
 NEAREST_WINDOW = 5e-3  # m: rail samples considered by the flange's start
+HALVINGS = 7  # of each Newton step: the whole step and 7 halvings are tried
 CLEAR = 1e-3  # m: a contact whose point is not found counts as apart beyond this clearance
 
 
@@ -274,6 +286,7 @@ def wheel_rail_frame(p, x, R, start: str = "envelope"):
     def at_split(k):
         return ((k == 0) & split_lo) | ((k == last) & split_hi)
 
+    envelope_z, envelope_clearance, envelope_low = _envelope_start(p, grid, across, height)
     if start == "nearest":
 
         def tangent_at(s):
@@ -283,9 +296,11 @@ def wheel_rail_frame(p, x, R, start: str = "envelope"):
 
         z, clearance, k_low, interior = _nearest_start(p, grid, across, height, tangent_at)
         at_edge = ~interior & at_split(k_low)
+        starts = jnp.stack([z, envelope_z])  # the envelope's start as well (see below)
     else:
-        z, clearance, k_low = _envelope_start(p, grid, across, height)
+        z, clearance, k_low = envelope_z, envelope_clearance, envelope_low
         at_edge = at_split(k_low)
+        starts = z[None]
     start_point = z
     jacobian = jax.jacfwd(equations)
     limit = 4.0 * (grid[1] - grid[0])  # a Newton step moves at most four grid spacings
@@ -294,14 +309,14 @@ def wheel_rail_frame(p, x, R, start: str = "envelope"):
     def misfit(z):
         return jnp.max(jnp.abs(equations(z)) / scales)
 
-    fractions = jnp.array([1.0, 0.5, 0.25, 0.125])
+    fractions = 0.5 ** jnp.arange(HALVINGS + 1.0)
 
     def iteration(_, carry):
         z, best, best_misfit = carry
         step = jnp.linalg.solve(jacobian(z), equations(z))
         step = jnp.where(jnp.all(jnp.isfinite(step)), step, 0.0)
         step = step * jnp.minimum(1.0, limit / (jnp.max(jnp.abs(step)) + 1e-300))
-        # damped: of the whole step and three halvings the one with the smallest misfit (near a
+        # damped: of the whole step and HALVINGS halvings the one with the smallest misfit (near a
         # conformal contact, where the slope equation is nearly flat in s, a whole step overshoots)
         trials = z[None, :] - fractions[:, None] * step[None, :]
         trials = jnp.stack([jnp.clip(trials[:, 0], lo, hi), trials[:, 1]], axis=1)  # kept on the wheel's part
@@ -312,12 +327,28 @@ def wheel_rail_frame(p, x, R, start: str = "envelope"):
         return z, jnp.where(better, z, best), jnp.where(better, now, best_misfit)
 
     # one loop body compiled once (an unrolled loop multiplied the compile time of a scene)
-    _, best, _ = jax.lax.fori_loop(0, NEWTON_ITERATIONS, iteration, (z, z, misfit(z)))
+    def newton(z):
+        return jax.lax.fori_loop(0, NEWTON_ITERATIONS, iteration, (z, z, misfit(z)))[1]
+
+    def judged(z):
+        s, u = z[0], z[1]
+        slope, distance, gap = contact_at(p, x, R, s, u)[:3]
+        found = ((jnp.abs(slope) <= SLOPE_TOLERANCE) & (jnp.abs(distance) <= DISTANCE_TOLERANCE)
+                 & (s >= lo) & (s <= hi) & (s > wk[0]) & (s < wk[-1]) & (u > rk[0]) & (u < rk[-1]))  # fmt: skip
+        return found, gap
+
+    # the flange's Newton also runs from the envelope's start: on a flange root, where the
+    # profile's curvature changes within a grid spacing, the nearest start (one spacing from the
+    # point in s and u) can lie outside Newton's basin when the envelope's does not, and the
+    # reverse on the flange face. Of the points found the one with the smallest gap is the
+    # contact (both are stationary points of the distance; the deeper one touches first)
+    bests = jax.vmap(newton)(starts)  # one loop body for the starts: compiled once
+    founds, gaps = jax.vmap(judged)(bests)
+    pick = jnp.argmin(jnp.where(founds, gaps, jnp.inf))  # the first start when none is found
+    best, found = bests[pick], founds[pick]
     s, u = best[0], best[1]
     at_edge = at_edge | ((s == lo) & split_lo) | ((s == hi) & split_hi)
     slope, distance, gap, P, n_r, t1, t2 = contact_at(p, x, R, s, u)
-    found = ((jnp.abs(slope) <= SLOPE_TOLERANCE) & (jnp.abs(distance) <= DISTANCE_TOLERANCE)
-             & (s >= lo) & (s <= hi) & (s > wk[0]) & (s < wk[-1]) & (u > rk[0]) & (u < rk[-1]))  # fmt: skip
     # no contact point found: apart by more than CLEAR (the start's estimate), or nearest to the
     # rail at an end of its part of the profile (a part limited by ``wheel_range`` whose
     # neighbour carries the contact there: no point of its own), the contact is inactive -- its
@@ -331,17 +362,22 @@ def wheel_rail_frame(p, x, R, start: str = "envelope"):
     return gap, P, n_r, t1, t2, s, u
 
 
-def flange_split(wheel: Profile, angle: float = 45.0, samples: int = 20000) -> tuple:
+def flange_split(wheel: Profile, angle: float = 12.0, samples: int = 20000) -> tuple:
     """Where a wheel profile's flange ends and its tread begins: ``(split, flange_side)`` with
     ``split`` the arc length (m) on the flange root where the profile's slope, coming down from
     the flange face's steepest point towards the tread, falls below ``angle`` degrees, and
     ``flange_side`` -1 if the flange lies at smaller arc lengths (a left wheel as given), +1 at
     larger (its mirror image). The flange tip is the largest radius; the tread side is the
-    longer one from it. With S1002 on UIC60 a single contact point jumps from 24° on the root
-    straight to 61° on the face as the centred wheelset shifts from 6 to 7 mm
-    (:mod:`lcpdyn.wheelset_geometry`), and with yaw the flange touches near the face's steepest
-    point (70°): a split at 45° on the root lies between the two. For S1002: the tip at
-    r0 + 28 mm, the steepest point at s = 45 mm, the split at s = 52.6 mm."""
+    longer one from it.
+
+    The default 12° puts every point a contact *jumps* to in the flange's part. With S1002 on
+    UIC60 (:mod:`lcpdyn.wheelset_geometry`, centred wheelset) the tread contact climbs
+    continuously to 6.8° (slant 1/40, 4.5 mm shift) or stays below 1° (1/20, 5.5 mm), then jumps
+    to the root (17°, 22.5°) and on to the face (61-70°). A rigid tread element whose part held
+    the root (as a 45° split did) saw such a jump as a point that was already 0.1 mm inside the
+    rail, and its one-step correction threw the wheelset off the rails; with the root in the
+    flange's part the second pair sees it approach (its gap) before it touches. For S1002: the
+    tip at r0 + 28 mm, the steepest point at s = 45 mm (70°), the split at s = 64.7 mm."""
     s = np.linspace(0.0, wheel.length, samples)
     d = wheel.derivative(s)
     slope = np.degrees(np.arctan2(np.abs(d[:, 1]), np.abs(d[:, 0])))

@@ -193,26 +193,41 @@ def paired_wheelset(geometry, position, R):
     return model
 
 
-def test_flange_split_of_s1002_is_on_the_root_at_45_degrees():
+def test_flange_split_of_s1002_leaves_every_point_a_contact_jumps_to_on_the_flange_side():
+    """The split (12° on the root, s = 64.7 mm) separates, at slants 1/40 and 1/20, the
+    centred wheelset's single-point contacts reached continuously from centred running (on the
+    tread side) from those it jumps to (root and face, on the flange side), with no contact
+    point within 2 mm of it."""
     from lcpdyn.wheel_rail import flange_split
 
     wheel = s1002(0.46)
     split, side = flange_split(wheel)
-    assert side == -1 and 0.045 < split < 0.06  # between the face's steepest point (70°, s = 45 mm) and the tread
+    assert side == -1 and 0.045 < split < 0.07  # between the face's steepest point (70°, s = 45 mm) and the tread
     d = wheel.derivative(split)
-    assert math.degrees(math.atan2(abs(d[1]), abs(d[0]))) == pytest.approx(45.0, abs=0.05)
+    assert math.degrees(math.atan2(abs(d[1]), abs(d[0]))) == pytest.approx(12.0, abs=0.05)
+    for cant in (1 / 40, 1 / 20):
+        track = WheelsetGeometry(s1002(0.46), uic60(), TrackPlacement(cant=cant))
+        s = np.array([track.equilibrium(y)[2][0].s for y in np.arange(0.0, 9.01e-3, 0.25e-3)])
+        tread = s > split
+        first_off = int(np.argmin(tread))
+        assert 0 < first_off and tread[:first_off].all() and not tread[first_off:].any()  # one crossing
+        assert s[first_off - 1] - s[first_off] > 0.01  # by a jump of over 10 mm along the profile
+        assert np.min(np.abs(s - split)) > 0.002
     mirrored, side = flange_split(wheel.mirrored())
     assert side == 1 and mirrored == pytest.approx(wheel.length - split, abs=2 * wheel.length / 20000)
+    assert flange_split(wheel, angle=45.0)[0] == pytest.approx(0.0526, abs=2e-4)
     with pytest.raises(ValueError, match="no flange"):
         flange_split(conical_wheel(0.46, 0.05))
 
 
-@pytest.mark.parametrize("y", [0.0, 0.002, 0.005])
-def test_the_tread_part_finds_the_whole_profiles_point_and_the_flange_part_is_inactive(s1002_uic60, y):
+@pytest.mark.parametrize("y", [0.0, 0.002, 0.004])
+def test_the_tread_part_finds_the_whole_profiles_point_and_the_flange_part_is_apart(s1002_uic60, y):
     """Shifts where the contact lies on the tread: the tread element limited to its part gives the
-    whole-profile element's (and the planar geometry's) contact; the flange element, apart by
-    millimetres, is inactive with a finite gap: at least CLEAR and within 0.1 mm of the clearance
-    between the placed flange and rail profiles measured here by brute force (dense samples)."""
+    whole-profile element's (and the planar geometry's) contact; the flange element is apart, never
+    closer than the clearance between the placed flange part and rail profiles measured here by
+    brute force (dense samples): beyond CLEAR inactive with a finite gap within 0.1 mm of it;
+    within CLEAR inactive (nearest at its split end, where the tread's part continues) or at its
+    own point (at 4 mm the root, 0.14 mm away, where the contact will jump)."""
     from lcpdyn.wheel_rail import CLEAR
 
     z, roll, contacts = s1002_uic60.equilibrium(y)
@@ -233,27 +248,26 @@ def test_the_tread_part_finds_the_whole_profiles_point_and_the_flange_part_is_in
         rail = s1002_uic60.rails[side]
         rail_points = rail.point(np.linspace(0.0, rail.length, 40001))
         brute = np.min(np.linalg.norm(wheel_points[:, None, :] - rail_points[None, ::10, :], axis=2))
-        assert np.isfinite(k.gap[2 + side]) and k.gap[2 + side] >= CLEAR
-        assert k.gap[2 + side] == pytest.approx(max(brute, CLEAR), abs=1e-4)
+        assert np.isfinite(k.gap[2 + side]) and k.gap[2 + side] >= brute - 1e-5
+        if brute > CLEAR:
+            assert k.gap[2 + side] == pytest.approx(brute, abs=1e-4)
 
 
-def test_on_the_flange_the_flange_pair_takes_the_single_points_contact(s1002_uic60):
-    """At an 8 mm shift the rigid single-point contact has jumped to the left flange (55°): the
-    flange element finds that point (gap 0, the planar geometry's normal), the left tread
-    element's part has no contact point of its own there and is inactive, the right tread
-    carries."""
-    from lcpdyn.wheel_rail import CLEAR
-
-    y = 0.008
+@pytest.mark.parametrize("y", [0.005, 0.008])
+def test_past_the_jump_the_flange_pair_takes_the_single_points_contact(s1002_uic60, y):
+    """At a 5 mm shift (slant 1/40) the rigid single-point contact has jumped to the left
+    flange's root (17°), at 8 mm to its face (55°): the flange element finds that point (gap 0,
+    the planar geometry's normal), the left tread element has no point touching (its own local
+    minimum is apart, or its part is inactive), the right tread carries."""
     z, roll, contacts = s1002_uic60.equilibrium(y)
-    assert math.degrees(abs(contacts[0].angle)) > 45.0  # the single point is on the flange
+    assert math.degrees(abs(contacts[0].angle)) > 12.0  # the single point is past the split
     model = paired_wheelset(s1002_uic60, (0.0, y, z), rotation(roll=roll))
     k = model.compile()(*model.initial_state(), 0.0)
     assert k.gap[2] == pytest.approx(0.0, abs=1e-12)
     np.testing.assert_allclose(k.normal[2][1:], contacts[0].normal, atol=1e-9)
-    assert k.gap[0] >= CLEAR
+    assert k.gap[0] > 1e-5
     assert k.gap[1] == pytest.approx(0.0, abs=1e-12)
-    assert k.gap[3] >= CLEAR
+    assert k.gap[3] > 1e-3
 
 
 def test_a_nearly_conformal_tread_contact_where_plain_newton_overshoots():
@@ -271,6 +285,50 @@ def test_a_nearly_conformal_tread_contact_where_plain_newton_overshoots():
                                  5.0772100693934495e-05])  # fmt: skip
     k = scene.model.compile()(*scene.model.initial_state(), 0.0)
     assert np.isfinite(k.gap[0]) and k.gap[0] == pytest.approx(-2.53e-6, abs=1e-8)
+
+
+def _hunting_state(position, quaternion_wxyz):
+    """The limit-cycle wheelset of scenes.wheelset_hunting (slant 1/20, 131 m/s, flange pairs)
+    placed at a recorded pose; its kinematics at that pose."""
+    from scenes import wheelset_hunting
+
+    scene = wheelset_hunting.build(cant=1 / 20, yaw_stiffness=816e3, speed=131.0, amplitude=5e-3,
+                                   flange_stiffness=1e9, flange_damping=1e5)  # fmt: skip
+    body = scene.model.bodies[0]
+    body.position = np.array(position)
+    body.orientation = np.array(quaternion_wxyz)
+    return scene.model.compile()(*scene.model.initial_state(), 0.0)
+
+
+def test_a_tread_start_where_uic60s_arcs_meet():
+    """A limit-cycle state (t = 1.368 s of a run with a 3e8 N/m flange): the tread point lies
+    where UIC60's R300 and R80 arcs meet (the rail's curvature changes fourfold within 1 mm);
+    from a start 0.3 mm away Newton wandered for 11 iterations before converging in 4 more, so
+    12 iterations lost the point and stopped the run. 16 find it."""
+    k = _hunting_state([179.208, 5.8599416075600106e-03, 4.5975147488084572e-01],
+                       [-1.4797835361383624e-01, -7.1013101130071158e-04, 9.8899034015055631e-01,
+                        -9.8308556019956946e-05])  # fmt: skip
+    assert np.isfinite(k.gap[0]) and k.gap[0] == pytest.approx(-5.7300e-5, abs=1e-9)
+
+
+@pytest.mark.parametrize(
+    "position, quaternion_wxyz, gap",
+    [
+        ([68.644, -6.732209250650597e-03, 4.598163922042998e-01],
+         [3.094619122732421e-01, -1.963146800762168e-03, -9.509096520353836e-01, -5.518811217740781e-04],
+         -3.4821959249e-4),
+        ([96.678, -6.6932871136841541e-03, 4.5980983250433255e-01],
+         [-0.7553586842234967, -0.00119936391172989, -0.6553087552752694, 0.00150165040279189],
+         -3.1166454850e-4),
+    ],
+)  # fmt: skip
+def test_the_flange_pair_searches_from_the_envelopes_start_too(position, quaternion_wxyz, gap):
+    """Two limit-cycle states with the right wheel on its flange root: from the nearest start
+    alone (one grid spacing from the point in s and in u) Newton does not converge; from the
+    envelope's start it does. Over a whole 2 s limit cycle the nearest start alone lost 2 of
+    2000 flange points, the envelope's alone 39, the two together none."""
+    k = _hunting_state(position, quaternion_wxyz)
+    assert np.isfinite(k.gap[3]) and k.gap[3] == pytest.approx(gap, abs=1e-12)
 
 
 def test_bad_ranges_and_starts_are_named():
