@@ -18,24 +18,27 @@ stiffness being negative). :func:`growth_rate` measures the growth of a run's la
 with the paper. Run it under the creep law: ``lcpdyn run wheelset-hunting --friction creep``.
 
 Flange contact (``flange_stiffness`` > 0, N/m, with ``flange_damping``, N s/m): each wheel gets the
-paper's second contact pair (§1), its flange as a compliant element beside its rigid tread
-(:func:`scenes.wheelset_klingel.wheelset` with a flange law; :mod:`lcpdyn.wheel_rail`, "Two
+paper's second contact pair (§1), its flange and root as a compliant element beside its rigid
+tread (:func:`scenes.wheelset_klingel.wheelset` with a flange law; :mod:`lcpdyn.wheel_rail`, "Two
 contact pairs per wheel"). The paper gives no values. Without it (the default) a motion growing
 into flange contact stops the run where the single-point element finds no contact point
-(:func:`run` keeps the steps before it). With it, at slant 1/20, the yaw spring, 131 m/s and a
-5 mm start (2e7 N/m, 2e4 N s/m), the first flange contacts at 6-7 mm throw the wheelset off its
-treads (t = 0.49 s) and it lands beyond the flange (|y| 17 mm at 0.54 s, where the flange
-element's point is lost): the paper's limit cycles (Figs. 9-10) are not reproduced.
+(:func:`run` keeps the steps before it). With it, :func:`limit_cycle` runs the paper's Figs.
+9-10 (:data:`LIMIT_CYCLE`: slant 1/20, the yaw spring, 131 m/s, a 5 mm start, 1e9 N/m and 1e5 N
+s/m, a Hertzian contact's stiffness): the wheelset hunts from flange to flange, the lateral
+motion bounded by the flange pairs. A soft flange pair (2e7 N/m) let the wheel sink into it and
+derailed the wheelset at its first flange contact.
 
 Differences from the paper: the tread contact is rigid (complementarity); ``mu`` = 0.3
 is assumed (the paper does not give the friction coefficient of its saturation); the creep law
-has no spin moment. Cost: ~1.8 ms per 1 ms step on one core (regularized friction: 1.1 ms),
-after ~11 s of compilation; the linearization compiles in ~80-100 s, then ~4 ms per speed.
+has no spin moment. Cost: ~1.7 ms per 1 ms step on one core (regularized friction: 1.1 ms),
+after ~9-11 s of compilation; with the flange pairs 3.8 ms after 18 s; the linearization
+compiles in ~80-100 s, then ~4 ms per speed.
 """
 
 from __future__ import annotations
 
 import functools
+import math
 import sys
 
 import jax
@@ -156,16 +159,13 @@ def growth_rate(t, y) -> dict:
     return {"sigma": sigma, "frequency": float(0.5 / np.mean(np.diff(times))), "extrema": int(halves.size)}
 
 
-def run(friction="creep", **parameters) -> dict:
-    """One run: lateral displacement y(t) against time and distance, its growth rate
-    (:func:`growth_rate`) and the contact forces. A run that stops (a growing motion reaching
-    the flange, where the single-point element finds no contact point) keeps its steps so far
-    and says why in ``stopped``."""
+def _simulate(scene, friction="creep"):
+    """(trajectory, why it stopped or None, stepping wall time s, compile time s) of one run; a
+    run that stops keeps its steps so far."""
     import time
 
     from lcpdyn.stepper import SimulationError
 
-    scene = build(**parameters)
     start = time.perf_counter()
     simulation = scene.simulation(friction)  # compiles the kinematics
     compiled = time.perf_counter()
@@ -174,10 +174,18 @@ def run(friction="creep", **parameters) -> dict:
         trajectory = simulation.run(scene.t_end)
     except SimulationError as exc:
         trajectory, stopped = exc.trajectory, str(exc)
-    wall = time.perf_counter() - compiled
+    return trajectory, stopped, time.perf_counter() - compiled, compiled - start
+
+
+def run(friction="creep", **parameters) -> dict:
+    """One run: lateral displacement y(t) against time and distance, its growth rate
+    (:func:`growth_rate`) and the contact forces. A run that stops (a growing motion reaching
+    the flange, where the single-point element finds no contact point) keeps its steps so far
+    and says why in ``stopped``."""
+    trajectory, stopped, wall, compile_s = _simulate(build(**parameters), friction)
     t, y = trajectory.t, trajectory.position[:, 0, 1]
     return {"t": t, "y": y, "x": trajectory.position[:, 0, 0], **growth_rate(t, y), "wall_s": wall,
-            "compile_s": compiled - start,
+            "compile_s": compile_s,
             "steps": len(t) - 1, "solved": bool(np.all(trajectory.solver_status == 0)), "stopped": stopped,
             "lateral_force": trajectory.contact_friction_force[:, :, 1],
             "normal_force": trajectory.contact_normal_force}  # fmt: skip
@@ -202,13 +210,88 @@ REPORT_CASES = (
 )
 
 
+# the limit cycle of Figs. 9-10: slant 1/20, yaw spring, 131 m/s (V_cr = 130.0 in the paper),
+# started 5 mm off centre, with flange pairs of a Hertzian contact's stiffness (the paper gives none)
+LIMIT_CYCLE = {"cant": 1 / 20, "yaw_stiffness": 816e3, "speed": 131.0, "amplitude": 5e-3,
+               "flange_stiffness": 1e9, "flange_damping": 1e5, "dt": DEFAULTS["dt"], "t_end": 2.0}  # fmt: skip
+NADAL_MU = 0.3  # the friction coefficient of Nadal's limit on the flange face's steepest angle
+
+
+def nadal_limit(angle_deg: float, mu: float = NADAL_MU) -> float:
+    """Nadal's flange-climb limit of Y/Q: (tan delta - mu) / (1 + mu tan delta)."""
+    t = math.tan(math.radians(angle_deg))
+    return (t - mu) / (1.0 + mu * t)
+
+
+def wheel_forces(scene, trajectory) -> np.ndarray:
+    """The rail's force on each wheel (tread and flange pair summed), (steps, 2, 2): lateral Y
+    (along the track's t2, N) and vertical Q (along its normal, N), left wheel first. The normal
+    force of step i acts along the normal at the step's starting pose (where its gap row was
+    posed); the creep force is recorded in world axes."""
+    model = scene.model
+    kinematics = model.compile()
+    plane = model.contacts[0].plane
+    lateral, up = np.asarray(plane.t2, float), np.asarray(plane.normal, float)
+    q0, v0 = model.initial_state()
+    positions = np.concatenate([q0[None, :3], trajectory.position[:-1, 0]])
+    quaternions = np.concatenate([q0[None, 3:7], trajectory.quaternion[:-1, 0]])
+    forces = []
+    for x, q in zip(positions, quaternions):
+        normal = np.asarray(kinematics(np.concatenate([x, q]), v0, 0.0).normal)
+        forces.append(normal)
+    normal = np.asarray(forces)  # (steps, contacts, 3)
+    total = trajectory.contact_normal_force[:, :, None] * normal + trajectory.contact_friction_force
+    pairs = [[0, 2], [1, 3]] if total.shape[1] == 4 else [[0], [1]]
+    per_wheel = np.stack([total[:, pair].sum(axis=1) for pair in pairs], axis=1)  # (steps, 2, 3)
+    return np.stack([per_wheel @ lateral, per_wheel @ up], axis=2)
+
+
+def limit_cycle(**parameters) -> dict:
+    """The paper's limit cycle (Figs. 9-10; :data:`LIMIT_CYCLE` with ``parameters`` over it): the
+    run's lateral motion and, over its second half (the cycle settled), the amplitude (mean and
+    spread of |y| at the extrema), frequency and wavelength, the wheels' forces
+    (:func:`wheel_forces`: largest |Y|, largest Y/Q against Nadal's limit), the flange pairs'
+    share of steps in contact and largest force, the largest lift of the axle, the cost per step."""
+    p = {**LIMIT_CYCLE, **parameters}
+    scene = build(**p)
+    trajectory, stopped, wall, compile_s = _simulate(scene)
+    t, y = trajectory.t, trajectory.position[:, 0, 1]
+    YQ = wheel_forces(scene, trajectory)
+    settled = t >= 0.5 * t[-1]
+    extrema = [
+        i for i in range(1, len(y) - 1) if settled[i] and abs(y[i]) >= abs(y[i - 1]) and abs(y[i]) > abs(y[i + 1])
+    ]
+    peaks = np.abs(y[extrema]) if extrema else np.array([np.nan])
+    half = growth_rate(t[settled], y[settled])
+    normal = trajectory.contact_normal_force
+    lift = trajectory.position[:, 0, 2] - trajectory.position[0, 0, 2]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ratio = np.where(YQ[settled, :, 1] > 1e3, np.abs(YQ[settled, :, 0]) / YQ[settled, :, 1], 0.0)
+    return {
+        "t": t, "x": trajectory.position[:, 0, 0], "y": y, "wheel_forces": YQ, "lift": lift,
+        "stopped": stopped, "solved": bool(np.all(trajectory.solver_status == 0)), "simulated_s": float(t[-1]),
+        "amplitude_mm": float(1e3 * np.mean(peaks)), "amplitude_spread_mm": float(1e3 * (peaks.max() - peaks.min())),
+        "frequency_hz": half["frequency"], "wavelength_m": p["speed"] / half["frequency"],
+        "largest_lateral_force_kN": float(np.abs(YQ[settled, :, 0]).max() / 1e3),
+        "largest_Y_over_Q": float(ratio.max()), "nadal_limit_70deg": nadal_limit(70.0),
+        "flange_contact_share": [float(np.mean(normal[:, c] > 0)) for c in (2, 3)],
+        "largest_flange_force_kN": float(normal[:, 2:].max() / 1e3),
+        "largest_lift_mm": float(1e3 * lift.max()),
+        "step_ms": 1e3 * wall / max(len(t) - 1, 1), "compile_s": compile_s,
+        "parameters": {k: p[k] for k in LIMIT_CYCLE},
+    }  # fmt: skip
+
+
 def report(out_dir) -> dict:
     """The critical speed of the paper's three cases, by linearization (:func:`system`, with and
     without saturation) and by simulation (the growth rate of a small lateral shift at speeds
     around it, V_cr where it crosses zero), against the paper; the free wheelset at 1/20 by
-    linearization. Writes ``wheelset-hunting-growth.png`` (y against distance at each speed; the
-    growth rates, simulated and linear, against speed) and ``wheelset-hunting-root-locus.png``
-    (slant 1/40, no springs: eigenvalues against speed with V_cr marked)."""
+    linearization; the limit cycle at 131 m/s (:func:`limit_cycle`, and again at half the time
+    step). Writes ``wheelset-hunting-growth.png`` (y against distance at each speed; the growth
+    rates, simulated and linear, against speed), ``wheelset-hunting-limit-cycle.png`` (Figs.
+    9-10: y and the wheels' lateral and vertical forces against distance) and
+    ``wheelset-hunting-root-locus.png`` (slant 1/40, no springs: eigenvalues against speed with
+    V_cr marked)."""
     import os
 
     import matplotlib
@@ -277,6 +360,7 @@ def report(out_dir) -> dict:
     fig.tight_layout()
     fig.savefig(os.path.join(out_dir, "wheelset-hunting-growth.png"), dpi=120)
     plt.close(fig)
+    numbers["limit_cycle"], numbers["limit_cycle_half_step"] = _limit_cycle_figure(out_dir)
     locus = root_locus(sys.modules[__name__], "speed", np.linspace(5.0, 60.0, 56))
     numbers["root_locus_1/40"] = [
         {"value": float(c["value"]), "direction": c["direction"], "frequency_rad_s": float(c["frequency"])}
@@ -285,6 +369,41 @@ def report(out_dir) -> dict:
     plot_root_locus(locus, os.path.join(out_dir, "wheelset-hunting-root-locus.png"),
                     title="wheelset, S1002/UIC60 slant 1/40, no springs: eigenvalues against speed")  # fmt: skip
     return numbers
+
+
+def _limit_cycle_figure(out_dir) -> tuple:
+    """The limit cycle at dt and dt / 2 (the JSON's numbers without the arrays) and its figure."""
+    import os
+
+    import matplotlib.pyplot as plt
+
+    runs = [limit_cycle(), limit_cycle(dt=0.5 * DEFAULTS["dt"])]
+    fig, axes = plt.subplots(3, 1, figsize=(10, 8.5), sharex=True)
+    for r, style in zip(runs, ("-", ":")):
+        dt = r["parameters"]["dt"] * 1e3
+        label = f"dt {dt:g} ms: amplitude {r['amplitude_mm']:.2f} mm, {r['frequency_hz']:.2f} Hz"
+        axes[0].plot(r["x"], r["y"] * 1e3, style, lw=0.9, color="k" if style == "-" else "tab:red", label=label)
+        if style == "-":
+            for w, (name, color) in enumerate((("left", "tab:blue"), ("right", "tab:orange"))):
+                axes[1].plot(r["x"], r["wheel_forces"][:, w, 0] / 1e3, lw=0.8, color=color, label=f"{name} wheel")
+                axes[2].plot(r["x"], r["wheel_forces"][:, w, 1] / 1e3, lw=0.8, color=color, label=f"{name} wheel")
+    first = runs[0]
+    axes[0].set_ylabel("lateral displacement y (mm)")
+    axes[0].legend(fontsize=8, loc="upper right")
+    axes[1].set_ylabel("lateral force Y on the wheel (kN)")
+    axes[1].legend(fontsize=8, loc="upper right")
+    axes[2].set_ylabel("vertical force Q on the wheel (kN)")
+    axes[2].set_xlabel("distance x (m)")
+    for ax in axes:
+        ax.grid(alpha=0.3)
+    p = first["parameters"]
+    fig.suptitle(f"limit cycle at {p['speed']:g} m/s, slant 1/20, yaw spring {p['yaw_stiffness'] / 1e3:g} kN m/rad, "
+                 f"flange pairs {p['flange_stiffness']:.0e} N/m, {p['flange_damping']:.0e} N s/m "
+                 "(cf. Schwab–Meijaard 2002 Figs. 9-10)", fontsize=9)  # fmt: skip
+    fig.tight_layout()
+    fig.savefig(os.path.join(out_dir, "wheelset-hunting-limit-cycle.png"), dpi=120)
+    plt.close(fig)
+    return tuple({k: v for k, v in r.items() if not isinstance(v, np.ndarray)} for r in runs)
 
 
 # --- the linearization (lcpdyn stability wheelset-hunting) ---------------------------------------
