@@ -1,0 +1,416 @@
+"""Event-driven exact Coulomb friction: a reference whose own error is the ODE solver's tolerance.
+
+The time stepper's Coulomb reference (the exact cone at a fine step, as in Peiret 2016) is
+first-order: its switch times are off by a step and its error can exceed the deviations it is
+meant to judge. This module integrates the same model mode by mode instead.
+
+**Model.** One rigid body (mass m, body-frame inertia I_b) with contacts of the engine's geometry
+protocol (:meth:`lcpdyn.contact.Contact.frame_of`: gap Phi, contact point P, normal n and tangents
+t1, t2 against a plane) under gravity g. State y = (x, q, v, w_b): centre of mass (world), unit
+quaternion, its velocity (world), the angular velocity in body axes. Contact i's velocity in its
+basis B_i = (n, t1, t2) is u_i = B_i (v + R w_b x (P_i - x)) = J_i (v, w_b), with
+J_i = [B_i, -B_i [P_i - x]_x R]; its force lam_i = (lam_N, lam_1, lam_2) in that basis enters
+M (v_dot, w_b_dot) = f + sum_i J_i^T lam_i, with M = diag(m 1, I_b) and
+f = (m g, -w_b x I_b w_b) (Newton-Euler in body axes).
+
+**Modes** (per contact): ``FREE`` (lam_i = 0), ``SLIDE`` (u_N stays 0: d/dt u_N = 0; the
+friction force lam_T = -mu_k lam_N s, s the unit slip direction), ``STICK`` (u_i = 0 kept:
+d/dt u_i = 0, lam_T the constraint force). d/dt u_i = J_i a + (dJ_i/dt)(v, w_b) with
+a = (v_dot, w_b_dot); the drift term (dJ_i/dt)(v, w_b) is the JAX derivative of u_i along the
+motion (x_dot = v, q_dot = L(q) w_b) at fixed velocities, so it carries the contact point's own
+motion over the body (a disk's rim point). With a = M^-1 (f + J^T lam) each mode's rows are
+linear in lam: the acceleration-level problem of the current mode, solved by least squares (the
+forces of redundant contacts are indeterminate; the motion is not). It has **no solution** when
+the least-squares residual exceeds ``consistency`` times the rows' own scale, and **several
+motions** when a null vector of its matrix moves a: both end the run with
+:class:`ReferenceFailure` (the Painleve cases), keeping the solution so far.
+
+**Events** (terminal, located by the ODE solver's dense output to its tolerance):
+
+* slip -> stick: |u_T| falls to ``slip_tolerance`` (1e-9 m/s by default; s = u_T / |u_T| is not
+  defined at zero slip, and the ODE is singular there: the tolerance is the modelling choice,
+  moving the switch time by about slip_tolerance / |d|u_T|/dt|, 3e-10 s at 3 m/s^2);
+* stick -> slip: |lam_T| reaching mu_s lam_N; the slip direction is seeded with
+  s = -lam_T / |lam_T|, the direction the sticking force held the contact against, and kept
+  until |u_T| exceeds ``slip_tolerance``, then s = u_T / |u_T|;
+* lift-off: lam_N falling to zero; touch-down: a free contact's gap falling to zero, which needs
+  an impact law the reference does not have yet: it ends the run with :class:`ReferenceFailure`.
+
+At every switch the new modes are checked against the acceleration problem: a contact that
+would stick with |lam_T| > mu_s lam_N slides instead (seeded as above), one whose lam_N < 0 is
+freed if its gap acceleration is then >= 0 (else the run fails as inconsistent).
+
+Differences from the stepper's model: no compliant normal laws, user forces or joints, one
+body; friction coefficients constant in time (no ``friction_profile``).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from .precision import float64
+from .rotation import quaternion_rate_matrix, rotation_matrix
+
+__all__ = ["FREE", "SLIDE", "STICK", "ExactSolution", "ReferenceFailure", "exact_coulomb"]
+
+FREE, SLIDE, STICK = 0, 1, 2
+MODE_NAMES = {FREE: "free", SLIDE: "slide", STICK: "stick"}
+
+
+@dataclass
+class Event:
+    """A mode switch: time (s), contact index, ``kind`` ("stick", "slip", "lift-off",
+    "touch-down"), the modes after it."""
+
+    t: float
+    contact: int
+    kind: str
+    modes: tuple
+
+
+@dataclass
+class ExactSolution:
+    """The reference's solution: samples at ``t`` (s) of the state (``position`` (n, 3),
+    ``quaternion`` (n, 4), ``velocity`` (n, 3), ``angular_velocity`` (n, 3) world), the contact
+    forces ``contact_force`` (n, k, 3) in each contact's (n, t1, t2) basis and the contact
+    velocities ``contact_velocity`` (n, k, 3) likewise; the ``events`` in order; ``segments``
+    of (t_start, t_end, modes); ``energy`` (n,) J (kinetic plus gravity's potential) and
+    ``friction_work`` (n,) J, the work the friction forces have dissipated since t = 0 (integrated
+    with the state): E + W_friction is constant. ``rejected``: events whose switch the
+    consistency check turned back (slip reaching zero where sticking would leave the cone: the
+    contact slides on, its direction reseeded)."""
+
+    t: np.ndarray
+    position: np.ndarray
+    quaternion: np.ndarray
+    velocity: np.ndarray
+    angular_velocity: np.ndarray
+    contact_force: np.ndarray
+    contact_velocity: np.ndarray
+    energy: np.ndarray
+    friction_work: np.ndarray
+    events: list = field(default_factory=list)
+    segments: list = field(default_factory=list)
+    parameters: dict = field(default_factory=dict)
+    rejected: list = field(default_factory=list)
+
+    def switch_times(self, kind: str | None = None, contact: int | None = None) -> np.ndarray:
+        return np.array([e.t for e in self.events if (kind is None or e.kind == kind)
+                         and (contact is None or e.contact == contact)])  # fmt: skip
+
+
+class ReferenceFailure(RuntimeError):
+    """The reference cannot continue (no or several solutions of a mode's acceleration problem,
+    a touch-down, too many switches); ``solution`` holds the run up to there."""
+
+    def __init__(self, message: str, solution: ExactSolution | None = None):
+        super().__init__(message)
+        self.solution = solution
+
+
+def _check_model(model):
+    if len(model.bodies) != 1:
+        raise ValueError(f"exact_coulomb: one rigid body is supported, the model has {len(model.bodies)}")
+    if model.forces or model.holonomic or model.nonholonomic:
+        raise ValueError("exact_coulomb: user forces and joints are not supported (gravity and contacts only)")
+    if not model.contacts:
+        raise ValueError("exact_coulomb: the model has no contacts")
+    for i, c in enumerate(model.contacts):
+        if c.normal_law is not None:
+            raise ValueError(f"exact_coulomb: contact {i} is compliant; the reference is for rigid contact")
+        if c.friction_profile is not None:
+            raise ValueError(f"exact_coulomb: contact {i} has a friction_profile; the reference needs constant mu")
+        if getattr(c, "ideal_rolling", False):
+            raise ValueError(f"exact_coulomb: contact {i} has ideal rolling rows; give it a friction coefficient")
+
+
+class _Dynamics:
+    """The compiled pieces for one model (float64; call inside :func:`float64`)."""
+
+    def __init__(self, model):
+        body = model.bodies[0]
+        self.k = len(model.contacts)
+        self.mass = float(body.mass)
+        self.inertia = np.asarray(body.inertia_matrix, float)
+        self.gravity = np.asarray(model.gravity, float)
+        self.mu = np.array([c.mu for c in model.contacts], float)
+        self.mu_static = np.array([c.mu_static for c in model.contacts], float)
+        numbers = [{k: jnp.asarray(np.asarray(v, np.float64)) for k, v in c.geometry().items()} for c in model.contacts]
+        frames = [type(c).frame_of for c in model.contacts]
+        mass, inertia, gravity = self.mass, jnp.asarray(self.inertia), jnp.asarray(self.gravity)
+        inverse_mass = jnp.diag(jnp.concatenate([jnp.full(3, 1.0 / mass), jnp.zeros(3)]))
+        inverse_mass = inverse_mass.at[3:, 3:].set(jnp.linalg.inv(inertia))
+        mu = jnp.asarray(self.mu)
+        k = self.k
+
+        def geometry(x, q):
+            R = rotation_matrix(q / jnp.linalg.norm(q))
+            out = [f(p, x, R, False) for f, p in zip(frames, numbers)]
+            gaps = jnp.stack([o[0] for o in out])
+            points = jnp.stack([o[1] for o in out])
+            bases = jnp.stack([jnp.stack([o[2], o[3], o[4]]) for o in out])  # (k, 3, 3): rows n, t1, t2
+            return gaps, points, bases, R
+
+        def jacobians(x, q):
+            _, points, bases, R = geometry(x, q)
+            r = points - x
+            skew = jax.vmap(lambda a: jnp.array([[0.0, -a[2], a[1]], [a[2], 0.0, -a[0]], [-a[1], a[0], 0.0]]))(r)
+            return jnp.concatenate([bases, -jnp.einsum("kij,kjl,lm->kim", bases, skew, R)], axis=2)  # (k, 3, 6)
+
+        def contact_velocities(x, q, velocity):
+            return jacobians(x, q) @ velocity  # (k, 3)
+
+        def step(y, modes, seeds, tolerance):
+            x, q, velocity = y[:3], y[3:7], y[7:13]
+            wb = velocity[3:]
+            qdot = quaternion_rate_matrix(q / jnp.linalg.norm(q)) @ wb
+            J = jacobians(x, q)
+            u = J @ velocity
+            drift = jax.jvp(lambda x_, q_: contact_velocities(x_, q_, velocity), (x, q), (velocity[:3], qdot))[1]
+            f = jnp.concatenate([mass * gravity, -jnp.cross(wb, inertia @ wb)])
+            Jf = J.reshape(3 * k, 6)
+            W = Jf @ inverse_mass @ Jf.T
+            w = Jf @ inverse_mass @ f + drift.reshape(3 * k)
+            slip = u[:, 1:]
+            speed = jnp.linalg.norm(slip, axis=1)
+            direction = jnp.where((speed > tolerance)[:, None], slip / jnp.maximum(speed, 1e-300)[:, None], seeds)
+            rows, rhs = [], []
+            eye = jnp.eye(3 * k)
+            for i in range(k):
+                for j in range(3):
+                    row = 3 * i + j
+                    if j == 0:
+                        acceleration = W[row]
+                        sliding = eye[row + 1] * 0.0
+                    else:
+                        acceleration = W[row]
+                        sliding = eye[row] + mu[i] * direction[i, j - 1] * eye[3 * i]
+                    kept = jnp.where((modes[i] == STICK) | (j == 0), acceleration, sliding)
+                    constraint = jnp.where(modes[i] == FREE, eye[row], kept)
+                    value = jnp.where((modes[i] == FREE) | ((modes[i] == SLIDE) & (j > 0)), 0.0, -w[row])
+                    rows.append(constraint)
+                    rhs.append(value)
+            A, b = jnp.stack(rows), jnp.stack(rhs)
+            lam, *_ = jnp.linalg.lstsq(A, b)
+            residual = jnp.linalg.norm(A @ lam - b)
+            scale = jnp.linalg.norm(b) + jnp.linalg.norm(A, ord="fro") * jnp.linalg.norm(lam) + 1e-300
+            # several motions: a null vector of A that moves the accelerations
+            U, S, Vt = jnp.linalg.svd(A)
+            null = S <= 1e-10 * S[0]
+            motion = inverse_mass @ Jf.T @ Vt.T  # how each right singular vector moves a
+            moved = jnp.linalg.norm(motion, axis=0)
+            ambiguity = jnp.max(jnp.where(null, moved, 0.0)) / (jnp.max(moved) + 1e-300)
+            a = inverse_mass @ (f + Jf.T @ lam)
+            lam3 = lam.reshape(k, 3)
+            dissipation = -jnp.sum(lam3[:, 1:] * u[:, 1:])  # the friction forces' power, negated (W)
+            dy = jnp.concatenate([velocity[:3], qdot, a, dissipation[None]])
+            gaps = geometry(x, q)[0]
+            accelerations = J @ a + drift  # d/dt u_i, (k, 3)
+            return dy, lam3, u, gaps, residual / scale, ambiguity, accelerations
+
+        self.step = jax.jit(step)
+
+    def energy(self, y) -> float:
+        v, wb = y[7:10], y[10:13]
+        return float(0.5 * self.mass * v @ v + 0.5 * wb @ self.inertia @ wb - self.mass * self.gravity @ y[:3])
+
+
+def _state(model) -> np.ndarray:
+    body = model.bodies[0]
+    state = [body.position, body.orientation, body.velocity, body.body_angular_velocity, [0.0]]  # last: W
+    return np.concatenate(state).astype(float)
+
+
+def exact_coulomb(
+    model,
+    t_end: float,
+    samples=None,
+    *,
+    rtol: float = 1e-11,
+    atol: float = 1e-12,
+    slip_tolerance: float = 1e-9,
+    consistency: float = 1e-8,
+    contact_tolerance: float = 1e-9,
+    max_switches: int = 10000,
+    method: str = "DOP853",
+) -> ExactSolution:
+    """The event-driven exact Coulomb solution of ``model`` (one rigid body, rigid plane
+    contacts, gravity; module docstring) from its initial state to ``t_end`` (s), sampled at
+    ``samples`` (times in [0, t_end], default 1001 evenly spaced) from the ODE solver's dense
+    output (``method``: SciPy's ``DOP853`` or ``Radau``, ``rtol``/``atol``). Contacts start in
+    contact where |gap| <= ``contact_tolerance`` (m) and the normal velocity is not separating,
+    sliding where |u_T| > ``slip_tolerance`` (m/s), else sticking (or sliding, seeded, where
+    sticking would leave the cone). Raises :class:`ReferenceFailure` (with the solution so far)
+    where the problem has no or several solutions or a contact touches down."""
+    from scipy.integrate import solve_ivp
+
+    _check_model(model)
+    if not (isinstance(t_end, (int, float)) and math.isfinite(t_end) and t_end > 0):
+        raise ValueError(f"exact_coulomb: t_end must be a positive number of seconds, got {t_end!r}")
+    if method not in ("DOP853", "Radau", "RK45", "LSODA"):
+        raise ValueError(f"exact_coulomb: method must be 'DOP853', 'Radau', 'RK45' or 'LSODA', got {method!r}")
+    for name, value in (("rtol", rtol), ("atol", atol), ("slip_tolerance", slip_tolerance)):
+        if not (math.isfinite(value) and value > 0):
+            raise ValueError(f"exact_coulomb: {name} must be positive, got {value!r}")
+    samples = np.linspace(0.0, t_end, 1001) if samples is None else np.asarray(samples, float)
+    if samples.ndim != 1 or np.any(np.diff(samples) < 0) or samples[0] < 0 or samples[-1] > t_end:
+        raise ValueError("exact_coulomb: samples must be increasing times within [0, t_end]")
+    parameters = {"t_end": float(t_end), "rtol": rtol, "atol": atol, "slip_tolerance": slip_tolerance,
+                  "consistency": consistency, "method": method}  # fmt: skip
+    with float64():
+        dyn = _Dynamics(model)
+        k = dyn.k
+        y = _state(model)
+        seeds = np.tile([1.0, 0.0], (k, 1))
+        _, lam, u, gaps, *_ = (np.asarray(a) for a in dyn.step(y, np.full(k, FREE), seeds, slip_tolerance))
+        modes = np.array([FREE if (gaps[i] > contact_tolerance or u[i, 0] > contact_tolerance) else
+                          (SLIDE if np.hypot(*u[i, 1:]) > slip_tolerance else STICK) for i in range(k)])  # fmt: skip
+        t, events, segments, pieces, rejected = 0.0, [], [], [], []
+
+        def so_far():
+            return _assemble(dyn, pieces, samples, events, segments, parameters, slip_tolerance, rejected)
+
+        def evaluate(y_, modes_, seeds_):
+            out = dyn.step(y_, modes_, seeds_, slip_tolerance)
+            return tuple(np.asarray(a) for a in out)
+
+        def settle(y_, modes_, seeds_, t_):
+            """Modes consistent with the acceleration problem at a switch (module docstring)."""
+            freed = set()
+            for _ in range(4 * k + 4):
+                _, lam_, u_, gaps_, bad, ambiguity, acc_ = evaluate(y_, modes_, seeds_)
+                changed = False
+                for i in range(k):
+                    if modes_[i] == STICK:
+                        tangential = np.hypot(*lam_[i, 1:])
+                        if tangential > dyn.mu_static[i] * lam_[i, 0] * (1 + 1e-12) + 1e-300:
+                            modes_[i], seeds_[i] = SLIDE, -lam_[i, 1:] / tangential
+                            changed = True
+                    if modes_[i] != FREE and lam_[i, 0] < 0.0:
+                        modes_[i] = FREE
+                        freed.add(i)
+                        changed = True
+                if not changed:
+                    for i in freed:  # freed, it must not accelerate into the plane
+                        if acc_[i, 0] < -consistency * (1.0 + np.abs(acc_[i]).max()):
+                            raise ReferenceFailure(
+                                f"exact_coulomb: contact {i} can neither push (lam_N < 0) nor separate "
+                                f"(normal acceleration {acc_[i, 0]:.3e} m/s^2) at t = {t_:.12g} s",
+                                None,
+                            )
+                    return modes_, seeds_
+            raise ReferenceFailure(f"exact_coulomb: no consistent modes at t = {t_:.12g} s", None)
+
+        modes, seeds = settle(y, modes, seeds, t)
+        for _ in range(max_switches):
+            current, current_seeds = modes.copy(), seeds.copy()
+
+            def rhs(_t, y_):
+                return evaluate(y_, current, current_seeds)[0]
+
+            def slip_speed(_t, y_, i):
+                return np.hypot(*evaluate(y_, current, current_seeds)[2][i, 1:]) - slip_tolerance
+
+            def cone_margin(_t, y_, i):
+                lam_ = evaluate(y_, current, current_seeds)[1]
+                return dyn.mu_static[i] * lam_[i, 0] - np.hypot(*lam_[i, 1:])
+
+            def normal_force(_t, y_, i):
+                return evaluate(y_, current, current_seeds)[1][i, 0]
+
+            def gap(_t, y_, i):
+                return evaluate(y_, current, current_seeds)[3][i]
+
+            events_here = []
+            for i in range(k):
+                kinds = {SLIDE: [("stick", slip_speed)], STICK: [("slip", cone_margin)]}.get(current[i], [])
+                kinds += [("lift-off", normal_force)] if current[i] != FREE else [("touch-down", gap)]
+                for kind, function in kinds:
+                    events_here.append((i, kind, lambda _t, y_, i=i, function=function: function(_t, y_, i)))
+            functions = []
+            for _, _, g in events_here:
+                g.terminal, g.direction = True, -1
+                functions.append(g)
+            sol = solve_ivp(rhs, (t, t_end), y, method=method, rtol=rtol, atol=atol, events=functions,
+                            dense_output=True)  # fmt: skip
+            if sol.status == -1:
+                raise ReferenceFailure(f"exact_coulomb: the ODE solver failed at t = {sol.t[-1]:.12g} s: {sol.message}",
+                                       so_far())  # fmt: skip
+            pieces.append((t, float(sol.t[-1]), sol.sol, current, current_seeds))
+            segments.append((t, float(sol.t[-1]), tuple(MODE_NAMES[m] for m in current)))
+            _, _, _, _, bad, ambiguity, _ = evaluate(sol.y[:, -1], current, current_seeds)
+            if bad > consistency or ambiguity > 1e-8:
+                what = "no solution" if bad > consistency else "several solutions"
+                raise ReferenceFailure(
+                    f"exact_coulomb: the acceleration problem of modes {segments[-1][2]} has {what} near "
+                    f"t = {sol.t[-1]:.12g} s (Painleve)",
+                    so_far(),
+                )
+            t, y = float(sol.t[-1]), sol.y[:, -1].copy()
+            if sol.status == 0:
+                break
+            fired = [n for n, times in enumerate(sol.t_events) if len(times)]
+            for n in fired:
+                i, kind, _ = events_here[n]
+                if kind == "touch-down":
+                    raise ReferenceFailure(
+                        f"exact_coulomb: contact {i} touches down at t = {t:.12g} s; impacts are not modelled",
+                        so_far(),
+                    )
+                if kind == "stick":
+                    modes[i] = STICK
+                elif kind == "slip":
+                    lam = evaluate(y, current, current_seeds)[1]
+                    modes[i], seeds[i] = SLIDE, -lam[i, 1:] / max(np.hypot(*lam[i, 1:]), 1e-300)
+                elif kind == "lift-off":
+                    modes[i] = FREE
+            try:
+                modes, seeds = settle(y, modes, seeds, t)
+            except ReferenceFailure as exc:
+                raise ReferenceFailure(str(exc), so_far()) from None  # fmt: skip
+            for n in fired:
+                i, kind, _ = events_here[n]
+                if modes[i] != current[i]:
+                    events.append(Event(t, i, kind, tuple(MODE_NAMES[m] for m in modes)))
+                else:  # e.g. slip reaching zero where sticking would leave the cone: it slides on, reseeded
+                    rejected.append(Event(t, i, kind, tuple(MODE_NAMES[m] for m in modes)))
+        else:
+            raise ReferenceFailure(f"exact_coulomb: more than {max_switches} switches before t = {t_end}",
+                                   so_far())  # fmt: skip
+        return so_far()
+
+
+def _assemble(dyn, pieces, samples, events, segments, parameters, slip_tolerance, rejected) -> ExactSolution:
+    """Samples of the pieces' dense outputs (each time from the piece that covers it; a
+    switch time from the piece that ends there)."""
+    times = samples[samples <= pieces[-1][1]] if pieces else samples[:0]
+    k = dyn.k
+    states, forces, velocities, energies = [], [], [], []
+    for time in times:
+        piece = next((p for p in pieces if p[0] <= time <= p[1]), None)
+        y = piece[2](time)
+        _, lam, u, *_ = (np.asarray(a) for a in dyn.step(y, piece[3], piece[4], slip_tolerance))
+        states.append(y)
+        forces.append(lam)
+        velocities.append(u)
+        energies.append(dyn.energy(y))
+    states = np.asarray(states).reshape(-1, 14)
+    quaternions = states[:, 3:7] / np.linalg.norm(states[:, 3:7], axis=1, keepdims=True)
+    omega = np.array([_rotate(q, w) for q, w in zip(quaternions, states[:, 10:13])]).reshape(-1, 3)
+    return ExactSolution(
+        t=times, position=states[:, :3], quaternion=quaternions, velocity=states[:, 7:10], angular_velocity=omega,
+        contact_force=np.asarray(forces).reshape(-1, k, 3), contact_velocity=np.asarray(velocities).reshape(-1, k, 3),
+        energy=np.asarray(energies), friction_work=states[:, 13], events=list(events), segments=list(segments),
+        parameters=dict(parameters), rejected=list(rejected),
+    )  # fmt: skip
+
+
+def _rotate(q, w):
+    from .rotation import np_rotation_matrix
+
+    return np_rotation_matrix(q) @ w

@@ -1,0 +1,172 @@
+"""The event-driven exact Coulomb reference (lcpdyn.reference) against closed forms: the spinning
+sphere curving on a plane, a block sliding to rest, a block on an incline with mu_s > mu_k, a ball
+rolling down an incline, the frictionless wheel's invariants; its own consistency (E + W_friction
+constant, switch times unchanged when the ODE tolerance tightens 100x); failures named."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from lcpdyn import Model, RigidBody
+from lcpdyn.compliance import SpringDamperLaw
+from lcpdyn.contact import Plane, PointContact, SphereContact
+from lcpdyn.reference import ReferenceFailure, exact_coulomb
+
+G = 9.81
+
+
+def sphere_model(v0, w0, mu=0.3, radius=0.1, mass=2.0, gravity=(0.0, 0.0, -G)):
+    inertia = 0.4 * mass * radius**2
+    model = Model(gravity=gravity)
+    body = model.add_body(RigidBody("ball", mass, (inertia,) * 3, position=(0.0, 0.0, radius), velocity=v0,
+                                    angular_velocity=w0))  # fmt: skip
+    model.add_contact(SphereContact(body, Plane(), mu, radius=radius))
+    return model
+
+
+def block_model(v0, mu, mu_static=None, gravity=(0.0, 0.0, -G)):
+    """A block as a particle on the plane: its one contact point at the centre of mass, so the
+    friction force has no moment and the block does not turn."""
+    model = Model(gravity=gravity)
+    body = model.add_body(RigidBody("block", 3.0, (0.1, 0.1, 0.1), position=(0.0, 0.0, 0.0), velocity=v0))
+    model.add_contact(PointContact(body, Plane(), mu, mu_static=mu_static))
+    return model
+
+
+def test_spinning_sphere_curves_on_a_parabola_then_rolls_on_a_line():
+    """Slip u0 = v0 + w0 x (-r n) decays along its own fixed direction at 7/2 mu g: it stops at
+    t* = 2 |u0| / (7 mu g); the centre follows x0 + v0 t - mu g u^ t^2 / 2, then a line."""
+    mu, r = 0.3, 0.1
+    v0, w0 = np.array([1.0, 0.5, 0.0]), np.array([3.0, -4.0, 2.0])
+    u0 = v0 + np.cross(w0, [0.0, 0.0, -r])
+    direction = u0 / np.linalg.norm(u0)
+    t_star = 2 * np.linalg.norm(u0) / (7 * mu * G)
+    samples = np.linspace(0.0, 0.6, 61)
+    sol = exact_coulomb(sphere_model(v0, w0, mu, r), 0.6, samples)
+    assert [(e.kind, e.contact) for e in sol.events] == [("stick", 0)]
+    assert sol.events[0].t == pytest.approx(t_star, abs=1e-8)
+    v_star = v0 - mu * G * direction * t_star
+    for t, x, lam in zip(sol.t, sol.position, sol.contact_force[:, 0]):
+        before = min(t, t_star)
+        expected = np.array([0.0, 0.0, r]) + v0 * before - 0.5 * mu * G * direction * before**2
+        expected += v_star * max(t - t_star, 0.0)
+        np.testing.assert_allclose(x, expected, atol=1e-8)
+        if t < t_star - 1e-6:  # the friction force keeps the slip's first direction
+            np.testing.assert_allclose(lam[1:] / np.linalg.norm(lam[1:]), -direction[:2], atol=1e-9)
+            assert np.linalg.norm(lam[1:]) == pytest.approx(mu * lam[0], rel=1e-12)
+        if t > t_star + 1e-6:
+            np.testing.assert_allclose(sol.contact_velocity[np.searchsorted(sol.t, t), 0], 0.0, atol=1e-9)
+
+
+def test_block_slides_to_rest_and_stays():
+    mu, v0 = 0.4, 2.0
+    stop = v0 / (mu * G)
+    sol = exact_coulomb(block_model((v0, 0.0, 0.0), mu), 1.0, np.linspace(0.0, 1.0, 101))
+    assert [e.kind for e in sol.events] == ["stick"]
+    assert sol.events[0].t == pytest.approx(stop, abs=1e-8)
+    x = np.where(sol.t < stop, v0 * sol.t - 0.5 * mu * G * sol.t**2, v0**2 / (2 * mu * G))
+    np.testing.assert_allclose(sol.position[:, 0], x, atol=1e-8)
+    np.testing.assert_allclose(sol.velocity[sol.t > stop], 0.0, atol=1e-9)
+
+
+@pytest.mark.parametrize("theta_deg", [15.0])
+def test_block_on_an_incline_with_static_above_kinetic_friction(theta_deg):
+    """tan theta between mu_k = 0.2 and mu_s = 0.35: at rest the block stays (the static force
+    m g sin theta < mu_s N, no event); moving, it accelerates down at g (sin theta - mu_k cos
+    theta) and never sticks. The incline is the gravity's tilt."""
+    theta = math.radians(theta_deg)
+    gravity = (G * math.sin(theta), 0.0, -G * math.cos(theta))
+    samples = np.linspace(0.0, 1.0, 51)
+    resting = exact_coulomb(block_model((0.0, 0.0, 0.0), 0.2, 0.35, gravity), 1.0, samples)
+    assert resting.events == [] and resting.segments[0][2] == ("stick",)
+    np.testing.assert_allclose(resting.position, 0.0, atol=1e-12)
+    np.testing.assert_allclose(resting.contact_force[:, 0, 1], -3.0 * G * math.sin(theta), rtol=1e-12)
+    moving = exact_coulomb(block_model((0.5, 0.0, 0.0), 0.2, 0.35, gravity), 1.0, samples)
+    assert moving.events == []
+    a = G * (math.sin(theta) - 0.2 * math.cos(theta))
+    np.testing.assert_allclose(moving.position[:, 0], 0.5 * samples + 0.5 * a * samples**2, atol=1e-8)
+
+
+def test_ball_rolls_down_an_incline_at_five_sevenths_g_sin_theta():
+    theta = math.radians(20.0)
+    gravity = (G * math.sin(theta), 0.0, -G * math.cos(theta))
+    samples = np.linspace(0.0, 1.0, 51)
+    sol = exact_coulomb(sphere_model((0.0, 0.0, 0.0), (0.0, 0.0, 0.0), mu=0.3, gravity=gravity), 1.0, samples)
+    assert sol.events == [] and sol.segments[0][2] == ("stick",)
+    np.testing.assert_allclose(sol.position[:, 0], 0.5 * 5 / 7 * G * math.sin(theta) * samples**2, atol=1e-8)
+    # the static force needed, 2/7 m g sin theta, is inside the cone (mu >= 2/7 tan theta)
+    np.testing.assert_allclose(-sol.contact_force[:, 0, 1], 2 / 7 * 2.0 * G * math.sin(theta), rtol=1e-9)
+
+
+def test_frictionless_wheel_keeps_its_invariants():
+    """Peiret's wheel with mu = 0: only vertical contact forces act, so the energy, the horizontal
+    momentum, the angular momentum about the vertical through the centre and the spin about the
+    axis (a symmetric disk, the force in the plane of axis and vertical) are constant to 1e-9."""
+    from scenes import wheel
+
+    model = wheel.build(mu=0.0).model
+    sol = exact_coulomb(model, 2.0, np.linspace(0.0, 2.0, 201))
+    assert sol.events == []
+    body = model.bodies[0]
+    from lcpdyn.rotation import np_rotation_matrix
+
+    angular_momentum, spin = [], []
+    for q, w in zip(sol.quaternion, sol.angular_velocity):
+        R = np_rotation_matrix(q)
+        angular_momentum.append((R @ body.inertia_matrix @ R.T @ w)[2])
+        spin.append(w @ R @ np.array([0.0, 1.0, 0.0]))
+    assert np.ptp(sol.energy) < 1e-9
+    assert np.ptp(sol.velocity[:, 0]) < 1e-9 and np.ptp(sol.velocity[:, 1]) < 1e-9
+    assert np.ptp(angular_momentum) < 1e-9 and np.ptp(spin) < 1e-9
+    np.testing.assert_allclose(sol.friction_work, 0.0, atol=1e-12)
+
+
+def test_wheel_energy_balance_and_switch_time_under_a_tighter_tolerance():
+    """Peiret's wheel (mu = 0.3) slides, then rolls: E + W_friction constant to 1e-9 J while it
+    slides; the slide -> roll time unchanged to 1e-8 s when rtol tightens from 1e-9 to 1e-11."""
+    from scenes import wheel
+
+    model = wheel.build().model
+    samples = np.linspace(0.0, 2.2, 111)
+    fine = exact_coulomb(model, 2.2, samples, rtol=1e-11)
+    coarse = exact_coulomb(model, 2.2, samples, rtol=1e-9)
+    assert [e.kind for e in fine.events] == ["stick"] and [e.kind for e in coarse.events] == ["stick"]
+    assert 1.9 < fine.events[0].t < 2.1
+    assert fine.events[0].t == pytest.approx(coarse.events[0].t, abs=1e-8)
+    assert np.ptp(fine.energy + fine.friction_work) < 1e-9
+    assert fine.friction_work[-1] > 1.0  # it did slide
+
+
+def test_touch_down_ends_the_run_with_the_solution_so_far():
+    model = Model()
+    body = model.add_body(RigidBody("ball", 1.0, (0.004,) * 3, position=(0.0, 0.0, 0.2)))
+    model.add_contact(SphereContact(body, Plane(), 0.3, radius=0.1))
+    with pytest.raises(ReferenceFailure, match="touches down") as info:
+        exact_coulomb(model, 1.0, np.linspace(0.0, 1.0, 101))
+    drop = math.sqrt(2 * 0.1 / G)
+    solution = info.value.solution
+    assert solution.t[-1] <= drop < solution.t[-1] + 0.01
+    np.testing.assert_allclose(solution.position[:, 2], 0.2 - 0.5 * G * solution.t**2, atol=1e-9)
+
+
+def test_bad_input_is_named():
+    model = block_model((1.0, 0.0, 0.0), 0.3)
+    for bad in (0.0, -1.0, float("nan")):
+        with pytest.raises(ValueError, match="t_end"):
+            exact_coulomb(model, bad)
+    with pytest.raises(ValueError, match="samples"):
+        exact_coulomb(model, 1.0, [0.5, 0.2])
+    with pytest.raises(ValueError, match="method"):
+        exact_coulomb(model, 1.0, method="Euler")
+    two = block_model((1.0, 0.0, 0.0), 0.3)
+    two.add_body(RigidBody("other", 1.0, (0.1, 0.1, 0.1), position=(1.0, 0.0, 0.0)))
+    with pytest.raises(ValueError, match="one rigid body"):
+        exact_coulomb(two, 1.0)
+    soft = Model()
+    body = soft.add_body(RigidBody("b", 1.0, (0.1, 0.1, 0.1)))
+    soft.add_contact(PointContact(body, Plane(), 0.3, normal_law=SpringDamperLaw(1e5)))
+    with pytest.raises(ValueError, match="compliant"):
+        exact_coulomb(soft, 1.0)
