@@ -97,7 +97,8 @@ def compare(
     Coulomb run, friction metrics aggregated over all contacts), ``metrics_same_step`` (against
     Coulomb at the scene's step), ``metrics_per_contact`` / ``metrics_same_step_per_contact``
     (name -> :func:`lcpdyn.metrics.contact_summary`, one dict per contact), ``transitions`` (any
-    contact sliding) and ``transitions_per_contact``, ``contacts`` (index, label, type, body, mu,
+    contact sliding) and ``transitions_per_contact``, ``static_force_ratio`` (name ->
+    :func:`lcpdyn.metrics.static_force_ratio`, the reference included), ``contacts`` (index, label, type, body, mu,
     mu_static of each), ``mu`` (the common kinetic coefficient, ``None`` if contacts differ),
     ``paper`` (:data:`PAPER` or ``None``, see :func:`published_values`), ``timing`` (wall s) and
     ``parameters``/``run_parameters``."""
@@ -155,6 +156,7 @@ def compare(
             name: metrics.contact_summary(runs[name], same, velocity_threshold=threshold) for name in others
         },
         "transitions": {name: metrics.slip_transitions(run, threshold) for name, run in runs.items()},
+        "static_force_ratio": {name: metrics.static_force_ratio(run, threshold) for name, run in runs.items()},
         "transitions_per_contact": {
             name: [metrics.slip_transitions(run, threshold, i) for i in range(len(contacts))]
             for name, run in runs.items()
@@ -198,6 +200,7 @@ def format_table(result: dict) -> str:
     columns = [("model", 12)] + ([("contact", 7), ("impulse %", 9)] if several else [])
     columns += [("force RMS dev %", 16)] + ([("paper %", 8)] if paper else [])
     columns += [("(sliding) %", 12), ("misalign RMS °", 15)] + ([("paper °", 8)] if paper else [])
+    columns += [("stick |λT|/μsλN", 16)]
     columns += [
         ("pos err end", 12),
         ("pos err max", 12),
@@ -222,6 +225,7 @@ def format_table(result: dict) -> str:
         cells += [_f(published.get("force_rms_deviation_percent"), ".2f")] if paper else []
         cells += [_f(metric["force_rms_deviation_sliding_percent"], ".2f"), _f(metric["misalignment_rms_deg"], ".2f")]
         cells += [_f(published.get("misalignment_rms_deg"), ".2f")] if paper else []
+        cells += [_f(metric["static_force_ratio_max"], ".3f")]
         cells += [
             _f(metric["position_error_final"], ".2e"),
             _f(metric["position_error_max"], ".2e"),
@@ -246,6 +250,7 @@ def format_table(result: dict) -> str:
                 _f(contact["misalignment_rms_deg"], ".2f"),
             ]
             cells += [""] if paper else []
+            cells += [_f(contact["static_force_ratio_max"], ".3f")]
             same_contact = same_per.get(name, [{}] * len(per[name]))[i]
             cells += [
                 "",
@@ -261,6 +266,16 @@ def format_table(result: dict) -> str:
         f"{'(Coulomb, reference step)':>28s}: "
         + ("never stops sliding" if reference == "never" else f"slide->roll at {reference} s")
     )
+    ratios = result.get("static_force_ratio", {})
+    outside = {name: r for name, r in ratios.items() if np.isfinite(r["max"]) and r["max"] > 1.0 + 1e-9}
+    if outside:
+        lines.append(
+            "Static friction outside the cone (|lam_T| > mu_s lam_N while sticking): "
+            + ", ".join(
+                f"{name} up to {r['max']:.3f} at t = {r['t_max']:.4g} s ({r['steps_outside']} steps)"
+                for name, r in outside.items()
+            )  # fmt: skip
+        )
     gains = {name: int(np.count_nonzero(run.health & int(Health.ENERGY_GAIN))) for name, run in result["runs"].items()}
     if any(gains.values()):
         lines.append(

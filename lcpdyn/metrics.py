@@ -58,6 +58,9 @@ Body and run metrics (not per contact):
 * energy error (Fig. 5b): E(t) - E_ref(t) in J, and relative to the reference's initial energy.
 * slip transitions: the times the selected contacts pass from sliding to rolling/sticking and
   back; with several contacts a step counts as sliding when any of them slides (|v_T,i| > v_th).
+* static force ratio (:func:`static_force_ratio`): the largest |lam_T,i| / (mu_s,i lam_N,i) while
+  contact i sticks -- above 1 the static force has left the Coulomb cone (the misalignment metric
+  looks at sliding steps only and does not see it).
 """
 
 from __future__ import annotations
@@ -70,6 +73,8 @@ __all__ = [
     "friction_coefficients",
     "normal_impulse",
     "slip_transitions",
+    "static_coefficients",
+    "static_force_ratio",
     "normalized_friction_force",
     "force_rms_deviation",
     "misalignment_angles",
@@ -330,6 +335,7 @@ def summary(
             model, reference, mu, velocity_threshold, contact, phase="sliding"
         ),
         "misalignment_rms_deg": misalignment_rms(model, velocity_threshold, contact),
+        "static_force_ratio_max": static_force_ratio(model, velocity_threshold, contact, mu)["max"],
         "position_error_final": float(position[-1]),
         "position_error_max": float(np.nanmax(position[late])) if late.any() else float("nan"),
         "position_error_final_per_path": float(position_path[-1]),
@@ -344,7 +350,8 @@ def contact_summary(model, reference, mu=None, velocity_threshold: float = 0.01)
     ``normal_impulse_Ns`` (sum_k h lam_N,i^+ of the model run, N s), ``normal_impulse_share`` (its
     fraction of all contacts' normal impulse; the contact's weight in the aggregate, NaN if no
     contact carries load), ``force_rms_deviation_percent``, ``force_rms_deviation_sliding_percent``,
-    ``misalignment_rms_deg``. ``mu``: fallback, see :func:`friction_coefficients`."""
+    ``misalignment_rms_deg``, ``static_force_ratio_max``. ``mu``: fallback, see
+    :func:`friction_coefficients`."""
     impulse = normal_impulse(model).sum(axis=0)
     total = float(impulse.sum())
     out = []
@@ -359,9 +366,52 @@ def contact_summary(model, reference, mu=None, velocity_threshold: float = 0.01)
                     model, reference, mu, velocity_threshold, i, phase="sliding"
                 ),
                 "misalignment_rms_deg": misalignment_rms(model, velocity_threshold, i),
+                "static_force_ratio_max": static_force_ratio(model, velocity_threshold, i, mu)["max"],
             }
         )
     return out
+
+
+def static_coefficients(trajectory, mu=None) -> np.ndarray:
+    """mu_s,i per step and contact, (steps, contacts): ``parameters["contacts"][i]["mu_static"]``
+    where the trajectory records it (scaled by mu_i(t) / mu_i where a friction profile varies
+    mu in time), else the kinetic coefficients of :func:`friction_coefficients`."""
+    kinetic = friction_coefficients(trajectory, mu)
+    entries = (getattr(trajectory, "parameters", None) or {}).get("contacts")
+    if not entries or not all("mu_static" in e and "mu" in e for e in entries):
+        return kinetic
+    nominal = np.array([float(e["mu"]) for e in entries])
+    static = np.array([float(e["mu_static"]) for e in entries])
+    with np.errstate(divide="ignore", invalid="ignore"):
+        scale = np.where(nominal > 0, static / np.where(nominal > 0, nominal, 1.0), 1.0)
+    return kinetic * scale[None, :]
+
+
+def static_force_ratio(trajectory, velocity_threshold: float = 0.01, contact=None, mu=None) -> dict:
+    """How far a sticking contact's friction force reaches against its cone: r_k,i =
+    |lam_T,i| / (mu_s,i lam_N,i) over the steps where contact i sticks (|v_T,i| <= v_th), carries
+    normal force and has mu_s,i > 0 (:func:`static_coefficients`). Coulomb keeps r <= 1; Peiret's
+    regularized static branch bounds each component of lam_T in the previous force's basis by mu
+    lam_N (Eq. 12, a box), which lets r reach sqrt(2). Returns ``max`` (NaN if no contact ever
+    sticks), the step time ``t_max`` and contact ``contact_max`` where it occurs, and
+    ``steps_outside`` (sticking steps and contacts with r > 1 + 1e-9)."""
+    chosen = _selection(trajectory, contact)
+    speed = np.linalg.norm(np.asarray(trajectory.contact_slip_velocity, float)[:, chosen], axis=2)
+    normal = np.asarray(trajectory.contact_normal_force, float)[:, chosen]
+    friction = np.linalg.norm(np.asarray(trajectory.contact_friction_force, float)[:, chosen], axis=2)
+    static = static_coefficients(trajectory, mu)[:, chosen]
+    sticking = (speed <= velocity_threshold) & (normal > 0) & (static > 0)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ratio = np.where(sticking, friction / np.where(sticking, static * normal, 1.0), np.nan)
+    if not sticking.any():
+        return {"max": float("nan"), "t_max": float("nan"), "contact_max": -1, "steps_outside": 0}
+    k, i = np.unravel_index(int(np.nanargmax(ratio)), ratio.shape)
+    return {
+        "max": float(ratio[k, i]),
+        "t_max": float(trajectory.t[k]),
+        "contact_max": int(chosen[i]),
+        "steps_outside": int(np.sum(ratio > 1.0 + 1e-9)),
+    }
 
 
 def slip_transitions(trajectory, velocity_threshold: float = 0.01, contact=None) -> dict:

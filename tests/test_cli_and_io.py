@@ -304,6 +304,7 @@ def test_compare_writes_the_json_and_both_figures(tmp_path, capsys):
         "force_rms_deviation_percent",
         "force_rms_deviation_sliding_percent",
         "misalignment_rms_deg",
+        "static_force_ratio_max",
         "position_error_final",
         "position_error_max",
         "position_error_final_per_path",
@@ -311,11 +312,14 @@ def test_compare_writes_the_json_and_both_figures(tmp_path, capsys):
         "energy_error_max_abs_J",
         "energy_error_max_relative",
     }
+    assert set(result["static_force_ratio"]) == set(MODELS) | {"coulomb-reference"}
     for name, row in result["metrics"].items():
         assert set(row) == keys, name
         for key, value in row.items():
             if key == "position_error_max":
                 assert value is None  # t_end = 0.05 s < the default 0.1 s settling time: NaN -> null
+            elif key == "static_force_ratio_max":
+                assert value is None  # the wheel slides throughout the first 0.05 s: never sticks
             else:
                 assert isinstance(value, float) and math.isfinite(value), (name, key, value)
     assert set(result["metrics_same_step"]) == {"regularized", "polygonal", "box"}

@@ -368,6 +368,7 @@ def test_summary_returns_every_metric_with_the_hand_derived_values():
         "force_rms_deviation_percent",
         "force_rms_deviation_sliding_percent",
         "misalignment_rms_deg",
+        "static_force_ratio_max",
         "position_error_final",
         "position_error_max",
         "position_error_final_per_path",
@@ -375,6 +376,7 @@ def test_summary_returns_every_metric_with_the_hand_derived_values():
         "energy_error_max_abs_J",
         "energy_error_max_relative",
     }
+    assert math.isnan(result.pop("static_force_ratio_max"))  # it always slides: never sticks
     assert all(isinstance(v, float) and math.isfinite(v) for v in result.values()), result
     assert result["force_rms_deviation_percent"] == pytest.approx(5.0, rel=1e-9)
     assert result["force_rms_deviation_sliding_percent"] == pytest.approx(5.0, rel=1e-9)
@@ -612,3 +614,26 @@ def test_contact_selection_is_checked():
         metrics.normalized_friction_force(run, MU, contact=2)
     with pytest.raises(ValueError, match="no contact"):
         metrics.normalized_friction_force(run, MU, contact=[])
+
+
+def test_static_force_ratio_sees_a_sticking_force_outside_the_cone():
+    """Two contacts, mu_k = 0.5, mu_s = 0.6 (parameters): contact 0 sticks with |lam_T| = f mu_k
+    lam_N, f = (0.6, 1.32, 0.9, 2.0); the last step slides (|v_T| > v_th) and does not count;
+    contact 1 sticks at f = 0.5. r = f mu_k / mu_s: 0.5, 1.1, 0.75; contact 1 0.4167."""
+    t = grid(1e-3, 4)
+    slip = np.zeros((4, 2, 3))
+    slip[3, 0] = (0.5, 0.0, 0.0)
+    contacts = [{"mu": MU, "mu_static": 0.6}, {"mu": MU, "mu_static": 0.6}]
+    run = two_contacts(t, np.array([[0.6, 0.5], [1.32, 0.5], [0.9, 0.5], [2.0, 0.5]]), [4.0, 2.0], slip=slip,
+                       parameters={"contacts": contacts})  # fmt: skip
+    result = metrics.static_force_ratio(run)
+    assert result["max"] == pytest.approx(1.1, rel=1e-12)
+    assert result["t_max"] == t[1] and result["contact_max"] == 0 and result["steps_outside"] == 1
+    assert metrics.static_force_ratio(run, contact=1)["max"] == pytest.approx(0.5 * MU / 0.6, rel=1e-12)
+    np.testing.assert_allclose(metrics.static_coefficients(run), 0.6)
+    # the same run in other units of force: the ratio does not change
+    scaled = two_contacts(t, np.array([[0.6, 0.5], [1.32, 0.5], [0.9, 0.5], [2.0, 0.5]]), [4e3, 2e3], slip=slip,
+                          parameters={"contacts": contacts})  # fmt: skip
+    assert metrics.static_force_ratio(scaled)["max"] == pytest.approx(1.1, rel=1e-12)
+    sliding = two_contacts(t, 1.0, [4.0, 2.0], slip=np.full((4, 2, 3), 0.3), parameters={"contacts": contacts})
+    assert math.isnan(metrics.static_force_ratio(sliding)["max"])
