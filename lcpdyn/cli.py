@@ -270,6 +270,13 @@ def _parser() -> argparse.ArgumentParser:
         "--reference-dt", type=float, default=DEMO["reference_dt"], help="step of the Coulomb reference (s)"
     )
     compare.add_argument(
+        "--reference",
+        default="stepper",
+        choices=("stepper", "exact"),
+        help="stepper: exact Coulomb by the time stepper at --reference-dt; exact: event-driven "
+        "(lcpdyn.reference), sampled every --reference-dt",
+    )
+    compare.add_argument(
         "--position-update",
         default=DEMO["position_update"],
         choices=("symplectic", "paper", "both"),
@@ -692,8 +699,9 @@ def _compare(args) -> int:
     updates = ("symplectic", "paper") if args.position_update == "both" else (args.position_update,)
     for update in updates:
         result = compare(
-            module, reference_dt=args.reference_dt, progress=not args.quiet, position_update=update, **parameters
-        )
+            module, reference_dt=args.reference_dt, progress=not args.quiet, position_update=update,
+            reference=args.reference, **parameters,
+        )  # fmt: skip
         print(format_table(result))
         prefix = os.path.join(out_dir, f"{result['scene']}-{update}")
         write_json(result, prefix + ".json")

@@ -83,6 +83,7 @@ def compare(
     models=MODELS,
     progress: bool = False,
     position_update: str = "symplectic",
+    reference: str = "stepper",
     **parameters,
 ) -> dict:
     """Run ``scene_module.build(**parameters)`` under each model (every run with the same
@@ -101,7 +102,15 @@ def compare(
     :func:`lcpdyn.metrics.static_force_ratio`, the reference included), ``contacts`` (index, label, type, body, mu,
     mu_static of each), ``mu`` (the common kinetic coefficient, ``None`` if contacts differ),
     ``paper`` (:data:`PAPER` or ``None``, see :func:`published_values`), ``timing`` (wall s) and
-    ``parameters``/``run_parameters``."""
+    ``parameters``/``run_parameters``.
+
+    ``reference="exact"``: the reference is :func:`lcpdyn.reference.exact_coulomb` (event-driven,
+    its own error the ODE tolerance) sampled every ``reference_dt`` instead of the stepper's
+    exact cone at ``reference_dt``; for scenes it takes (one rigid body, rigid contacts, gravity),
+    else its ``ValueError`` names what it does not take."""
+    if reference not in ("stepper", "exact"):
+        raise ValueError(f"reference must be 'stepper' or 'exact', got {reference!r}")
+    reference_kind = reference
     if position_update not in UPDATE_LABELS:
         raise ValueError(f"position_update must be one of {sorted(UPDATE_LABELS)}, got {position_update!r}")
     scene = scene_module.build(**parameters)
@@ -121,7 +130,16 @@ def compare(
     coefficients = {c["mu"] for c in contacts}
     threshold = scene.contact_model.get("velocity_threshold", 0.01)
     runs, timing = {}, {}
-    plan = [(name, scene.dt) for name in models] + [("coulomb-reference", reference_dt)]
+    plan = [(name, scene.dt) for name in models] + (
+        [("coulomb-reference", reference_dt)] if reference == "stepper" else []
+    )
+    if reference == "exact":
+        from .reference import exact_coulomb
+
+        samples = reference_dt * np.arange(1, int(round(scene.t_end / reference_dt)) + 1)
+        start = time.perf_counter()
+        runs["coulomb-reference"] = exact_coulomb(scene.model, scene.t_end, samples).as_trajectory(scene.model)
+        timing["coulomb-reference"] = time.perf_counter() - start
     for name, dt in plan:
         model_name = "coulomb" if name == "coulomb-reference" else name
         sim = Simulation(
@@ -140,6 +158,7 @@ def compare(
         "scene": scene.name,
         "parameters": scene.parameters,
         "reference_dt": reference_dt,
+        "reference": reference_kind,
         "dt": scene.dt,
         "position_update": position_update,
         "t_end": scene.t_end,
@@ -185,7 +204,13 @@ def format_table(result: dict) -> str:
     several = len(contacts) > 1
     update = UPDATE_LABELS.get(result["position_update"], result["position_update"])
     lines = [
-        f"{result['scene']}: friction models against exact Coulomb at h = {result['reference_dt']:g} s "
+        f"{result['scene']}: friction models against "
+        + (
+            "event-driven exact Coulomb (lcpdyn.reference) sampled every "
+            if result.get("reference") == "exact"
+            else "exact Coulomb at h = "
+        )
+        + f"{result['reference_dt']:g} s "
         f"(models at h = {result['dt']:g} s, t_end = {result['t_end']:g} s, position update {update})"
     ]
     if several:
@@ -263,7 +288,7 @@ def format_table(result: dict) -> str:
             lines.append(row(cells))
     reference = _transition_cell(result["transitions"]["coulomb-reference"])
     lines.append(
-        f"{'(Coulomb, reference step)':>28s}: "
+        f"{'(Coulomb, reference)':>28s}: "
         + ("never stops sliding" if reference == "never" else f"slide->roll at {reference} s")
     )
     ratios = result.get("static_force_ratio", {})
@@ -387,7 +412,11 @@ def _names(result: dict) -> dict:
     directions = runs["polygonal"].parameters.get("friction", {}).get("directions") if "polygonal" in runs else None
     h, h_ref = _ms(result["dt"]), _ms(result["reference_dt"])
     return {
-        "coulomb-reference": f"exact Coulomb, h = {h_ref} (reference)",
+        "coulomb-reference": (
+            f"event-driven exact Coulomb, sampled every {h_ref} (reference)"
+            if result.get("reference") == "exact"
+            else f"exact Coulomb, h = {h_ref} (reference)"
+        ),
         "coulomb": f"exact Coulomb, h = {h}",
         "regularized": f"regularized (Peiret 2016), h = {h}",
         "polygonal": (f"polygonal cone{'' if directions is None else f', k = {directions}'} (Anitescu-Potra), h = {h}"),
@@ -426,7 +455,12 @@ def _suptitle(result: dict, what: str) -> str:
     )
     return (
         f"{result['scene']}: {what}\nposition update: {UPDATE_LABELS.get(result['position_update'])}; "
-        f"reference: exact Coulomb, h = {_ms(result['reference_dt'])}; models: h = {_ms(result['dt'])}; "
+        + (
+            f"reference: event-driven exact Coulomb every {_ms(result['reference_dt'])}; "
+            if result.get("reference") == "exact"
+            else f"reference: exact Coulomb, h = {_ms(result['reference_dt'])}; "
+        )
+        + f"models: h = {_ms(result['dt'])}; "
         f"t_end = {result['t_end']:g} s{where}"
     )
 

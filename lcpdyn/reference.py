@@ -94,10 +94,48 @@ class ExactSolution:
     contact_velocity: np.ndarray
     energy: np.ndarray
     friction_work: np.ndarray
+    contact_gap: np.ndarray
+    contact_basis: np.ndarray
+    contact_mode: np.ndarray
+    initial_energy: float
     events: list = field(default_factory=list)
     segments: list = field(default_factory=list)
     parameters: dict = field(default_factory=dict)
     rejected: list = field(default_factory=list)
+
+    def as_trajectory(self, model, name: str = "exact-coulomb"):
+        """The solution as a :class:`~lcpdyn.trajectory.Trajectory` of ``model`` (the model it
+        was computed for), so :mod:`lcpdyn.metrics` and ``compare`` take it as a reference: forces
+        and slips in world axes (the slip is the tangential part of the contact velocity), the
+        normal force, the gap, ``contact_kinetic`` 1 where the contact slides, ``contact_mu`` mu_s
+        where it sticks and mu_k otherwise; solver fields zero (no solver ran). Its ``parameters``
+        record the reference's settings and each contact's mu and mu_static."""
+        from .trajectory import Trajectory
+
+        n = self.t.size
+        world = np.einsum("nkij,nki->nkj", self.contact_basis[:, :, 1:], self.contact_force[:, :, 1:])
+        tangential = np.einsum("nkij,nki->nkj", self.contact_basis[:, :, 1:], self.contact_velocity[:, :, 1:])
+        mu = np.array([c.mu for c in model.contacts], float)
+        mu_static = np.array([c.mu_static for c in model.contacts], float)
+        sticking = self.contact_mode == STICK
+        body = model.bodies[0]
+        arrays = {
+            "t": self.t.copy(), "position": self.position[:, None], "quaternion": self.quaternion[:, None],
+            "velocity": self.velocity[:, None], "angular_velocity": self.angular_velocity[:, None],
+            "contact_normal_force": self.contact_force[:, :, 0].copy(), "contact_friction_force": world,
+            "contact_slip_velocity": tangential, "contact_gap": self.contact_gap.copy(),
+            "contact_kinetic": (self.contact_mode == SLIDE).astype(np.int8),
+            "contact_mu": np.where(sticking, mu_static[None], mu[None]), "energy": self.energy.copy(),
+            "solver_status": np.zeros(n, np.int8), "solver_iterations": np.zeros(n, np.int32),
+            "solver_residual": np.zeros(n), "solver_fallback": np.zeros(n, np.int8), "health": np.zeros(n, np.int8),
+            "initial_position": np.asarray(body.position, float)[None].copy(),
+            "initial_energy": np.float64(self.initial_energy),
+        }  # fmt: skip
+        contacts = [{"mu": float(c.mu), "mu_static": float(c.mu_static)} for c in model.contacts]
+        parameters = {"reference": name, **self.parameters, "contacts": contacts}
+        if n > 1 and np.allclose(np.diff(self.t), self.t[1] - self.t[0], rtol=1e-9, atol=0.0):
+            parameters["dt"] = float(self.t[1] - self.t[0])
+        return Trajectory(arrays, parameters, [body.name])
 
     def switch_times(self, kind: str | None = None, contact: int | None = None) -> np.ndarray:
         return np.array([e.t for e in self.events if (kind is None or e.kind == kind)
@@ -211,7 +249,7 @@ class _Dynamics:
             dy = jnp.concatenate([velocity[:3], qdot, a, dissipation[None]])
             gaps = geometry(x, q)[0]
             accelerations = J @ a + drift  # d/dt u_i, (k, 3)
-            return dy, lam3, u, gaps, residual / scale, ambiguity, accelerations
+            return dy, lam3, u, gaps, residual / scale, ambiguity, accelerations, geometry(x, q)[2]
 
         self.step = jax.jit(step)
 
@@ -266,6 +304,7 @@ def exact_coulomb(
         dyn = _Dynamics(model)
         k = dyn.k
         y = _state(model)
+        dyn.initial_energy = dyn.energy(y)
         seeds = np.tile([1.0, 0.0], (k, 1))
         _, lam, u, gaps, *_ = (np.asarray(a) for a in dyn.step(y, np.full(k, FREE), seeds, slip_tolerance))
         modes = np.array([FREE if (gaps[i] > contact_tolerance or u[i, 0] > contact_tolerance) else
@@ -283,7 +322,7 @@ def exact_coulomb(
             """Modes consistent with the acceleration problem at a switch (module docstring)."""
             freed = set()
             for _ in range(4 * k + 4):
-                _, lam_, u_, gaps_, bad, ambiguity, acc_ = evaluate(y_, modes_, seeds_)
+                _, lam_, u_, gaps_, bad, ambiguity, acc_, _ = evaluate(y_, modes_, seeds_)
                 changed = False
                 for i in range(k):
                     if modes_[i] == STICK:
@@ -343,7 +382,7 @@ def exact_coulomb(
                                        so_far())  # fmt: skip
             pieces.append((t, float(sol.t[-1]), sol.sol, current, current_seeds))
             segments.append((t, float(sol.t[-1]), tuple(MODE_NAMES[m] for m in current)))
-            _, _, _, _, bad, ambiguity, _ = evaluate(sol.y[:, -1], current, current_seeds)
+            _, _, _, _, bad, ambiguity, _, _ = evaluate(sol.y[:, -1], current, current_seeds)
             if bad > consistency or ambiguity > 1e-8:
                 what = "no solution" if bad > consistency else "several solutions"
                 raise ReferenceFailure(
@@ -390,22 +429,27 @@ def _assemble(dyn, pieces, samples, events, segments, parameters, slip_tolerance
     switch time from the piece that ends there)."""
     times = samples[samples <= pieces[-1][1]] if pieces else samples[:0]
     k = dyn.k
-    states, forces, velocities, energies = [], [], [], []
+    states, forces, velocities, energies, gaps, bases, modes = [], [], [], [], [], [], []
     for time in times:
         piece = next((p for p in pieces if p[0] <= time <= p[1]), None)
         y = piece[2](time)
-        _, lam, u, *_ = (np.asarray(a) for a in dyn.step(y, piece[3], piece[4], slip_tolerance))
+        _, lam, u, gap, *_, basis = (np.asarray(a) for a in dyn.step(y, piece[3], piece[4], slip_tolerance))
         states.append(y)
         forces.append(lam)
         velocities.append(u)
         energies.append(dyn.energy(y))
+        gaps.append(gap)
+        bases.append(basis)
+        modes.append(piece[3])
     states = np.asarray(states).reshape(-1, 14)
     quaternions = states[:, 3:7] / np.linalg.norm(states[:, 3:7], axis=1, keepdims=True)
     omega = np.array([_rotate(q, w) for q, w in zip(quaternions, states[:, 10:13])]).reshape(-1, 3)
     return ExactSolution(
         t=times, position=states[:, :3], quaternion=quaternions, velocity=states[:, 7:10], angular_velocity=omega,
         contact_force=np.asarray(forces).reshape(-1, k, 3), contact_velocity=np.asarray(velocities).reshape(-1, k, 3),
-        energy=np.asarray(energies), friction_work=states[:, 13], events=list(events), segments=list(segments),
+        energy=np.asarray(energies), friction_work=states[:, 13], contact_gap=np.asarray(gaps).reshape(-1, k),
+        contact_basis=np.asarray(bases).reshape(-1, k, 3, 3), contact_mode=np.asarray(modes, int).reshape(-1, k),
+        initial_energy=dyn.initial_energy, events=list(events), segments=list(segments),
         parameters=dict(parameters), rejected=list(rejected),
     )  # fmt: skip
 

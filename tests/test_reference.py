@@ -170,3 +170,41 @@ def test_bad_input_is_named():
     soft.add_contact(PointContact(body, Plane(), 0.3, normal_law=SpringDamperLaw(1e5)))
     with pytest.raises(ValueError, match="compliant"):
         exact_coulomb(soft, 1.0)
+
+
+def test_compare_takes_the_exact_reference(tmp_path):
+    """``compare(..., reference="exact")``: the sliding sphere's reference run is the closed form
+    (1e-8 m) sampled every reference_dt, its slide -> roll at the first sample after t*, and the
+    models are scored against it; a scene of two bodies is refused, naming why."""
+    from lcpdyn.compare import compare, format_table, write_figures, write_json
+    from scenes.blocks import SlidingSphere
+
+    p = {**SlidingSphere.DEFAULTS, "t_end": 0.5}
+    result = compare(SlidingSphere, reference_dt=1e-3, models=("coulomb", "regularized"), reference="exact",
+                     t_end=0.5)  # fmt: skip
+    run = result["runs"]["coulomb-reference"]
+    assert result["reference"] == "exact" and run.t.size == 500
+    v, _, x = SlidingSphere.analytic(p, run.t)
+    np.testing.assert_allclose(run.position[:, 0, 0], x, atol=1e-8)
+    np.testing.assert_allclose(run.velocity[:, 0, 0], v, atol=1e-8)
+    t_star = 2 * p["speed"] / (7 * p["mu"] * p["gravity"])
+    # the metric calls a contact rolling below v_th = 0.01 m/s: the slip, falling at 7/2 mu g, gets
+    # there 0.58 ms before t*; the transition is the first sample after
+    below = t_star - 0.01 / (3.5 * p["mu"] * p["gravity"])
+    assert below <= result["transitions"]["coulomb-reference"]["first_roll"] < below + 1e-3
+    from lcpdyn import metrics
+
+    f = metrics.normalized_friction_force(run)  # |lam_T| / (mu lam_N): 1 while sliding, 0 rolling on a plane
+    np.testing.assert_allclose(f[run.t < t_star - 1e-3], 1.0, rtol=1e-9)
+    np.testing.assert_allclose(f[run.t > t_star + 1e-3], 0.0, atol=1e-9)
+    np.testing.assert_allclose(run.contact_normal_force[:, 0], p["mass"] * p["gravity"], rtol=1e-9)
+    assert result["static_force_ratio"]["coulomb-reference"]["max"] <= 1.0
+    assert math.isfinite(result["metrics"]["coulomb"]["force_rms_deviation_percent"])
+    assert "event-driven exact Coulomb" in format_table(result)
+    write_json(result, tmp_path / "sphere.json")
+    assert all((tmp_path / name).is_file() for name in ("sphere.json",))
+    assert len(write_figures(result, str(tmp_path / "sphere"))) == 2
+    with pytest.raises(ValueError, match="one rigid body"):
+        compare(SlidingSphere, reference_dt=1e-3, models=("coulomb",), reference="exact", second_mass=2.0)
+    with pytest.raises(ValueError, match="reference"):
+        compare(SlidingSphere, reference="exactly")
