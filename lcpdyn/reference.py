@@ -81,7 +81,9 @@ class ExactSolution:
     velocities ``contact_velocity`` (n, k, 3) likewise; the ``events`` in order; ``segments``
     of (t_start, t_end, modes); ``energy`` (n,) J (kinetic plus gravity's potential) and
     ``friction_work`` (n,) J, the work the friction forces have dissipated since t = 0 (integrated
-    with the state): E + W_friction is constant. ``rejected``: events whose switch the
+    with the state): E + W_friction is constant; ``contact_gap`` (n, k) m, ``contact_basis``
+    (n, k, 3, 3) the rows n, t1, t2, ``contact_mode`` (n, k) of :data:`FREE`, :data:`SLIDE`,
+    :data:`STICK`; ``initial_energy`` J at t = 0. ``rejected``: events whose switch the
     consistency check turned back (slip reaching zero where sticking would leave the cone: the
     contact slides on, its direction reseeded)."""
 
@@ -222,13 +224,12 @@ class _Dynamics:
             for i in range(k):
                 for j in range(3):
                     row = 3 * i + j
-                    if j == 0:
-                        acceleration = W[row]
-                        sliding = eye[row + 1] * 0.0
-                    else:
-                        acceleration = W[row]
+                    # the row's acceleration kept at zero (W lam + w), or while sliding the friction
+                    # component tied to the normal force: lam_j + mu_k s_j lam_N = 0
+                    kept = W[row]
+                    if j > 0:
                         sliding = eye[row] + mu[i] * direction[i, j - 1] * eye[3 * i]
-                    kept = jnp.where((modes[i] == STICK) | (j == 0), acceleration, sliding)
+                        kept = jnp.where(modes[i] == STICK, kept, sliding)
                     constraint = jnp.where(modes[i] == FREE, eye[row], kept)
                     value = jnp.where((modes[i] == FREE) | ((modes[i] == SLIDE) & (j > 0)), 0.0, -w[row])
                     rows.append(constraint)
