@@ -374,17 +374,19 @@ def contact_summary(model, reference, mu=None, velocity_threshold: float = 0.01)
 
 def static_coefficients(trajectory, mu=None) -> np.ndarray:
     """mu_s,i per step and contact, (steps, contacts): ``parameters["contacts"][i]["mu_static"]``
-    where the trajectory records it (scaled by mu_i(t) / mu_i where a friction profile varies
-    mu in time), else the kinetic coefficients of :func:`friction_coefficients`."""
+    where the trajectory records it -- for a contact with a friction profile, which sets mu and
+    mu_s alike (:meth:`lcpdyn.stepper.Simulation`), the per-step coefficient of
+    :func:`friction_coefficients` -- else those kinetic coefficients. Not the recorded
+    ``contact_mu`` itself: it holds mu_s only where a box, polygonal or Coulomb contact stuck."""
     kinetic = friction_coefficients(trajectory, mu)
     entries = (getattr(trajectory, "parameters", None) or {}).get("contacts")
-    if not entries or not all("mu_static" in e and "mu" in e for e in entries):
+    if not entries or not all("mu_static" in e for e in entries):
         return kinetic
-    nominal = np.array([float(e["mu"]) for e in entries])
-    static = np.array([float(e["mu_static"]) for e in entries])
-    with np.errstate(divide="ignore", invalid="ignore"):
-        scale = np.where(nominal > 0, static / np.where(nominal > 0, nominal, 1.0), 1.0)
-    return kinetic * scale[None, :]
+    static = np.broadcast_to(np.array([float(e["mu_static"]) for e in entries]), kinetic.shape).copy()
+    for i, entry in enumerate(entries):
+        if entry.get("friction_profile"):
+            static[:, i] = kinetic[:, i]
+    return static
 
 
 def static_force_ratio(trajectory, velocity_threshold: float = 0.01, contact=None, mu=None) -> dict:

@@ -635,5 +635,10 @@ def test_static_force_ratio_sees_a_sticking_force_outside_the_cone():
     scaled = two_contacts(t, np.array([[0.6, 0.5], [1.32, 0.5], [0.9, 0.5], [2.0, 0.5]]), [4e3, 2e3], slip=slip,
                           parameters={"contacts": contacts})  # fmt: skip
     assert metrics.static_force_ratio(scaled)["max"] == pytest.approx(1.1, rel=1e-12)
+    # a recorded contact_mu holds mu_s where a Coulomb contact stuck: mu_s is not scaled again
+    recorded = two_contacts(t, np.array([[0.6, 0.5], [1.32, 0.5], [0.9, 0.5], [2.0, 0.5]]), [4.0, 2.0], slip=slip,
+                            parameters={"contacts": contacts})  # fmt: skip
+    recorded.arrays["contact_mu"] = np.full((4, 2), 0.6)
+    np.testing.assert_allclose(metrics.static_coefficients(recorded), 0.6)
     sliding = two_contacts(t, 1.0, [4.0, 2.0], slip=np.full((4, 2, 3), 0.3), parameters={"contacts": contacts})
     assert math.isnan(metrics.static_force_ratio(sliding)["max"])
