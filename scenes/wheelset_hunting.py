@@ -137,20 +137,26 @@ def build(**parameters) -> Scene:
     return Scene.from_parameters(NAME, model, p, __doc__)
 
 
-def growth_rate(t, y) -> dict:
-    """The exponential growth rate sigma (1/s, negative: decay) of an oscillation y(t): a
-    least-squares line through log |y| at its extrema (one per half-cycle, the first dropped as
-    the start's transient), and the mean frequency (Hz) from their spacing; NaN with fewer than
-    four extrema."""
+def half_cycle_extrema(y) -> list:
+    """Indices of an oscillation's extrema, one per half-cycle: the largest |y| between sign
+    changes (the last half-cycle, not closed by a sign change, left out)."""
     peaks = [i for i in range(1, len(y) - 1) if abs(y[i]) >= abs(y[i - 1]) and abs(y[i]) > abs(y[i + 1])
              and np.sign(y[i]) != 0]  # fmt: skip
-    # one extremum per half-cycle: the largest |y| between sign changes
     halves, current = [], []
     for i in peaks:
         if current and np.sign(y[i]) != np.sign(y[current[-1]]):
             halves.append(max(current, key=lambda j: abs(y[j])))
             current = []
         current.append(i)
+    return halves
+
+
+def growth_rate(t, y) -> dict:
+    """The exponential growth rate sigma (1/s, negative: decay) of an oscillation y(t): a
+    least-squares line through log |y| at its extrema (one per half-cycle, the first dropped as
+    the start's transient), and the mean frequency (Hz) from their spacing; NaN with fewer than
+    four extrema."""
+    halves = half_cycle_extrema(y)
     if len(halves) < 4:
         return {"sigma": float("nan"), "frequency": float("nan"), "extrema": len(halves)}
     halves = np.array(halves[1:])
@@ -249,18 +255,17 @@ def wheel_forces(scene, trajectory) -> np.ndarray:
 def limit_cycle(**parameters) -> dict:
     """The paper's limit cycle (Figs. 9-10; :data:`LIMIT_CYCLE` with ``parameters`` over it): the
     run's lateral motion and, over its second half (the cycle settled), the amplitude (mean and
-    spread of |y| at the extrema), frequency and wavelength, the wheels' forces
-    (:func:`wheel_forces`: largest |Y|, largest Y/Q against Nadal's limit), the flange pairs'
-    share of steps in contact and largest force, the largest lift of the axle, the cost per step."""
+    spread of |y| at the extrema, one per half-cycle: :func:`half_cycle_extrema`), frequency and
+    wavelength, the wheels' forces (:func:`wheel_forces`: largest |Y|, largest Y/Q against
+    Nadal's limit), the flange pairs' share of steps in contact and largest force, the largest
+    lift of the axle, the cost per step."""
     p = {**LIMIT_CYCLE, **parameters}
     scene = build(**p)
     trajectory, stopped, wall, compile_s = _simulate(scene)
     t, y = trajectory.t, trajectory.position[:, 0, 1]
     YQ = wheel_forces(scene, trajectory)
     settled = t >= 0.5 * t[-1]
-    extrema = [
-        i for i in range(1, len(y) - 1) if settled[i] and abs(y[i]) >= abs(y[i - 1]) and abs(y[i]) > abs(y[i + 1])
-    ]
+    extrema = [i for i in half_cycle_extrema(y) if settled[i]]
     peaks = np.abs(y[extrema]) if extrema else np.array([np.nan])
     half = growth_rate(t[settled], y[settled])
     normal = trajectory.contact_normal_force
