@@ -110,7 +110,6 @@ def compare(
     else its ``ValueError`` names what it does not take."""
     if reference not in ("stepper", "exact"):
         raise ValueError(f"reference must be 'stepper' or 'exact', got {reference!r}")
-    reference_kind = reference
     if position_update not in UPDATE_LABELS:
         raise ValueError(f"position_update must be one of {sorted(UPDATE_LABELS)}, got {position_update!r}")
     scene = scene_module.build(**parameters)
@@ -151,14 +150,14 @@ def compare(
         start = time.perf_counter()
         runs[name] = sim.run(scene.t_end, progress=progress)
         timing[name] = time.perf_counter() - start
-    reference = runs["coulomb-reference"]
+    reference_run = runs["coulomb-reference"]
     same = runs.get("coulomb")
     others = [name for name in models if name != "coulomb"] if same is not None else []
     return {
         "scene": scene.name,
         "parameters": scene.parameters,
         "reference_dt": reference_dt,
-        "reference": reference_kind,
+        "reference": reference,
         "dt": scene.dt,
         "position_update": position_update,
         "t_end": scene.t_end,
@@ -166,10 +165,10 @@ def compare(
         "contacts": contacts,
         "velocity_threshold": threshold,
         "runs": runs,
-        "metrics": {name: metrics.summary(runs[name], reference, velocity_threshold=threshold) for name in models},
+        "metrics": {name: metrics.summary(runs[name], reference_run, velocity_threshold=threshold) for name in models},
         "metrics_same_step": {name: metrics.summary(runs[name], same, velocity_threshold=threshold) for name in others},
         "metrics_per_contact": {
-            name: metrics.contact_summary(runs[name], reference, velocity_threshold=threshold) for name in models
+            name: metrics.contact_summary(runs[name], reference_run, velocity_threshold=threshold) for name in models
         },
         "metrics_same_step_per_contact": {
             name: metrics.contact_summary(runs[name], same, velocity_threshold=threshold) for name in others
@@ -203,14 +202,9 @@ def format_table(result: dict) -> str:
     contacts = result.get("contacts") or [{"index": 0, "label": "contact 0"}]
     several = len(contacts) > 1
     update = UPDATE_LABELS.get(result["position_update"], result["position_update"])
+    reference_name = _reference_name(result, f"{result['reference_dt']:g} s")
     lines = [
-        f"{result['scene']}: friction models against "
-        + (
-            "event-driven exact Coulomb (lcpdyn.reference) sampled every "
-            if result.get("reference") == "exact"
-            else "exact Coulomb at h = "
-        )
-        + f"{result['reference_dt']:g} s "
+        f"{result['scene']}: friction models against {reference_name} "
         f"(models at h = {result['dt']:g} s, t_end = {result['t_end']:g} s, position update {update})"
     ]
     if several:
@@ -412,11 +406,7 @@ def _names(result: dict) -> dict:
     directions = runs["polygonal"].parameters.get("friction", {}).get("directions") if "polygonal" in runs else None
     h, h_ref = _ms(result["dt"]), _ms(result["reference_dt"])
     return {
-        "coulomb-reference": (
-            f"event-driven exact Coulomb, sampled every {h_ref} (reference)"
-            if result.get("reference") == "exact"
-            else f"exact Coulomb, h = {h_ref} (reference)"
-        ),
+        "coulomb-reference": f"{_reference_name(result, h_ref)} (reference)",
         "coulomb": f"exact Coulomb, h = {h}",
         "regularized": f"regularized (Peiret 2016), h = {h}",
         "polygonal": (f"polygonal cone{'' if directions is None else f', k = {directions}'} (Anitescu-Potra), h = {h}"),
@@ -446,6 +436,13 @@ _MARKERS = {"coulomb": "x", "regularized": "o", "polygonal": "s", "box": "^"}
 _ORDER = ("regularized", "polygonal", "box", "coulomb")
 
 
+def _reference_name(result: dict, step: str) -> str:
+    """The reference run's name, ``step`` its formatted step or sampling interval."""
+    if result.get("reference") == "exact":
+        return f"event-driven exact Coulomb, sampled every {step}"
+    return f"exact Coulomb, h = {step}"
+
+
 def _suptitle(result: dict, what: str) -> str:
     contacts = result.get("contacts") or [None]
     where = (
@@ -455,12 +452,7 @@ def _suptitle(result: dict, what: str) -> str:
     )
     return (
         f"{result['scene']}: {what}\nposition update: {UPDATE_LABELS.get(result['position_update'])}; "
-        + (
-            f"reference: event-driven exact Coulomb every {_ms(result['reference_dt'])}; "
-            if result.get("reference") == "exact"
-            else f"reference: exact Coulomb, h = {_ms(result['reference_dt'])}; "
-        )
-        + f"models: h = {_ms(result['dt'])}; "
+        f"reference: {_reference_name(result, _ms(result['reference_dt']))}; models: h = {_ms(result['dt'])}; "
         f"t_end = {result['t_end']:g} s{where}"
     )
 
