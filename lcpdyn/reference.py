@@ -56,7 +56,7 @@ import numpy as np
 from .precision import float64
 from .rotation import quaternion_rate_matrix, rotation_matrix
 
-__all__ = ["FREE", "SLIDE", "STICK", "ExactSolution", "ReferenceFailure", "exact_coulomb"]
+__all__ = ["FREE", "SLIDE", "STICK", "ExactSolution", "ReferenceFailure", "ReferenceInterrupted", "exact_coulomb"]
 
 FREE, SLIDE, STICK = 0, 1, 2
 MODE_NAMES = {FREE: "free", SLIDE: "slide", STICK: "stick"}
@@ -151,6 +151,12 @@ class ReferenceFailure(RuntimeError):
     def __init__(self, message: str, solution: ExactSolution | None = None):
         super().__init__(message)
         self.solution = solution
+
+
+class ReferenceInterrupted(ReferenceFailure):
+    """Ctrl-C (KeyboardInterrupt) during :func:`exact_coulomb`; ``solution`` holds the segments
+    completed before it (the segment being integrated is lost: the ODE solver returns none of
+    it)."""
 
 
 def _check_model(model):
@@ -376,8 +382,15 @@ def exact_coulomb(
             for _, _, g in events_here:
                 g.terminal, g.direction = True, -1
                 functions.append(g)
-            sol = solve_ivp(rhs, (t, t_end), y, method=method, rtol=rtol, atol=atol, events=functions,
-                            dense_output=True)  # fmt: skip
+            try:
+                sol = solve_ivp(rhs, (t, t_end), y, method=method, rtol=rtol, atol=atol, events=functions,
+                                dense_output=True)  # fmt: skip
+            except KeyboardInterrupt:
+                raise ReferenceInterrupted(
+                    f"exact_coulomb: interrupted (Ctrl-C) in the segment from t = {t:.12g} s; the solution "
+                    "up to there is kept",
+                    so_far(),
+                ) from None
             if sol.status == -1:
                 raise ReferenceFailure(f"exact_coulomb: the ODE solver failed at t = {sol.t[-1]:.12g} s: {sol.message}",
                                        so_far())  # fmt: skip

@@ -13,7 +13,7 @@ import pytest
 from lcpdyn import Model, RigidBody
 from lcpdyn.compliance import SpringDamperLaw
 from lcpdyn.contact import Plane, PointContact, SphereContact
-from lcpdyn.reference import ReferenceFailure, exact_coulomb
+from lcpdyn.reference import ReferenceFailure, ReferenceInterrupted, exact_coulomb
 
 G = 9.81
 
@@ -208,3 +208,25 @@ def test_compare_takes_the_exact_reference(tmp_path):
         compare(SlidingSphere, reference_dt=1e-3, models=("coulomb",), reference="exact", second_mass=2.0)
     with pytest.raises(ValueError, match="reference"):
         compare(SlidingSphere, reference="exactly")
+
+
+def test_ctrl_c_keeps_the_segments_done(monkeypatch):
+    """A KeyboardInterrupt in the second segment (after the sphere's slip stopped) ends the run as
+    ReferenceInterrupted carrying the first segment: the slide up to t*."""
+    import scipy.integrate
+
+    calls, original = [], scipy.integrate.solve_ivp
+
+    def interrupted(*args, **kwargs):
+        calls.append(args[1])
+        if len(calls) == 2:
+            raise KeyboardInterrupt
+        return original(*args, **kwargs)
+
+    monkeypatch.setattr(scipy.integrate, "solve_ivp", interrupted)
+    with pytest.raises(ReferenceInterrupted, match="interrupted") as info:
+        exact_coulomb(block_model((2.0, 0.0, 0.0), 0.4), 1.0, np.linspace(0.0, 1.0, 101))
+    stop = 2.0 / (0.4 * G)
+    solution = info.value.solution
+    assert solution.t[-1] <= stop < solution.t[-1] + 0.01
+    np.testing.assert_allclose(solution.position[:, 0], 2.0 * solution.t - 0.5 * 0.4 * G * solution.t**2, atol=1e-8)
