@@ -303,7 +303,8 @@ def exact_coulomb(
         if not (math.isfinite(value) and value > 0):
             raise ValueError(f"exact_coulomb: {name} must be positive, got {value!r}")
     samples = np.linspace(0.0, t_end, 1001) if samples is None else np.asarray(samples, float)
-    if samples.ndim != 1 or np.any(np.diff(samples) < 0) or samples[0] < 0 or samples[-1] > t_end:
+    if samples.ndim != 1 or not samples.size or not np.all(np.isfinite(samples)) or np.any(np.diff(samples) < 0) \
+            or samples[0] < 0 or samples[-1] > t_end:  # fmt: skip
         raise ValueError("exact_coulomb: samples must be increasing times within [0, t_end]")
     parameters = {"t_end": float(t_end), "rtol": rtol, "atol": atol, "slip_tolerance": slip_tolerance,
                   "consistency": consistency, "method": method}  # fmt: skip

@@ -157,8 +157,9 @@ def test_bad_input_is_named():
     for bad in (0.0, -1.0, float("nan")):
         with pytest.raises(ValueError, match="t_end"):
             exact_coulomb(model, bad)
-    with pytest.raises(ValueError, match="samples"):
-        exact_coulomb(model, 1.0, [0.5, 0.2])
+    for samples in ([0.5, 0.2], [0.1, float("nan")], [], [[0.1]], [0.5, 2.0]):
+        with pytest.raises(ValueError, match="samples"):
+            exact_coulomb(model, 1.0, samples)
     with pytest.raises(ValueError, match="method"):
         exact_coulomb(model, 1.0, method="Euler")
     two = block_model((1.0, 0.0, 0.0), 0.3)
