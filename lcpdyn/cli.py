@@ -46,7 +46,7 @@ RUN_DEFAULTS = {
     "normal_force_iterations": 0,
     "record_every": 1,
 }
-DEMO = {"scene": "wheel", "reference_dt": 1e-4, "position_update": "both"}  # ``lcpdyn demo`` = ``compare wheel``
+DEMO = {"scene": "wheel", "reference_dt": 1e-4, "reference": "stepper", "position_update": "both"}  # = compare wheel
 
 
 class UsageError(ValueError):
@@ -271,7 +271,7 @@ def _parser() -> argparse.ArgumentParser:
     )
     compare.add_argument(
         "--reference",
-        default="stepper",
+        default=DEMO["reference"],
         choices=("stepper", "exact"),
         help="stepper: exact Coulomb by the time stepper at --reference-dt; exact: event-driven "
         "(lcpdyn.reference), sampled every --reference-dt",

@@ -666,7 +666,9 @@ def test_demo_is_compare_wheel_with_its_defaults(monkeypatch, tmp_path):
     assert main(["demo", "--out-dir", str(tmp_path / "r"), "--quiet"]) == 0
     compare = lcpdyn.cli._parser().parse_args(["compare", "wheel"])
     (demo,) = seen
-    for key in ("scene", "reference_dt", "position_update", "set"):
+    options = set(vars(compare)) - {"command", "out_dir", "quiet"}
+    assert options >= {"scene", "reference_dt", "reference", "position_update", "set"}
+    for key in options:  # every option of compare, so a new one cannot be missing from the demo's
         assert getattr(demo, key) == getattr(compare, key), key
     assert demo.out_dir == str(tmp_path / "r") and demo.quiet
     assert lcpdyn.cli._parser().parse_args(["demo"]).out_dir == compare.out_dir == "results"
