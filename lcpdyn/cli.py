@@ -179,9 +179,10 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument(
         "--position-update",
         default=None,
-        choices=("symplectic", "paper"),
+        choices=("symplectic", "paper", "midpoint"),
         help="symplectic: q+ with v+ and the midpoint gyroscopic step (adds no energy); paper: "
-        "Peiret 2016 Eq. (7) with the known v and the explicit gyroscopic term "
+        "Peiret 2016 Eq. (7) with the known v and the explicit gyroscopic term; midpoint: Moreau's "
+        "midpoint scheme, second order on smooth phases "
         f"(default: {RUN_DEFAULTS['position_update']})",
     )
     run.add_argument(
@@ -279,8 +280,9 @@ def _parser() -> argparse.ArgumentParser:
     compare.add_argument(
         "--position-update",
         default=DEMO["position_update"],
-        choices=("symplectic", "paper", "both"),
-        help="both: the engine's default v+ update first, then the paper's Eq. (7)",
+        choices=("symplectic", "paper", "midpoint", "both"),
+        help="both: the engine's default v+ update first, then the paper's Eq. (7); midpoint: Moreau's "
+        "second-order midpoint scheme",
     )
     compare.add_argument(
         "--set", action="append", metavar="KEY=VALUE", help="override a scene parameter, repeatable (default: none)"

@@ -24,6 +24,7 @@ import time
 import numpy as np
 
 from . import __version__, metrics
+from .plotting import POSITION_UPDATE_LABELS
 from .stepper import Simulation
 from .trajectory import Health
 
@@ -49,7 +50,7 @@ PAPER_SCENE = "wheel"  # the scene PAPER belongs to
 PAPER_FREE_PARAMETERS = ("t_end",)  # parameters the paper does not fix: PAPER still applies when they change
 PAPER_STEPS = {"dt": 1e-3, "reference_dt": 1e-4}  # 1 kHz models, 10 kHz Coulomb (paper, "Example")
 MODELS = ("regularized", "polygonal", "box", "coulomb")
-UPDATE_LABELS = {"symplectic": "symplectic (default)", "paper": "paper Eq. (7)"}
+UPDATE_LABELS = POSITION_UPDATE_LABELS
 
 
 def published_values(scene_name: str, parameters: dict, defaults: dict | None) -> dict | None:

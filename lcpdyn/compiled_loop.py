@@ -84,6 +84,8 @@ def unsupported(sim) -> list[str]:
         reasons.append("compliant contacts")
     if any(c.friction_profile is not None for c in model.contacts):
         reasons.append("friction profiles mu(t)")
+    if sim.position_update == "midpoint":
+        reasons.append("position_update='midpoint' (the loop takes the first-order step)")
     if sim.normal_force_iterations:
         reasons.append("normal_force_iterations > 0")
     if sim.solver_options:

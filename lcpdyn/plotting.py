@@ -6,9 +6,10 @@ import re
 
 import numpy as np
 
-__all__ = ["plot_run", "run_settings", "contact_names", "group_identical"]
+__all__ = ["plot_run", "run_settings", "contact_names", "group_identical", "POSITION_UPDATE_LABELS"]
 
-_POSITION_UPDATES = {"symplectic": "symplectic (default)", "paper": "paper Eq. (7)"}
+POSITION_UPDATE_LABELS = {"symplectic": "symplectic (default)", "paper": "paper Eq. (7)", "midpoint": "Moreau midpoint"}
+"""How figures and tables name the schemes of ``position_update`` (:class:`lcpdyn.stepper.Simulation`)."""
 _CONTACT_KINDS = {"PointContact": "point", "DiskContact": "disk rim", "SphereContact": "sphere"}
 _STYLES = ("-", "--", "-.", ":")
 
@@ -28,7 +29,7 @@ def run_settings(
             parts.append(f"h = {dt:g} {time_unit}")
     update = parameters.get("position_update")
     if update:
-        parts.append(f"position update: {_POSITION_UPDATES.get(update, update)}")
+        parts.append(f"position update: {POSITION_UPDATE_LABELS.get(update, update)}")
     if parameters.get("gyroscopic"):
         parts.append(f"gyroscopic term: {parameters['gyroscopic']}")
     friction = parameters.get("friction")

@@ -162,11 +162,34 @@ def wobble_period(result: dict) -> float:
     return float(np.mean(np.diff(t[peaks]))) if len(peaks) > 1 else math.nan
 
 
-def plot_transient(result: dict, stepped, path):
+def path_length(result: dict) -> np.ndarray:
+    """Arc length of the centre's path on the plane from the start, at the transient's samples."""
+    steps = np.linalg.norm(np.diff(result["centre"][:, :2], axis=0), axis=1)
+    return np.concatenate([[0.0], np.cumsum(steps)])
+
+
+def departure(result: dict, stepped, fraction: float = 0.01) -> dict:
+    """How a stepped run of :func:`build` follows the transient's centre: the distance at the end
+    and the largest, and the first time the distance exceeds ``fraction`` of the whole path
+    length (None if never), all in units of r."""
+    t = result["t"]
+    reference = np.array([np.interp(stepped.t, t, result["centre"][:, j]) for j in range(3)]).T
+    distance = np.linalg.norm(stepped.position[:, 0] - reference, axis=1)
+    length = float(path_length(result)[-1])
+    apart = np.flatnonzero(distance > fraction * length)
+    return {
+        "end_distance": float(distance[-1]),
+        "max_distance": float(distance.max()),
+        "path_length": length,
+        f"leaves_{fraction:g}_of_path_at": float(stepped.t[apart[0]]) if apart.size else None,
+    }
+
+
+def plot_transient(result: dict, stepped: dict, path):
     """The Figs. 5-6 transient: paths of the centre and the contact point (state equations) with
-    the LCP stepper's centre path; the contact-force components; their in-plane / normal ratio
-    against the paper's bound 0.52. ``result`` from :func:`transient`, ``stepped`` a trajectory of
-    :func:`build`. Writes ``path``; returns the (closed) Figure."""
+    the LCP stepper's centre paths; the contact-force components; their in-plane / normal ratio
+    against the paper's bound 0.52. ``result`` from :func:`transient`, ``stepped`` {label:
+    trajectory of :func:`build`}. Writes ``path``; returns the (closed) Figure."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -175,9 +198,6 @@ def plot_transient(result: dict, stepped, path):
     from lcpdyn.plotting import run_settings
 
     t = result["t"]
-    reference = np.array([np.interp(stepped.t, t, result["centre"][:, j]) for j in range(2)]).T
-    apart = np.flatnonzero(np.linalg.norm(stepped.position[:, 0, :2] - reference, axis=1) > 0.1)
-    departs = f"departs by > 0.1 r at t = {stepped.t[apart[0]]:.1f}" if apart.size else "within 0.1 r throughout"
 
     fig = plt.figure(figsize=(15, 7.2))
     grid = fig.add_gridspec(2, 2, width_ratios=(1.1, 1.0), hspace=0.32, wspace=0.18)
@@ -198,24 +218,28 @@ def plot_transient(result: dict, stepped, path):
         zorder=2,
         label="contact point, state equations",
     )
-    ax.plot(
-        stepped.position[:, 0, 0],
-        stepped.position[:, 0, 1],
-        color="C0",
-        ls="--",
-        lw=1.0,
-        zorder=4,
-        label=f"centre, LCP stepper with ideal rolling ({departs})",
-    )
-    ax.plot(result["centre"][0, 0], result["centre"][0, 1], "o", color="k", mfc="none", ms=9, zorder=5, label="start")
+    for k, (label, run) in enumerate(stepped.items()):
+        gone = departure(result, run)["leaves_0.01_of_path_at"]
+        departs = (
+            f"leaves 1 % of the path at t = {gone:.1f}" if gone is not None else "within 1 % of the path throughout"
+        )
+        ax.plot(
+            run.position[:, 0, 0],
+            run.position[:, 0, 1],
+            color=("C0", "C2", "C4")[k % 3],
+            ls=("--", ":", "-.")[k % 3],
+            lw=1.2,
+            zorder=4 + k,
+            label=f"centre, LCP stepper, {label} ({departs})",
+        )
+    ax.plot(result["centre"][0, 0], result["centre"][0, 1], "o", color="k", mfc="none", ms=9, zorder=8, label="start")
     ax.set_aspect("equal", adjustable="datalim")
     ax.set_xlabel("x/r (–)")
     ax.set_ylabel("y/r (–)")
-    ax.set_title(
-        "paths on the plane (cf. Schwab–Meijaard 2003 Fig. 5)\nstepper: "
-        + run_settings(stepped.parameters, include_friction=False, time_unit="√(r/g)"),
-        fontsize=10,
-    )
+    first = next(iter(stepped.values()))
+    settings = run_settings(first.parameters, include_friction=False, time_unit="√(r/g)")
+    settings = ", ".join(part for part in settings.split(", ") if not part.startswith("position update"))
+    ax.set_title(f"paths on the plane (cf. Schwab–Meijaard 2003 Fig. 5)\nstepper: {settings}", fontsize=10)
     ax.legend(fontsize=8, loc="upper center", bbox_to_anchor=(0.5, -0.09), ncol=2, frameon=False)
 
     force = result["force"]
@@ -276,20 +300,20 @@ def report(out_dir, stepper_dt: float = 2e-3) -> dict:
         title="rolling disk: root locus over the forward speed (cf. Schwab–Meijaard 2003 Fig. 4)",
     )
     result = transient()
-    scene = build(dt=stepper_dt)
-    stepped = Simulation(scene.model, "regularized", stepper_dt, position_update="symplectic").run(scene.t_end)
+    stepped = {}
+    for update, label in (("symplectic", "first order (default)"), ("midpoint", "Moreau midpoint, second order")):
+        scene = build(dt=stepper_dt)
+        stepped[label] = Simulation(scene.model, "regularized", stepper_dt, position_update=update).run(scene.t_end)
     plot_transient(result, stepped, os.path.join(out_dir, "rolling-disk-transient.png"))
-    gap = np.linalg.norm(
-        stepped.position[:, 0, :2]
-        - np.array([np.interp(stepped.t, result["t"], result["centre"][:, j]) for j in range(2)]).T,
-        axis=1,
-    )
-    return {
+    numbers = {
         "critical_speed": critical_speed(),
         "critical_speed_exact": 1 / math.sqrt(3),
         "max_force_ratio": result["max_force_ratio"],
         "paper_max_force_ratio": 0.52,
         "wobble_period": wobble_period(result),
-        "stepper_vs_state_equations_max_centre_distance_first_10": float(gap[stepped.t <= 10.0].max()),
         "stepper_dt": stepper_dt,
+        "transient_time_units": float(result["t"][-1]),
     }
+    for update, run in zip(("symplectic", "midpoint"), stepped.values()):  # the whole 87 units, in units of r
+        numbers.update({f"stepper_{update}_{key}": value for key, value in departure(result, run).items()})
+    return numbers
