@@ -20,6 +20,7 @@ from __future__ import annotations
 import json
 import math
 import time
+import warnings
 
 import numpy as np
 
@@ -32,6 +33,9 @@ __all__ = [
     "PAPER",
     "PAPER_SCENE",
     "UPDATE_LABELS",
+    "REFERENCE_ERROR_FRACTION",
+    "ReferenceErrorWarning",
+    "reference_error",
     "compare",
     "published_values",
     "format_table",
@@ -51,6 +55,20 @@ PAPER_FREE_PARAMETERS = ("t_end",)  # parameters the paper does not fix: PAPER s
 PAPER_STEPS = {"dt": 1e-3, "reference_dt": 1e-4}  # 1 kHz models, 10 kHz Coulomb (paper, "Example")
 MODELS = ("regularized", "polygonal", "box", "coulomb")
 UPDATE_LABELS = POSITION_UPDATE_LABELS
+REFERENCE_ERROR_FRACTION = 0.2
+"""``compare`` warns where the reference's own error estimate exceeds this fraction of the smallest
+deviation from the reference it reports in the same column (that column cannot rank the models)."""
+ESTIMATED_METRICS = {
+    "force_rms_deviation_percent": ("force RMS dev", "%", ".3g"),
+    "force_rms_deviation_sliding_percent": ("force RMS dev (sliding)", "%", ".3g"),
+    "position_error_final": ("pos err end", " (relative)", ".2e"),
+    "position_error_max": ("pos err max", " (relative)", ".2e"),
+    "energy_error_final_J": ("energy err end", " J", ".2e"),
+}
+"""The :func:`lcpdyn.metrics.summary` columns the reference's own error is estimated for: (label,
+unit, format)."""
+ROUNDING = 1e-9  # relative to a column's largest deviation: below it, agreement to rounding
+EXACT_RTOL = 1e-11  # the event-driven reference's ODE tolerance; its error estimate runs at 100x
 
 
 def published_values(scene_name: str, parameters: dict, defaults: dict | None) -> dict | None:
@@ -102,8 +120,12 @@ def compare(
     contact sliding) and ``transitions_per_contact``, ``static_force_ratio`` (name ->
     :func:`lcpdyn.metrics.static_force_ratio`, the reference included), ``contacts`` (index, label, type, body, mu,
     mu_static of each), ``mu`` (the common kinetic coefficient, ``None`` if contacts differ),
-    ``paper`` (:data:`PAPER` or ``None``, see :func:`published_values`), ``timing`` (wall s) and
-    ``parameters``/``run_parameters``.
+    ``paper`` (:data:`PAPER` or ``None``, see :func:`published_values`), ``timing`` (wall s),
+    ``parameters``/``run_parameters`` and ``reference_error``: the reference's own error estimate
+    (:func:`reference_error`: a step-halving run, or the event-driven solution at a looser
+    tolerance) with ``warnings``, one per column where that estimate exceeds
+    :data:`REFERENCE_ERROR_FRACTION` of the smallest deviation reported in it (each also issued as
+    a :class:`ReferenceErrorWarning`).
 
     ``reference="exact"``: the reference is :func:`lcpdyn.reference.exact_coulomb` (event-driven,
     its own error the ODE tolerance) sampled every ``reference_dt`` instead of the stepper's
@@ -138,7 +160,8 @@ def compare(
 
         samples = reference_dt * np.arange(1, int(round(scene.t_end / reference_dt)) + 1)
         start = time.perf_counter()
-        runs["coulomb-reference"] = exact_coulomb(scene.model, scene.t_end, samples).as_trajectory(scene.model)
+        solution = exact_coulomb(scene.model, scene.t_end, samples, rtol=EXACT_RTOL)
+        runs["coulomb-reference"] = solution.as_trajectory(scene.model)
         timing["coulomb-reference"] = time.perf_counter() - start
     for name, dt in plan:
         model_name = "coulomb" if name == "coulomb-reference" else name
@@ -154,6 +177,13 @@ def compare(
     reference_run = runs["coulomb-reference"]
     same = runs.get("coulomb")
     others = [name for name in models if name != "coulomb"] if same is not None else []
+    scores = {name: metrics.summary(runs[name], reference_run, velocity_threshold=threshold) for name in models}
+    start = time.perf_counter()
+    own_error = reference_error(scene, reference, reference_dt, reference_run, threshold, position_update, progress)
+    own_error["warnings"] = reference_error_warnings(own_error, scores)
+    timing["reference-error"] = time.perf_counter() - start
+    for text in own_error["warnings"]:
+        warnings.warn(text, ReferenceErrorWarning, stacklevel=2)
     return {
         "scene": scene.name,
         "parameters": scene.parameters,
@@ -166,7 +196,8 @@ def compare(
         "contacts": contacts,
         "velocity_threshold": threshold,
         "runs": runs,
-        "metrics": {name: metrics.summary(runs[name], reference_run, velocity_threshold=threshold) for name in models},
+        "metrics": scores,
+        "reference_error": own_error,
         "metrics_same_step": {name: metrics.summary(runs[name], same, velocity_threshold=threshold) for name in others},
         "metrics_per_contact": {
             name: metrics.contact_summary(runs[name], reference_run, velocity_threshold=threshold) for name in models
@@ -184,6 +215,64 @@ def compare(
         "timing": timing,
         "run_parameters": {name: run.parameters for name, run in runs.items()},
     }
+
+
+class ReferenceErrorWarning(UserWarning):
+    """The reference's own error estimate is not small against a deviation the comparison reports."""
+
+
+def reference_error(scene, reference, reference_dt, reference_run, threshold, position_update, progress=False) -> dict:
+    """An estimate of the reference run's own error, in the columns of :data:`ESTIMATED_METRICS`
+    and the first slide->roll time: the same metrics of a cruder reference against it. The
+    stepper's reference (first order) is compared with its run at 2 ``reference_dt``: for an error
+    C h, the two differ by C h, the finer run's own error (step halving). The event-driven
+    reference is compared with its solution at 100 times its ODE tolerance, an upper bound of its
+    error at :data:`EXACT_RTOL`. Returns {"method": text, "estimate": {metric: value},
+    "first_roll_s": |difference|}."""
+    if reference == "exact":
+        from .reference import exact_coulomb
+
+        samples = reference_dt * np.arange(1, int(round(scene.t_end / reference_dt)) + 1)
+        crude = exact_coulomb(scene.model, scene.t_end, samples, rtol=100 * EXACT_RTOL).as_trajectory(scene.model)
+        method = f"the event-driven solution at rtol {100 * EXACT_RTOL:g} against the reference's {EXACT_RTOL:g}"
+    else:
+        crude_dt = 2.0 * reference_dt
+        sim = Simulation(scene.model, scene.friction("coulomb"), crude_dt, position_update=position_update)
+        crude = sim.run(scene.t_end, progress=progress)
+        method = f"step halving: coulomb at h = {crude_dt:g} s against the reference at {reference_dt:g} s"
+    score = metrics.summary(crude, reference_run, velocity_threshold=threshold)
+    rolls = [metrics.slip_transitions(run, threshold)["first_roll"] for run in (crude, reference_run)]
+    return {
+        "method": method,
+        "estimate": {key: abs(score[key]) for key in ESTIMATED_METRICS},
+        "first_roll_s": abs(rolls[0] - rolls[1]),
+    }
+
+
+def reference_error_warnings(error: dict, scores: dict) -> list[str]:
+    """One sentence per column of :data:`ESTIMATED_METRICS` where the reference's own error
+    estimate exceeds :data:`REFERENCE_ERROR_FRACTION` of the smallest deviation a model shows in
+    it (``scores``: name -> :func:`lcpdyn.metrics.summary`). Deviations and estimates within
+    ``ROUNDING`` of the column's largest are rounding (coulomb against the reference in the
+    sliding phase: both exactly mu lam_N) and are left out."""
+    out = []
+    for key, (label, unit, spec) in ESTIMATED_METRICS.items():
+        own = error["estimate"][key]
+        shown = {name: abs(score[key]) for name, score in scores.items() if np.isfinite(score[key])}
+        if not shown or not np.isfinite(own):
+            continue
+        noise = ROUNDING * max(shown.values())  # a model that agrees with the reference to rounding ranks nothing
+        shown = {name: value for name, value in shown.items() if value > noise}
+        if not shown or own <= noise:
+            continue
+        name = min(shown, key=shown.get)
+        if own > REFERENCE_ERROR_FRACTION * shown[name]:
+            out.append(
+                f"{label}: the reference's own error ({format(own, spec)}{unit}, {error['method']}) exceeds "
+                f"{100 * REFERENCE_ERROR_FRACTION:g} % of the smallest deviation compared ({name}: "
+                f"{format(shown[name], spec)}{unit}); this column cannot rank the models below that level"
+            )
+    return out
 
 
 # --- table -------------------------------------------------------------------------------------
@@ -286,6 +375,17 @@ def format_table(result: dict) -> str:
         f"{'(Coulomb, reference)':>28s}: "
         + ("never stops sliding" if reference == "never" else f"slide->roll at {reference} s")
     )
+    own = result.get("reference_error")
+    if own:
+        lines.append(
+            f"Reference's own error (estimate from {own['method']}): "
+            + ", ".join(
+                f"{label} {format(own['estimate'][key], spec)}{unit}"
+                for key, (label, unit, spec) in ESTIMATED_METRICS.items()
+            )
+            + f", slide->roll {_f(1e3 * own['first_roll_s'], '.2g')} ms"
+        )
+        lines.extend(f"WARNING: {text}" for text in own["warnings"])
     ratios = result.get("static_force_ratio", {})
     outside = {name: r for name, r in ratios.items() if np.isfinite(r["max"]) and r["max"] > 1.0 + 1e-9}
     if outside:
