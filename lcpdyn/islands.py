@@ -317,7 +317,7 @@ def lcp_islands(
         if box:
             box_block(Dl, h, mul, nfl, F, C, c, bound, bl, kl)
         else:
-            regularized_block(Dl, vl, h, mul, musl, nfl, ffl, tl, compliance, v_th, F, C, c, bound, bl, kl)
+            regularized_block(Dl, vl, h, mul, musl, nfl, ffl, tl, compliance, v_th, F, C, c, bound, bl, kl, False, ffl)
         _body_matrix(mass, inertia, bodies[k], Mb)
         K = np.zeros((s, s))
         Cb = np.zeros((2 * nc, 2 * nc))

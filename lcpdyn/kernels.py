@@ -244,6 +244,8 @@ def fused_step(
             bound,
             basis,
             kinetic,
+            False,
+            friction_force,
         )
     size = n + m + r + nf
     K = np.zeros((size, size))

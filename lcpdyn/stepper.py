@@ -479,6 +479,7 @@ class Simulation:
             raise ValueError(f"normal_force_iterations must be an integer >= 0, got {normal_force_iterations!r}")
         self.normal_force_iterations = normal_force_iterations
         self.coulomb = self.friction.formulation == FRICTION_CONTACT  # the exact cone's problem
+        self._basis_passes = int(getattr(self.friction, "basis_passes", 0))
         self.method, self.fallback_method = choose_methods(
             self.friction, method or self.friction.default_method, fallback_method
         )
@@ -1045,14 +1046,14 @@ class Simulation:
         sliding = np.sqrt((slip**2).sum(axis=1)) > self.static_threshold
         return np.where(sliding, mu, mu_static), mu_static
 
-    def _assemble(self, state, k, rhs, u, e_N, h, n, m, r, normal_force):
+    def _assemble(self, state, k, rhs, u, e_N, h, n, m, r, normal_force, basis_force=None):
         """Eq. (30) with the friction model's block (see :mod:`lcpdyn.friction`)."""
         rolling = self._rolling_kinematics(state, k)
         if rolling is not None:
             rolling = RollingKinematics(_scatter(rolling.spin, k.contact_body, k.n_velocities), rolling.speed)
         return self._assemble_rows(
             self.M, k.A, k.N, k.D, k.tangent, state.v, rhs, u, e_N, self._normal_compliance, h,
-            self._mu_now, self._mu_static_now, normal_force, state.friction_force, rolling,
+            self._mu_now, self._mu_static_now, normal_force, state.friction_force, rolling, basis_force,
         )  # fmt: skip
 
     def _rolling_kinematics(self, state, k):
@@ -1073,13 +1074,18 @@ class Simulation:
         return RollingKinematics(spin, np.sqrt((along**2).sum(axis=1)))
 
     def _assemble_rows(
-        self, M, A, N, D, tangent, v, rhs, u, e_N, CN, h, mu, mu_static, normal_force, friction_force, rolling=None
-    ):
+        self,
+        M, A, N, D, tangent, v, rhs, u, e_N, CN, h, mu, mu_static, normal_force, friction_force, rolling=None,
+        basis_force=None,
+    ):  # fmt: skip
         """(block, K, q, lo, hi) of Eq. (30) over the velocities of M and the contacts of N: the
         whole problem (:meth:`_assemble`) or one island's (:meth:`_solve_islands_general`);
         ``rolling`` the contacts' :class:`~lcpdyn.friction.creep.RollingKinematics` over the same
-        velocities, for a model that asks for them."""
+        velocities, for a model that asks for them; ``basis_force`` the last pass's world friction
+        force in a model's ``basis_passes`` (:mod:`lcpdyn.friction.base`)."""
         extra = {} if rolling is None else {"rolling": rolling}
+        if basis_force is not None:
+            extra["basis_force"] = basis_force
         if self.position_update == "midpoint":  # the model's rows over the whole step, written on v+
             block = self.friction.block(
                 D, v, self.dt, mu, normal_force, friction_force, tangent, mu_static=mu_static, **extra
@@ -1114,11 +1120,12 @@ class Simulation:
 
     def _solve_lcp(self, state, k, rhs, u, e_N, h, n, m, r):
         normal_force = state.normal_force
-        passes = 1 + self.normal_force_iterations + (1 if state.steps_done == 0 and r else 0)
+        passes = 1 + self.normal_force_iterations + (1 if state.steps_done == 0 and r else 0) + self._basis_passes
         iterations = 0
         warm = state.active_set
         fallback = False
-        for _ in range(passes):
+        basis_force = None
+        for done in range(passes):
             start = time.perf_counter()
             if self._fused:
                 block, K, qv, lo, hi, result = self._fused_pass(state, k, rhs, u, e_N, h, normal_force, warm)
@@ -1126,7 +1133,9 @@ class Simulation:
                 if result is None:  # pivoting did not converge: the full method (proximal fallback)
                     result = self._call(self.method, K, qv, lo, hi, warm, (n, m, r))
             else:
-                block, K, qv, lo, hi = self._assemble(state, k, rhs, u, e_N, h, n, m, r, normal_force)
+                if self._basis_passes and done:  # the model's static basis from the last pass's force
+                    basis_force = self.friction.world_force(result.z[n + m + r :], block, k.tangent, h)
+                block, K, qv, lo, hi = self._assemble(state, k, rhs, u, e_N, h, n, m, r, normal_force, basis_force)
                 middle = time.perf_counter()
                 result = self._call(self.method, K, qv, lo, hi, warm, (n, m, r))
             self._clock[0] += middle - start
@@ -1262,12 +1271,17 @@ class Simulation:
         impulse_N = np.zeros(r)
         bilateral = np.zeros(m)
         normal_force = state.normal_force
-        passes = 1 + self.normal_force_iterations + (1 if state.steps_done == 0 and r else 0)
+        passes = 1 + self.normal_force_iterations + (1 if state.steps_done == 0 and r else 0) + self._basis_passes
         warm = state.active_set
         iterations, fallback = 0, False
         rolling = self._rolling_kinematics(state, k)
-        for _ in range(passes):
+        basis_force = np.zeros((r, 3)) if self._basis_passes else None
+        problems, unknowns = [], []
+        for done in range(passes):
             start = time.perf_counter()
+            if self._basis_passes and done:  # the model's static basis from the last pass's force
+                for (g, block, *_), x in zip(problems, unknowns):
+                    basis_force[g.contacts] = self.friction.world_force(x, block, k.tangent[g.contacts], h)
             problems = []
             for j, g in enumerate(groups):
                 c, cols, n_g = g.contacts, g.columns, g.columns.size
@@ -1279,6 +1293,7 @@ class Simulation:
                     _scatter(k.D_block[c].reshape(-1, 6), np.repeat(g.slot, 2), n_g), k.tangent[c],
                     state.v[cols], rhs[cols], u[g.rows], e_N[c], self._normal_compliance[c], h,
                     self._mu_now[c], self._mu_static_now[c], normal_force[c], state.friction_force[c], island_rolling,
+                    None if not (self._basis_passes and done) else basis_force[c],
                 )  # fmt: skip
                 problems.append((g, *assembled))
             offsets = np.cumsum([0] + [p[3].shape[0] for p in problems])

@@ -49,6 +49,10 @@ is, only what the model says of itself:
     :class:`~lcpdyn.friction.creep.RollingKinematics` -- each contact's spin row n . omega
     (r, n) and rolling speed V (r,) -- from :class:`lcpdyn.stepper.Simulation` (body-to-body
     contact, :mod:`lcpdyn.body_contact`, has no rolling kinematics and refuses such a model).
+``basis_passes`` (optional, default 0)
+    Extra passes of the step in which ``block`` also gets ``basis_force=`` the last pass's world
+    friction force (r, 3): the regularized model's ``static_bound="cone"`` aligns its static
+    basis and bounds with it, so that the force it settles on lies in the cone.
 ``compiled_rows(h)`` (optional)
     For models whose block is the two-rows-per-contact family that lcpdyn's compiled kernels
     build themselves (:func:`lcpdyn.kernels.fused_step`, :func:`lcpdyn.islands.lcp_islands`):
