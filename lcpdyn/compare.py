@@ -764,6 +764,15 @@ def write_figures(result: dict, prefix) -> list[str]:
             va="top",
             fontsize=7,
         )
+    ax.axhline(1.0, color="0.45", lw=0.6, ls=":", zorder=0)
+    for name in models:  # the static force outside the cone (metrics.static_force_ratio), marked
+        ratio = result.get("static_force_ratio", {}).get(name)
+        if ratio and np.isfinite(ratio["max"]) and ratio["max"] > 1.0 + 1e-9:
+            ax.plot(
+                [ratio["t_max"]], [min(ratio["max"], top)], marker="v", color=_STYLES[name][0], ms=7, ls="none",
+                zorder=10, label=f"{names[name]} sticking at {ratio['max']:.3f} μ_s λ_N (t = {ratio['t_max']:.4g} s, "
+                f"{ratio['steps_outside']} steps outside the cone)",
+            )  # fmt: skip
     _note_overlaps(ax, curves, top)
     ax.set_xlabel("time t (s)")
     ax.set_ylabel(
