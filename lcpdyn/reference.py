@@ -23,7 +23,11 @@ linear in lam: the acceleration-level problem of the current mode, solved by lea
 forces of redundant contacts are indeterminate; the motion is not). It has **no solution** when
 the least-squares residual exceeds ``consistency`` times the rows' own scale, and **several
 motions** when a null vector of its matrix moves a: both end the run with
-:class:`ReferenceFailure` (the Painleve cases), keeping the solution so far.
+:class:`ReferenceFailure`, keeping the solution so far. Painleve's paradox proper -- friction
+pressing a sliding contact into the plane faster than its normal force can push it out, so that
+contact and separation are both consistent or neither is -- is checked by
+:func:`painleve_margin` (the sliding contacts' normal matrix must be a P-matrix) at every switch
+and, as an event, all along each sliding segment.
 
 **Events** (terminal, located by the ODE solver's dense output to its tolerance):
 
@@ -56,7 +60,16 @@ import numpy as np
 from .precision import float64
 from .rotation import quaternion_rate_matrix, rotation_matrix
 
-__all__ = ["FREE", "SLIDE", "STICK", "ExactSolution", "ReferenceFailure", "ReferenceInterrupted", "exact_coulomb"]
+__all__ = [
+    "FREE",
+    "SLIDE",
+    "STICK",
+    "ExactSolution",
+    "ReferenceFailure",
+    "ReferenceInterrupted",
+    "exact_coulomb",
+    "painleve_margin",
+]
 
 FREE, SLIDE, STICK = 0, 1, 2
 MODE_NAMES = {FREE: "free", SLIDE: "slide", STICK: "stick"}
@@ -256,13 +269,60 @@ class _Dynamics:
             dy = jnp.concatenate([velocity[:3], qdot, a, dissipation[None]])
             gaps = geometry(x, q)[0]
             accelerations = J @ a + drift  # d/dt u_i, (k, 3)
-            return dy, lam3, u, gaps, residual / scale, ambiguity, accelerations, geometry(x, q)[2]
+            return dy, lam3, u, gaps, residual / scale, ambiguity, accelerations, W, direction, geometry(x, q)[2]
 
         self.step = jax.jit(step)
 
     def energy(self, y) -> float:
         v, wb = y[7:10], y[10:13]
         return float(0.5 * self.mass * v @ v + 0.5 * wb @ self.inertia @ wb - self.mass * self.gravity @ y[:3])
+
+
+PAINLEVE_MARGIN = 1e-9
+""":func:`painleve_margin` at or below which :func:`exact_coulomb` stops (Painleve's paradox)."""
+
+
+def painleve_message(margin: float, t: float) -> str:
+    return (
+        f"exact_coulomb: Painleve's paradox at t = {t:.12g} s: the sliding contacts' normal problem is not a "
+        f"P-matrix (smallest scaled principal minor {margin:.3g}), so friction can drive a sliding contact into "
+        "the plane: the acceleration problem has no solution or several (contact and separation both consistent)"
+    )
+
+
+def painleve_margin(W, direction, modes, mu) -> float:
+    """How far the sliding contacts' normal problem is from Painleve's paradox: the smallest
+    principal minor of K, scaled by its diagonal's size (inf without sliding contacts).
+
+    With the sliding contacts' forces lam_j = lam_N,j (n_j - mu_j s_j) and the sticking contacts'
+    accelerations held at zero (their rows eliminated by a Schur complement of the Delassus
+    operator W = J M^-1 J^T), the sliding contacts' normal accelerations are K lam_N + k0. The
+    complementarity 0 <= lam_N _|_ K lam_N + k0 >= 0 has exactly one solution for every k0 iff K
+    is a P-matrix (all principal minors > 0); otherwise friction can press a sliding contact into
+    the plane faster than its normal force pushes it out, and depending on k0 there is no
+    consistent motion (neither contact nor separation) or several (Painleve 1895; for a rod
+    sliding on its end, K = 1/m (1 + 3 cos^2 theta - 3 mu sin theta cos theta) up to the sign of
+    the slip)."""
+    slide = [i for i in range(len(modes)) if modes[i] == SLIDE]
+    if not slide:
+        return math.inf
+    k = len(modes)
+    G = np.zeros((3 * k, len(slide)))
+    for a, j in enumerate(slide):
+        G[3 * j, a] = 1.0
+        G[3 * j + 1 : 3 * j + 3, a] = -mu[j] * direction[j]
+    normal = [3 * i for i in slide]
+    K = W[normal] @ G
+    stick = [3 * i + c for i in range(k) if modes[i] == STICK for c in range(3)]
+    if stick:
+        K = K - W[np.ix_(normal, stick)] @ np.linalg.pinv(W[np.ix_(stick, stick)]) @ W[stick] @ G
+    size = np.sqrt(np.abs(np.diag(W)[normal]))
+    K = K / np.outer(size, size)
+    smallest = math.inf
+    for mask in range(1, 2 ** len(slide)):
+        chosen = [a for a in range(len(slide)) if mask >> a & 1]
+        smallest = min(smallest, float(np.linalg.det(K[np.ix_(chosen, chosen)])))
+    return smallest
 
 
 def _state(model) -> np.ndarray:
@@ -330,7 +390,10 @@ def exact_coulomb(
             """Modes consistent with the acceleration problem at a switch (module docstring)."""
             freed = set()
             for _ in range(4 * k + 4):
-                _, lam_, u_, gaps_, bad, ambiguity, acc_, _ = evaluate(y_, modes_, seeds_)
+                _, lam_, u_, gaps_, bad, ambiguity, acc_, W_, direction_, _ = evaluate(y_, modes_, seeds_)
+                margin = painleve_margin(W_, direction_, modes_, dyn.mu)
+                if margin <= PAINLEVE_MARGIN:  # before freeing a contact whose lam_N < 0: no consistent motion
+                    raise ReferenceFailure(painleve_message(margin, t_), None)
                 changed = False
                 for i in range(k):
                     if modes_[i] == STICK:
@@ -373,7 +436,10 @@ def exact_coulomb(
             def gap(_t, y_, i):
                 return evaluate(y_, current, current_seeds)[3][i]
 
-            events_here = []
+            def paradox(_t, y_):
+                return painleve_margin(*evaluate(y_, current, current_seeds)[7:9], current, dyn.mu) - PAINLEVE_MARGIN
+
+            events_here = [(-1, "painleve", paradox)] if np.any(current == SLIDE) else []
             for i in range(k):
                 kinds = {SLIDE: [("stick", slip_speed)], STICK: [("slip", cone_margin)]}.get(current[i], [])
                 kinds += [("lift-off", normal_force)] if current[i] != FREE else [("touch-down", gap)]
@@ -397,7 +463,7 @@ def exact_coulomb(
                                        so_far())  # fmt: skip
             pieces.append((t, float(sol.t[-1]), sol.sol, current, current_seeds))
             segments.append((t, float(sol.t[-1]), tuple(MODE_NAMES[m] for m in current)))
-            _, _, _, _, bad, ambiguity, _, _ = evaluate(sol.y[:, -1], current, current_seeds)
+            _, _, _, _, bad, ambiguity, *_ = evaluate(sol.y[:, -1], current, current_seeds)
             if bad > consistency or ambiguity > 1e-8:
                 what = "no solution" if bad > consistency else "several solutions"
                 raise ReferenceFailure(
@@ -411,6 +477,8 @@ def exact_coulomb(
             fired = [n for n, times in enumerate(sol.t_events) if len(times)]
             for n in fired:
                 i, kind, _ = events_here[n]
+                if kind == "painleve":
+                    raise ReferenceFailure(painleve_message(PAINLEVE_MARGIN, t), so_far())
                 if kind == "touch-down":
                     raise ReferenceFailure(
                         f"exact_coulomb: contact {i} touches down at t = {t:.12g} s; impacts are not modelled",

@@ -231,3 +231,38 @@ def test_ctrl_c_keeps_the_segments_done(monkeypatch):
     solution = info.value.solution
     assert solution.t[-1] <= stop < solution.t[-1] + 0.01
     np.testing.assert_allclose(solution.position[:, 0], 2.0 * solution.t - 0.5 * 0.4 * G * solution.t**2, atol=1e-8)
+
+
+def rod_on_its_end(theta_deg, mu, speed):
+    """A uniform rod (m = 1 kg, length 1 m) at theta to the plane on its lower end, sliding at
+    ``speed`` (m/s) along its own horizontal direction."""
+    theta = math.radians(theta_deg)
+    model = Model(gravity=(0.0, 0.0, -G))
+    rod = model.add_body(RigidBody("rod", 1.0, (1e-3, 1 / 12, 1 / 12), position=(0.0, 0.0, 0.5 * math.sin(theta)),
+                                   orientation=(math.cos(theta / 2), 0.0, math.sin(theta / 2), 0.0),
+                                   velocity=(speed, 0.0, 0.0)))  # fmt: skip
+    model.add_contact(PointContact(rod, Plane(), mu, offset=(0.5, 0.0, 0.0)))
+    return model
+
+
+@pytest.mark.parametrize("theta_deg, mu", [(45.0, 2.0), (30.0, 3.0)])
+def test_painleve_rod_is_refused_with_the_closed_form_margin(theta_deg, mu):
+    """Painleve's rod sliding away from its upper end: the normal acceleration's coefficient of
+    lam_N is (1 + 3 cos^2 - 3 mu sin cos)/m, negative here (contact and separation inconsistent),
+    scaled by its frictionless value (1 + 3 cos^2)/m; the other direction and mu = 1 are fine."""
+    theta = math.radians(theta_deg)
+    margin = (1 + 3 * math.cos(theta) ** 2 - 3 * mu * math.sin(theta) * math.cos(theta)) / (
+        1 + 3 * math.cos(theta) ** 2
+    )
+    assert margin < 0
+    with pytest.raises(ReferenceFailure, match="Painleve's paradox at t = 0 s") as failure:
+        exact_coulomb(rod_on_its_end(theta_deg, mu, 1.0), 0.3)
+    reported = float(str(failure.value).split("principal minor ")[1].split(")")[0])
+    assert reported == pytest.approx(margin, rel=2e-3)
+
+
+def test_painleve_rod_within_the_margin_runs():
+    """The same rod at 45 deg sliding the other way (coefficient 1 + 3 cos^2 + 3 mu sin cos > 0),
+    and with mu = 1 (margin 0.4): no paradox; it slides, then sticks."""
+    assert [e.kind for e in exact_coulomb(rod_on_its_end(45.0, 2.0, -1.0), 0.15).events] == ["stick"]
+    assert [e.kind for e in exact_coulomb(rod_on_its_end(45.0, 1.0, 1.0), 0.15).events] == ["stick"]
