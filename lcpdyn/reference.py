@@ -419,6 +419,14 @@ def exact_coulomb(
         modes, seeds = settle(y, modes, seeds, t)
         for _ in range(max_switches):
             current, current_seeds = modes.copy(), seeds.copy()
+            # a sliding contact's direction if its slip falls below slip_tolerance within the segment
+            # (where u_T / |u_T| is lost): its slip direction at the segment's start, so that lam_N and
+            # the Painleve margin do not jump there (a seed opposite the slip fired a false lift-off)
+            slips = evaluate(y, current, current_seeds)[2][:, 1:]
+            for i in range(k):
+                speed = np.hypot(*slips[i])
+                if current[i] == SLIDE and speed > slip_tolerance:
+                    current_seeds[i] = slips[i] / speed
 
             def rhs(_t, y_):
                 return evaluate(y_, current, current_seeds)[0]
@@ -475,6 +483,11 @@ def exact_coulomb(
             if sol.status == 0:
                 break
             fired = [n for n, times in enumerate(sol.t_events) if len(times)]
+            # a slide that stops fires the normal force's event with it: at |u_T| = slip_tolerance the
+            # slip direction falls back to the seed and lam_N jumps. The stick is the event; settle()
+            # below frees the contact if sticking needs lam_N < 0.
+            stopping = {events_here[n][0] for n in fired if events_here[n][1] == "stick"}
+            fired = [n for n in fired if not (events_here[n][1] == "lift-off" and events_here[n][0] in stopping)]
             for n in fired:
                 i, kind, _ = events_here[n]
                 if kind == "painleve":
