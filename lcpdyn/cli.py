@@ -1,4 +1,5 @@
-"""The ``lcpdyn`` command line: ``scenes``, ``run``, ``compare``, ``demo``, ``stability`` and ``reproduce``.
+"""The ``lcpdyn`` command line: ``scenes``, ``run``, ``compare``, ``demo``, ``stability``, ``sweep``,
+``animate`` and ``reproduce``.
 
     lcpdyn                       # this help
     lcpdyn scenes                # every scene, its parameters with defaults and units
@@ -11,6 +12,8 @@
     lcpdyn demo                  # what ``python -m lcpdyn`` and ``./dev.sh demo`` run
     lcpdyn stability rolling-disk --param speed=0:1:101 --plot roots.png
     lcpdyn reproduce rolling-disk swivel-shimmy caster-shimmy --out-dir results/
+    lcpdyn animate w.npz --out w.gif
+    lcpdyn sweep wheel --grid mu=0.1:0.5:5 --grid theta_deg=10,20,30 --friction regularized,box --out sw/
 
 Conventions: a bad command line (unknown scene, parameter or option value, an output path that
 cannot be written: its suffix, a missing or read-only directory) is reported in one line
@@ -351,6 +354,108 @@ def _parser() -> argparse.ArgumentParser:
         "--out the largest real parts are printed as JSON)",
     )
 
+    sweep = sub.add_parser(
+        "sweep",
+        formatter_class=formatter,
+        help="run a grid of scene parameters x friction models x step sizes, scored against a reference, on Dask",
+        description="Run every combination of the swept scene parameters (--grid, or --points FILE.json), friction\n"
+        "models, step sizes and solver options, each scored against the reference run of its scene point\n"
+        "(lcpdyn.sweep), on a dask.distributed cluster: an embedded local one (--workers) or --scheduler's.\n"
+        "OUT/sweep.nc is the table (xarray, netCDF), one dimension per swept quantity; OUT/runs/ holds each\n"
+        "finished run, so the same command resumes an interrupted sweep. A run that fails is recorded with\n"
+        "its reason and the sweep goes on; the exit code is then 1.",
+        epilog="example (the study of the README):\n  lcpdyn sweep wheel --grid mu=0.1:0.5:5 --grid theta_deg=10,20,30 "
+        "\\\n      --friction regularized,polygonal,box --reference coulomb@1e-4 --out wheel-sweep "
+        "\\\n      --plot force_rms_deviation_percent --plot misalignment_rms_deg",
+    )
+    sweep.add_argument("scene", help="the scene; one of: " + _listing(SCENES))
+    sweep.add_argument(
+        "--grid",
+        action="append",
+        metavar="NAME=V1,V2,...|NAME=START:STOP:COUNT",
+        help="a swept scene parameter, repeatable; every combination runs (default: none)",
+    )
+    sweep.add_argument(
+        "--points",
+        default=None,
+        metavar="FILE.json",
+        help="a JSON list of scene-parameter objects to run as given, instead of --grid (default: none)",
+    )
+    sweep.add_argument(
+        "--friction",
+        default="regularized",
+        metavar="M1,M2,...",
+        help=f"friction models, comma-separated, from: {_listing(MODELS)}",
+    )
+    sweep.add_argument(
+        "--dt", default=None, metavar="H1,H2,...", help="step sizes (s), comma-separated (default: the scene's dt)"
+    )
+    sweep.add_argument(
+        "--option",
+        action="append",
+        metavar="NAME=V1,V2,...",
+        help="a swept Simulation option, repeatable (method, tolerance, position_update, stabilization, ...) "
+        "(default: none)",
+    )
+    sweep.add_argument(
+        "--set", action="append", metavar="KEY=VALUE", help="fix a scene parameter, repeatable (default: none)"
+    )
+    sweep.add_argument("--t-end", type=float, default=None, help="run length (s) (default: the scene's t_end)")
+    sweep.add_argument(
+        "--reference",
+        default="coulomb@1e-4",
+        metavar="MODEL@DT",
+        help="the run each run is scored against: a friction model at a step, or exact@DT (the event-driven "
+        "solution sampled every DT)",
+    )
+    sweep.add_argument(
+        "--out",
+        required=True,
+        metavar="DIR",
+        help="the results directory (created, its parent must exist; resumable) (default: none, required)",
+    )
+    sweep.add_argument(
+        "--scheduler",
+        default=None,
+        metavar="ADDRESS",
+        help="a running dask scheduler (tcp://host:8786) to send the runs to (default: an embedded local cluster)",
+    )
+    sweep.add_argument(
+        "--workers",
+        type=int,
+        default=None,
+        help="worker processes of the embedded cluster; 0: run in this process, without Dask (default: one per CPU)",
+    )
+    sweep.add_argument(
+        "--trajectories", action="store_true", help="stream every run's trajectory to OUT/trajectories/KEY.h5"
+    )
+    sweep.add_argument("--retry-failed", action="store_true", help="on resume, run the failed runs again")
+    sweep.add_argument(
+        "--plot",
+        action="append",
+        metavar="METRIC[:X[:Y]]",
+        help="a figure OUT/METRIC.png per friction model panel: a heat map over X and Y (default: the first two "
+        "swept scene parameters) or a line over X; repeatable (default: none)",
+    )
+    sweep.add_argument("--quiet", action="store_true", help="no progress bar")
+
+    animate = sub.add_parser(
+        "animate",
+        formatter_class=formatter,
+        help="a 3D animation of a result file: bodies, contacts, friction and slip arrows",
+        description="Draw the run in RESULT (a file written by `lcpdyn run --out`) frame by frame: each body by\n"
+        "its contact geometry, the friction force and slip velocity at each contact, the contact\n"
+        "points' paths and a time readout (lcpdyn.animation); .gif by Pillow, .mp4 by ffmpeg.",
+    )
+    animate.add_argument("result", help="the trajectory file (.npz, .h5)")
+    animate.add_argument(
+        "--out", required=True, metavar="FILE", help="the animation: FILE.gif or FILE.mp4 (default: none, required)"
+    )
+    animate.add_argument("--fps", type=float, default=25.0, help="frames per second of video")
+    animate.add_argument(
+        "--speed", type=float, default=1.0, help="simulated seconds per second of video (1: real time)"
+    )
+
     reproduce = sub.add_parser(
         "reproduce",
         formatter_class=formatter,
@@ -410,6 +515,10 @@ def _main(argv) -> int:
             return _compare(argparse.Namespace(**DEMO, set=None, out_dir=args.out_dir, quiet=args.quiet))
         if args.command == "stability":
             return _stability(args)
+        if args.command == "sweep":
+            return _sweep(args)
+        if args.command == "animate":
+            return _animate(args)
         return _reproduce(args)
     except (ValueError, TypeError) as exc:  # UsageError, bad scene parameters and settings (named)
         print(f"lcpdyn: {exc}", file=sys.stderr)
@@ -710,6 +819,128 @@ def _compare(args) -> int:
         paths = write_figures(result, prefix)
         print(f"wrote {prefix}.json, " + ", ".join(paths) + "\n")
     return 0
+
+
+# --- lcpdyn animate -------------------------------------------------------------------------------
+def _animate(args) -> int:
+    from .animation import WRITERS, animate, frame_times
+    from .trajectory import load
+
+    out = _check_output(args.out, tuple(WRITERS), "--out")
+    if not os.path.isfile(args.result):
+        raise UsageError(f"RESULT {args.result}: no such file")
+    trajectory = load(args.result)
+    frame_times(trajectory, args.fps, args.speed)  # bad numbers named before the model is rebuilt
+    frames = animate(trajectory, out, fps=args.fps, speed=args.speed)
+    print(f"wrote {out} ({frames} frames at {args.fps:g} fps, {args.speed:g} simulated s per s)")
+    return 0
+
+
+# --- lcpdyn sweep ---------------------------------------------------------------------------------
+def _sweep_values(text: str, option: str):
+    """``V1,V2,...`` (numbers where they parse, else names) or ``START:STOP:COUNT`` (evenly spaced,
+    rounded to 12 significant digits)."""
+    if ":" in text:
+        parts = text.split(":")
+        try:
+            start, stop, count = float(parts[0]), float(parts[1]), int(parts[2])
+        except (ValueError, IndexError):
+            raise UsageError(f"{option}: expected START:STOP:COUNT, got {text!r}") from None
+        if len(parts) != 3 or count < 1:
+            raise UsageError(f"{option}: expected START:STOP:COUNT with COUNT >= 1, got {text!r}")
+        # to 12 significant digits: 0.1:0.5:5 gives 0.3 itself, not linspace's 0.30000000000000004, so a
+        # point typed by hand (or in the API) is the same run with the same result, bit for bit
+        return [float(f"{x:.12g}") for x in np.linspace(start, stop, count)]
+    out = []
+    for item in text.split(","):
+        item = item.strip()
+        if not item:
+            raise UsageError(f"{option}: an empty value in {text!r}")
+        if item in ("true", "false", "True", "False"):
+            out.append(item in ("true", "True"))
+            continue
+        try:
+            out.append(float(item))
+        except ValueError:
+            out.append(item)
+    return out
+
+
+def _named_values(items, option: str) -> dict:
+    out = {}
+    for item in items or []:
+        if "=" not in item:
+            raise UsageError(f"{option} expects NAME=VALUES, got {item!r}")
+        key, values = item.split("=", 1)
+        key = key.strip()
+        if key in out:
+            raise UsageError(f"{option}: {key} given twice")
+        out[key] = _sweep_values(values, f"{option} {key}")
+    return out
+
+
+def _sweep(args) -> int:
+    import json
+
+    from .sweep import METRICS, SweepInterrupted, plot_sweep, sweep
+
+    grid = _named_values(args.grid, "--grid")
+    points = None
+    if args.points is not None:
+        try:
+            with open(args.points) as handle:
+                points = json.load(handle)
+        except OSError as exc:
+            raise UsageError(f"--points {args.points}: {exc.strerror}") from None
+        except ValueError as exc:
+            raise UsageError(f"--points {args.points}: not JSON ({exc})") from None
+        if not isinstance(points, list) or not all(isinstance(p, dict) for p in points):
+            raise UsageError(f"--points {args.points}: must hold a JSON list of objects (scene parameters)")
+    options = _named_values(args.option, "--option")
+    for key, values in options.items():
+        options[key] = [int(v) if key == "normal_force_iterations" and isinstance(v, float) else v for v in values]
+    steps = [] if args.dt is None else _sweep_values(args.dt, "--dt")
+    plots = []
+    for item in args.plot or []:
+        metric, *axes = item.split(":")
+        if metric not in METRICS and metric not in ("wall_s", "fallback_steps", "energy_gain_steps"):
+            raise UsageError(f"--plot {item}: unknown metric {metric!r}; choose from {', '.join(METRICS)}, wall_s")
+        if len(axes) > 2:
+            raise UsageError(f"--plot {item}: expected METRIC[:X[:Y]]")
+        plots.append((metric, axes))
+    workers = args.workers
+    kwargs = dict(
+        grid=grid, points=points, friction=[f.strip() for f in args.friction.split(",")], dt=steps,
+        options=options, reference=args.reference, t_end=args.t_end,
+        fixed={k: v for k, v in _parse_sets(args.set).items()}, out=args.out, trajectories=args.trajectories,
+        scheduler=args.scheduler, workers=workers, retry_failed=args.retry_failed, progress=not args.quiet,
+    )  # fmt: skip
+    try:
+        table = sweep(args.scene, **kwargs)
+    except SweepInterrupted as exc:
+        done = exc.dataset.attrs["completed"] + exc.dataset.attrs["failed"]
+        where = f"; saved in {exc.path}; run the same command to resume" if exc.path else ""
+        print(f"lcpdyn: {exc} after {done} of {exc.dataset.attrs['runs']} runs{where}", file=sys.stderr)
+        return 128 + exc.signal
+    status = table["status"].values.ravel()
+    reasons = table["reason"].values.ravel()
+    print(
+        f"sweep {args.scene}: {table.attrs['runs']} runs against {table.attrs['reference']}: "
+        f"{table.attrs['completed']} completed, {table.attrs['failed']} failed"
+    )
+    for reason in sorted({r for s, r in zip(status, reasons) if s == "failed"}):
+        print(f"  failed ({int(np.sum(reasons == reason))}): {reason}")
+    print(f"wrote {os.path.join(args.out, 'sweep.nc')}")
+    swept = [d for d in table["status"].dims if d not in ("friction",) and table.sizes[d] > 1]
+    for metric, axes in plots:
+        if not axes:
+            axes = [d for d in swept if d not in ("dt",)][:2] or swept[:1]
+        if not axes:
+            raise UsageError(f"--plot {metric}: nothing swept besides the friction model to plot over")
+        path = os.path.join(args.out, f"{metric}.png")
+        plot_sweep(table, metric, axes[0], axes[1] if len(axes) > 1 else None, path)
+        print(f"wrote {path}")
+    return 1 if table.attrs["failed"] else 0
 
 
 # --- lcpdyn stability -----------------------------------------------------------------------------

@@ -221,10 +221,13 @@ class ReferenceErrorWarning(UserWarning):
     """The reference's own error estimate is not small against a deviation the comparison reports."""
 
 
-def reference_error(scene, reference, reference_dt, reference_run, threshold, position_update, progress=False) -> dict:
+def reference_error(
+    scene, reference, reference_dt, reference_run, threshold, position_update, progress=False, friction="coulomb"
+) -> dict:
     """An estimate of the reference run's own error, in the columns of :data:`ESTIMATED_METRICS`
     and the first slide->roll time: the same metrics of a cruder reference against it. The
-    stepper's reference (first order) is compared with its run at 2 ``reference_dt``: for an error
+    stepper's reference (first order; friction model ``friction``, exact Coulomb unless a sweep
+    chose another) is compared with its run at 2 ``reference_dt``: for an error
     C h, the two differ by C h, the finer run's own error (step halving). The event-driven
     reference is compared with its solution at 100 times its ODE tolerance, an upper bound of its
     error at :data:`EXACT_RTOL`. Returns {"method": text, "estimate": {metric: value},
@@ -237,9 +240,9 @@ def reference_error(scene, reference, reference_dt, reference_run, threshold, po
         method = f"the event-driven solution at rtol {100 * EXACT_RTOL:g} against the reference's {EXACT_RTOL:g}"
     else:
         crude_dt = 2.0 * reference_dt
-        sim = Simulation(scene.model, scene.friction("coulomb"), crude_dt, position_update=position_update)
+        sim = Simulation(scene.model, scene.friction(friction), crude_dt, position_update=position_update)
         crude = sim.run(scene.t_end, progress=progress)
-        method = f"step halving: coulomb at h = {crude_dt:g} s against the reference at {reference_dt:g} s"
+        method = f"step halving: {friction} at h = {crude_dt:g} s against the reference at {reference_dt:g} s"
     score = metrics.summary(crude, reference_run, velocity_threshold=threshold)
     rolls = [metrics.slip_transitions(run, threshold)["first_roll"] for run in (crude, reference_run)]
     return {

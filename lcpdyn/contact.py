@@ -144,6 +144,12 @@ class Contact:
         p = {name: jnp.asarray(value) for name, value in self.geometry().items()}
         return self.frame_of(p, x, R, self.normal_law is not None)
 
+    def outline(self) -> list:
+        """Polylines (each (k, 3), m, body frame about the centre of mass) that draw this
+        contact's side of the body in pictures and animations (:mod:`lcpdyn.animation`); a
+        geometry without one returns [] (the body is then drawn as its axes)."""
+        return []
+
     @property
     def ideal_rolling(self) -> bool:
         """Whether the two tangential rows are bilateral (no slip, no friction law)."""
@@ -160,6 +166,16 @@ class Contact:
         return (2 if self.ideal_rolling else 0) + (1 if self.ideal_spin else 0)
 
 
+def _circles(axes) -> list:
+    """Unit circles (49 points each) about each of the rows of ``axes``."""
+    angles = np.linspace(0.0, 2.0 * np.pi, 49)
+    out = []
+    for k in range(3):
+        u, w = axes[(k + 1) % 3], axes[(k + 2) % 3]
+        out.append(np.cos(angles)[:, None] * u + np.sin(angles)[:, None] * w)
+    return out
+
+
 @dataclass(eq=False)
 class PointContact(Contact):
     """A body-fixed point ``offset`` (body frame, m) against the plane, e.g. a box corner.
@@ -173,6 +189,9 @@ class PointContact(Contact):
 
     def geometry(self) -> dict:
         return {**super().geometry(), "offset": self.offset}
+
+    def outline(self) -> list:
+        return [np.asarray([np.zeros(3), self.offset])]  # a line from the centre of mass to the point
 
     @staticmethod
     def frame_of(p, x, R, compliant):
@@ -195,6 +214,9 @@ class SphereContact(Contact):
 
     def geometry(self) -> dict:
         return {**super().geometry(), "radius": np.float64(self.radius)}
+
+    def outline(self) -> list:
+        return [self.radius * c for c in _circles(np.eye(3))]  # three great circles
 
     @staticmethod
     def frame_of(p, x, R, compliant):
@@ -274,6 +296,17 @@ class DiskContact(Contact):
             "axis": self.axis,
             "min_sin_tilt": np.float64(self.min_sin_tilt),
         }
+
+    def outline(self) -> list:
+        """The rim (radius rho about the axis) and two spokes, which show the wheel turn."""
+        axis = self.axis
+        seed = np.eye(3)[np.argmin(np.abs(axis))]
+        u = np.cross(axis, seed)
+        u /= np.linalg.norm(u)
+        w = np.cross(axis, u)
+        angles = np.linspace(0.0, 2.0 * np.pi, 49)
+        rim = self.radius * (np.cos(angles)[:, None] * u + np.sin(angles)[:, None] * w)
+        return [rim, self.radius * np.asarray([-u, u]), self.radius * np.asarray([-w, w])]
 
     @property
     def ideal_rolling(self) -> bool:

@@ -610,7 +610,7 @@ import lcpdyn.stepper  # noqa: E402
 from scenes.scene import PARAMETER_UNITS  # noqa: E402
 
 ENGINE = pytest.mark.skipif(not hasattr(lcpdyn.stepper, "RunInterrupted"), reason="engine side not yet in")
-COMMANDS = ("scenes", "run", "compare", "demo", "stability", "reproduce")
+COMMANDS = ("scenes", "run", "compare", "demo", "stability", "sweep", "animate", "reproduce")
 
 
 def subparsers(parser=None) -> dict:
