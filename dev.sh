@@ -68,7 +68,7 @@ setup_current() {
     return 0
   fi
   [ -x $CURRENT/bin/python ] || python3 -m venv $CURRENT
-  $CURRENT/bin/python -m pip install -q --disable-pip-version-check --upgrade ".[test,collision]"
+  $CURRENT/bin/python -m pip install -q --disable-pip-version-check --upgrade ".[test,collision,viewer]"
   touch "$stamp"
 }
 

@@ -445,11 +445,15 @@ def _parser() -> argparse.ArgumentParser:
         help="a 3D animation of a result file: bodies, contacts, friction and slip arrows",
         description="Draw the run in RESULT (a file written by `lcpdyn run --out`) frame by frame: each body by\n"
         "its contact geometry, the friction force and slip velocity at each contact, the contact\n"
-        "points' paths and a time readout (lcpdyn.animation); .gif by Pillow, .mp4 by ffmpeg.",
+        "points' paths and a time readout (lcpdyn.animation); .gif by Pillow, .mp4 by ffmpeg; .rrd: a Rerun\n"
+        "recording for the interactive viewer, every step on a time line (lcpdyn.viewer, extra 'viewer').",
     )
     animate.add_argument("result", help="the trajectory file (.npz, .h5)")
     animate.add_argument(
-        "--out", required=True, metavar="FILE", help="the animation: FILE.gif or FILE.mp4 (default: none, required)"
+        "--out",
+        required=True,
+        metavar="FILE",
+        help="FILE.gif or FILE.mp4 (an animation) or FILE.rrd (a Rerun recording) (default: none, required)",
     )
     animate.add_argument("--fps", type=float, default=25.0, help="frames per second of video")
     animate.add_argument(
@@ -826,10 +830,19 @@ def _animate(args) -> int:
     from .animation import WRITERS, animate, frame_times
     from .trajectory import load
 
-    out = _check_output(args.out, tuple(WRITERS), "--out")
+    out = _check_output(args.out, (*WRITERS, ".rrd"), "--out")
     if not os.path.isfile(args.result):
         raise UsageError(f"RESULT {args.result}: no such file")
     trajectory = load(args.result)
+    if out.lower().endswith(".rrd"):
+        from .viewer import export_rerun
+
+        try:
+            count = export_rerun(trajectory, out)
+        except ImportError as exc:
+            raise UsageError(str(exc)) from None
+        print(f"wrote {out} ({count} time points; open it with `rerun {out}`)")
+        return 0
     frame_times(trajectory, args.fps, args.speed)  # bad numbers named before the model is rebuilt
     frames = animate(trajectory, out, fps=args.fps, speed=args.speed)
     print(f"wrote {out} ({frames} frames at {args.fps:g} fps, {args.speed:g} simulated s per s)")

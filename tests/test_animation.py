@@ -3,8 +3,10 @@ comes from the contacts' outlines; bad requests are refused before anything is d
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -93,3 +95,25 @@ def test_the_command_line_writes_the_animation(short_wheel, tmp_path):
         capture_output=True, text=True,
     )  # fmt: skip
     assert bad.returncode == 2 and "no such file" in bad.stderr
+
+
+def test_a_rerun_recording_holds_the_bodies_contacts_and_plots(short_wheel, tmp_path):
+    pytest.importorskip("rerun", reason="the 'viewer' extra (rerun-sdk needs NumPy >= 2: the current-stack leg has it)")
+    from lcpdyn.trajectory import load
+    from lcpdyn.viewer import export_rerun
+
+    out = tmp_path / "wheel.rrd"
+    assert export_rerun(short_wheel, out) == len(load(short_wheel).t)
+    assert export_rerun(short_wheel, tmp_path / "sparse.rrd", every=10) == 11  # steps 0, 10, ..., 90 and the last, 99
+    rerun = Path(sys.executable).with_name("rerun")
+    env = {**os.environ, "HOME": str(tmp_path)}  # no analytics state in the user's home
+    verified = subprocess.run([rerun, "rrd", "verify", out], capture_output=True, text=True, env=env)
+    assert verified.returncode == 0, verified.stderr
+    printed = subprocess.run([rerun, "rrd", "print", out], capture_output=True, text=True, env=env).stdout
+    for entity in (
+        "/world/bodies/wheel", "/world/bodies/wheel/outline", "/world/contacts/0/friction", "/world/contacts/0/slip",
+        "/world/contacts/0/path", "/world/planes/0", "/plots/energy_J", "/plots/contact_0/normal_force_N",
+    ):  # fmt: skip
+        assert entity in printed, entity
+    with pytest.raises(ValueError, match=r"must end in \.rrd"):
+        export_rerun(short_wheel, tmp_path / "x.gif")
