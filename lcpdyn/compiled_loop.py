@@ -252,6 +252,13 @@ def _midpoint(I, omega, torque, h, tolerance):
     return rows, converged
 
 
+def _inverse3(I):
+    """The inverse of a 3 x 3 matrix by its adjugate (no LAPACK call: batched over many scenes,
+    XLA would call LAPACK once per matrix)."""
+    cof = jnp.stack([jnp.cross(I[1], I[2]), jnp.cross(I[2], I[0]), jnp.cross(I[0], I[1])])  # rows: adj(I)^T
+    return cof.T / (I[0] @ cof[0])
+
+
 _UNROLLED = 24  # basic systems up to this size are eliminated by unrolled code, larger ones by LAPACK
 
 
@@ -426,7 +433,7 @@ def _chunk_function(model, layout, static, newton_tolerance):
         inverse = jnp.zeros((n, n))
         for b in range(nb):
             inverse = inverse.at[6 * b : 6 * b + 3, 6 * b : 6 * b + 3].set(jnp.eye(3) / mass[b])
-            inverse = inverse.at[6 * b + 3 : 6 * b + 6, 6 * b + 3 : 6 * b + 6].set(jnp.linalg.inv(inertia[b]))
+            inverse = inverse.at[6 * b + 3 : 6 * b + 6, 6 * b + 3 : 6 * b + 6].set(_inverse3(inertia[b]))
         response = inverse @ J.T
         free = inverse @ momentum
         W = J @ response + jnp.diag(jnp.concatenate([jnp.zeros(r), C]))
@@ -455,7 +462,6 @@ def _chunk_function(model, layout, static, newton_tolerance):
     def chunk(q, v, steps_done, normal_force, friction_force, codes, steps, floats, ints, mu, mu_static, constants):
         h = constants[0]
         kin = kinematics(q, v, steps_done * h, floats, ints)
-        _, mass, inertia = layout.bodies(floats)
         length = CHUNK_STEPS
         blank = (
             jnp.zeros((length, 7 * nb)), jnp.zeros((length, n)), jnp.zeros((length, r)), jnp.zeros((length, r, 3)),
@@ -471,29 +477,39 @@ def _chunk_function(model, layout, static, newton_tolerance):
 
         def body_fn(c):
             i, _, q, v, kin, normal_force, friction_force, codes, buffers = c
-            outputs, codes, ok = one_step(
-                q, v, (steps_done + i) * h, kin, normal_force, friction_force, codes, floats, ints, mu, mu_static,
-                constants,
-            )  # fmt: skip
-            q_new, v_new, lam_N, lam_T = outputs[0], outputs[1], outputs[2], outputs[3]
-            kin_new = kinematics(q_new, v_new, (steps_done + i + 1) * h, floats, ints)
-            vb = v_new.reshape(nb, 6)
-            kinetic_energy = 0.5 * (
-                jnp.sum(mass * jnp.sum(vb[:, :3] ** 2, axis=1))
-                + jnp.sum(vb[:, 3:] * jnp.einsum("bij,bj->bi", inertia, vb[:, 3:]))
+            ok, state, row = advance(
+                steps_done + i, q, v, kin, normal_force, friction_force, codes, floats, ints, mu, mu_static, constants
             )
-            potential, power = kin_new[12], kin_new[15]
-            finite = jnp.all(jnp.isfinite(jnp.concatenate([jnp.ravel(x) for x in kin_new])))
-            finite = finite & jnp.isfinite(kinetic_energy) & jnp.all(jnp.isfinite(q_new)) & jnp.all(jnp.isfinite(v_new))
-            ok = ok & finite & jnp.all(jnp.isfinite(lam_N)) & jnp.all(jnp.isfinite(lam_T))
-            row = (*outputs[:-1], kinetic_energy, potential, power, outputs[-1])
             buffers = tuple(b.at[i].set(x) for b, x in zip(buffers, row, strict=True))
-            return i + jnp.where(ok, 1, 0), ok, q_new, v_new, kin_new, lam_N, lam_T, codes, buffers
+            return (i + jnp.where(ok, 1, 0), ok, *state, buffers)
 
         start = (jnp.asarray(0), jnp.asarray(True), q, v, kin, normal_force, friction_force, codes, blank)
         done, _, _, _, _, _, _, _, buffers = jax.lax.while_loop(going, body_fn, start)
         return (done, *buffers)
 
+    def advance(number, q, v, kin, normal_force, friction_force, codes, floats, ints, mu, mu_static, constants):
+        """Step ``number`` (counted from the run's start) from (q, v) with kinematics ``kin``:
+        (ok, (q+, v+, kin+, lam_N, lam_T, codes+), the step's row of per-step outputs)."""
+        h = constants[0]
+        _, mass, inertia = layout.bodies(floats)
+        outputs, codes, ok = one_step(
+            q, v, number * h, kin, normal_force, friction_force, codes, floats, ints, mu, mu_static, constants
+        )
+        q_new, v_new, lam_N, lam_T = outputs[0], outputs[1], outputs[2], outputs[3]
+        kin_new = kinematics(q_new, v_new, (number + 1) * h, floats, ints)
+        vb = v_new.reshape(nb, 6)
+        kinetic_energy = 0.5 * (
+            jnp.sum(mass * jnp.sum(vb[:, :3] ** 2, axis=1))
+            + jnp.sum(vb[:, 3:] * jnp.einsum("bij,bj->bi", inertia, vb[:, 3:]))
+        )
+        potential, power = kin_new[12], kin_new[15]
+        finite = jnp.all(jnp.isfinite(jnp.concatenate([jnp.ravel(x) for x in kin_new])))
+        finite = finite & jnp.isfinite(kinetic_energy) & jnp.all(jnp.isfinite(q_new)) & jnp.all(jnp.isfinite(v_new))
+        ok = ok & finite & jnp.all(jnp.isfinite(lam_N)) & jnp.all(jnp.isfinite(lam_T))
+        row = (*outputs[:-1], kinetic_energy, potential, power, outputs[-1])
+        return ok, (q_new, v_new, kin_new, lam_N, lam_T, codes), row
+
+    chunk.kinematics, chunk.advance = kinematics, advance  # the batch's scan (lcpdyn.batch) steps with these
     return chunk
 
 

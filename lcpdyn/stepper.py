@@ -1756,72 +1756,85 @@ class Simulation:
         record = _Recorder(self, steps, record_every, chunk_steps, sink)
         k = self.evaluate(self.q, self.v, self.t)
         record.initial(self, k)
-        evaluate = self.evaluate.unscoped
         bar = _Progress(progress, steps, self.friction.name, t_end)
         stop = _StopOnSignal()
         try:
             with stop, _blas_limit(self.blas_threads), float64():  # JAX's float64 scope: lcpdyn.precision
-                i = 0
-                cooldown, backoff = 0, 1  # ordinary steps to take before the compiled loop is tried again
-                while i < steps:
-                    if self._loop is not None and cooldown == 0:
-                        try:
-                            done, refused = self._compiled_chunk(record, i, steps)
-                        except SimulationError as exc:  # an energy stop: the steps up to it are recorded
-                            exc.trajectory = record.finish(self.steps_done, f"failed: {exc}")
-                            raise
-                        i += done
-                        self.loop_steps["compiled"] += done
-                        bar.update(i, self.t)
-                        if i == steps:
-                            break
-                        if done and stop.signal is not None:
-                            trajectory = record.finish(i, "interrupted")
-                            raise RunInterrupted(stop.signal, self.steps_done, self.t, trajectory, sink.path)
-                        if not refused:
-                            continue
-                        # the step the loop refused goes to the ordinary step; refusals in a row back
-                        # off (1, 2, 4, ... ordinary steps, at most a chunk's worth) so that a scene
-                        # the loop cannot solve costs no more than the ordinary run
-                        backoff = 1 if done or self.steps_done == 0 else min(2 * backoff, CHUNK_STEPS)
-                        cooldown = backoff
-                        k = evaluate(self.q, self.v, self.t)
-                    if self._loop is not None:
-                        self.loop_steps["ordinary"] += 1
-                        cooldown -= 1
-                    try:
-                        out_step = self.step(k)
-                        start = time.perf_counter()
-                        k = evaluate(self.q, self.v, self.t)
-                        jacobians = time.perf_counter() - start
-                    except SimulationError as exc:
-                        exc.trajectory = record.finish(i, f"failed: {exc}")
-                        raise
-                    except Exception as exc:  # a user function or anything else: never lose the steps done
-                        error = SimulationError(
-                            f"{type(exc).__name__} raised during the step: {exc}", self.steps_done, self.t
-                        )
-                        error.trajectory = record.finish(i, f"failed: {error}")
-                        raise error from exc
-                    start = time.perf_counter()
-                    try:
-                        record.store(i, self, out_step, k)
-                    except SimulationError as exc:
-                        exc.trajectory = record.finish(i + 1, f"failed: {exc}")
-                        raise
-                    record.timing(i, jacobians, out_step.timing, time.perf_counter() - start)
-                    bar.update(i + 1, self.t)
-                    if stop.signal is not None and i + 1 < steps:
-                        trajectory = record.finish(i + 1, "interrupted")
-                        raise RunInterrupted(stop.signal, self.steps_done, self.t, trajectory, sink.path)
-                    i += 1
+                stepping = self._steps(record, steps, k, stop, bar, sink)
+                request = next(stepping, None)
+                while request is not None:  # the compiled loop's chunks (compiled_loop=True)
+                    request = next_request(stepping, self._loop.run(*request))
         finally:
             bar.close()
         record.warn()
         return record.finish(steps, "completed")
 
-    def _compiled_chunk(self, record, i, steps) -> tuple[int, bool]:
-        """Steps ``i`` .. of the run through the compiled loop (:mod:`lcpdyn.compiled_loop`):
+    def _steps(self, record, steps, k, stop, bar, sink):
+        """The step loop of :meth:`run`, as a generator: where it wants a compiled chunk
+        (``compiled_loop=True``) it yields ``(state, steps)`` and is sent the
+        :class:`~lcpdyn.compiled_loop.Chunk` -- :meth:`run` answers with this simulation's
+        compiled call; a driver of many runs may answer many requests with one call. Everything
+        else (the host's residual check, the records, the ordinary step for a refused step,
+        stops and failures) happens here, the same for every driver."""
+        evaluate = self.evaluate.unscoped
+        i = 0
+        cooldown, backoff = 0, 1  # ordinary steps to take before the compiled loop is tried again
+        while i < steps:
+            if self._loop is not None and cooldown == 0:
+                try:
+                    done, refused = yield from self._compiled_chunk(record, i, steps)
+                except SimulationError as exc:  # an energy stop: the steps up to it are recorded
+                    exc.trajectory = record.finish(self.steps_done, f"failed: {exc}")
+                    raise
+                i += done
+                self.loop_steps["compiled"] += done
+                bar.update(i, self.t)
+                if i == steps:
+                    break
+                if done and stop.signal is not None:
+                    trajectory = record.finish(i, "interrupted")
+                    raise RunInterrupted(stop.signal, self.steps_done, self.t, trajectory, sink.path)
+                if not refused:
+                    continue
+                # the step the loop refused goes to the ordinary step; refusals in a row back
+                # off (1, 2, 4, ... ordinary steps, at most a chunk's worth) so that a scene
+                # the loop cannot solve costs no more than the ordinary run
+                backoff = 1 if done or self.steps_done == 0 else min(2 * backoff, CHUNK_STEPS)
+                cooldown = backoff
+                k = evaluate(self.q, self.v, self.t)
+            if self._loop is not None:
+                self.loop_steps["ordinary"] += 1
+                cooldown -= 1
+            try:
+                out_step = self.step(k)
+                start = time.perf_counter()
+                k = evaluate(self.q, self.v, self.t)
+                jacobians = time.perf_counter() - start
+            except SimulationError as exc:
+                exc.trajectory = record.finish(i, f"failed: {exc}")
+                raise
+            except Exception as exc:  # a user function or anything else: never lose the steps done
+                error = SimulationError(f"{type(exc).__name__} raised during the step: {exc}", self.steps_done, self.t)
+                error.trajectory = record.finish(i, f"failed: {error}")
+                raise error from exc
+            start = time.perf_counter()
+            try:
+                record.store(i, self, out_step, k)
+            except SimulationError as exc:
+                exc.trajectory = record.finish(i + 1, f"failed: {exc}")
+                raise
+            record.timing(i, jacobians, out_step.timing, time.perf_counter() - start)
+            bar.update(i + 1, self.t)
+            if stop.signal is not None and i + 1 < steps:
+                trajectory = record.finish(i + 1, "interrupted")
+                raise RunInterrupted(stop.signal, self.steps_done, self.t, trajectory, sink.path)
+            i += 1
+
+    _chunk_limit = CHUNK_STEPS  # the most steps asked of one compiled chunk
+
+    def _compiled_chunk(self, record, i, steps):
+        """(A generator: yields the chunk request, see :meth:`_steps`.)
+        Steps ``i`` .. of the run through the compiled loop (:mod:`lcpdyn.compiled_loop`):
         one chunk (never past the recorder's next flush, so a file's resume state always
         matches its last record), every step's answer measured by the framework's residual, the
         leading steps that passed recorded and made the state; returns (their number, whether
@@ -1829,8 +1842,8 @@ class Simulation:
         if self.steps_done == 0 and self.model.contacts:
             return 0, True  # the first step takes an extra pass for lam_N (_solve_lcp): the ordinary step's
         begin = time.perf_counter()
-        asked = min(steps - i, record.steps_to_flush(self), CHUNK_STEPS)
-        chunk = self._loop.run(self.state, asked)
+        asked = min(steps - i, record.steps_to_flush(self), self._chunk_limit)
+        chunk = yield (self.state, asked)  # run() answers with self._loop.run(state, asked)
         middle = time.perf_counter()
         relative, active, accepted = measure_chunk(
             chunk.K, chunk.rhs, chunk.lo, chunk.hi, chunk.z, chunk.done, self.tolerance
@@ -1910,6 +1923,15 @@ class Simulation:
 
 
 TIMING_STEPS = 1_000_000  # wall times are kept for at most this many steps of a run
+
+
+def next_request(stepping, chunk):
+    """Send ``chunk`` to a run's step loop (:meth:`Simulation._steps`); its next chunk request,
+    or None when the loop has ended."""
+    try:
+        return stepping.send(chunk)
+    except StopIteration:
+        return None
 
 
 class _StopOnSignal:
