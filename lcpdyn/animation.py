@@ -62,6 +62,21 @@ def frame_times(trajectory, fps: float = 25.0, speed: float = 1.0) -> tuple[np.n
     return times, index
 
 
+def body_outlines(model, size: float) -> tuple[dict, float]:
+    """({body index: polylines in body frame}, reach): each body's contacts' outlines
+    (:meth:`lcpdyn.contact.Contact.outline`), or its axes where it has none, drawn as long as the
+    largest outline reaches (at least 5 % of ``size``, the motion's extent, m)."""
+    outlines = {i: [] for i in range(len(model.bodies))}
+    body_index = {id(b): i for i, b in enumerate(model.bodies)}
+    for contact in model.contacts:
+        outlines[body_index[id(contact.body)]].extend(contact.outline())
+    reach = max([float(np.abs(line).max()) for lines in outlines.values() for line in lines] + [0.05 * size])
+    for i, lines in outlines.items():
+        if not lines:
+            outlines[i] = [np.asarray([np.zeros(3), reach * e]) for e in np.eye(3)]  # its axes
+    return outlines, reach
+
+
 def _rotation(quaternion):
     from .rotation import np_rotation_matrix
 
@@ -120,15 +135,8 @@ def animate(trajectory, path, *, fps: float = 25.0, speed: float = 1.0, model=No
     points = _contact_points(model, trajectory, steps)
     positions = np.asarray(trajectory.position)[steps]
     # the scene's extent: every body's outline and every contact point, over the frames shown
-    outlines = {i: [] for i in range(nb)}
-    body_index = {id(b): i for i, b in enumerate(model.bodies)}
-    for contact in model.contacts:
-        outlines[body_index[id(contact.body)]].extend(contact.outline())
     size = max(float(np.ptp(positions.reshape(-1, 3), axis=0).max()), 1e-3)
-    reach = max([float(np.abs(line).max()) for lines in outlines.values() for line in lines] + [0.05 * size])
-    for i in range(nb):
-        if not outlines[i]:
-            outlines[i] = [np.asarray([np.zeros(3), reach * e]) for e in np.eye(3)]  # its axes
+    outlines, reach = body_outlines(model, size)
     corners = np.concatenate([positions.reshape(-1, 3) - reach, positions.reshape(-1, 3) + reach])
     if r:
         corners = np.concatenate([corners, points.reshape(-1, 3)])

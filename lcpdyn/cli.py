@@ -405,8 +405,8 @@ def _parser() -> argparse.ArgumentParser:
         "--reference",
         default="coulomb@1e-4",
         metavar="MODEL@DT",
-        help="the run each run is scored against: a friction model at a step, or exact@DT (the event-driven "
-        "solution sampled every DT)",
+        help="the run each run is scored against: a friction model at a step, exact@DT (the event-driven "
+        "solution sampled every DT), or none (runs timed and checked, not scored)",
     )
     sweep.add_argument(
         "--out",
@@ -430,6 +430,12 @@ def _parser() -> argparse.ArgumentParser:
         "--trajectories", action="store_true", help="stream every run's trajectory to OUT/trajectories/KEY.h5"
     )
     sweep.add_argument("--retry-failed", action="store_true", help="on resume, run the failed runs again")
+    sweep.add_argument(
+        "--compiled-loop",
+        default="auto",
+        choices=("auto", "on", "off"),
+        help="auto: every run whose scene the compiled loop takes runs in it (every step still checked); on/off: force",
+    )
     sweep.add_argument(
         "--plot",
         action="append",
@@ -927,6 +933,7 @@ def _sweep(args) -> int:
         options=options, reference=args.reference, t_end=args.t_end,
         fixed={k: v for k, v in _parse_sets(args.set).items()}, out=args.out, trajectories=args.trajectories,
         scheduler=args.scheduler, workers=workers, retry_failed=args.retry_failed, progress=not args.quiet,
+        compiled_loop={"auto": "auto", "on": True, "off": False}[args.compiled_loop],
     )  # fmt: skip
     try:
         table = sweep(args.scene, **kwargs)

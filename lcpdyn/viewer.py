@@ -40,7 +40,7 @@ def export_rerun(trajectory, path, *, model=None, every: int = 1) -> int:
         raise ImportError(
             "the Rerun export needs the 'viewer' extra: pip install 'lcpdyn[viewer]' (rerun-sdk, NumPy >= 2)"
         ) from None
-    from .animation import ARROW_FRACTION, _contact_points
+    from .animation import ARROW_FRACTION, _contact_points, body_outlines
     from .trajectory import Trajectory, load
 
     if not isinstance(trajectory, Trajectory):
@@ -81,15 +81,10 @@ def export_rerun(trajectory, path, *, model=None, every: int = 1) -> int:
     try:
         recording.log("world", rr.ViewCoordinates.RIGHT_HAND_Z_UP, static=True)
         index = [rr.TimeColumn("time", duration=times)]
-        body_index = {id(b): i for i, b in enumerate(model.bodies)}
-        outlines = {i: [] for i in range(len(model.bodies))}
-        for contact in model.contacts:
-            outlines[body_index[id(contact.body)]].extend(contact.outline())
-        reach = max([float(np.abs(line).max()) for lines in outlines.values() for line in lines] + [0.05 * size])
+        outlines, reach = body_outlines(model, size)
         for i, body in enumerate(model.bodies):
             entity = f"world/bodies/{body.name}"
-            lines = outlines[i] or [np.asarray([np.zeros(3), reach * e]) for e in np.eye(3)]
-            recording.log(f"{entity}/outline", rr.LineStrips3D(lines, colors=[_colour(i)]), static=True)
+            recording.log(f"{entity}/outline", rr.LineStrips3D(outlines[i], colors=[_colour(i)]), static=True)
             xyzw = quaternion[:, i][:, [1, 2, 3, 0]]  # lcpdyn's (w, x, y, z) -> Rerun's (x, y, z, w)
             recording.send_columns(
                 entity, indexes=index, columns=rr.Transform3D.columns(translation=position[:, i], quaternion=xyzw)

@@ -35,7 +35,7 @@ def _direct(mu, theta, friction):
     """The scores of one run computed without the sweep: its own simulation against its own reference."""
     scene = wheel.build(mu=mu, theta_deg=theta, t_end=SHORT["t_end"])
     reference = scene.simulation("coulomb", dt=1e-3).run(scene.t_end)
-    run = scene.simulation(friction, dt=2e-3).run(scene.t_end)
+    run = scene.simulation(friction, dt=2e-3, compiled_loop=True).run(scene.t_end)  # the sweep's "auto"
     scores = metrics.summary(run, reference, velocity_threshold=scene.contact_model["velocity_threshold"])
     return scores
 
@@ -48,6 +48,7 @@ def test_local_cluster_sweep_equals_single_runs_and_round_trips(tmp_path):
     assert table["force_rms_deviation_percent"].dims == ("friction", "dt", "mu", "theta_deg")
     assert (table["status"].values == "completed").all()
     assert table.attrs["completed"] == 8 and table.attrs["failed"] == 0
+    assert (table["compiled_steps"].values == 49).all()  # compiled_loop="auto": all but the first step
     workers = set(table["worker"].values.ravel())
     assert all(w and not w.endswith(f":{os.getpid()}") for w in workers)  # ran in the cluster's processes
     # the numbers are those of the same runs made by hand, bit for bit
@@ -282,3 +283,32 @@ def test_trajectories_are_streamed_per_run(tmp_path):
     run = load(path)
     assert run.parameters["status"] == "completed" and len(run.t) == int(table["steps"].squeeze())
     assert run.parameters["scene"]["mu"] == 0.2
+
+
+def test_a_sweep_without_a_reference_times_and_checks_its_runs(tmp_path):
+    table = sweep(
+        "wheel", grid={"mu": [0.2, 0.4]}, friction=["box"], t_end=0.1, dt=[2e-3], reference=None,
+        out=tmp_path / "sw", workers=0, progress=False,
+    )  # fmt: skip
+    assert table.attrs["reference"] == "none" and table.attrs["completed"] == 2
+    assert np.isnan(table["force_rms_deviation_percent"].values).all()
+    assert (table["steps"].values == 50).all() and (table["wall_s"].values > 0).all()
+    assert (table["reference_status"].values == "not run").all()
+    assert not list((tmp_path / "sw" / "references").glob("*.json"))
+
+
+def test_compiled_loop_off_gives_the_ordinary_steps(tmp_path):
+    kwargs = {"grid": {"mu": [0.3]}, "friction": ["regularized"], "workers": 0, "progress": False, **SHORT}
+    ordinary = sweep("wheel", compiled_loop=False, **kwargs)
+    assert (ordinary["compiled_steps"].values == 0).all()
+    scene = wheel.build(mu=0.3, t_end=SHORT["t_end"])
+    reference = scene.simulation("coulomb", dt=1e-3).run(scene.t_end)
+    run = scene.simulation("regularized", dt=2e-3).run(scene.t_end)
+    expected = metrics.summary(run, reference, velocity_threshold=0.01)
+    assert float(ordinary["misalignment_rms_deg"].squeeze()) == expected["misalignment_rms_deg"]
+    looped = sweep("wheel", **kwargs)  # "auto": the same numbers to rounding
+    np.testing.assert_allclose(
+        looped["position_error_final"].values, ordinary["position_error_final"].values, rtol=1e-6
+    )
+    with pytest.raises(ValueError, match="compiled_loop must be"):
+        sweep("wheel", compiled_loop="yes", **kwargs)
