@@ -127,7 +127,15 @@ def animate(trajectory, path, *, fps: float = 25.0, speed: float = 1.0, model=No
     if not path.parent.is_dir():
         raise ValueError(f"animation {str(path)!r}: the directory {str(path.parent)!r} does not exist")
     if model is None:
-        model = trajectory.rebuild().model
+        from .rebuild import RebuildError
+
+        try:
+            model = trajectory.rebuild().model
+        except RebuildError:
+            raise ValueError(
+                "the trajectory records no scene (its model was built in Python), so its bodies cannot be "
+                "rebuilt: pass the model, lcpdyn.animation.animate(..., model=model)"
+            ) from None
     nb, r = len(model.bodies), len(model.contacts)
     if trajectory.position.shape[1] != nb:
         raise ValueError(f"the model has {nb} bodies, the trajectory {trajectory.position.shape[1]}")

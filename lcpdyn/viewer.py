@@ -53,7 +53,15 @@ def export_rerun(trajectory, path, *, model=None, every: int = 1) -> int:
     if isinstance(every, bool) or not isinstance(every, int) or every < 1:
         raise ValueError(f"every must be an integer >= 1, got {every!r}")
     if model is None:
-        model = trajectory.rebuild().model
+        from .rebuild import RebuildError
+
+        try:
+            model = trajectory.rebuild().model
+        except RebuildError:
+            raise ValueError(
+                "the trajectory records no scene (its model was built in Python), so its bodies cannot be "
+                "rebuilt: pass the model, lcpdyn.viewer.export_rerun(..., model=model)"
+            ) from None
     t = np.asarray(trajectory.t, float)
     if t.size == 0:
         raise ValueError("the trajectory has no steps: nothing to export")

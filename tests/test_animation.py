@@ -117,3 +117,15 @@ def test_a_rerun_recording_holds_the_bodies_contacts_and_plots(short_wheel, tmp_
         assert entity in printed, entity
     with pytest.raises(ValueError, match=r"must end in \.rrd"):
         export_rerun(short_wheel, tmp_path / "x.gif")
+
+
+def test_a_run_of_a_model_built_in_python_needs_its_model(tmp_path):
+    from lcpdyn import DiskContact, Model, Plane, RigidBody, Simulation
+
+    model = Model(gravity=(0, 0, -9.81))
+    disk = model.add_body(RigidBody("disk", 1.0, (0.3, 0.6, 0.3), position=(0, 0, 0.5), velocity=(1, 0, 0)))
+    model.add_contact(DiskContact(disk, Plane(), mu=0.3, radius=0.5))
+    run = Simulation(model, "box", dt=1e-2).run(0.2)
+    with pytest.raises(ValueError, match="records no scene.*model=model"):
+        animate(run, tmp_path / "a.gif")
+    assert animate(run, tmp_path / "a.gif", fps=10, model=model) == 3  # t = 0.01 ... 0.2: 2 frames and the last
