@@ -926,6 +926,10 @@ def _sweep(args) -> int:
             raise UsageError(f"--plot {item}: unknown metric {metric!r}; choose from {', '.join(METRICS)}, wall_s")
         if len(axes) > 2:
             raise UsageError(f"--plot {item}: expected METRIC[:X[:Y]]")
+        swept = [*grid, *options, "dt"] + (["point"] if points is not None else [])
+        for axis in axes:  # checked before anything runs, not after the sweep
+            if axis not in swept:
+                raise UsageError(f"--plot {item}: {axis!r} is not swept; the swept dimensions are {', '.join(swept)}")
         plots.append((metric, axes))
     workers = args.workers
     kwargs = dict(

@@ -171,10 +171,12 @@ def test_a_failing_run_is_recorded_and_the_sweep_goes_on(tmp_path):
 
 
 def _sweep_command(out, *extra):
+    # runs of 250 ordinary steps (~0.1 s each): long enough that SIGINT, sent when the third run is
+    # recorded, lands before the last one (with the compiled loop all ten ran out in the polling gap)
     return [
         sys.executable, "-m", "lcpdyn", "sweep", "wheel", "--grid", "mu=0.1:0.5:5", "--friction", "regularized,box",
-        "--dt", "2e-3", "--t-end", "0.1", "--reference", "coulomb@1e-3", "--workers", "0", "--quiet", "--out",
-        str(out), *extra,
+        "--dt", "2e-3", "--t-end", "0.5", "--reference", "coulomb@1e-3", "--workers", "0", "--quiet",
+        "--compiled-loop", "off", "--out", str(out), *extra,
     ]  # fmt: skip
 
 
@@ -201,7 +203,7 @@ def test_an_interrupted_sweep_keeps_its_runs_and_resumes(tmp_path):
     resumed = load_sweep(out)
     whole = sweep(
         "wheel", grid={"mu": [0.1, 0.2, 0.3, 0.4, 0.5]}, friction=["regularized", "box"], workers=0, progress=False,
-        **SHORT,
+        **{**SHORT, "t_end": 0.5}, compiled_loop=False,
     )  # fmt: skip
     for key in METRICS:
         np.testing.assert_array_equal(resumed[key].values, whole[key].values)
@@ -312,3 +314,14 @@ def test_compiled_loop_off_gives_the_ordinary_steps(tmp_path):
     )
     with pytest.raises(ValueError, match="compiled_loop must be"):
         sweep("wheel", compiled_loop="yes", **kwargs)
+
+
+def test_the_command_line_refuses_a_plot_over_an_unswept_parameter(tmp_path):
+    done = subprocess.run(
+        [sys.executable, "-m", "lcpdyn", "sweep", "wheel", "--grid", "mu=0.1,0.2", "--out", str(tmp_path / "sw"),
+         "--plot", "misalignment_rms_deg:theta_deg", "--workers", "0"],
+        env=_env(), cwd=tmp_path, capture_output=True, text=True,
+    )  # fmt: skip
+    assert done.returncode == 2
+    assert "'theta_deg' is not swept; the swept dimensions are mu, dt" in done.stderr
+    assert not (tmp_path / "sw").exists()  # nothing ran, nothing was written
