@@ -62,6 +62,22 @@ def frame_times(trajectory, fps: float = 25.0, speed: float = 1.0) -> tuple[np.n
     return times, index
 
 
+def model_of(trajectory, model, caller: str):
+    """``model``, or the one the trajectory's recorded scene rebuilds; a ValueError saying what to
+    do for a run of a model built in Python (no scene recorded). ``caller`` names the function."""
+    if model is not None:
+        return model
+    from .rebuild import RebuildError
+
+    try:
+        return trajectory.rebuild().model
+    except RebuildError:
+        raise ValueError(
+            "the trajectory records no scene (its model was built in Python), so its bodies cannot be "
+            f"rebuilt: pass the model, {caller}(..., model=model)"
+        ) from None
+
+
 def body_outlines(model, size: float) -> tuple[dict, float]:
     """({body index: polylines in body frame}, reach): each body's contacts' outlines
     (:meth:`lcpdyn.contact.Contact.outline`), or its axes where it has none, drawn as long as the
@@ -126,16 +142,7 @@ def animate(trajectory, path, *, fps: float = 25.0, speed: float = 1.0, model=No
         )
     if not path.parent.is_dir():
         raise ValueError(f"animation {str(path)!r}: the directory {str(path.parent)!r} does not exist")
-    if model is None:
-        from .rebuild import RebuildError
-
-        try:
-            model = trajectory.rebuild().model
-        except RebuildError:
-            raise ValueError(
-                "the trajectory records no scene (its model was built in Python), so its bodies cannot be "
-                "rebuilt: pass the model, lcpdyn.animation.animate(..., model=model)"
-            ) from None
+    model = model_of(trajectory, model, "lcpdyn.animation.animate")
     nb, r = len(model.bodies), len(model.contacts)
     if trajectory.position.shape[1] != nb:
         raise ValueError(f"the model has {nb} bodies, the trajectory {trajectory.position.shape[1]}")

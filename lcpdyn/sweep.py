@@ -79,7 +79,6 @@ import os
 import signal
 import socket
 import tempfile
-import threading
 import time
 import warnings
 from dataclasses import asdict, dataclass, field
@@ -435,11 +434,8 @@ def run_reference(scene: str, parameters: dict, reference: dict, t_end: float, c
                 samples = ref.dt * np.arange(1, int(round(t_end / ref.dt)) + 1)
                 trajectory = exact_coulomb(built.model, t_end, samples, rtol=EXACT_RTOL).as_trajectory(built.model)
             else:
-                sim = built.simulation(ref.friction, dt=ref.dt, position_update=ref.position_update)
-                if compiled_loop is True or (compiled_loop == "auto" and not _unsupported(sim)):
-                    sim = built.simulation(
-                        ref.friction, dt=ref.dt, position_update=ref.position_update, compiled_loop=True
-                    )  # as the runs of the grid: a reference that is one of them is that run
+                # as the runs of the grid: a reference that is one of them is that run
+                sim = _simulation(built, ref.friction, ref.dt, compiled_loop, position_update=ref.position_update)
                 trajectory = sim.run(t_end)
             kind = "exact" if ref.friction == "exact" else "stepper"
             error = reference_error(
@@ -492,11 +488,9 @@ def run_one(spec_json: str, run: dict, reference: dict, trajectory_path: str | N
         with threadpool_limits(limits=1, user_api="blas"), warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
             built = build_scene(spec.scene, **spec.fixed, **point, t_end=spec.t_end)
-            if "compiled_loop" not in options and spec.compiled_loop != "auto":
-                options["compiled_loop"] = spec.compiled_loop
-            sim = built.simulation(run["friction"], dt=run["dt"], **options)
-            if "compiled_loop" not in options and not _unsupported(sim):
-                sim = built.simulation(run["friction"], dt=run["dt"], compiled_loop=True, **options)
+            sim = _simulation(
+                built, run["friction"], run["dt"], options.pop("compiled_loop", spec.compiled_loop), **options
+            )
             try:
                 trajectory = sim.run(spec.t_end, out=trajectory_path)
                 failure = None
@@ -531,10 +525,18 @@ def run_one(spec_json: str, run: dict, reference: dict, trajectory_path: str | N
     return record
 
 
-def _unsupported(sim) -> list[str]:
+def _simulation(built, friction, dt, compiled_loop, **options):
+    """The Simulation of one run (or reference) of a sweep: ``compiled_loop`` True or False as
+    given, ``"auto"``: in the compiled loop where it takes the scene
+    (:func:`lcpdyn.compiled_loop.unsupported` empty), else the ordinary step."""
+    if compiled_loop != "auto":
+        return built.simulation(friction, dt=dt, compiled_loop=compiled_loop, **options)
     from .compiled_loop import unsupported
 
-    return unsupported(sim)
+    sim = built.simulation(friction, dt=dt, **options)
+    if unsupported(sim):
+        return sim
+    return built.simulation(friction, dt=dt, compiled_loop=True, **options)
 
 
 def _spec_from_json(text: str) -> SweepSpec:
@@ -671,7 +673,9 @@ def sweep(
             return None
         return str((directory / "trajectories" / f"{spec.run_key(run)}.h5").resolve())
 
-    stop = _SignalStop()
+    from .stepper import _StopOnSignal
+
+    stop = _StopOnSignal()
     bar = _bar(len(runs), len(runs) - len(todo), progress, spec)
     try:
         with stop:
@@ -685,41 +689,21 @@ def sweep(
         bar.close()
         dataset = _dataset(spec, records, references)
         path = _save(dataset, directory)
-        raise SweepInterrupted(getattr(exc, "signum", None) or stop.signum or signal.SIGINT, dataset, path) from None
+        raise SweepInterrupted(getattr(exc, "signum", None) or stop.signal or signal.SIGINT, dataset, path) from None
     bar.close()
     dataset = _dataset(spec, records, references)
     _save(dataset, directory)
     return dataset
 
 
-class _SignalStop:
-    """While a sweep runs in the main thread, SIGINT and SIGTERM only set ``signum``; the sweep's
-    loops check it between runs (and every :data:`POLL` s while waiting on the cluster) and stop
-    there. A handler that raised could land inside a library's callback (JAX's garbage-collection
-    hook swallows a KeyboardInterrupt), and the signal would be lost. The previous handlers come
-    back after the ``with`` block."""
-
-    def __init__(self):
-        self.signum, self._previous = None, {}
-
-    def _handler(self, signum, frame):
-        self.signum = signum
-
-    def check(self):
-        if self.signum is not None:
-            raise _Stopped(self.signum)
-
-    def __enter__(self):
-        if threading.current_thread() is threading.main_thread():
-            for signum in (signal.SIGINT, signal.SIGTERM):
-                self._previous[signum] = signal.signal(signum, self._handler)
-        return self
-
-    def __exit__(self, *exc):
-        for signum, handler in self._previous.items():
-            signal.signal(signum, handler)
-        self._previous = {}
-        return False
+def _check(stop) -> None:
+    """Stop the sweep here if SIGINT or SIGTERM came (``stop``: the stepper's flag-only handler,
+    :class:`lcpdyn.stepper._StopOnSignal`). Its handler never raises: one that did could land in a
+    library's callback (JAX's garbage-collection hook swallows a KeyboardInterrupt) and the signal
+    would be lost. The sweep's loops call this between runs and every :data:`POLL` s while
+    waiting on the cluster."""
+    if stop.signal is not None:
+        raise _Stopped(stop.signal)
 
 
 POLL = 0.25
@@ -746,10 +730,10 @@ def _run_here(spec, spec_json, todo, keep, keep_reference, path_of, bar, stop):
                 )
             }
             keep_reference(i, cache[i])
-            stop.check()
+            _check(stop)
         keep(run_one(spec_json, run, cache[i], path_of(run)))
         bar.update()
-        stop.check()  # a signal between a run's steps stops that run (RunInterrupted); here, between runs
+        _check(stop)  # a signal between a run's steps stops that run (RunInterrupted); here, between runs
 
 
 def _run_on_dask(spec, spec_json, todo, keep, keep_reference, path_of, bar, stop, client, scheduler, workers):
@@ -798,7 +782,7 @@ def _run_on_dask(spec, spec_json, todo, keep, keep_reference, path_of, bar, stop
         pending_references = dict(references)
         try:
             while futures:
-                stop.check()
+                _check(stop)
                 try:
                     finished = wait(list(futures), timeout=POLL, return_when="FIRST_COMPLETED").done
                 except TimeoutError:

@@ -40,7 +40,7 @@ def export_rerun(trajectory, path, *, model=None, every: int = 1) -> int:
         raise ImportError(
             "the Rerun export needs the 'viewer' extra: pip install 'lcpdyn[viewer]' (rerun-sdk, NumPy >= 2)"
         ) from None
-    from .animation import ARROW_FRACTION, _contact_points, body_outlines
+    from .animation import ARROW_FRACTION, _contact_points, body_outlines, model_of
     from .trajectory import Trajectory, load
 
     if not isinstance(trajectory, Trajectory):
@@ -52,16 +52,7 @@ def export_rerun(trajectory, path, *, model=None, every: int = 1) -> int:
         raise ValueError(f"Rerun recording {str(path)!r}: the directory {str(path.parent)!r} does not exist")
     if isinstance(every, bool) or not isinstance(every, int) or every < 1:
         raise ValueError(f"every must be an integer >= 1, got {every!r}")
-    if model is None:
-        from .rebuild import RebuildError
-
-        try:
-            model = trajectory.rebuild().model
-        except RebuildError:
-            raise ValueError(
-                "the trajectory records no scene (its model was built in Python), so its bodies cannot be "
-                "rebuilt: pass the model, lcpdyn.viewer.export_rerun(..., model=model)"
-            ) from None
+    model = model_of(trajectory, model, "lcpdyn.viewer.export_rerun")
     t = np.asarray(trajectory.t, float)
     if t.size == 0:
         raise ValueError("the trajectory has no steps: nothing to export")
