@@ -53,10 +53,14 @@ from numba import njit
 from solvers.result import _measure_kernel
 
 from .friction import compiled_rows
+from .kernels import kinetic_energy
 from .model import _Layout
 from .precision import float64
 
-__all__ = ["CompiledLoop", "Chunk", "unsupported", "measure", "CHUNK_STEPS", "MAX_SIZE", "COMPILATIONS"]
+__all__ = [
+    "CompiledLoop", "Chunk", "unsupported", "measure", "measure_batch", "batched_chunk",
+    "CHUNK_STEPS", "MAX_SIZE", "COMPILATIONS",
+]  # fmt: skip
 
 CHUNK_STEPS = 512
 """Steps per compiled call (the outputs of a chunk are kept until the host has checked them)."""
@@ -120,6 +124,7 @@ class Chunk(NamedTuple):
     potential_energy: np.ndarray
     conservative_power: np.ndarray
     work: np.ndarray
+    measured: tuple | None = None  # (relative, active, accepted) of :func:`measure`, if the caller measured
 
 
 class CompiledLoop:
@@ -156,6 +161,7 @@ class CompiledLoop:
         self.executable = _COMPILED.get(key) if key is not None else None
         self._key, self._model = key, model
         self.size = model.n_velocities + 3 * len(model.contacts)
+        self.mass, self.inertia = model.body_masses()
 
     def _compile(self):
         from .stepper import _NEWTON_TOLERANCE
@@ -175,9 +181,11 @@ class CompiledLoop:
     def run(self, state, steps: int) -> Chunk:
         """Up to ``min(steps, CHUNK_STEPS)`` steps from ``state`` (a StepState); stops early at
         the first step it knows failed. The host still measures every step (:func:`measure`)."""
+        if self.executable is None and self._key is not None:  # one built after this loop was made
+            self.executable = _COMPILED.get(self._key)
         if self.executable is None:
             self._compile()
-        elif self._key is not None:
+        elif self._key is not None and self._key in _COMPILED:
             _COMPILED.move_to_end(self._key)
         warm = _initial_set(state.active_set, self.size, self._model.n_velocities, len(self._model.contacts))
         with float64():
@@ -186,6 +194,7 @@ class CompiledLoop:
                 np.int64(min(steps, CHUNK_STEPS)), *self.numbers,
             )  # fmt: skip
         out = [np.asarray(x) for x in out]
+        out[15] = kinetic_energies(self.mass[None], self.inertia[None], out[2][:, None, :])[:, 0]
         return Chunk(int(out[0]), *out[1:])
 
 
@@ -217,6 +226,94 @@ def measure(K, rhs, lo, hi, z, done, tolerance):
             accepted = i
             break
     return relative, active, accepted
+
+
+@njit(cache=True, nogil=True)
+def kinetic_energies(mass, inertia, v):
+    """The kinetic energy of every state of a chunk, by the ordinary step's own kernel
+    (:func:`lcpdyn.kernels.kinetic_energy`): ``v`` (steps, copies, 6 nb), ``mass`` (copies, nb),
+    ``inertia`` (copies, nb, 3, 3) -> (steps, copies). On the host, so that a copy's energy does
+    not depend on how XLA vectorized its call (a reduction's order may change with the call's
+    size)."""
+    steps, copies = v.shape[0], v.shape[1]
+    out = np.empty((steps, copies))
+    for i in range(steps):
+        for b in range(copies):
+            out[i, b] = kinetic_energy(mass[b], inertia[b], v[i, b])
+    return out
+
+
+@njit(cache=True, nogil=True)
+def measure_batch(K, rhs, lo, hi, z, done, tolerance):
+    """:func:`measure` of each copy of a batched chunk (:func:`batched_chunk`: leading axes
+    steps x copies), the same kernel on the same numbers: ``(relative (steps, copies), active
+    (steps, copies, size), accepted (copies,))``. Releases the GIL (the batch measures one part
+    of its copies while the compiled code steps another)."""
+    steps, copies, size = z.shape
+    relative = np.full((steps, copies), np.nan)
+    active = np.zeros((steps, copies, size), np.int8)
+    accepted = done.astype(np.int64)
+    w = np.empty(size)
+    for i in range(steps):  # step-major, as the arrays are laid out
+        for b in range(copies):
+            if i < accepted[b]:
+                value, _, _, _ = _measure_kernel(K[i, b], rhs[i, b], lo[i, b], hi[i, b], z[i, b], w, active[i, b])
+                relative[i, b] = value
+                if not value <= tolerance[b]:
+                    accepted[b] = i
+    return relative, active, accepted
+
+
+def batched_chunk(loop: CompiledLoop, copies: int, length: int):
+    """The compiled chunk of ``copies`` simulations of ``loop``'s structure at once (the batch
+    of :mod:`lcpdyn.batch`): ``(q, v, steps_done, normal_force, friction_force, codes, steps,
+    floats, ints, mu, mu_static, constants)``, each with a leading axis of copies, ->
+    ``(done (copies,), the per-step outputs of :class:`Chunk` with leading axes (length,
+    copies))``. A ``lax.scan`` of ``length`` steps whose body is the single chunk's step
+    (``advance``, the same traced code) vmapped over the copies; a copy stops advancing at its
+    first failed step or after its own ``steps`` (0: it only rides along). Compiled once per
+    structure, number of copies and length; the numbers are inputs."""
+    key = ("batch", loop._key, copies, length)
+    executable = _COMPILED.get(key)
+    if executable is not None:
+        _COMPILED.move_to_end(key)
+        return executable
+    from .stepper import _NEWTON_TOLERANCE
+
+    single = _chunk_function(loop._model, loop.layout, loop.static, _NEWTON_TOLERANCE)
+    kinematics, advance = jax.vmap(single.kinematics), jax.vmap(single.advance)
+
+    def chunk(q, v, steps_done, normal_force, friction_force, codes, steps, floats, ints, mu, mu_static, constants):
+        kin = kinematics(q, v, steps_done * constants[:, 0], floats, ints)
+
+        def body(carry, i):
+            alive, state = carry
+            ok, new, row = advance(steps_done + i, *state, floats, ints, mu, mu_static, constants)
+            ok = alive & ok & (i < steps)
+            state = jax.tree_util.tree_map(
+                lambda a, b: jnp.where(ok.reshape(ok.shape + (1,) * (a.ndim - 1)), a, b), new, state
+            )
+            return (ok, state), (ok, row)
+
+        start = (jnp.ones(copies, bool), (q, v, kin, normal_force, friction_force, codes))
+        _, (oks, rows) = jax.lax.scan(body, start, jnp.arange(length))
+        done = jnp.sum(jnp.cumprod(oks.astype(jnp.int64), axis=0), axis=0)
+        return (done, *rows)
+
+    q0, v0 = loop._model.initial_state()
+    r, size = loop.static[1], loop.size
+    stack = lambda x: np.broadcast_to(np.asarray(x), (copies, *np.shape(x)))  # noqa: E731
+    args = (
+        stack(q0), stack(v0), stack(np.int64(0)), stack(np.zeros(r)), stack(np.zeros((r, 3))),
+        stack(np.zeros(size, np.int8)), stack(np.int64(1)), *(stack(x) for x in loop.numbers),
+    )  # fmt: skip
+    COMPILATIONS[0] += 1
+    with float64():
+        executable = jax.jit(chunk).lower(*args).compile()
+    _COMPILED[key] = executable
+    while len(_COMPILED) > _CACHE_SIZE:
+        _COMPILED.popitem(last=False)
+    return executable
 
 
 # --- the traced step ---------------------------------------------------------------------------
@@ -498,9 +595,12 @@ def _chunk_function(model, layout, static, newton_tolerance):
         q_new, v_new, lam_N, lam_T = outputs[0], outputs[1], outputs[2], outputs[3]
         kin_new = kinematics(q_new, v_new, (number + 1) * h, floats, ints)
         vb = v_new.reshape(nb, 6)
-        kinetic_energy = 0.5 * (
-            jnp.sum(mass * jnp.sum(vb[:, :3] ** 2, axis=1))
-            + jnp.sum(vb[:, 3:] * jnp.einsum("bij,bj->bi", inertia, vb[:, 3:]))
+        kinetic_energy = (
+            0.5
+            * (  # for the finiteness check; the host recomputes it (kinetic_energies)
+                jnp.sum(mass * jnp.sum(vb[:, :3] ** 2, axis=1))
+                + jnp.sum(vb[:, 3:] * jnp.einsum("bij,bj->bi", inertia, vb[:, 3:]))
+            )
         )
         potential, power = kin_new[12], kin_new[15]
         finite = jnp.all(jnp.isfinite(jnp.concatenate([jnp.ravel(x) for x in kin_new])))

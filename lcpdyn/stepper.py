@@ -1739,6 +1739,20 @@ class Simulation:
         ``TIMING_STEPS`` steps), not in the trajectory, which stays reproducible. Steps of the
         compiled loop (``compiled_loop=True``) get their chunk's shares: the compiled call as
         solve, the host's residual check as rest, the recording."""
+        steps = self._run_steps(t_end, record_every, chunk_steps)
+        stop = _StopOnSignal()
+        with stop, _blas_limit(self.blas_threads), float64():  # JAX's float64 scope: lcpdyn.precision
+            session = self._session(steps, t_end, progress, out, record_every, chunk_steps, stop)
+            chunk = None
+            while True:
+                try:
+                    request = session.send(chunk)
+                except StopIteration as end:
+                    return end.value
+                chunk = self._loop.run(*request)  # the compiled loop's chunks (compiled_loop=True)
+
+    def _run_steps(self, t_end, record_every, chunk_steps) -> int:
+        """The checks of :meth:`run`'s arguments (before any work); the number of steps to take."""
         t_end = finite_number("t_end", t_end)
         steps = round((t_end - self.t) / self.dt)
         if steps < 1:
@@ -1752,18 +1766,19 @@ class Simulation:
             raise ValueError(f"record_every must be an integer >= 1, got {record_every!r}")
         if isinstance(chunk_steps, bool) or not isinstance(chunk_steps, int) or chunk_steps < 1:
             raise ValueError(f"chunk_steps must be an integer >= 1, got {chunk_steps!r}")
+        return steps
+
+    def _session(self, steps, t_end, progress, out, record_every, chunk_steps, stop):
+        """:meth:`run` after its checks, as a generator (:meth:`_steps`): yields the compiled
+        chunk requests, returns the :class:`Trajectory` (raises as :meth:`run` does). ``stop``
+        is the signal flag it polls; the caller holds the float64 and BLAS scopes."""
         sink = _Sink.open(out, self, record_every)  # checks the path before any step
         record = _Recorder(self, steps, record_every, chunk_steps, sink)
         k = self.evaluate(self.q, self.v, self.t)
         record.initial(self, k)
         bar = _Progress(progress, steps, self.friction.name, t_end)
-        stop = _StopOnSignal()
         try:
-            with stop, _blas_limit(self.blas_threads), float64():  # JAX's float64 scope: lcpdyn.precision
-                stepping = self._steps(record, steps, k, stop, bar, sink)
-                request = next(stepping, None)
-                while request is not None:  # the compiled loop's chunks (compiled_loop=True)
-                    request = next_request(stepping, self._loop.run(*request))
+            yield from self._steps(record, steps, k, stop, bar, sink)
         finally:
             bar.close()
         record.warn()
@@ -1845,9 +1860,12 @@ class Simulation:
         asked = min(steps - i, record.steps_to_flush(self), self._chunk_limit)
         chunk = yield (self.state, asked)  # run() answers with self._loop.run(state, asked)
         middle = time.perf_counter()
-        relative, active, accepted = measure_chunk(
-            chunk.K, chunk.rhs, chunk.lo, chunk.hi, chunk.z, chunk.done, self.tolerance
-        )
+        if chunk.measured is None:
+            relative, active, accepted = measure_chunk(
+                chunk.K, chunk.rhs, chunk.lo, chunk.hi, chunk.z, chunk.done, self.tolerance
+            )
+        else:  # a batch measured its copies' chunks with the same kernel (lcpdyn.batch)
+            relative, active, accepted = chunk.measured
         measured = time.perf_counter()
         energy = chunk.potential_energy[:accepted] + chunk.kinetic_energy[:accepted]
         if not np.all(np.isfinite(energy)):  # the ordinary step and store() name it
@@ -1923,15 +1941,6 @@ class Simulation:
 
 
 TIMING_STEPS = 1_000_000  # wall times are kept for at most this many steps of a run
-
-
-def next_request(stepping, chunk):
-    """Send ``chunk`` to a run's step loop (:meth:`Simulation._steps`); its next chunk request,
-    or None when the loop has ended."""
-    try:
-        return stepping.send(chunk)
-    except StopIteration:
-        return None
 
 
 class _StopOnSignal:
@@ -2195,6 +2204,8 @@ class _Recorder:
             self.pending |= int(Health.ENERGY_GAIN) if gained[-1] else 0
         if recorded.size > self.rows - self.n:
             raise AssertionError("compiled chunk past the recorder's flush")  # steps_to_flush prevents it
+        if recorded.size == count:  # every step recorded: views, not copies
+            recorded = slice(0, count)
         nb = len(sim.model.bodies)
         q = c.q[recorded].reshape(-1, nb, 7)
         v = c.v[recorded].reshape(-1, nb, 6)
@@ -2211,13 +2222,13 @@ class _Recorder:
             "contact_kinetic": c.kinetic[recorded],
             "contact_mu": c.mu[recorded],
             "energy": health["energy"][recorded],
-            "solver_status": np.full(recorded.size, int(Status.SOLVED)),
+            "solver_status": int(Status.SOLVED),
             "solver_iterations": c.iterations[recorded],
             "solver_residual": relative[recorded],
-            "solver_fallback": np.zeros(recorded.size),
+            "solver_fallback": 0.0,
             "health": row_health,
         }
-        j, take = self.n, recorded.size
+        j, take = self.n, row_health.size
         for name, values in rows.items():
             self.a[name][j : j + take] = values
         self.n += take

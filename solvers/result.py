@@ -235,7 +235,7 @@ def static_scales(M, q, lo, hi):
     abs_m = np.abs(M)
     d0 = np.abs(q)
     if n > 0 and size.max() > 0.0:  # no finite bound, nothing to add (a friction-contact measure)
-        d0 += abs_m @ size
+        d0 += _product(abs_m, size)
     # velocity: free, a nonzero diagonal, and a dominant diagonal: |M_kk M_jj| >= M_kj M_jk for
     # every j, i.e. each 2x2 principal minor through k is dominated by its diagonal (a mass
     # matrix next to its constraints: M_kj M_jk = -N^2 <= 0 for a multiplier, M_kj^2 <= M_kk M_jj
@@ -486,7 +486,7 @@ def _data_scales(abs_m, d0, velocity, sweeps):
     for k in range(n):
         if velocity[k]:
             size[k] = d0[k] / abs_m[k, k]
-    data = d0 + abs_m @ size if n > 0 else d0.copy()
+    data = d0 + _product(abs_m, size) if n > 0 else d0.copy()
     for _ in range(sweeps):
         for i in range(n):
             if data[i] > 0.0:
@@ -494,8 +494,23 @@ def _data_scales(abs_m, d0, velocity, sweeps):
                     a = abs_m[i, j]
                     if a > 0.0 and data[i] > size[j] * a:
                         size[j] = data[i] / a
-        data = d0 + abs_m @ size if n > 0 else d0.copy()
+        data = d0 + _product(abs_m, size) if n > 0 else d0.copy()
     return data
+
+
+@njit(cache=True)
+def _product(A, x):
+    """A @ x: plain loops up to ``_SMALL`` (a BLAS call costs more than the work), BLAS above."""
+    n = x.shape[0]
+    if n > _SMALL:
+        return A @ x
+    y = np.empty(A.shape[0])
+    for i in range(A.shape[0]):
+        acc = 0.0
+        for k in range(n):
+            acc += A[i, k] * x[k]
+        y[i] = acc
+    return y
 
 
 @njit(cache=True)

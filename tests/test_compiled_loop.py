@@ -149,3 +149,18 @@ def test_what_the_compiled_loop_cannot_run(wheel):
     spheres = scenes.build_scene("spheres", count=64)
     with pytest.raises(ValueError, match="MAX_SIZE"):
         Simulation(spheres.model, "regularized", spheres.dt, compiled_loop=True)
+
+
+def test_simulations_built_together_share_one_compilation(wheel, monkeypatch):
+    """Loops of one structure made before any of them ran compile once, not once each (every
+    compilation also keeps its machine code mapped: hundreds of them exhaust the process's maps)."""
+    from collections import OrderedDict
+
+    from lcpdyn import compiled_loop
+
+    monkeypatch.setattr(compiled_loop, "_COMPILED", OrderedDict())
+    sims = [Simulation(wheel.model, "regularized", dt, compiled_loop=True) for dt in (1e-3, 2e-3, 5e-4)]
+    before = compiled_loop.COMPILATIONS[0]
+    for sim in sims:
+        sim.run(0.01)
+    assert compiled_loop.COMPILATIONS[0] - before == 1
