@@ -437,6 +437,13 @@ def _parser() -> argparse.ArgumentParser:
         help="auto: every run whose scene the compiled loop takes runs in it (every step still checked); on/off: force",
     )
     sweep.add_argument(
+        "--batch",
+        default="on",
+        choices=("on", "off"),
+        help="on: runs of one structure are stepped together, one compiled call for many (lcpdyn.batch); "
+        "off: one by one (default: on)",
+    )
+    sweep.add_argument(
         "--plot",
         action="append",
         metavar="METRIC[:X[:Y]]",
@@ -937,7 +944,7 @@ def _sweep(args) -> int:
         options=options, reference=args.reference, t_end=args.t_end,
         fixed={k: v for k, v in _parse_sets(args.set).items()}, out=args.out, trajectories=args.trajectories,
         scheduler=args.scheduler, workers=workers, retry_failed=args.retry_failed, progress=not args.quiet,
-        compiled_loop={"auto": "auto", "on": True, "off": False}[args.compiled_loop],
+        compiled_loop={"auto": "auto", "on": True, "off": False}[args.compiled_loop], batch=args.batch == "on",
     )  # fmt: skip
     try:
         table = sweep(args.scene, **kwargs)

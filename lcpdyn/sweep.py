@@ -62,7 +62,14 @@ Speed: by default (``compiled_loop="auto"``) every run whose scene the compiled 
 in it -- chunks of steps in one compiled call, every step still checked by the framework's
 residual on the host, a refused step redone by the ordinary step -- which is 7x faster on the
 wheel; its numbers equal the ordinary step's to rounding (the same equations in XLA's order of
-operations). ``compiled_steps`` says how many steps each run took there.
+operations). ``compiled_steps`` says how many steps each run took there. And by default
+(``batch=True``) the runs go in batches (:func:`lcpdyn.batch.run_batch`): the runs of one
+structure (one scene and friction model over different numbers) are stepped together, one
+compiled call for many copies, each copy still checked step by step on the host; a run's numbers
+equal its single run's to rounding and depend on its own parameters only (never on its batch).
+A batch is one Dask task (as many per block of scene points as the cluster has workers; without
+a reference, one block), and its runs' records are written when it ends (an interruption keeps
+the runs it completed). ``batch=False``: one run per task, each run's record as it ends.
 
 Reproducibility: a run's numbers depend on its own parameters only, never on the worker or the
 order (each run is a fresh :class:`~lcpdyn.stepper.Simulation` on a freshly built scene); the
@@ -117,10 +124,12 @@ METRICS = (
 """A run's scores against its reference (:func:`lcpdyn.metrics.summary`, plus its first
 slide-to-roll time and that time's distance from the reference's), NaN where undefined or failed."""
 
-RUN_FIELDS = ("wall_s", "steps", "fallback_steps", "energy_gain_steps", "compilations", "compiled_steps")
+RUN_FIELDS = ("wall_s", "steps", "fallback_steps", "energy_gain_steps", "compilations", "compiled_steps", "batch")
 """A run's bookkeeping: wall time (s, build and run), steps taken, steps whose first solver failed
 and the fallback's answer was used, steps flagged for an energy gain, compilations it caused,
-steps taken by the compiled loop (:mod:`lcpdyn.compiled_loop`)."""
+steps taken by the compiled loop (:mod:`lcpdyn.compiled_loop`), and the runs of the batch it ran
+in (:mod:`lcpdyn.batch`; 1: alone). A batched run's wall time is its batch's shared evenly, and
+its batch's compilations are on the batch's first run."""
 
 REFERENCE_METRICS = (
     "force_rms_deviation_percent",
@@ -462,35 +471,17 @@ def run_one(spec_json: str, run: dict, reference: dict, trajectory_path: str | N
     (SIGINT or SIGTERM in this process stop the sweep)."""
     from threadpoolctl import threadpool_limits
 
+    from .stepper import SimulationError
+
     spec = _spec_from_json(spec_json)
-    point = spec.scene_points()[run["point"]]
-    record = {
-        "key": spec.run_key(run),
-        "run": run,
-        "status": "failed",
-        "reason": "",
-        "worker": f"{socket.gethostname()}:{os.getpid()}",
-        "metrics": {},
-    }
+    record = _new_record(spec, run)
     start = time.perf_counter()
     _use_compilation_cache()
     before = _compilations()
-    try:
-        if reference is not None and reference["status"] != "completed":
-            raise RuntimeError(f"its reference ({spec.reference.label}) failed: {reference['reason']}")
-        from scenes.scene import build_scene
-
-        from . import metrics
-        from .stepper import SimulationError
-        from .trajectory import Health
-
-        options = {k: v for k, v in run.items() if k not in ("point", "friction", "dt")}
-        with threadpool_limits(limits=1, user_api="blas"), warnings.catch_warnings(record=True) as caught:
-            warnings.simplefilter("always")
-            built = build_scene(spec.scene, **spec.fixed, **point, t_end=spec.t_end)
-            sim = _simulation(
-                built, run["friction"], run["dt"], options.pop("compiled_loop", spec.compiled_loop), **options
-            )
+    with threadpool_limits(limits=1, user_api="blas"), warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            built, sim = _prepare(spec, run, reference)
             try:
                 trajectory = sim.run(spec.t_end, out=trajectory_path)
                 failure = None
@@ -500,29 +491,135 @@ def run_one(spec_json: str, run: dict, reference: dict, trajectory_path: str | N
                 if exc.trajectory is None:
                     raise
                 trajectory, failure = exc.trajectory, exc
-            threshold = built.contact_model.get("velocity_threshold", 0.01)
-            first_roll = metrics.slip_transitions(trajectory, threshold)["first_roll"]
-            if reference is not None:
-                scores = metrics.summary(trajectory, reference["trajectory"], velocity_threshold=threshold)
-                scores["first_roll_error_s"] = abs(first_roll - reference["first_roll_s"])
-            else:  # no reference: the run is timed and checked, not scored
-                scores = {k: float("nan") for k in METRICS}
-        record["warnings"] = [f"{w.category.__name__}: {w.message}" for w in caught]
-        record["compiled_steps"] = int(sim.loop_steps["compiled"])
-        scores["first_roll_s"] = first_roll
-        record["metrics"] = {k: float(scores[k]) for k in METRICS}
-        record["steps"] = int(len(trajectory.t))
-        record["fallback_steps"] = int(np.count_nonzero(np.asarray(trajectory.solver_fallback)))
-        record["energy_gain_steps"] = int(np.count_nonzero(np.asarray(trajectory.health) & int(Health.ENERGY_GAIN)))
-        if failure is None:
-            record["status"] = "completed"
-        else:
-            record["reason"] = _failure(failure)  # scored over the steps done, and failed
-    except Exception as exc:  # recorded, never raised: the sweep goes on
-        record["reason"] = _failure(exc)
+            _score(record, built, sim, trajectory, failure, reference)
+        except Exception as exc:  # recorded, never raised: the sweep goes on
+            record["reason"] = _failure(exc)
+    record["warnings"] = [f"{w.category.__name__}: {w.message}" for w in caught]
     record["wall_s"] = time.perf_counter() - start
     record["compilations"] = _compilations() - before
+    record["batch"] = 1
     return record
+
+
+def run_batch_records(
+    spec_json: str, runs: list, references: list, trajectory_paths: list, progress: bool = False
+) -> list[dict]:
+    """Runs of a sweep together, in one :func:`lcpdyn.batch.run_batch` (copies of one structure
+    stepped by one compiled call; the others alone), each scored against its reference
+    (``references[i]`` for ``runs[i]``) where it ran. Returns their records, as
+    :func:`run_one`'s; ``wall_s`` is the batch's wall time shared out evenly, ``batch`` the
+    number of runs it held, and the compilations it caused are on its first record. A SIGINT or
+    SIGTERM in this process: the records of the runs that completed ride on the raised
+    :class:`_Stopped` (``records``)."""
+    from threadpoolctl import threadpool_limits
+
+    from .batch import BatchInterrupted, run_batch
+
+    spec = _spec_from_json(spec_json)
+    records = [_new_record(spec, run) for run in runs]
+    start = time.perf_counter()
+    _use_compilation_cache()
+    before = _compilations()
+    prepared, raised = {}, {i: [] for i in range(len(runs))}
+    with threadpool_limits(limits=1, user_api="blas"):
+        for i, run in enumerate(runs):
+            with warnings.catch_warnings(record=True) as caught:
+                warnings.simplefilter("always")
+                try:
+                    prepared[i] = _prepare(spec, run, references[i])
+                except Exception as exc:  # recorded, never raised: the sweep goes on
+                    records[i]["reason"] = _failure(exc)
+            raised[i] += [f"{w.category.__name__}: {w.message}" for w in caught]
+        order = sorted(prepared)
+        interrupted = None
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # each run's warnings are in its BatchRun, then its record
+            try:
+                outcome = run_batch(
+                    [prepared[i][1] for i in order],
+                    spec.t_end,
+                    outs=[trajectory_paths[i] for i in order],
+                    progress=progress,
+                )
+            except BatchInterrupted as exc:
+                outcome, interrupted = exc.runs, exc.signum
+        for i, result in zip(order, outcome, strict=True):
+            if result.status == "interrupted":
+                continue
+            raised[i] += list(result.warnings)
+            with warnings.catch_warnings(record=True) as caught:
+                warnings.simplefilter("always")
+                try:
+                    if result.trajectory is None:
+                        raise result.error
+                    built, sim = prepared[i]
+                    _score(records[i], built, sim, result.trajectory, result.error, references[i])
+                except Exception as exc:
+                    records[i]["reason"] = _failure(exc)
+            raised[i] += [f"{w.category.__name__}: {w.message}" for w in caught]
+    wall = time.perf_counter() - start
+    for i, record in enumerate(records):
+        record["warnings"] = raised[i]
+        record["wall_s"] = wall / len(records)
+        record["batch"] = len(records)
+        record["compilations"] = 0
+    records[0]["compilations"] = _compilations() - before
+    if interrupted is not None:
+        cut = {i for i, result in zip(order, outcome, strict=True) if result.status == "interrupted"}
+        stopped = _Stopped(interrupted)
+        stopped.records = [record for i, record in enumerate(records) if i not in cut]
+        raise stopped
+    return records
+
+
+def _new_record(spec, run) -> dict:
+    return {
+        "key": spec.run_key(run),
+        "run": run,
+        "status": "failed",
+        "reason": "",
+        "worker": f"{socket.gethostname()}:{os.getpid()}",
+        "metrics": {},
+    }
+
+
+def _prepare(spec, run, reference):
+    """The scene and the Simulation of one run (raises what stops it: an unbuildable scene, a
+    failed reference)."""
+    if reference is not None and reference["status"] != "completed":
+        raise RuntimeError(f"its reference ({spec.reference.label}) failed: {reference['reason']}")
+    from scenes.scene import build_scene
+
+    point = spec.scene_points()[run["point"]]
+    options = {k: v for k, v in run.items() if k not in ("point", "friction", "dt")}
+    built = build_scene(spec.scene, **spec.fixed, **point, t_end=spec.t_end)
+    sim = _simulation(built, run["friction"], run["dt"], options.pop("compiled_loop", spec.compiled_loop), **options)
+    return built, sim
+
+
+def _score(record, built, sim, trajectory, failure, reference) -> None:
+    """Fill a run's record from its trajectory (the steps done, for a failed run: ``failure``)
+    and its reference (None: timed and checked, not scored)."""
+    from . import metrics
+    from .trajectory import Health
+
+    threshold = built.contact_model.get("velocity_threshold", 0.01)
+    first_roll = metrics.slip_transitions(trajectory, threshold)["first_roll"]
+    if reference is not None:
+        scores = metrics.summary(trajectory, reference["trajectory"], velocity_threshold=threshold)
+        scores["first_roll_error_s"] = abs(first_roll - reference["first_roll_s"])
+    else:  # no reference: the run is timed and checked, not scored
+        scores = {k: float("nan") for k in METRICS}
+    record["compiled_steps"] = int(sim.loop_steps["compiled"])
+    scores["first_roll_s"] = first_roll
+    record["metrics"] = {k: float(scores[k]) for k in METRICS}
+    record["steps"] = int(len(trajectory.t))
+    record["fallback_steps"] = int(np.count_nonzero(np.asarray(trajectory.solver_fallback)))
+    record["energy_gain_steps"] = int(np.count_nonzero(np.asarray(trajectory.health) & int(Health.ENERGY_GAIN)))
+    if failure is None:
+        record["status"] = "completed"
+    else:
+        record["reason"] = _failure(failure)  # scored over the steps done, and failed
 
 
 def _simulation(built, friction, dt, compiled_loop, **options):
@@ -613,13 +710,17 @@ def sweep(
     retry_failed: bool = False,
     progress: bool = True,
     compiled_loop="auto",
+    batch: bool = True,
 ):
     """Run a sweep (module docstring) and return its ``xarray.Dataset``. ``out``: a results
     directory (created; its parent must exist) that makes the sweep resumable and gets
     ``sweep.nc``; ``trajectories``: each run streamed to ``out/trajectories/<key>.h5``;
     ``client`` / ``scheduler`` / ``workers``: where it runs (module docstring); ``compiled_loop``:
     ``"auto"`` runs each scene the compiled loop takes (:func:`lcpdyn.compiled_loop.unsupported`
-    empty) in it, True / False force it (an ``options`` entry for it wins)."""
+    empty) in it, True / False force it (an ``options`` entry for it wins); ``batch``: runs of
+    one structure stepped together (:mod:`lcpdyn.batch`), False: one by one."""
+    if not isinstance(batch, bool):
+        raise ValueError(f"sweep: batch must be True or False, got {batch!r}")
     spec = SweepSpec(
         scene,
         dict(grid or {}),
@@ -680,10 +781,10 @@ def sweep(
     try:
         with stop:
             if todo and workers == 0:
-                _run_here(spec, spec_json, todo, keep, keep_reference, path_of, bar, stop)
+                _run_here(spec, spec_json, todo, keep, keep_reference, path_of, bar, stop, batch)
             elif todo:
                 _run_on_dask(
-                    spec, spec_json, todo, keep, keep_reference, path_of, bar, stop, client, scheduler, workers
+                    spec, spec_json, todo, keep, keep_reference, path_of, bar, stop, client, scheduler, workers, batch
                 )
     except KeyboardInterrupt as exc:
         bar.close()
@@ -716,19 +817,16 @@ def _bar(total, done, enabled, spec):
     return tqdm(total=total, initial=done, disable=not enabled, desc=f"sweep {spec.scene}", unit="run", smoothing=0)
 
 
-def _run_here(spec, spec_json, todo, keep, keep_reference, path_of, bar, stop):
+def _run_here(spec, spec_json, todo, keep, keep_reference, path_of, bar, stop, batch):
+    if batch:
+        return _run_here_batched(spec, spec_json, todo, keep, keep_reference, path_of, bar, stop)
     cache = {}
     for run in todo:
         i = run["point"]
         if i not in cache and spec.reference is None:
             cache = {i: None}
         elif i not in cache:
-            point = spec.scene_points()[i]
-            cache = {
-                i: run_reference(
-                    spec.scene, {**spec.fixed, **point}, asdict(spec.reference), spec.t_end, spec.compiled_loop
-                )
-            }
+            cache = {i: _reference_here(spec, i)}
             keep_reference(i, cache[i])
             _check(stop)
         keep(run_one(spec_json, run, cache[i], path_of(run)))
@@ -736,7 +834,56 @@ def _run_here(spec, spec_json, todo, keep, keep_reference, path_of, bar, stop):
         _check(stop)  # a signal between a run's steps stops that run (RunInterrupted); here, between runs
 
 
-def _run_on_dask(spec, spec_json, todo, keep, keep_reference, path_of, bar, stop, client, scheduler, workers):
+def _reference_here(spec, i):
+    point = spec.scene_points()[i]
+    return run_reference(spec.scene, {**spec.fixed, **point}, asdict(spec.reference), spec.t_end, spec.compiled_loop)
+
+
+def _run_here_batched(spec, spec_json, todo, keep, keep_reference, path_of, bar, stop):
+    for runs in _batches(todo, 1, spec.reference is not None):
+        references = {}
+        for i in sorted({run["point"] for run in runs}) if spec.reference is not None else ():
+            references[i] = _reference_here(spec, i)
+            keep_reference(i, references[i])
+            _check(stop)
+        try:
+            records = run_batch_records(
+                spec_json, runs, [references.get(run["point"]) for run in runs], [path_of(run) for run in runs],
+                progress=not bar.disable,
+            )  # fmt: skip
+        except _Stopped as exc:
+            for record in getattr(exc, "records", ()):
+                keep(record)
+            raise
+        for record in records:
+            keep(record)
+        bar.update(len(records))
+        _check(stop)
+
+
+BATCH_POINTS = 16
+"""Scene points whose runs go into one batch (their references are held in memory together)."""
+BATCH_RUNS = 1024
+"""Most runs in one batch (one Dask task)."""
+
+
+def _batches(todo, parts, referenced=True):
+    """The runs to do, in batches: blocks of at most :data:`BATCH_POINTS` scene points (all of
+    them without references to hold), each cut into ``parts`` near-equal batches (the workers of
+    a cluster) of at most :data:`BATCH_RUNS`."""
+    points = sorted({run["point"] for run in todo})
+    batches = []
+    block_points = BATCH_POINTS if referenced else max(1, len(points))
+    for k in range(0, len(points), block_points):
+        block = set(points[k : k + block_points])
+        runs = [run for run in todo if run["point"] in block]
+        count = max(min(parts, len(runs)), math.ceil(len(runs) / BATCH_RUNS))
+        size = math.ceil(len(runs) / count)
+        batches += [runs[j : j + size] for j in range(0, len(runs), size)]
+    return batches
+
+
+def _run_on_dask(spec, spec_json, todo, keep, keep_reference, path_of, bar, stop, client, scheduler, workers, batch):
     from dask.distributed import Client, LocalCluster, wait
 
     own = []
@@ -767,18 +914,33 @@ def _run_on_dask(spec, spec_json, todo, keep, keep_reference, path_of, bar, stop
             )  # fmt: skip
             for i in (needed if spec.reference is not None else ())
         }
-        futures = {
-            client.submit(
-                run_one,
-                spec_json,
-                run,
-                references.get(run["point"]),
-                path_of(run),
-                key=f"run-{spec.run_key(run)}",
-                pure=False,
-            ): run  # fmt: skip
-            for run in todo
-        }
+        if batch:  # each task a batch of runs (lcpdyn.batch), as many per block of points as workers
+            workers_now = max(1, len(client.scheduler_info().get("workers", {})))
+            futures = {
+                client.submit(
+                    run_batch_records,
+                    spec_json,
+                    runs,
+                    [references.get(run["point"]) for run in runs],
+                    [path_of(run) for run in runs],
+                    key=f"batch-{spec.run_key(runs[0])}-{len(runs)}",
+                    pure=False,
+                ): runs  # fmt: skip
+                for runs in _batches(todo, workers_now, spec.reference is not None)
+            }
+        else:
+            futures = {
+                client.submit(
+                    run_one,
+                    spec_json,
+                    run,
+                    references.get(run["point"]),
+                    path_of(run),
+                    key=f"run-{spec.run_key(run)}",
+                    pure=False,
+                ): [run]  # fmt: skip
+                for run in todo
+            }
         pending_references = dict(references)
         try:
             while futures:
@@ -788,16 +950,26 @@ def _run_on_dask(spec, spec_json, todo, keep, keep_reference, path_of, bar, stop
                 except TimeoutError:
                     continue
                 for future in finished:
-                    run = futures.pop(future)
+                    runs = futures.pop(future)
                     try:
-                        record = future.result()
+                        records = future.result()
+                        records = records if isinstance(records, list) else [records]
                     except Exception as exc:  # the worker died, or the task could not be shipped
-                        record = {
-                            "key": spec.run_key(run), "run": run, "status": "failed", "metrics": {},
-                            "reason": f"on the cluster: {_failure(exc)}", "worker": "", "wall_s": float("nan"),
-                        }  # fmt: skip
-                    keep(record)
-                    bar.update()
+                        records = [
+                            {
+                                "key": spec.run_key(run),
+                                "run": run,
+                                "status": "failed",
+                                "metrics": {},
+                                "reason": f"on the cluster: {_failure(exc)}",
+                                "worker": "",
+                                "wall_s": float("nan"),
+                            }  # fmt: skip
+                            for run in runs
+                        ]
+                    for record in records:
+                        keep(record)
+                    bar.update(len(records))
                 for i in [i for i, f in pending_references.items() if f.done()]:
                     f = pending_references.pop(i)
                     try:

@@ -16,6 +16,7 @@ import numpy as np
 import pytest
 
 from lcpdyn import metrics
+from lcpdyn.batch import run_batch
 from lcpdyn.sweep import METRICS, SweepInterrupted, load_sweep, plot_sweep, sweep
 from scenes import wheel
 
@@ -31,11 +32,13 @@ def _env():
     return env
 
 
-def _direct(mu, theta, friction):
-    """The scores of one run computed without the sweep: its own simulation against its own reference."""
+def _direct(mu, theta, friction, batch=True):
+    """The scores of one run computed without the sweep: its own simulation (batched, as the
+    sweep's default, or alone) against its own reference."""
     scene = wheel.build(mu=mu, theta_deg=theta, t_end=SHORT["t_end"])
     reference = scene.simulation("coulomb", dt=1e-3).run(scene.t_end)
-    run = scene.simulation(friction, dt=2e-3, compiled_loop=True).run(scene.t_end)  # the sweep's "auto"
+    sim = scene.simulation(friction, dt=2e-3, compiled_loop=True)  # the sweep's "auto"
+    run = run_batch([sim], scene.t_end)[0].trajectory if batch else sim.run(scene.t_end)
     scores = metrics.summary(run, reference, velocity_threshold=scene.contact_model["velocity_threshold"])
     return scores
 
@@ -171,12 +174,13 @@ def test_a_failing_run_is_recorded_and_the_sweep_goes_on(tmp_path):
 
 
 def _sweep_command(out, *extra):
-    # runs of 250 ordinary steps (~0.1 s each): long enough that SIGINT, sent when the third run is
-    # recorded, lands before the last one (with the compiled loop all ten ran out in the polling gap)
+    # runs of 250 ordinary steps (~0.1 s each), one by one: long enough that SIGINT, sent when the
+    # third run is recorded, lands before the last one (with the compiled loop all ten ran out in
+    # the polling gap)
     return [
         sys.executable, "-m", "lcpdyn", "sweep", "wheel", "--grid", "mu=0.1:0.5:5", "--friction", "regularized,box",
         "--dt", "2e-3", "--t-end", "0.5", "--reference", "coulomb@1e-3", "--workers", "0", "--quiet",
-        "--compiled-loop", "off", "--out", str(out), *extra,
+        "--compiled-loop", "off", "--batch", "off", "--out", str(out), *extra,
     ]  # fmt: skip
 
 
@@ -224,7 +228,10 @@ def test_sigterm_stops_a_sweep_like_ctrl_c(tmp_path, monkeypatch):
     monkeypatch.setattr(module, "run_one", run_then_terminate)
     before = signal.getsignal(signal.SIGTERM)
     with pytest.raises(SweepInterrupted) as caught:
-        sweep("wheel", grid={"mu": [0.1, 0.2, 0.3]}, out=tmp_path / "sw", workers=0, progress=False, **SHORT)
+        sweep(
+            "wheel", grid={"mu": [0.1, 0.2, 0.3]}, out=tmp_path / "sw", workers=0, progress=False, batch=False,
+            **SHORT,
+        )  # fmt: skip
     assert caught.value.signal == signal.SIGTERM
     # the signal lands as the second run starts, before its steps: that run finishes and is kept,
     # the third is not run
@@ -314,6 +321,40 @@ def test_compiled_loop_off_gives_the_ordinary_steps(tmp_path):
     )
     with pytest.raises(ValueError, match="compiled_loop must be"):
         sweep("wheel", compiled_loop="yes", **kwargs)
+
+
+def test_batched_and_one_by_one_sweeps(tmp_path, monkeypatch):
+    """batch=True (the default) steps the runs of one structure together: each run's numbers are
+    those of the batch API bit for bit and those of the one-by-one sweep (its single runs, bit for
+    bit) to rounding; a stop signal between batches keeps the finished batch."""
+    kwargs = {"grid": {"mu": [0.2, 0.4]}, "friction": ["regularized", "box"], "workers": 0, "progress": False}
+    batched = sweep("wheel", **kwargs, **SHORT)
+    alone = sweep("wheel", batch=False, **kwargs, **SHORT)
+    assert (batched["batch"].values == 4).all() and (alone["batch"].values == 1).all()
+    for friction in ("regularized", "box"):
+        got = batched.sel(friction=friction, dt=2e-3, mu=0.4)
+        single = alone.sel(friction=friction, dt=2e-3, mu=0.4)
+        for key in ("force_rms_deviation_percent", "misalignment_rms_deg", "position_error_final"):
+            assert float(got[key]) == _direct(0.4, 20.0, friction)[key], key
+            assert float(single[key]) == _direct(0.4, 20.0, friction, batch=False)[key], key
+            # abs: a misalignment of ~1e-4 deg is an angle between nearly parallel vectors, whose
+            # rounding error is ~sqrt(eps) rad (here 7e-10 deg apart)
+            assert float(got[key]) == pytest.approx(float(single[key]), rel=1e-6, abs=1e-8), key
+    from lcpdyn import sweep as module
+
+    original = module.run_batch_records
+
+    def batch_then_terminate(*args, **kwargs):
+        os.kill(os.getpid(), signal.SIGTERM)  # before the batch's steps: the sweep stops after it
+        return original(*args, **kwargs)
+
+    monkeypatch.setattr(module, "run_batch_records", batch_then_terminate)
+    monkeypatch.setattr(module, "BATCH_POINTS", 1)  # a batch per scene point
+    with pytest.raises(SweepInterrupted) as caught:
+        sweep("wheel", out=tmp_path / "sw", **kwargs, **SHORT)
+    assert caught.value.signal == signal.SIGTERM
+    assert caught.value.dataset.attrs["completed"] == 2  # the first point's batch
+    assert (caught.value.dataset["status"].values == "not run").sum() == 2
 
 
 def test_the_command_line_refuses_a_plot_over_an_unswept_parameter(tmp_path):
