@@ -25,7 +25,8 @@ copy's tolerance, the energy budget and the records are the run's own, and a ste
 could not do (pivoting that did not end, a residual above tolerance, a non-finite number) is
 redone by that copy's ordinary step -- with its fallbacks and its error messages -- before it
 rejoins the batch. A copy that fails is recorded with its reason and the steps it did; the
-others go on.
+others go on. A batched compilation or call that fails (XLA, memory) leaves its copies to their
+ordinary steps, each saying so in its warnings.
 
 **Equality with single runs, and reproducibility:** the same traced step on the same numbers;
 XLA orders the vectorized arithmetic differently from the single run's scalar code, so a copy
@@ -99,7 +100,13 @@ class _Group:
     riders that take no step)."""
 
     def __init__(self, members, sims, length):
-        self.members = members
+        self.members, self.error = members, None
+        try:
+            self._build(members, sims, length)
+        except Exception as exc:  # the copies will take their ordinary steps (run_batch)
+            self.error = f"{type(exc).__name__}: {exc}"
+
+    def _build(self, members, sims, length):
         loop = sims[members[0]]._loop
         # a power of two from LANES to COPIES_PER_CALL, so that a structure compiles a few sizes
         # at most; at least THREADS calls when the copies fill them
@@ -115,6 +122,11 @@ class _Group:
             loops = [sims[i]._loop for i in padded]
             self.numbers.append(tuple(np.stack([np.asarray(x.numbers[k]) for x in loops]) for k in range(5)))
             self.masses.append((np.stack([x.mass for x in loops]), np.stack([x.inertia for x in loops])))
+
+
+_EMPTY = np.empty(0)
+_REFUSED = Chunk(0, *([_EMPTY] * 18), measured=(_EMPTY, np.empty((0, 0), np.int8), 0))
+"""The answer to a request the batch cannot serve: no step done; the copy takes its ordinary step."""
 
 
 def _call(executable, inputs, numbers, tolerance, masses):
@@ -206,8 +218,19 @@ def run_batch(
     running = {}  # future -> (group, part)
 
     def submit(pool, group, p):
-        """The next compiled call of a group's part p, if any copy of it asks one."""
-        part = group.parts[p]
+        """The next compiled call of a group's part p, if any copy of it asks one. A group whose
+        compilation or call failed refuses every request: its copies go on with their ordinary
+        steps (each one's loop_steps and warnings say so)."""
+        part = group.parts[p] if group.error is None else group.members
+        if group.error is not None:
+            for i in part:
+                if i in requests:
+                    raised[i].append(f"RuntimeWarning: the batched call failed ({group.error}); ordinary steps")
+            while any(i in requests for i in part):
+                for i in [i for i in part if i in requests]:
+                    del requests[i]
+                    advance(i, _REFUSED)
+            return
         if not any(i in requests for i in part):
             return
         padded = part + [part[-1]] * (group.size - len(part))
@@ -240,7 +263,12 @@ def run_batch(
             while running:
                 for future in wait(list(running), timeout=0.25, return_when=FIRST_COMPLETED).done:
                     group, p = running.pop(future)
-                    done, out, (relative, active, accepted) = future.result()
+                    try:
+                        done, out, (relative, active, accepted) = future.result()
+                    except Exception as exc:  # XLA or memory: the step is the copies' ordinary one
+                        group.error = f"{type(exc).__name__}: {exc}"
+                        submit(pool, group, p)
+                        continue
                     for b, i in enumerate(group.parts[p]):
                         if i in requests:
                             measured = (relative[b], active[b], int(accepted[b]))

@@ -199,3 +199,20 @@ def test_runs_stream_to_their_files_and_a_signal_stops_the_batch(tmp_path):
         assert 0 < len(run.trajectory.t) < 30_000
         assert load(tmp_path / f"slow{i}.h5").parameters["status"] == "interrupted"
     assert signal.getsignal(signal.SIGTERM) is before
+
+
+def test_a_failing_batched_call_leaves_its_copies_to_their_ordinary_steps(monkeypatch):
+    """The compiled call raises (XLA, memory): the copies of that group go on with their ordinary
+    steps, each saying so in its warnings, and complete as their ordinary runs."""
+
+    def broken(*args):
+        raise MemoryError("no room for the chunk")
+
+    monkeypatch.setattr(batch_module, "_call", broken)
+    with pytest.warns(RuntimeWarning, match="batched call failed"):
+        runs = run_batch(wheels()[:2], 0.05)
+    for run, (mu, theta) in zip(runs, POINTS, strict=False):
+        assert run.completed and run.loop_steps["compiled"] == 0
+        assert any("MemoryError: no room for the chunk" in w for w in run.warnings)
+        ordinary = scenes.build_scene("wheel", mu=mu, theta_deg=theta).simulation("regularized").run(0.05)
+        np.testing.assert_array_equal(run.trajectory.position, ordinary.position)
