@@ -209,23 +209,14 @@ def _initial_set(active_set, size, n, r):
     return codes
 
 
-@njit(cache=True)
 def measure(K, rhs, lo, hi, z, done, tolerance):
     """The framework's relative residual of each of the first ``done`` steps' Eq. (30) answers
     (the same :func:`solvers.result._measure_kernel` as every solver), their active sets, and
-    how many leading steps are within ``tolerance``."""
-    steps, size = z.shape
-    relative = np.full(steps, np.nan)
-    active = np.zeros((steps, size), np.int8)
-    w = np.empty(size)
-    accepted = done
-    for i in range(done):
-        value, _, _, _ = _measure_kernel(K[i], rhs[i], lo[i], hi[i], z[i], w, active[i])
-        relative[i] = value
-        if not value <= tolerance:
-            accepted = i
-            break
-    return relative, active, accepted
+    how many leading steps are within ``tolerance``: :func:`measure_batch` of one copy."""
+    relative, active, accepted = measure_batch(
+        K[:, None], rhs[:, None], lo[:, None], hi[:, None], z[:, None], np.array([done]), np.array([tolerance])
+    )
+    return relative[:, 0], active[:, 0], int(accepted[0])
 
 
 @njit(cache=True, nogil=True)

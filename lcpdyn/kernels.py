@@ -150,10 +150,17 @@ def store_bodies(q, v, position, quaternion, velocity, angular_velocity):
             velocity[b, j] = v[6 * b + j]
         for j in range(4):
             quaternion[b, j] = q[7 * b + 3 + j]
-        ox, oy, oz = v[6 * b + 3], v[6 * b + 4], v[6 * b + 5]
-        angular_velocity[b, 0] = (1 - 2 * (y * y + z * z)) * ox + 2 * (x * y - w * z) * oy + 2 * (x * z + w * y) * oz
-        angular_velocity[b, 1] = 2 * (x * y + w * z) * ox + (1 - 2 * (x * x + z * z)) * oy + 2 * (y * z - w * x) * oz
-        angular_velocity[b, 2] = 2 * (x * z - w * y) * ox + 2 * (y * z + w * x) * oy + (1 - 2 * (x * x + y * y)) * oz
+        angular_velocity[b] = _rotated(w, x, y, z, v[6 * b + 3], v[6 * b + 4], v[6 * b + 5])
+
+
+@njit(cache=True, inline="always")
+def _rotated(w, x, y, z, ox, oy, oz):
+    """R(w, x, y, z) (ox, oy, oz) for a unit quaternion: the world angular velocity."""
+    return (
+        (1 - 2 * (y * y + z * z)) * ox + 2 * (x * y - w * z) * oy + 2 * (x * z + w * y) * oz,
+        2 * (x * y + w * z) * ox + (1 - 2 * (x * x + z * z)) * oy + 2 * (y * z - w * x) * oz,
+        2 * (x * z - w * y) * ox + 2 * (y * z + w * x) * oy + (1 - 2 * (x * x + y * y)) * oz,
+    )
 
 
 def world_angular_velocity(quaternion, omega):
@@ -169,11 +176,8 @@ def world_angular_velocity(quaternion, omega):
 def _world_angular_velocity(quaternion, omega):
     out = np.empty(omega.shape)
     for b in range(omega.shape[0]):
-        w, x, y, z = quaternion[b, 0], quaternion[b, 1], quaternion[b, 2], quaternion[b, 3]
-        ox, oy, oz = omega[b, 0], omega[b, 1], omega[b, 2]
-        out[b, 0] = (1 - 2 * (y * y + z * z)) * ox + 2 * (x * y - w * z) * oy + 2 * (x * z + w * y) * oz
-        out[b, 1] = 2 * (x * y + w * z) * ox + (1 - 2 * (x * x + z * z)) * oy + 2 * (y * z - w * x) * oz
-        out[b, 2] = 2 * (x * z - w * y) * ox + 2 * (y * z + w * x) * oy + (1 - 2 * (x * x + y * y)) * oz
+        q = quaternion[b]
+        out[b] = _rotated(q[0], q[1], q[2], q[3], omega[b, 0], omega[b, 1], omega[b, 2])
     return out
 
 

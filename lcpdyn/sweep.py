@@ -955,16 +955,9 @@ def _run_on_dask(spec, spec_json, todo, keep, keep_reference, path_of, bar, stop
                         records = future.result()
                         records = records if isinstance(records, list) else [records]
                     except Exception as exc:  # the worker died, or the task could not be shipped
+                        reason = f"on the cluster: {_failure(exc)}"
                         records = [
-                            {
-                                "key": spec.run_key(run),
-                                "run": run,
-                                "status": "failed",
-                                "metrics": {},
-                                "reason": f"on the cluster: {_failure(exc)}",
-                                "worker": "",
-                                "wall_s": float("nan"),
-                            }  # fmt: skip
+                            {**_new_record(spec, run), "reason": reason, "worker": "", "wall_s": float("nan")}
                             for run in runs
                         ]
                     for record in records:
