@@ -683,7 +683,7 @@ class BodyContactSimulation:
             F, G = F1 @ D, G1 @ D
             nf = F.shape[0]
             K = np.zeros((n + c + nf,) * 2)
-            fill_matrix(K, M, no_rows, N, F, G, C, P, np.zeros(c))
+            fill_matrix(K, M, no_rows, N, F, G, C, P, np.zeros(c), np.zeros(0))
             qv, lower, upper = bounded_vectors(rhs[columns], np.zeros(0), e_N[members], cvec, lo, hi)
             start = None
             if warm is not None and nf == 2 * c:  # velocities basic, then the contacts' codes

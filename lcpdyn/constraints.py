@@ -2,7 +2,10 @@
 
 * :class:`Holonomic` -- g(q, t) = 0 (m equations). A = dg/dq Gamma(q) and the rheonomic rate
   dg/dt come from JAX; the stepper imposes A v+ = -dg/dt plus drift stabilization through u
-  (see :mod:`lcpdyn.stepper`).
+  (see :mod:`lcpdyn.stepper`). With ``stiffness`` the rows are *compliant* instead of rigid:
+  the multiplier is the elastic force lam = -k g - c dg/dt of a potential k g^2 / 2 with a
+  damper c, taken implicitly in the step ("Compliant bilateral rows" in :mod:`lcpdyn.stepper`;
+  the elements of :mod:`lcpdyn.beam` are such rows).
 * :class:`BallJoint` -- a holonomic spherical joint: two body points (or a body point and a
   world point, which may move at a constant ``anchor_velocity``) coincide.
 * :class:`RevoluteJoint` -- a ball joint whose two axes also stay parallel (5 equations).
@@ -19,9 +22,18 @@ import jax.numpy as jnp
 import numpy as np
 
 from .body import RigidBody
-from .validation import finite_vector
+from .validation import finite_vector, nonnegative, positive
 
 __all__ = ["Holonomic", "BallJoint", "RevoluteJoint", "Nonholonomic"]
+
+
+def _row_values(label, value, size, check):
+    """A scalar or (size,) sequence as a (size,) float array, each entry passed through ``check``."""
+    array = np.atleast_1d(np.array(value, dtype=object))
+    if array.ndim != 1 or array.shape[0] not in (1, size):
+        raise ValueError(f"{label} must be a number or {size} numbers (one per row), got {value!r}")
+    values = np.array([check(label, x) for x in array], float)
+    return np.broadcast_to(values, (size,)).copy()
 
 
 def _declared_bodies(name, bodies):
@@ -47,13 +59,20 @@ class Holonomic:
     ``bodies`` (optional): the bodies the function reads. Declared, the Jacobian A = dg/dq Gamma
     is differentiated over their coordinates only (its cost no longer grows with the model's
     body count; the function sees a state holding just those bodies and reading another is an
-    error naming it); None (the default) differentiates over every body."""
+    error naming it); None (the default) differentiates over every body.
+
+    ``stiffness`` (optional; a number or one per row, > 0, in N per unit of g): the rows are
+    compliant -- the row's multiplier is lam = -k g - c dg/dt (potential energy k g^2 / 2,
+    counted in the model's potential energy), with ``damping`` c >= 0 (N s per unit of g, a
+    number or one per row). None (the default): rigid rows, g = 0 enforced."""
 
     function: object
     size: int
     name: str = "holonomic"
     time_dependent: bool = False
     bodies: object = None
+    stiffness: object = None
+    damping: object = 0.0
 
     def __post_init__(self):
         if not callable(self.function):
@@ -61,6 +80,17 @@ class Holonomic:
         if isinstance(self.size, bool) or not isinstance(self.size, int) or self.size < 1:
             raise ValueError(f"constraint {self.name!r}: size must be an integer >= 1, got {self.size!r}")
         self.bodies = _declared_bodies(self.name, self.bodies)
+        self._check_compliance()
+
+    def _check_compliance(self):
+        """``stiffness`` and ``damping`` as (size,) arrays (stiffness None: rigid rows)."""
+        if self.stiffness is None:
+            if np.any(np.asarray(self.damping, dtype=float) != 0.0):
+                raise ValueError(f"constraint {self.name!r}: damping needs a stiffness (rigid rows have none)")
+            self.damping = np.zeros(self.size)
+            return
+        self.stiffness = _row_values(f"constraint {self.name!r}: stiffness", self.stiffness, self.size, positive)
+        self.damping = _row_values(f"constraint {self.name!r}: damping", self.damping, self.size, nonnegative)
 
     def residual(self, state, t=0.0):
         value = self.function(state, t) if self.time_dependent else self.function(state)
@@ -85,6 +115,7 @@ class BallJoint(Holonomic):
     # the numbers a joint's residual reads (arrays): joints of one class, size, anchoring (body or
     # world) and time dependence are evaluated together by the model, vmapped over these
     stack_fields = ("offset_a", "offset_b", "anchor_velocity")
+    joint_rows = 3  # equations of the joint (a subclass adding equations says how many)
 
     def __post_init__(self):
         if not isinstance(self.body_a, RigidBody) or not (self.body_b is None or isinstance(self.body_b, RigidBody)):
@@ -97,8 +128,9 @@ class BallJoint(Holonomic):
         if self.body_b is not None and np.any(self.anchor_velocity != 0):
             raise ValueError(f"{self.name}: anchor_velocity applies only to a world anchor (body_b=None)")
         self.time_dependent = bool(np.any(self.anchor_velocity != 0))
-        self.size = 3
+        self.size = self.joint_rows
         self.bodies = (self.body_a,) if self.body_b is None else (self.body_a, self.body_b)
+        self._check_compliance()
 
     def _points(self, state, t):
         pa = state.point(self.body_a, self.offset_a)
@@ -123,6 +155,7 @@ class RevoluteJoint(BallJoint):
     axis_a: object = (0.0, 1.0, 0.0)
     axis_b: object = (0.0, 1.0, 0.0)
     stack_fields = ("offset_a", "offset_b", "anchor_velocity", "axis_a", "_normals")
+    joint_rows = 5
 
     def __post_init__(self):
         super().__post_init__()
@@ -137,7 +170,6 @@ class RevoluteJoint(BallJoint):
         first = np.cross(self.axis_b, helper)
         first /= np.linalg.norm(first)
         self._normals = np.array([first, np.cross(self.axis_b, first)])
-        self.size = 5
 
     def residual(self, state, t=0.0):
         pa, pb = self._points(state, t)

@@ -95,11 +95,14 @@ def slip_world(D, v, tangent):
 
 
 @njit(cache=True)
-def fill_matrix(K, M, A, N, F, G, C, P, CN):
-    """K = [[M, -A^T, -N^T, -G^T], [A, 0, 0, 0], [N, 0, diag(CN), 0], [F, 0, P, C]] into a zeroed K
-    (CN: normal compliance of compliant contacts, 0 for rigid ones)."""
+def fill_matrix(K, M, A, N, F, G, C, P, CN, CA):
+    """K = [[M, -A^T, -N^T, -G^T], [A, diag(CA), 0, 0], [N, 0, diag(CN), 0], [F, 0, P, C]] into a
+    zeroed K (CN: normal compliance of compliant contacts, CA: compliance of compliant bilateral
+    rows; 0 for rigid ones)."""
     n, m, r, nf = M.shape[0], A.shape[0], N.shape[0], F.shape[0]
     b, c = n + m, n + m + r
+    for i in range(m):
+        K[n + i, n + i] = CA[i]
     for i in range(r):
         K[b + i, b + i] = CN[i]
     for i in range(n):
@@ -212,6 +215,7 @@ def fused_step(
     u,
     e_N,
     CN,
+    CA,
     v,
     h,
     mu,
@@ -262,7 +266,7 @@ def fused_step(
     compliance_block = np.zeros((nf, nf))
     for i in range(nf):
         compliance_block[i, i] = C[i]
-    fill_matrix(K, M, A, N, F, F, compliance_block, np.zeros((nf, r)), CN)
+    fill_matrix(K, M, A, N, F, F, compliance_block, np.zeros((nf, r)), CN, CA)
     q, lo, hi = bounded_vectors(rhs, u, e_N, c, -bound, bound)
     z, w, active_set, code, iterations, relative, worst, residual, violation = pivot_and_measure(
         K, q, lo, hi, warm, use_warm, max_iterations, max_stall, pivot_tolerance

@@ -177,6 +177,15 @@ class Model:
             + sum(c.bilateral_rows for c in self.contacts)
         )
 
+    def holonomic_compliance(self) -> tuple[np.ndarray, np.ndarray]:
+        """(stiffness k, damping c), each (m_h,) over the holonomic rows in order: k = inf and
+        c = 0 on rigid rows (:class:`~lcpdyn.constraints.Holonomic` ``stiffness``)."""
+        stiffness = [np.full(c.size, np.inf) if c.stiffness is None else c.stiffness for c in self.holonomic]
+        damping = [c.damping for c in self.holonomic]
+        if not stiffness:
+            return np.zeros(0), np.zeros(0)
+        return np.concatenate(stiffness), np.concatenate(damping)
+
     def friction_coefficients(self, static: bool = False) -> np.ndarray:
         """Kinetic (or, with ``static=True``, static) mu per contact; 0 for ideally rolling disks,
         whose tangential rows are bilateral."""
@@ -279,11 +288,16 @@ class Model:
         return self._wrenches(q, v, t, jnp.zeros((nb, 3)), jnp.zeros((nb, 3)), nonconservative=True)
 
     def potential_energy(self, q):
-        """Gravity, springs and the elastic energy of compliant contacts (J)."""
+        """Gravity, springs and the elastic energy of compliant contacts and compliant bilateral
+        rows (beams) (J)."""
         layout = _Layout(self)
         floats, ints = layout.pack(self)
         return layout.potential(
-            self, q, jnp.asarray(floats), layout.frames(q, jnp.asarray(floats), jnp.asarray(ints))[0]
+            self,
+            q,
+            jnp.asarray(floats),
+            layout.frames(q, jnp.asarray(floats), jnp.asarray(ints))[0],
+            self.holonomic_residual(q),
         )
 
     def gap_jacobian(self, q):
@@ -599,10 +613,16 @@ class _Layout:
         force = model._wrenches(q, v, t, mass[:, None] * gravity, minus_c)
         return force, jnp.concatenate([jnp.zeros((nb, 3)), minus_c], axis=1).reshape(-1)
 
-    def potential(self, model, q, floats, gap):
+    def potential(self, model, q, floats, gap, holonomic):
+        """Gravity, springs, compliant contacts and compliant bilateral rows (k g^2 / 2 over the
+        holonomic residual ``holonomic`` (m_h,))."""
         gravity, mass, _ = self.bodies(floats)
         positions = q.reshape(self.nb, 7)[:, :3]
         energy = -jnp.sum(mass * (positions @ gravity))
+        stiffness, _ = model.holonomic_compliance()
+        soft = np.flatnonzero(np.isfinite(stiffness))
+        if soft.size:
+            energy = energy + 0.5 * jnp.sum(jnp.asarray(stiffness[soft]) * holonomic[soft] ** 2)
         for i, c in enumerate(model.contacts):
             if c.normal_law is not None:
                 energy = energy + elastic_energy(c.normal_law, -gap[i])
@@ -654,7 +674,7 @@ class _Layout:
             jnp.stack([t1, t2], axis=1),
             tilt,
             margin,
-            self.potential(model, q, floats, gap),
+            self.potential(model, q, floats, gap, g),
             g_t,
             nonconservative,
             power,

@@ -59,6 +59,33 @@ close exactly, Anitescu-Potra/Stewart-Trinkle style) and beta Phi~/h when penetr
 paper's pure velocity constraint Phi_dot+ >= 0). On flat contacts sliding with zero normal
 velocity Phi~ = 0 and the rows are exactly the paper's.
 
+Compliant bilateral rows (holonomic constraints with a ``stiffness``, the elements of
+:mod:`lcpdyn.beam`). A row g(q) with stiffness k and damper c carries the force
+lam = -k g(q+) - c g_dot+ of the potential k g^2 / 2, taken implicitly: with g(q+) linearized
+about the prediction q~ = q + h Gamma(q) v (at t + h), g(q+) ~ g~ + h A (v+ - v), and
+g_dot+ = A v+ + g_t,
+
+    A v+ + C_A (h lam) = -(k (g~ - h A v) + c g_t) / (h k + c),     C_A = 1 / (h (h k + c)),
+
+a regularized bilateral row of Eq. (30) (K gains diag(C_A) in the bilateral block; the rows stay
+free). Eliminating h lam gives (M + h C + h^2 K) v+ = M v + h f - h A^T k (g~ - h A v) with
+K = A^T k A and C = A^T c A: the linearized backward Euler step of the elastic and damping forces
+(the geometric stiffness (dA^T/dq) lam is left out of the matrix, as in compliant-constraint
+formulations; it is in the force, since A and g are evaluated at every step). Linearizing about
+q~ rather than q costs one more kinematics evaluation per step and matters for stiff rows that
+rotate: about q, a row of length L turning at Omega is stretched by the linearization's
+L (h Omega)^2 / 2 every step, which a stiff row stores as spurious elastic energy (a pendulum on a
+row of k = 1e12 N/m showed 35 J on 18 J); about q~ the error is O(h^2 |v+ - v|^2). For
+k -> inf the row becomes the rigid one with beta = 1. Why backward Euler: it is stable for every h with the stiffest
+sectional data, keeps M block-diagonal and constant (the beam's stiffness sits in sparse rows
+over two nodes each) and cannot add energy: for a linear spring of frequency omega the step
+multiplies the amplitude by exactly 1 / sqrt(1 + (h omega)^2) (``tests/test_compliant_rows.py``
+checks this). Its numerical damping is, to leading order in h omega, a stiffness-proportional
+damping of coefficient h seconds (damping ratio h omega / 2): at h = 1 ms as much as Bauchau
+2002's beams' own 0.001 s (Table 1), at h = 0.1 ms a tenth of it. Compliant rows need the
+symplectic update (the paper's Eq. (7) would make the elastic force explicit; the midpoint
+scheme is not extended to them).
+
 Moreau's midpoint scheme (``position_update="midpoint"``, second order on smooth phases). The
 first-order step above errs by O(h) in every smooth phase; on the wobbling rolling disk
 (Schwab–Meijaard 2003 Sec. 3.2) that error leaves the exact path after one loop. The midpoint
@@ -119,8 +146,13 @@ flags, per step):
 * Energy check (``energy_check``: ``"warn"`` default, ``"stop"``, ``"off"``). Let E_n be the
   mechanical energy after step n (:meth:`Simulation.energy`) and W_n the work put in since the
   start by the loads that have no potential (body forces and dampers, h f_nc(q, v, t) . (v + v+)/2
-  per step) and by driven constraints ((h lam) . u_drive with u_drive the rheonomic rate -dg/dt
-  and the non-holonomic right-hand side u). In a passive system D_n = E_n - W_n never rises.
+  per step; with compliant bilateral rows h f_nc . v+, the load's work on the step's displacement
+  h v+: the trapezoid balances symplectic Euler's kinetic energy exactly only when every force is
+  explicit, and next to an implicit elastic force it errs by h f_nc . (v+ - v)/2, which a
+  quasi-static run at h omega >> 1 showed as a 4 % "gain"; with h f_nc . v+ a step of linear
+  compliant rows changes D by -|v+ - v|_M^2 / 2 - sum k (g+ - g)^2 / 2 <= 0) and by driven
+  constraints ((h lam) . u_drive with u_drive the rheonomic rate -dg/dt and the non-holonomic
+  right-hand side u). In a passive system D_n = E_n - W_n never rises.
   A step is flagged ``ENERGY_GAIN`` when
 
       D_n - min_{k <= n} D_k  >  energy_tolerance * S_n  (+ 1e-12 (|E_n| + S_n) for rounding),
@@ -462,6 +494,16 @@ class Simulation:
             raise ValueError(f"gyroscopic must be 'explicit' or 'midpoint', got {gyroscopic!r}")
         if position_update == "midpoint" and any(c.normal_law is not None for c in model.contacts):
             raise ValueError("position_update='midpoint' takes rigid contacts only (this model has compliant ones)")
+        stiffness, damping = model.holonomic_compliance()
+        soft = np.flatnonzero(np.isfinite(stiffness))
+        if soft.size and position_update != "symplectic":
+            raise ValueError(
+                f"position_update={position_update!r}: compliant bilateral rows (beams, constraints with a "
+                "stiffness) need position_update='symplectic' (their elastic force is implicit in the "
+                "configuration v+ moves)"
+            )
+        self._soft_rows, self._soft_stiffness, self._soft_damping = soft, stiffness[soft], damping[soft]
+        self._bilateral_compliance = np.zeros(model.n_bilateral)
         if position_update == "midpoint" and gyroscopic != "midpoint":
             raise ValueError(
                 "position_update='midpoint' needs gyroscopic='midpoint' (the explicit c = omega x I omega "
@@ -790,6 +832,16 @@ class Simulation:
             A_v = np.einsum("mkj,mkj->m", k.A_block[: g.size], v.reshape(-1, 6)[k.A_body[: g.size]])  # pads are 0
             g_pred = g + h * (A_v + k.holonomic_rate) if paper else g
             g = -self.stabilization * g_pred / h - k.holonomic_rate
+            if self._soft_rows.size:  # compliant rows (module docstring), linearized about q~ = q + h Gamma v
+                s, stiffness, damping = self._soft_rows, self._soft_stiffness, self._soft_damping
+                ahead = self.evaluate(update_positions(state.q, v, h), v, state.t + h)
+                if not ahead.finite:
+                    message = self._nonfinite_kinematics(state, ahead)
+                    raise self._step_error(state, "the compliant rows' predicted configuration: " + message)
+                effective = h * stiffness + damping
+                predicted = ahead.holonomic_error[s] - h * A_v[s]
+                g[s] = -(stiffness * predicted + damping * k.holonomic_rate[s]) / effective
+                self._bilateral_compliance[s] = 1.0 / (h * effective)
         u = np.concatenate([g, k.nonholonomic_rhs])
         if self.gyroscopic == "midpoint":
             rhs, newton, body = gyroscopic_midpoint(
@@ -847,9 +899,12 @@ class Simulation:
         q_new = update_positions(q_start, v if paper else v_new, h)
         self._check_state(state, q_new, v_new, out)
         work = 0.0
-        if self._nonconservative:  # h f_nc . (v + v+)/2
+        if self._nonconservative:  # h f_nc . (v + v+)/2; with compliant rows h f_nc . v+ ("Run health")
             f_nc = (k if first is None else forces).nonconservative_force
-            work = 0.5 * self.dt * float(f_nc @ (v + v_new))
+            if self._soft_rows.size:
+                work = self.dt * float(f_nc @ v_new)
+            else:
+                work = 0.5 * self.dt * float(f_nc @ (v + v_new))
         if self._driven:  # (h lam) . u_drive
             work += float(out.bilateral @ np.concatenate([-k.holonomic_rate, k.nonholonomic_rhs]))
         out.work = work
@@ -1052,8 +1107,9 @@ class Simulation:
         if rolling is not None:
             rolling = RollingKinematics(_scatter(rolling.spin, k.contact_body, k.n_velocities), rolling.speed)
         return self._assemble_rows(
-            self.M, k.A, k.N, k.D, k.tangent, state.v, rhs, u, e_N, self._normal_compliance, h,
-            self._mu_now, self._mu_static_now, normal_force, state.friction_force, rolling, basis_force,
+            self.M, k.A, k.N, k.D, k.tangent, state.v, rhs, u, e_N, self._normal_compliance,
+            self._bilateral_compliance, h, self._mu_now, self._mu_static_now, normal_force, state.friction_force,
+            rolling, basis_force,
         )  # fmt: skip
 
     def _rolling_kinematics(self, state, k):
@@ -1075,8 +1131,8 @@ class Simulation:
 
     def _assemble_rows(
         self,
-        M, A, N, D, tangent, v, rhs, u, e_N, CN, h, mu, mu_static, normal_force, friction_force, rolling=None,
-        basis_force=None,
+        M, A, N, D, tangent, v, rhs, u, e_N, CN, CA, h, mu, mu_static, normal_force, friction_force,
+        rolling=None, basis_force=None,
     ):  # fmt: skip
         """(block, K, q, lo, hi) of Eq. (30) over the velocities of M and the contacts of N: the
         whole problem (:meth:`_assemble`) or one island's (:meth:`_solve_islands_general`);
@@ -1098,7 +1154,7 @@ class Simulation:
         nf, r = block.F.shape[0], N.shape[0]
         K = np.zeros((M.shape[0] + A.shape[0] + r + nf,) * 2)
         P = block.P if block.P is not None else np.zeros((nf, r))
-        fill_matrix(K, M, A, N, block.F, block.G, block.C, P, CN)
+        fill_matrix(K, M, A, N, block.F, block.G, block.C, P, CN, CA)
         qv, lo, hi = bounded_vectors(rhs, u, e_N, block.c, block.lo, block.hi)
         return block, K, qv, lo, hi
 
@@ -1291,8 +1347,9 @@ class Simulation:
                 assembled = self._assemble_rows(
                     blocks[j], self._groups.rows_matrix(j, k.A_block, k.A_body), _scatter(k.N_block[c], g.slot, n_g),
                     _scatter(k.D_block[c].reshape(-1, 6), np.repeat(g.slot, 2), n_g), k.tangent[c],
-                    state.v[cols], rhs[cols], u[g.rows], e_N[c], self._normal_compliance[c], h,
-                    self._mu_now[c], self._mu_static_now[c], normal_force[c], state.friction_force[c], island_rolling,
+                    state.v[cols], rhs[cols], u[g.rows], e_N[c], self._normal_compliance[c],
+                    self._bilateral_compliance[g.rows], h, self._mu_now[c], self._mu_static_now[c], normal_force[c],
+                    state.friction_force[c], island_rolling,
                     None if not (self._basis_passes and done) else basis_force[c],
                 )  # fmt: skip
                 problems.append((g, *assembled))
@@ -1379,7 +1436,7 @@ class Simulation:
             A_g = self._groups.rows_matrix(j, k.A_block, k.A_body)
             free, response, W, b = self._delassus(
                 state, self._mass[g.bodies], self._inertia[g.bodies], A_g, H,
-                rhs[g.columns], u[g.rows], e_N[c], self._normal_compliance[c],
+                rhs[g.columns], u[g.rows], e_N[c], self._normal_compliance[c], self._bilateral_compliance[g.rows],
             )  # fmt: skip
             middle = time.perf_counter()
             mu, start_guess = self._mu_now[c], None if guess is None else guess[rows]
@@ -1518,6 +1575,7 @@ class Simulation:
                 u,
                 e_N,
                 self._normal_compliance,
+                self._bilateral_compliance,
                 state.v,
                 h,
                 self._mu_now,
@@ -1566,7 +1624,7 @@ class Simulation:
         H[1::3] = k.D[0::2]
         H[2::3] = k.D[1::2]
         free, response, W, b = self._delassus(
-            state, self._mass, self._inertia, k.A, H, rhs, u, e_N, self._normal_compliance
+            state, self._mass, self._inertia, k.A, H, rhs, u, e_N, self._normal_compliance, self._bilateral_compliance
         )
         if self.position_update == "midpoint":  # u = 2 H v_m + ...: the slip at v+ = 2 v_m - v (module docstring)
             W, b = 2.0 * W, 2.0 * b
@@ -1596,7 +1654,7 @@ class Simulation:
             impulse_guess=impulse,
         )
 
-    def _delassus(self, state, mass, inertia, A, H, rhs, u, e_N, CN):
+    def _delassus(self, state, mass, inertia, A, H, rhs, u, e_N, CN, CA):
         """(free, response, W, b) of the exact-cone problem over the contacts of H (3 r, n) with
         the velocities and the bilateral multipliers of the bodies (mass, inertia) eliminated
         (:func:`lcpdyn.kkt.solve_kkt`): x = free + response r, W = H response_v + C_N,
@@ -1607,7 +1665,7 @@ class Simulation:
         right[n:, 0] = u
         right[:n, 1:] = H.T
         try:
-            solution = solve_kkt(mass, inertia, A, right)
+            solution = solve_kkt(mass, inertia, A, right, CA)
         except np.linalg.LinAlgError as exc:
             raise self._step_error(state, f"{exc} -- the step cannot eliminate the velocities") from exc
         free, response = solution[:, 0], solution[:, 1:]
