@@ -178,6 +178,11 @@ class BodyGroups:
         """True when the step falls into more than one piece (islands or free bodies)."""
         return len(self.groups) + self.free_bodies.size > 1
 
+    @property
+    def largest(self) -> int:
+        """The most unknowns of the free part (velocities and bilateral rows) of any island."""
+        return max((g.columns.size + g.rows.size for g in self.groups), default=0)
+
     def conforms(self, A_block: np.ndarray, A_body: np.ndarray) -> bool:
         """Whether every row of this step's A (row blocks, :func:`row_bodies`) stays within its
         island's bodies."""

@@ -39,11 +39,12 @@ def solve_kkt(
     mass: np.ndarray, inertia: np.ndarray, A: np.ndarray, right: np.ndarray, compliance: np.ndarray | None = None
 ) -> np.ndarray:
     """x (n + m, k) of the KKT system above for ``mass`` (nb,), ``inertia`` (nb, 3, 3) the
-    blocks of M, ``A`` (m, 6 nb), ``right`` (n + m, k) and ``compliance`` C_A (m,) (None: rigid
-    rows)."""
+    blocks of M, ``A`` (m, 6 nb; dense or a SciPy sparse matrix), ``right`` (n + m, k) and
+    ``compliance`` C_A (m,) (None: rigid rows)."""
     n, m = 6 * mass.shape[0], A.shape[0]
     compliance = np.zeros(m) if compliance is None else compliance
     if n + m <= SPARSE_SIZE:
+        A = A.toarray() if sp.issparse(A) else A
         KKT = np.zeros((n + m, n + m))
         for b in range(mass.shape[0]):
             KKT[6 * b : 6 * b + 3, 6 * b : 6 * b + 3] = mass[b] * np.eye(3)
@@ -56,7 +57,7 @@ def solve_kkt(
         except np.linalg.LinAlgError as exc:
             raise np.linalg.LinAlgError(_SINGULAR) from exc
     inverse = _inverse_mass(mass, inertia)  # block-diagonal CSR
-    A_sparse = sp.csr_matrix(A)
+    A_sparse = A.tocsr() if sp.issparse(A) else sp.csr_matrix(A)
     MinvAT = inverse @ A_sparse.T.tocsc()  # (n, m), sparse
     S = (A_sparse @ MinvAT + sp.diags(compliance)).tocsc()
     free = inverse @ right[:n]  # M^-1 r_v

@@ -190,6 +190,7 @@ import time
 import warnings
 
 import numpy as np
+import scipy.sparse as sp
 
 import solvers
 from solvers import friction_contact
@@ -225,7 +226,7 @@ from .kernels import (
     update_positions,
     world_angular_velocity,
 )
-from .kkt import solve_kkt
+from .kkt import SPARSE_SIZE, solve_kkt
 from .model import Model, _scatter
 from .precision import float64
 from .rotation import np_rotation_matrix
@@ -356,6 +357,14 @@ def accept_or_fallback(result, retry, fallback_method, step: int, t: float):
     return second, True
 
 
+def _sparse_rows(A_block, A_body, m, n):
+    """A (m, n) as a CSR matrix from its row blocks (Kinematics.A_block, A_body): the bilateral
+    rows without the dense (m, n) array, whose size grows with the square of a chain's length."""
+    rows, slots = np.nonzero(A_body >= 0)
+    columns = 6 * A_body[rows, slots][:, None] + np.arange(6)
+    return sp.csr_matrix((A_block[rows, slots].reshape(-1), (np.repeat(rows, 6), columns.reshape(-1))), shape=(m, n))
+
+
 def _friction_on_end_velocity(block: FrictionBlock, v: np.ndarray) -> FrictionBlock:
     """Moreau's midpoint scheme (module docstring): a friction block the model built for the
     whole step h -- rows F v+ + C x + P (h lam_N) + c = w over impulses x in [lo, hi] -- as rows
@@ -416,7 +425,11 @@ class Simulation:
         model's block. ``True`` raises if the step does not split. With one body the island is
         the dense problem itself; the two compiled loops may still differ in rounding, which on
         a statically indeterminate contact set (a block on four corners) can pick another of its
-        equally valid load sharings.
+        equally valid load sharings. ``"condensed"``: eliminate the velocities and bilateral
+        multipliers by the sparse KKT factorization (:func:`lcpdyn.kkt.solve_kkt`) and solve the
+        bounded LCP of the contacts alone (:meth:`_solve_condensed`, the cost linear in a chain of
+        bodies such as a beam); ``"auto"`` takes it when bilateral rows couple an island of more
+        than :data:`lcpdyn.kkt.SPARSE_SIZE` velocities and rows.
     compiled_loop : ``True``: :meth:`run` advances in chunks of steps, each chunk one compiled
         call holding the whole step (:mod:`lcpdyn.compiled_loop`: kinematics, Eq. 30 and its
         Júdice–Pires pivoting in one XLA program), for small scenes of the regularized or box
@@ -609,9 +622,10 @@ class Simulation:
         (:class:`~lcpdyn.islands.Islands`, the compiled per-body kernels); with them: the bodies
         coupled by the rows' structural pattern (:class:`~lcpdyn.islands.BodyGroups`). Either
         way ``self._groups`` holds the groups the general island path iterates over."""
-        if sparse not in ("auto", True, False):
-            raise ValueError(f"sparse must be 'auto', True or False, got {sparse!r}")
+        if sparse not in ("auto", True, False, "condensed"):
+            raise ValueError(f"sparse must be 'auto', True, False or 'condensed', got {sparse!r}")
         model = self.model
+        self._condensed = False
         nb = len(model.bodies)
         index = model.index()
         contact_body = np.array([index[id(c.body)] for c in model.contacts], np.int64)
@@ -633,6 +647,15 @@ class Simulation:
             reasons.append(f"method {self.method!r} (the islands of the exact cone are solved by 'nsgs')")
         if self.position_update == "midpoint":
             reasons.append("position_update='midpoint' (solved whole: its friction rows are rewritten on v+)")
+        condensable = self._coupled and not self.coulomb and self.position_update != "midpoint"
+        if sparse == "condensed" or (sparse == "auto" and condensable and groups.largest > SPARSE_SIZE):
+            if not condensable:
+                raise ValueError(
+                    "sparse='condensed' eliminates bilateral rows for a bounded-LCP friction model: this "
+                    "simulation has " + ("no bilateral rows" if not self._coupled else "coulomb or the midpoint scheme")
+                )
+            self._condensed = True
+            return None
         if sparse is False or (sparse == "auto" and (reasons or nb == 1)):
             return None  # one body: the island is the whole problem, the dense path solves it
         if reasons:
@@ -715,7 +738,7 @@ class Simulation:
             "stabilization": self.stabilization,
             "normal_force_iterations": self.normal_force_iterations,
             "fused": self._fused,
-            "sparse": self._islands is not None,
+            "sparse": "condensed" if self._condensed else self._islands is not None,
             "compiled_loop": self._loop is not None,
             "static_threshold": self.static_threshold,
             "solver_options": {k: v for k, v in self.solver_options.items() if k != "warm_start"},
@@ -883,6 +906,8 @@ class Simulation:
                 out = self._solve_islands(state, k, rhs, u, e_N, h)
             elif self.coulomb:
                 out = self._solve_coulomb(state, k, rhs, u, e_N, h)
+            elif self._condensed:
+                out = self._solve_condensed(state, k, rhs, u, e_N, h)
             else:
                 out = self._solve_lcp(state, k, rhs, u, e_N, h, n, m, r)
                 if self._islands is not None:  # a whole step of an island run: its active set is not in island order
@@ -1216,6 +1241,90 @@ class Simulation:
             kinetic=block.kinetic.copy(),
             problem=BoundedLCP(K, qv, lo, hi),
             bilateral=z[n : n + m],
+            active_set=result.active_set,
+        )
+
+    def _solve_condensed(self, state, k, rhs, u, e_N, h):
+        """Eq. (30) with its free unknowns eliminated (``sparse="condensed"``). With
+        K_ff = [[M, -A^T], [A, C_A]] the velocities and bilateral multipliers, the free rows give
+
+            (v+, h lam) = x_0 + X (h lam_N, friction),   K_ff x_0 = (M v + h f, u),
+            K_ff X = [[N^T, G^T], [0, 0]],
+
+        (:func:`lcpdyn.kkt.solve_kkt`: the block-diagonal M and a sparse LU of
+        S = A M^-1 A^T + C_A, whose cost grows with A's nonzeros -- linearly along a beam), and
+        the contacts' rows become the bounded LCP
+
+            W = [[N], [F]] X_v + [[C_N, 0], [P, C]],   b = [[N], [F]] x_0,v + (e_N, c),
+
+        h lam_N >= 0 and the friction unknowns in the model's bounds -- the Schur complement of
+        Eq. (30), solved by the chosen method with its warm start, residual check and fallback
+        (on this problem of 3 r unknowns, not on the whole one). The friction model, normal-force
+        and basis passes are those of the dense path."""
+        n, r, m = k.n_velocities, k.gap.shape[0], k.A_body.shape[0]
+        A = _sparse_rows(k.A_block, k.A_body, m, n)
+        N, D = k.N, k.D
+        rolling = self._rolling_kinematics(state, k)
+        extra = {}
+        if rolling is not None:
+            extra["rolling"] = RollingKinematics(_scatter(rolling.spin, k.contact_body, n), rolling.speed)
+        normal_force = state.normal_force
+        passes = 1 + self.normal_force_iterations + (1 if state.steps_done == 0 and r else 0) + self._basis_passes
+        warm = state.active_set
+        iterations, fallback = 0, False
+        result = x = block = None
+        for done in range(passes):
+            start = time.perf_counter()
+            if self._basis_passes and done:
+                extra["basis_force"] = self.friction.world_force(result.z[r:], block, k.tangent, h)
+            block = self.friction.block(
+                D, state.v, h, self._mu_now, normal_force, state.friction_force, k.tangent,
+                mu_static=self._mu_static_now, **extra,
+            )  # fmt: skip
+            nf = block.F.shape[0]
+            right = np.zeros((n + m, 1 + r + nf))
+            right[:n, 0], right[n:, 0] = rhs, u
+            right[:n, 1 : 1 + r] = N.T
+            right[:n, 1 + r :] = block.G.T
+            try:
+                solution = solve_kkt(self._mass, self._inertia, A, right, self._bilateral_compliance)
+            except np.linalg.LinAlgError as exc:
+                raise self._step_error(state, f"{exc} -- the step cannot eliminate the velocities") from exc
+            free, response = solution[:, 0], solution[:, 1:]
+            rows = np.vstack([N, block.F])
+            W = rows @ response[:n]
+            W[:r, :r] += np.diag(self._normal_compliance)
+            if block.P is not None:
+                W[r:, :r] += block.P
+            W[r:, r:] += block.C
+            b = rows @ free[:n]
+            b[:r] += e_N
+            b[r:] += block.c
+            lo = np.concatenate([np.zeros(r), block.lo])
+            hi = np.concatenate([np.full(r, np.inf), block.hi])
+            middle = time.perf_counter()
+            result = self._call(self.method, W, b, lo, hi, warm, (0, 0, r))
+            self._clock[0] += middle - start
+            self._clock[1] += time.perf_counter() - middle
+            result, retried = self._accept(
+                state, result, lambda method, W=W, b=b, lo=lo, hi=hi: self._call(method, W, b, lo, hi, None, (0, 0, r))
+            )
+            fallback = fallback or retried
+            iterations += result.iterations
+            warm = result.active_set
+            normal_force = result.z[:r] / h
+            x = free + response @ result.z
+        return StepResult(
+            v=x[:n].copy(),
+            normal_force=normal_force,
+            friction_force=self.friction.world_force(result.z[r:], block, k.tangent, h),
+            status=int(result.status),
+            iterations=iterations,
+            residual=result.relative_residual,
+            fallback=fallback,
+            kinetic=block.kinetic.copy(),
+            problem=BoundedLCP(W, b, lo, hi),
+            bilateral=x[n:],
             active_set=result.active_set,
         )
 

@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 import scipy.linalg
 
-from lcpdyn import BodyForce, EnergyWarning, Simulation
+from lcpdyn import BodyForce, EnergyWarning, RigidBody, Simulation
 from lcpdyn.beam import TABLE_1, BeamSection, WeldJoint, add_beam
 from lcpdyn.model import Model
 from lcpdyn.rotation import np_rotation_matrix
@@ -190,3 +190,51 @@ def test_table_1_and_its_reading():
 def test_bad_beams_are_refused(call, message):
     with pytest.raises((ValueError, TypeError), match=message):
         call(Model())
+
+
+def test_the_condensed_step_equals_the_dense_one_with_a_rolling_wheel():
+    """The clamped beam carrying a wheel that rolls on the ground (benchmarks/bench_beam.py):
+    eliminating the velocities and bilateral multipliers by the sparse KKT factorization and
+    solving the contact's LCP alone gives the dense path's steps to rounding."""
+    from tests.benchmark_modules import load_benchmark
+
+    bench = load_benchmark("bench_beam")
+    runs = {}
+    for sparse in (False, "condensed"):
+        sim = Simulation(bench.build("clamped-wheel", 4), "regularized", 1e-3, sparse=sparse)
+        runs[sparse] = sim.run(0.1)
+        assert sim.parameters()["sparse"] == sparse
+    dense, condensed = runs[False], runs["condensed"]
+    assert np.max(np.abs(dense.position - condensed.position)) < 1e-12
+    assert np.max(np.abs(dense.contact_normal_force - condensed.contact_normal_force)) < 1e-6 * 200.0
+    assert np.all(condensed.contact_normal_force[10:, 0] > 150.0)  # the wheel stays on the ground
+    assert np.all(condensed.solver_status == 0) and condensed.health.max() == 0
+
+
+def test_auto_condenses_a_long_beam_and_refuses_what_cannot_be_condensed():
+    model, _ = _cantilever(40)
+    assert Simulation(model, "regularized", 1e-3).parameters()["sparse"] == "condensed"
+    model, _ = _cantilever(4)
+    assert Simulation(model, "regularized", 1e-3).parameters()["sparse"] is False
+    with pytest.raises(ValueError, match="coulomb or the midpoint scheme"):
+        Simulation(model, "coulomb", 1e-3, sparse="condensed")
+    bare = Model()
+    bare.add_body(RigidBody("b", 1.0, (1.0, 1.0, 1.0)))
+    with pytest.raises(ValueError, match="no bilateral rows"):
+        Simulation(bare, "regularized", 1e-3, sparse="condensed")
+
+
+def test_the_beam_benchmark_reports_costs_and_exponents(tmp_path):
+    from tests.benchmark_modules import load_benchmark
+
+    report = load_benchmark("bench_beam").main(
+        ["--sizes", "4", "--repeats", "1", "--steps", "5", "--out", str(tmp_path / "beam.json")]
+    )
+    assert (tmp_path / "beam.json").exists()
+    assert len(report["rows"]) == 4 and all(r["all_solved"] and r["ms_per_step"] > 0 for r in report["rows"])
+    assert set(report["growth_exponent_16_to_256"]) == {
+        "free/condensed", "free/dense", "clamped-wheel/condensed", "clamped-wheel/dense"
+    }  # fmt: skip
+    assert (
+        max(v for d in report["largest_position_difference_condensed_vs_dense_m"].values() for v in d.values()) < 1e-12
+    )
