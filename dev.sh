@@ -4,7 +4,7 @@
 #   ./dev.sh test   set up if needed, check lint and format (ruff), then run the test suite on both
 #                   stacks at once: the Siconos venv (.venv, NumPy < 2) and a plain venv with the
 #                   newest releases (.venv-current)
-#   ./dev.sh bench [solvers|wheel|scale|sweep|fc3d|approximations]   the benchmarks (solvers and
+#   ./dev.sh bench [solvers|wheel|scale|sweep|fc3d|approximations|beam]   the benchmarks (solvers and
 #                   wheel by default; scale, with MuJoCo as the peer, takes ~30 min; fc3d, the 34
 #                   third-party exact-Coulomb problems against Siconos, ~30 min; approximations,
 #                   the friction models scored on those problems, ~45 min), results in results/
@@ -155,6 +155,7 @@ case "$cmd" in
       wheel) shift; exec $VENV/bin/python benchmarks/bench_wheel.py "$@" ;;
       fc3d) shift; exec $VENV/bin/python benchmarks/bench_fc3d.py "$@" ;;
       approximations) shift; exec $VENV/bin/python benchmarks/bench_fc3d_approximations.py "$@" ;;
+      beam) shift; exec $VENV/bin/python benchmarks/bench_beam.py "$@" ;;
       scale) shift; $VENV/bin/python -m pip install -q --disable-pip-version-check -e ".[bench]" 2>/dev/null \
                || echo "dev.sh: MuJoCo could not be installed; bench_scale skips its column" >&2
              exec $VENV/bin/python benchmarks/bench_scale.py "$@" ;;
@@ -162,7 +163,7 @@ case "$cmd" in
                || echo "dev.sh: MuJoCo could not be installed; bench_sweep reports no ratio" >&2
              exec $VENV/bin/python benchmarks/bench_sweep.py "$@" ;;
       all) $VENV/bin/python benchmarks/bench_solvers.py && exec $VENV/bin/python benchmarks/bench_wheel.py ;;
-      *) echo "usage: ./dev.sh bench [solvers|wheel|scale|sweep|fc3d|approximations|all] [args...]" >&2; exit 2 ;;
+      *) echo "usage: ./dev.sh bench [solvers|wheel|scale|sweep|fc3d|approximations|beam|all] [args...]" >&2; exit 2 ;;
     esac ;;
   *) echo "usage: ./dev.sh {demo|test|bench|reproduce|setup} [args...]" >&2; exit 2 ;;
 esac

@@ -1,8 +1,11 @@
 """Bauchau 2002 Sec. 8.2: a wheel-mounted pendulum on an incline (Figs. 10-15).
 
 A uniform wheel (M = 125 kg, rho = 0.25 m) on a plane inclined at 25 deg carries, through a
-revolute joint with a torsional spring k = 500 N m/rad, a uniform bar (4.0 m, 4.16 kg/m; rigid
-here -- the paper's is flexible) hanging from its axle. Contact: F = k1 a + c1 a_dot with
+revolute joint with a torsional spring k = 500 N m/rad, a uniform bar (4.0 m, 4.16 kg/m) hanging
+from its axle: a rigid bar by default (``beam_elements = 0``), or with ``beam_elements = N`` the
+paper's flexible beam, N geometrically exact elements (:mod:`lcpdyn.beam`) with Table 1's set 2
+(EA = 44 MN, EI = 29.9 kN m^2, GJ = 23.1 kN m^2, GA = 2.8 MN, 4.16 kg/m, i_p = 0.86e-3 kg m,
+proportional damping 0.001 s). Contact: F = k1 a + c1 a_dot with
 k1 = 1 MN/m, c1 = 5 kN s/m; mu_s = 0.8, mu_k = 0.4. At the start the bar is parallel to the
 incline (``bar_direction``: uphill from the axle by default -- the paper's figure is not
 available; "downhill" is the other reading) and everything is at rest; the bar swings like a
@@ -21,6 +24,7 @@ import math
 
 import numpy as np
 
+from lcpdyn.beam import BeamSection, add_beam
 from lcpdyn.body import RigidBody
 from lcpdyn.compliance import SpringDamperLaw
 from lcpdyn.constraints import RevoluteJoint
@@ -49,6 +53,13 @@ DEFAULTS = {
     "tangential_stiffness": 1e10,
     "velocity_threshold": 0.005,
     "characteristic_velocity": 0.005,
+    "beam_elements": 0,
+    "axial_stiffness": 44.0e6,
+    "bending_stiffness": 29.9e3,
+    "torsional_stiffness": 23.1e3,
+    "shear_stiffness": 2.8e6,
+    "beam_inertia_per_length": 0.86e-3,
+    "beam_damping": 0.001,
 }
 
 
@@ -76,17 +87,34 @@ def build(**parameters) -> Scene:
             orientation=tilt,
         )
     )
-    slender = m_bar * L * L / 12 if m_bar > 0 else -1.0
-    bar = model.add_body(
-        RigidBody(
-            "bar",
-            m_bar,
-            (1e-3 * slender, slender, slender),
-            position=centre + sign * 0.5 * L * plane.t1,
-            orientation=tilt,
+    elements = p["beam_elements"]
+    if elements != int(elements) or elements < 0:
+        raise ValueError(f"scene {NAME!r}: beam_elements must be an integer >= 0 (0: a rigid bar), got {elements!r}")
+    p["beam_elements"] = elements = int(elements)
+    if elements:
+        section = BeamSection(
+            p["axial_stiffness"], p["shear_stiffness"], p["torsional_stiffness"], p["bending_stiffness"],
+            p["bar_mass_per_length"], p["beam_inertia_per_length"], p["beam_damping"],
+        )  # fmt: skip
+        # laid out along +t1 whichever side the bar is on, so that its nodes' frames are the wheel's
+        # (e1 = t1, e3 = the plane's normal, e2 = y) and the spring starts at theta = 0
+        far = centre + sign * L * plane.t1
+        start, end = (centre, far) if sign > 0 else (far, centre)
+        beam = add_beam(model, "bar", section, start, end, elements, normal=plane.normal)
+        bar, offset = (beam.root if sign > 0 else beam.tip), (0.0, 0.0, 0.0)
+    else:
+        slender = m_bar * L * L / 12 if m_bar > 0 else -1.0
+        bar = model.add_body(
+            RigidBody(
+                "bar",
+                m_bar,
+                (1e-3 * slender, slender, slender),
+                position=centre + sign * 0.5 * L * plane.t1,
+                orientation=tilt,
+            )
         )
-    )
-    model.add_constraint(RevoluteJoint(body_a=bar, offset_a=(-sign * L / 2, 0.0, 0.0), body_b=wheel, name="axle"))
+        offset = (-sign * L / 2, 0.0, 0.0)
+    model.add_constraint(RevoluteJoint(body_a=bar, offset_a=offset, body_b=wheel, name="axle"))
     model.add_force(TorsionalSpringDamper(bar, wheel, stiffness=p["spring_stiffness"]))
     model.add_contact(DiskContact(wheel, plane, p["mu"], p["mu_static"], SpringDamperLaw(p["k1"], p["c1"]), radius=rho))
     return Scene.from_parameters(NAME, model, p, __doc__)
@@ -109,16 +137,19 @@ def rolling_events(trajectory, threshold: float, minimum_duration: float = 0.01)
     return events
 
 
-def compare_models(t_end: float = 3.0, dt: float = 2e-4, models=("coulomb", "regularized", "continuous")) -> dict:
+def compare_models(
+    t_end: float = 3.0, dt: float = 2e-4, models=("coulomb", "regularized", "continuous"), beam_elements: int = 0
+) -> dict:
     """Each friction model on the scene: rolling events, the median slip inside them (the creep
-    velocity of the continuous law; ~0 for true rolling), CPU time, and the runs."""
+    velocity of the continuous law; ~0 for true rolling), CPU time, and the runs; with
+    ``beam_elements`` > 0 on the paper's flexible beam."""
     import time
 
     from lcpdyn.stepper import Simulation
 
     out = {}
     for name in models:
-        scene = build(t_end=t_end, dt=dt)
+        scene = build(t_end=t_end, dt=dt, beam_elements=beam_elements)
         threshold = scene.parameters["velocity_threshold"]
         start = time.process_time()
         run = Simulation(scene.model, scene.friction(name), dt, position_update="symplectic").run(t_end)
@@ -169,7 +200,15 @@ def accuracy_cost(
 # Bauchau 2002 Sec. 8.2 (flexible beam; drawn beside ours by plot_slip_forces)
 PAPER = {"rolling_events_coulomb": 5, "creep_ends_continuous_s": 0.2}
 
-_STYLES = {"coulomb": ("C0", "-", 1.6), "regularized": ("C1", "--", 1.2), "continuous": ("C2", ":", 1.6)}
+_STYLES = {
+    "coulomb": ("C0", "-", 1.6),
+    "regularized": ("C1", "--", 1.2),
+    "continuous": ("C2", ":", 1.6),
+    "coulomb, flexible beam": ("C4", "-", 1.0),
+    "regularized, flexible beam": ("C5", "--", 1.0),
+}
+FLEXIBLE_ELEMENTS = 8
+"""Elements of the flexible beam in :func:`report` (Table 1, set 2)."""
 
 
 def plot_slip_forces(results: dict, path):
@@ -201,7 +240,8 @@ def plot_slip_forces(results: dict, path):
             run.t,
             slip,
             **kw,
-            label=f"{name} friction (ours): {r['count']} rolling event"
+            label=(name.replace(",", " friction,", 1) if "," in name else f"{name} friction")
+            + f" (ours): {r['count']} rolling event"
             + ("s" if r["count"] != 1 else "")
             + f", median slip in them {r['median_slip_in_events']:.1g} m/s",
         )
@@ -259,7 +299,8 @@ def plot_slip_forces(results: dict, path):
     for ax in axes:
         ax.grid(alpha=0.3)
     fig.suptitle(
-        f"wheel-mounted pendulum (rigid bar) on a {p['incline_deg']:g}° incline, "
+        f"wheel-mounted pendulum on a {p['incline_deg']:g}° incline (a rigid bar, and the paper's flexible beam "
+        f"of Table 1 set 2 in {FLEXIBLE_ELEMENTS} elements where labelled), "
         f"bar starting {p['bar_direction']} "
         "(cf. Bauchau 2002 Sec. 8.2, Figs. 13–14)\n"
         + run_settings(first.parameters, include_friction=False)
@@ -278,8 +319,11 @@ def report(out_dir) -> dict:
     import os
 
     results = compare_models()
+    flexible = compare_models(models=("coulomb", "regularized"), beam_elements=FLEXIBLE_ELEMENTS)
+    results.update({f"{name}, flexible beam": r for name, r in flexible.items()})
     plot_slip_forces(results, os.path.join(out_dir, "incline-pendulum-slip-forces.png"))
     return {
+        "flexible_beam_elements": FLEXIBLE_ELEMENTS,
         "rolling_events": {k: r["events"] for k, r in results.items()},
         "rolling_event_counts": {k: r["count"] for k, r in results.items()},
         "median_slip_during_rolling_m_per_s": {k: r["median_slip_in_events"] for k, r in results.items()},

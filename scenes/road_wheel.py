@@ -1,12 +1,17 @@
 """Bauchau 2002 Sec. 8.1: a wheel on a beam swinging down onto a moving road (Fig. 3-9).
 
-A uniform beam (length 3.75 m, 1.61 kg/m; rigid here -- the paper's is flexible) is pinned at a
-support h = 3.995 m above a road that moves at V = 8 m/s; at its tip a wheel (M = 15 kg, uniform
+A uniform beam (length 3.75 m, 1.61 kg/m) is pinned at a support h = 3.995 m above a road that
+moves at V = 8 m/s; at its tip a wheel (M = 15 kg, uniform
 disk of radius rho = 0.25 m) turns on a revolute joint with a torsional damper C = 0.01 N m s.
 The tyre is the polynomial law F = k1 a + k2 a^2 + k3 a^3 + k4 a^4 of the approach a
 (k1 = 1.755 MN/m, k2 = 463.5 MN/m^2, k3 = -18.560 GN/m^3, k4 = 303.750 GN/m^4), undamped;
 mu_s = mu_k = 0.4. The beam is released horizontal, on the side from which its tip meets the
 road moving with it (the paper: a small relative velocity at the first contact).
+
+The beam is a rigid bar by default (``beam_elements = 0``); with ``beam_elements = N`` it is the
+paper's flexible beam, N geometrically exact elements (:mod:`lcpdyn.beam`) with Table 1's set 1
+(EA = 44 MN, EI = 29.9 kN m^2, GJ = 23.1 kN m^2, GA = 14 MN, 1.61 kg/m, i_p = 11e-3 kg m,
+proportional damping 0.001 s), pinned at its root node, the wheel's axle at its tip node.
 
 Frame: the road's. By Galilean invariance the road is the fixed plane z = 0 and the support moves
 at -V along x (a rheonomic revolute joint); speeds relative to the road are what the paper plots.
@@ -23,6 +28,7 @@ import math
 import numpy as np
 from scipy.integrate import quad
 
+from lcpdyn.beam import BeamSection, add_beam
 from lcpdyn.body import RigidBody
 from lcpdyn.compliance import PolynomialLaw
 from lcpdyn.constraints import RevoluteJoint
@@ -54,6 +60,13 @@ DEFAULTS = {
     "tangential_stiffness": 1e10,
     "velocity_threshold": 0.05,
     "characteristic_velocity": 0.05,
+    "beam_elements": 0,
+    "axial_stiffness": 44.0e6,
+    "bending_stiffness": 29.9e3,
+    "torsional_stiffness": 23.1e3,
+    "shear_stiffness": 14.0e6,
+    "beam_inertia_per_length": 11.0e-3,
+    "beam_damping": 0.001,
 }
 
 
@@ -63,13 +76,26 @@ def build(**parameters) -> Scene:
     m_beam, M, rho = p["beam_mass_per_length"] * l, p["wheel_mass"], p["wheel_radius"]
     if not (l > 0 and rho > 0 and h > rho):
         raise ValueError(f"scene {NAME!r}: need beam_length > 0, wheel_radius > 0 and support_height > wheel_radius")
+    elements = p["beam_elements"]
+    if elements != int(elements) or elements < 0:
+        raise ValueError(f"scene {NAME!r}: beam_elements must be an integer >= 0 (0: a rigid bar), got {elements!r}")
+    p["beam_elements"] = elements = int(elements)
     model = Model(gravity=(0.0, 0.0, -p["gravity"]))
-    slender = m_beam * l * l / 12.0 if m_beam > 0 else -1.0
-    beam = model.add_body(
-        RigidBody(
-            "beam", m_beam, (1e-3 * slender, slender, slender), position=(-l / 2, 0.0, h), velocity=(-V, 0.0, 0.0)
+    if elements:
+        section = BeamSection(
+            p["axial_stiffness"], p["shear_stiffness"], p["torsional_stiffness"], p["bending_stiffness"],
+            p["beam_mass_per_length"], p["beam_inertia_per_length"], p["beam_damping"],
+        )  # fmt: skip
+        flexible = add_beam(model, "beam", section, (0.0, 0.0, h), (-l, 0.0, h), elements, velocity=(-V, 0.0, 0.0))
+        root, root_offset, tip, tip_offset = flexible.root, (0.0, 0.0, 0.0), flexible.tip, (0.0, 0.0, 0.0)
+    else:
+        slender = m_beam * l * l / 12.0 if m_beam > 0 else -1.0
+        root = tip = model.add_body(
+            RigidBody(
+                "beam", m_beam, (1e-3 * slender, slender, slender), position=(-l / 2, 0.0, h), velocity=(-V, 0.0, 0.0)
+            )
         )
-    )
+        root_offset, tip_offset = (l / 2, 0.0, 0.0), (-l / 2, 0.0, 0.0)
     wheel = model.add_body(
         RigidBody(
             "wheel",
@@ -79,17 +105,14 @@ def build(**parameters) -> Scene:
             velocity=(-V, 0.0, 0.0),
         )
     )
+    # a node's frame has e1 along the beam (-x) and e2 = -y: its y axis is the hinge axis as well
     model.add_constraint(
         RevoluteJoint(
-            body_a=beam,
-            offset_a=(l / 2, 0.0, 0.0),
-            offset_b=(0.0, 0.0, h),
-            anchor_velocity=(-V, 0.0, 0.0),
-            name="support",
+            body_a=root, offset_a=root_offset, offset_b=(0.0, 0.0, h), anchor_velocity=(-V, 0.0, 0.0), name="support"
         )
     )
-    model.add_constraint(RevoluteJoint(body_a=wheel, body_b=beam, offset_b=(-l / 2, 0.0, 0.0), name="axle"))
-    model.add_force(TorsionalSpringDamper(wheel, beam, damping=p["joint_damping"]))
+    model.add_constraint(RevoluteJoint(body_a=wheel, body_b=tip, offset_b=tip_offset, name="axle"))
+    model.add_force(TorsionalSpringDamper(wheel, tip, damping=p["joint_damping"]))
     law = PolynomialLaw((p["k1"], p["k2"], p["k3"], p["k4"]), damping=p["tyre_damping"])
     model.add_contact(DiskContact(wheel, Plane(), p["mu"], p["mu_static"], law, radius=rho))
     return Scene.from_parameters(NAME, model, p, __doc__)
@@ -112,13 +135,37 @@ def first_contact_rigid(**parameters) -> float:
 
 def root_rotation(trajectory) -> np.ndarray:
     """Beam root rotation phi_R (deg): 0 horizontal at release, 90 hanging vertically (the beam
-    turns about -y)."""
+    turns about -y) -- the rotation of body 0 (the bar, or the flexible beam's root node) from its
+    initial orientation, unwrapped."""
     q = trajectory.quaternion[:, 0]
-    return np.degrees(-2.0 * np.arctan2(q[:, 2], q[:, 0]))
+    start = trajectory.quaternion[0, 0] * np.array([1.0, -1.0, -1.0, -1.0])  # q(0)^*, world-frame change q q0^*
+    w = q[:, 0] * start[0] - q[:, 1:] @ start[1:]
+    y = q[:, 0] * start[2] + start[0] * q[:, 2] + q[:, 3] * start[1] - q[:, 1] * start[3]
+    return np.degrees(np.unwrap(-2.0 * np.arctan2(y, w)))
+
+
+def wheel_index(trajectory) -> int:
+    """The wheel's body index (1 with the rigid bar; after the N + 1 nodes of a flexible beam)."""
+    return trajectory.body_names.index("wheel")
+
+
+def contact_events(trajectory, flight: float = 0.05) -> list[float]:
+    """Start times (s) of the contact events: the first step with gap <= 0 after at least
+    ``flight`` seconds without contact (a micro-hop shorter than that belongs to its event)."""
+    touching = trajectory.contact_gap[:, 0] <= 0
+    starts, last = [], None
+    for t, flag in zip(trajectory.t, touching):
+        if flag:
+            if last is None or t - last > flight:
+                starts.append(float(t))
+            last = t
+    return starts
 
 
 def summary(trajectory, scene) -> dict:
-    """First contact time; wheel spin over the last 0.5 s; the time after which the wheel's slip
+    """First contact time, the first three contact events (:func:`contact_events`), the root
+    rotation at the first contact and the minimum relative distance during it; wheel spin over the
+    last 0.5 s; the time after which the wheel's slip
     relative to the road stays <= v_th (it rolls; with the undamped tyre and a rigid beam it keeps
     making micro-hops of some micrometres, during which its rim speed still matches the road);
     the share of the last 2 s in contact and the largest gap then."""
@@ -131,9 +178,17 @@ def summary(trajectory, scene) -> dict:
     )
     tail = trajectory.t > trajectory.t[-1] - 0.5
     late = trajectory.t > trajectory.t[-1] - 2.0
+    first_event = np.zeros(gap.shape, bool)
+    if touching.size:  # the first event's 0.2 s (the minimum relative distance of Fig. 6)
+        first_event = (trajectory.t >= trajectory.t[touching[0]]) & (trajectory.t < trajectory.t[touching[0]] + 0.2)
     return {
         "first_contact_s": float(trajectory.t[touching[0]]) if touching.size else float("nan"),
-        "final_spin_rad_per_s": float(np.abs(trajectory.angular_velocity[tail, 1, 1]).mean()),
+        "contact_events_s": contact_events(trajectory)[:3],
+        "root_rotation_at_first_contact_deg": float(root_rotation(trajectory)[touching[0]])
+        if touching.size
+        else float("nan"),
+        "minimum_gap_first_contact_m": float(gap[first_event].min()) if touching.size else float("nan"),
+        "final_spin_rad_per_s": float(np.abs(trajectory.angular_velocity[tail, wheel_index(trajectory), 1]).mean()),
         "rolling_from_s": settled,
         "contact_share_last_2s": float((trajectory.contact_normal_force[late, 0] > 0).mean()),
         "largest_gap_last_2s_m": float(gap[late].max()),
@@ -150,7 +205,14 @@ PAPER = {
     "minimum_relative_distance_m": -0.004,
 }
 
-_STYLES = {"coulomb": ("C0", "-", 1.7), "regularized": ("C1", "--", 1.3), "continuous": ("C2", ":", 1.6)}
+_STYLES = {
+    "coulomb": ("C0", "-", 1.7),
+    "regularized": ("C1", "--", 1.3),
+    "continuous": ("C2", ":", 1.6),
+    "regularized, flexible beam": ("C4", "-", 1.0),
+}
+FLEXIBLE_ELEMENTS = 8
+"""Elements of the flexible beam in :func:`report` (Table 1, set 1)."""
 
 
 def plot_history(runs: dict, scene, path):
@@ -170,8 +232,9 @@ def plot_history(runs: dict, scene, path):
     for k, (name, run) in enumerate(runs.items()):
         color, style, width = _STYLES.get(name, (f"C{k}", "-", 1.2))
         kw = dict(color=color, ls=style, lw=width, zorder=3 + k)  # labelled once, in the top panel
-        axes[0].plot(run.t, root_rotation(run), **kw, label=f"{name} friction (ours)")
-        axes[1].plot(run.t, -run.angular_velocity[:, 1, 1], **kw)
+        label = name.replace(",", " friction,", 1) if "," in name else f"{name} friction"
+        axes[0].plot(run.t, root_rotation(run), **kw, label=f"{label} (ours)")
+        axes[1].plot(run.t, -run.angular_velocity[:, wheel_index(run), 1], **kw)
         axes[2].plot(run.t, run.contact_slip_velocity[:, 0, 0], **kw)
         axes[3].plot(run.t, run.contact_gap[:, 0], **kw)
     paper = dict(ls="none", mfc="none", mew=1.6, ms=10, color="C3", zorder=10)
@@ -232,9 +295,10 @@ def plot_history(runs: dict, scene, path):
         ax.legend(fontsize=7.5, loc="best", framealpha=0.9)
     any_run = next(iter(runs.values()))
     fig.suptitle(
-        f"wheel on a rigid beam swinging onto a road moving at V = {p['road_speed']:g} m/s, "
+        f"wheel on a beam swinging onto a road moving at V = {p['road_speed']:g} m/s, "
         "in the road's frame "
-        "(cf. Bauchau 2002 Sec. 8.1, Figs. 4–7; his beam is flexible)\n"
+        f"(cf. Bauchau 2002 Sec. 8.1, Figs. 4–7): a rigid bar, and his flexible beam (Table 1 set 1, "
+        f"{FLEXIBLE_ELEMENTS} elements) where labelled\n"
         + run_settings(any_run.parameters, include_friction=False)
         + "\nthe three friction laws nearly coincide (as in the paper): solid, dashed and dotted lines are "
         "drawn over one another",
@@ -247,8 +311,9 @@ def plot_history(runs: dict, scene, path):
 
 
 def report(out_dir, models=("coulomb", "regularized", "continuous")) -> dict:
-    """The three friction treatments on the scene (cf. Figs. 4, 5, 7): first contact, spin-up to
-    V/rho, CPU time; writes ``road-wheel-history.png``."""
+    """The three friction treatments on the scene with the rigid bar, and the regularized model on
+    the paper's flexible beam (cf. Figs. 4-7): contact events, root rotation and minimum distance
+    at the first contact, spin-up to V/rho, CPU time; writes ``road-wheel-history.png``."""
     import os
     import time
 
@@ -266,5 +331,15 @@ def report(out_dir, models=("coulomb", "regularized", "continuous")) -> dict:
         run = Simulation(scene.model, scene.friction(name), scene.dt, position_update="symplectic").run(scene.t_end)
         numbers[name] = {**summary(run, scene), "cpu_s": time.process_time() - start}
         runs[name] = run
+    flexible = build(beam_elements=FLEXIBLE_ELEMENTS)
+    start = time.process_time()
+    run = Simulation(flexible.model, flexible.friction("regularized"), flexible.dt).run(flexible.t_end)
+    numbers["regularized, flexible beam"] = {
+        **summary(run, flexible),
+        "beam_elements": FLEXIBLE_ELEMENTS,
+        "cpu_s": time.process_time() - start,
+    }
+    runs["regularized, flexible beam"] = run
+    numbers["paper"] = PAPER
     plot_history(runs, scene, os.path.join(out_dir, "road-wheel-history.png"))
     return numbers

@@ -53,6 +53,13 @@ PARAMETER_UNITS = {
     "a_over_l": "-",
     "gyration": "-",
     "flexible": "-",
+    "beam_elements": "-",
+    "axial_stiffness": "N",
+    "bending_stiffness": "N m^2",
+    "torsional_stiffness": "N m^2",
+    "shear_stiffness": "N",
+    "beam_inertia_per_length": "kg m",
+    "beam_damping": "s",
     "bar_direction": "-",
     # initial state, motion, gravity
     "speed": "m/s",

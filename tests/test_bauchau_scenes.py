@@ -64,6 +64,21 @@ def test_road_wheel_first_contact_matches_the_rigid_compound_pendulum():
     np.testing.assert_allclose(road_wheel.root_rotation(trajectory)[0], 0.0, atol=0.1)
 
 
+def test_road_wheel_with_the_papers_flexible_beam_meets_its_first_contact_numbers():
+    """Sec. 8.1 with the flexible beam of Table 1, set 1 (8 geometrically exact elements): the
+    first contact at t1 = 1.092 s, phi_R about 90 deg there and the minimum relative distance
+    -0.004 m (the rigid bar's is -5.0 mm: the beam's bending takes up part of the approach)."""
+    scene = road_wheel.build(beam_elements=8, t_end=1.2)
+    trajectory = Simulation(scene.model, scene.friction("regularized"), scene.dt).run(1.2)
+    numbers = road_wheel.summary(trajectory, scene)
+    assert numbers["first_contact_s"] == pytest.approx(1.092, abs=1e-3)
+    assert numbers["contact_events_s"] == [numbers["first_contact_s"]]
+    assert 85.0 < numbers["root_rotation_at_first_contact_deg"] < 90.0
+    assert numbers["minimum_gap_first_contact_m"] == pytest.approx(-0.004, abs=2e-4)
+    assert trajectory.body_names[road_wheel.wheel_index(trajectory)] == "wheel"
+    assert np.all(trajectory.solver_status == 0) and trajectory.health.max() == 0
+
+
 def test_road_wheel_spins_up_to_road_speed_over_radius():
     scene = road_wheel.build()
     trajectory = Simulation(scene.model, scene.friction("coulomb"), scene.dt, position_update="symplectic").run(
@@ -92,3 +107,14 @@ def test_incline_pendulum_rolling_events():
     events = results["coulomb"]["events"]
     sliding = [events[i + 1][0] - events[i][1] for i in range(len(events) - 1)]
     assert sliding[-1] > sliding[0]
+    # the paper's flexible beam (Table 1, set 2; 8 elements): five rolling events too, the last
+    # sliding phase longer than the first (as with the rigid bar, the second is the shortest); its
+    # bending shifts the events by a few hundredths of a second
+    flexible = incline_pendulum.compare_models(models=("regularized",), beam_elements=8)["regularized"]
+    assert flexible["count"] == 5
+    events = flexible["events"]
+    sliding = [events[i + 1][0] - events[i][1] for i in range(len(events) - 1)]
+    assert sliding[-1] > sliding[0]
+    for (a, b), (c, d) in zip(events, results["regularized"]["events"]):
+        assert abs(a - c) < 0.05 and abs(b - d) < 0.05
+    assert flexible["run"].health.max() == 0
