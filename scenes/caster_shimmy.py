@@ -115,17 +115,81 @@ def transient(yaw0: float = 0.1, distance: float = 40.0, **parameters) -> dict:
     return {"t": t, "states": states, "contact": points, "wavelength": wavelength, "crossings": crossings}
 
 
-def plot_paths(rigid: dict, flexible: dict, path, speed: float = 1.0, radius: float = 1.0):
+def beam_model(elements: int = 4, yaw0: float = 0.1, bending_stiffness: float = 10.0, damping_ratio: float = 0.01):
+    """The caster as Schwab–Meijaard 2003 Sec. 3.3 simulated it, in the time stepper: unit radius,
+    length, speed and wheel mass (uniform disk); the yoke a beam of ``elements`` geometrically
+    exact elements (:mod:`lcpdyn.beam`) bending in the lateral plane with EI = 10 and stiff
+    otherwise (EA, GA, GJ and the other EI 1e5: inextensible, rigid in the xz-plane), nearly
+    massless (1e-3 per unit length), with stiffness-proportional damping giving ``damping_ratio``
+    in the wheel-on-yoke lateral mode (omega = sqrt(3 EI / l^3)); hinged at B about the vertical to
+    a point moving at v; the wheel on a revolute axle at the tip, with ideal rolling and zero spin
+    (bilateral rows) on the ground, no gravity (the radial deflection is released: no load);
+    started at yaw ``yaw0``."""
+    from lcpdyn.beam import BeamSection, add_beam
+    from lcpdyn.body import RigidBody
+    from lcpdyn.constraints import RevoluteJoint
+    from lcpdyn.contact import DiskContact, Plane
+    from lcpdyn.model import Model
+    from lcpdyn.rotation import np_axis_angle
+
+    r = l = v = 1.0
+    stiff = 1e5
+    omega = math.sqrt(3.0 * bending_stiffness / l**3)
+    section = BeamSection(stiff, stiff, stiff, (stiff, bending_stiffness), 1e-3, 1e-6, 2.0 * damping_ratio / omega)
+    model = Model(gravity=(0.0, 0.0, 0.0))
+    lateral = (math.cos(yaw0), math.sin(yaw0), 0.0)  # e3 of the nodes: bending about it moves A sideways
+    yoke = add_beam(
+        model, "yoke", section, (0.0, 0.0, r + l), (0.0, 0.0, r), elements, normal=lateral, velocity=(v, 0, 0)
+    )
+    axle = np.array([-math.sin(yaw0), math.cos(yaw0), 0.0])
+    wheel = model.add_body(
+        RigidBody(
+            "wheel", 1.0, (0.25, 0.5, 0.25), position=(0.0, 0.0, r), orientation=np_axis_angle((0, 0, 1), yaw0),
+            velocity=(v, 0.0, 0.0), angular_velocity=axle * v / r,
+        )
+    )  # fmt: skip
+    model.add_constraint(
+        RevoluteJoint(
+            body_a=yoke.root, offset_b=(0.0, 0.0, r + l), anchor_velocity=(v, 0.0, 0.0), axis_a=(1.0, 0.0, 0.0),
+            axis_b=(0.0, 0.0, 1.0), name="hinge B",
+        )
+    )  # fmt: skip
+    model.add_constraint(RevoluteJoint(body_a=wheel, body_b=yoke.tip, name="axle"))
+    model.add_contact(DiskContact(wheel, Plane(), 1.0, radius=r, rolling="ideal", spin="ideal"))
+    return model
+
+
+def beam_transient(elements: int = 4, dt: float = 1e-3, distance: float = 40.0, **options) -> dict:
+    """:func:`beam_model` run by the time stepper over ``distance``; the contact-point path and
+    its wavelength as :func:`transient` measures it."""
+    from lcpdyn.rotation import np_rotation_matrix
+    from lcpdyn.stepper import Simulation
+
+    run = Simulation(beam_model(elements, **options), "regularized", dt).run(distance)
+    wheel = run.body_names.index("wheel")
+    axis = np.array([np_rotation_matrix(q)[:, 1] for q in run.quaternion[:, wheel]])
+    c = np.cross([0.0, 0.0, 1.0], axis)
+    d2 = c / np.linalg.norm(c, axis=1)[:, None]
+    points = run.position[:, wheel] + np.cross(d2, axis)
+    x, y = points[:, 0], points[:, 1]
+    up = np.flatnonzero((y[:-1] < 0) & (y[1:] >= 0))
+    crossings = x[up] - y[up] * (x[up + 1] - x[up]) / (y[up + 1] - y[up])
+    wavelength = float(np.mean(np.diff(crossings))) if crossings.size > 1 else math.nan
+    return {"run": run, "contact": points, "wavelength": wavelength, "crossings": crossings}
+
+
+def plot_paths(rigid: dict, flexible: dict, path, speed: float = 1.0, radius: float = 1.0, beam: dict | None = None):
     """Contact-point paths of :func:`transient` for the rigid and the flexible yoke (cf. Fig. 8a),
     with the published wavelengths marked where our paths should cross zero upwards: 2 pi r
     (rigid, Schwab–Meijaard 2003 Eq. 34) and 7.83 r (their flexible-yoke simulation, l = r).
+    ``beam``: a :func:`beam_transient` drawn as well (the yoke as a beam in the time stepper).
     Writes ``path``; returns the (closed) Figure."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    fig, ax = plt.subplots(figsize=(12, 5.2))
+    fig, ax = plt.subplots(figsize=(12, 5.6))
     cases = (
         (rigid, "C0", "-", "rigid yoke", 2 * math.pi, "2πr (Schwab–Meijaard 2003 Eq. 34, rigid yoke)", "|"),
         (
@@ -138,6 +202,18 @@ def plot_paths(rigid: dict, flexible: dict, path, speed: float = 1.0, radius: fl
             "x",
         ),
     )
+    if beam is not None:
+        cases += (
+            (
+                beam,
+                "C2",
+                ":",
+                "flexible yoke as a beam (time stepper)",
+                7.83,
+                "7.83 r (Schwab–Meijaard 2003 Sec. 3.3, FE simulation, l = r)",
+                "+",
+            ),
+        )
     for k, (case, color, style, name, published, text, marker) in enumerate(cases):
         ax.plot(
             case["contact"][:, 0],
@@ -178,7 +254,9 @@ def plot_paths(rigid: dict, flexible: dict, path, speed: float = 1.0, radius: fl
     ax.set_ylim(-0.2, 0.2)
     ax.set_title(
         f"caster wheel, kinematic shimmy from yaw 0.1 rad at speed v = {speed:g}, radius r = {radius:g}, "
-        "state equations (cf. Schwab–Meijaard 2003 Fig. 8a)",
+        "state equations"
+        + (" and the beam model in the time stepper" if beam is not None else "")
+        + " (cf. Schwab–Meijaard 2003 Fig. 8a)",
         fontsize=10.5,
     )
     ax.legend(fontsize=8, loc="upper center", bbox_to_anchor=(0.5, -0.14), ncol=2, frameon=False)
@@ -186,6 +264,10 @@ def plot_paths(rigid: dict, flexible: dict, path, speed: float = 1.0, radius: fl
     fig.savefig(path, dpi=120, bbox_inches="tight")
     plt.close(fig)
     return fig
+
+
+BEAM_ELEMENTS = 4
+"""Elements of the yoke in :func:`report`'s time-stepper run."""
 
 
 def report(out_dir) -> dict:
@@ -203,9 +285,12 @@ def report(out_dir) -> dict:
         "Sec. 3.3, Eq. 35)",
     )
     rigid, flexible = transient(flexible=0.0), transient(flexible=1.0)
+    beam = beam_transient(BEAM_ELEMENTS)
     p = system().params()
-    plot_paths(rigid, flexible, os.path.join(out_dir, "caster-shimmy-path.png"), p["speed"], p["radius"])
+    plot_paths(rigid, flexible, os.path.join(out_dir, "caster-shimmy-path.png"), p["speed"], p["radius"], beam)
     return {
+        "wavelength_flexible_beam_time_stepper": beam["wavelength"],
+        "beam_elements": BEAM_ELEMENTS,
         "wavelength_rigid_linear": wavelength_linear(flexible=0.0),
         "wavelength_rigid_transient": rigid["wavelength"],
         "expected_rigid": 2 * math.pi,

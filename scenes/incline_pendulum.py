@@ -299,16 +299,15 @@ def plot_slip_forces(results: dict, path):
     for ax in axes:
         ax.grid(alpha=0.3)
     fig.suptitle(
-        f"wheel-mounted pendulum on a {p['incline_deg']:g}° incline (a rigid bar, and the paper's flexible beam "
-        f"of Table 1 set 2 in {FLEXIBLE_ELEMENTS} elements where labelled), "
-        f"bar starting {p['bar_direction']} "
+        f"wheel-mounted pendulum on a {p['incline_deg']:g}° incline, bar starting {p['bar_direction']} "
         "(cf. Bauchau 2002 Sec. 8.2, Figs. 13–14)\n"
+        f"a rigid bar, and the paper's flexible beam (Table 1 set 2, {FLEXIBLE_ELEMENTS} elements) where labelled\n"
         + run_settings(first.parameters, include_friction=False)
         + "; line styles per friction law as in the top panel",
         fontsize=10.5,
     )
-    fig.tight_layout(rect=(0, 0.055, 1, 1))
-    fig.savefig(path, dpi=120)
+    fig.tight_layout(rect=(0, 0.07, 1, 1))
+    fig.savefig(path, dpi=120, bbox_inches="tight")  # the legend below the axes is drawn whole
     plt.close(fig)
     return fig
 

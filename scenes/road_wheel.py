@@ -296,12 +296,11 @@ def plot_history(runs: dict, scene, path):
     any_run = next(iter(runs.values()))
     fig.suptitle(
         f"wheel on a beam swinging onto a road moving at V = {p['road_speed']:g} m/s, "
-        "in the road's frame "
-        f"(cf. Bauchau 2002 Sec. 8.1, Figs. 4–7): a rigid bar, and his flexible beam (Table 1 set 1, "
-        f"{FLEXIBLE_ELEMENTS} elements) where labelled\n"
+        "in the road's frame (cf. Bauchau 2002 Sec. 8.1, Figs. 4–7)\n"
+        f"a rigid bar, and his flexible beam (Table 1 set 1, {FLEXIBLE_ELEMENTS} elements) where labelled\n"
         + run_settings(any_run.parameters, include_friction=False)
-        + "\nthe three friction laws nearly coincide (as in the paper): solid, dashed and dotted lines are "
-        "drawn over one another",
+        + "\non the rigid bar the three friction laws nearly coincide (as in the paper): solid, dashed and "
+        "dotted lines are drawn over one another",
         fontsize=10.5,
     )
     fig.tight_layout()

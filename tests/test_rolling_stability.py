@@ -216,3 +216,19 @@ def test_reproduce_swivel_writes_checks(tmp_path):
     np.testing.assert_allclose(data["stability_boundaries_a_over_l"], [0.3, 0.7], atol=1e-3)
     assert data["max_coefficient_difference_vs_eq31"] < 1e-10
     assert (tmp_path / "swivel-shimmy-root-locus.png").exists()
+
+
+def test_caster_with_the_yoke_as_a_beam_in_the_time_stepper():
+    """Schwab–Meijaard 2003 Sec. 3.3's own model: the yoke a beam of EI = 10 with 1 % damping
+    (4 geometrically exact elements), the wheel with ideal rolling and zero spin, stepped at
+    h = 1 ms over 17 wheel radii (two upward crossings): the contact path's wavelength is their 7.83 and within 0.5 % of
+    2 pi r sqrt(1 + 5/9) = 7.8365 (the massless quasi-static yoke), as the state equations' own
+    transient (7.818)."""
+    beam = caster_shimmy.beam_transient(4, 1e-3, distance=17.0)
+    assert beam["crossings"].size >= 2
+    assert beam["wavelength"] == pytest.approx(7.83, rel=0.005)
+    assert beam["wavelength"] == pytest.approx(2 * math.pi * math.sqrt(1 + 5 / 9), rel=0.005)
+    assert np.all(beam["run"].solver_status == 0) and beam["run"].health.max() == 0
+    # a sinusoid of heading amplitude yaw0 = 0.1: lateral amplitude 0.1 lambda / (2 pi), kept
+    amplitude = np.abs(beam["contact"][:, 1]).max()
+    assert amplitude == pytest.approx(0.1 * beam["wavelength"] / (2 * math.pi), rel=0.02)
