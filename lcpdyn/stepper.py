@@ -1229,18 +1229,25 @@ class Simulation:
             warm = result.active_set
             normal_force = result.z[n + m : n + m + r] / h
         z = result.z
-        friction_force = self.friction.world_force(z[n + m + r :], block, k.tangent, h)
+        return self._bounded_result(
+            result, z[:n].copy(), z[n : n + m], normal_force, z[n + m + r :], block, k, h, iterations, fallback,
+            BoundedLCP(K, qv, lo, hi),
+        )  # fmt: skip
+
+    def _bounded_result(self, result, v, bilateral, normal_force, friction, block, k, h, iterations, fallback, problem):
+        """The StepResult of a bounded-LCP step (dense or condensed) from its accepted solve
+        ``result``: v+, the bilateral impulses, lam_N+, the model's friction unknowns."""
         return StepResult(
-            v=z[:n].copy(),
+            v=v,
             normal_force=normal_force,
-            friction_force=friction_force,
+            friction_force=self.friction.world_force(friction, block, k.tangent, h),
             status=int(result.status),
             iterations=iterations,
             residual=result.relative_residual,
             fallback=fallback,
             kinetic=block.kinetic.copy(),
-            problem=BoundedLCP(K, qv, lo, hi),
-            bilateral=z[n : n + m],
+            problem=problem,
+            bilateral=bilateral,
             active_set=result.active_set,
         )
 
@@ -1314,19 +1321,10 @@ class Simulation:
             warm = result.active_set
             normal_force = result.z[:r] / h
             x = free + response @ result.z
-        return StepResult(
-            v=x[:n].copy(),
-            normal_force=normal_force,
-            friction_force=self.friction.world_force(result.z[r:], block, k.tangent, h),
-            status=int(result.status),
-            iterations=iterations,
-            residual=result.relative_residual,
-            fallback=fallback,
-            kinetic=block.kinetic.copy(),
-            problem=BoundedLCP(W, b, lo, hi),
-            bilateral=x[n:],
-            active_set=result.active_set,
-        )
+        return self._bounded_result(
+            result, x[:n].copy(), x[n:], normal_force, result.z[r:], block, k, h, iterations, fallback,
+            BoundedLCP(W, b, lo, hi),
+        )  # fmt: skip
 
     def _solve_islands(self, state, k, rhs, u, e_N, h):
         """The step solved island by island (:mod:`lcpdyn.islands`): the same problem as the dense
