@@ -33,10 +33,15 @@ ordinary steps, each saying so in its warnings.
 XLA orders the vectorized arithmetic differently from the single run's scalar code, so a copy
 agrees with its single run to rounding (tests/test_batch.py holds 1e-9 over 2 s; over 4 s, 4e-11
 for most wheels, up to 7e-9 where the motion amplifies rounding -- as much as the single run
-differs from the ordinary step there), not bit for bit. Each call holds a multiple of :data:`LANES` copies (padded
-with riders that take no step), so XLA's vectorized loops treat every copy alike: a copy's
-numbers are the same, bit for bit, whatever its place in the batch, the call's size or the other
-copies beside it -- a run's numbers depend on its own parameters only.
+differs from the ordinary step there), not bit for bit. A batch run again gives the same numbers
+bit for bit. Each call holds a multiple of :data:`LANES` copies (padded with riders that take no
+step) so that XLA's vectorized loops treat every copy alike. With JAX 0.7, and on AVX2 machines, a
+copy's numbers are then the same bit for bit whatever its place in the batch, the call's size or
+the other copies beside it. With JAX 0.10 on an AVX-512 machine a copy's place in its call can
+change the last bit of a step: one copy of 17 moved by 1 ulp at step 77 and by 1.7e-15 relative
+over 0.3 s. Calls of 16 did not cure it: the last two places of a full call of 16 differ too, and
+a plain batched matrix-vector product does not show it alone. tests/test_batch.py holds such
+copies to 1e-12 of each field's size.
 
 **Cores:** the compiled calls of different parts of the batch and the host's residual checks
 (Numba, without the GIL) run on :data:`THREADS` threads, so a 2-core machine steps one part
@@ -63,8 +68,9 @@ this size, the last padded with riders)."""
 CHUNK_LENGTH = 512
 """Steps per batched compiled call (each copy's outputs are kept until the host checked them)."""
 LANES = 8
-"""A call's copies are a multiple of this (padded with riders): XLA's vectorized code then treats
-every copy alike, so a copy's numbers do not depend on its place in the batch or the call's size."""
+"""A call's copies are a multiple of this (padded with riders), so that XLA's vectorized code treats
+every copy alike; bit for bit with JAX 0.7 and on AVX2, to rounding with JAX 0.10 on AVX-512
+(module docstring)."""
 THREADS = 2
 """Threads that run the batched calls and their residual checks (the machine's cores)."""
 

@@ -128,8 +128,12 @@ def test_copies_the_batch_cannot_take_run_alone():
 
 
 def test_a_copy_does_not_depend_on_its_company(monkeypatch):
-    """Calls are padded to a multiple of LANES copies: a copy's numbers are the same, bit for bit,
-    in any order, in calls of any size, and with any other copies beside it."""
+    """A batch run again gives the same numbers bit for bit. Calls are padded to a multiple of
+    LANES copies: a copy's numbers are the same in any order, in calls of any size and with any
+    other copies beside it -- bit for bit with JAX 0.7 and on AVX2 machines. With JAX 0.10 on
+    AVX-512 the copy's place in its call changed the last bit of one step of one copy (1 ulp at
+    step 77, 1.7e-15 relative at 0.3 s; lcpdyn.batch's docstring): the copies are held to 1e-12
+    of each field's size there."""
 
     def nine():
         return wheels() + [
@@ -138,15 +142,18 @@ def test_a_copy_does_not_depend_on_its_company(monkeypatch):
         ]
 
     whole = run_batch(nine(), 0.3)  # two calls of 8 copies (THREADS = 2)
+    again = run_batch(nine(), 0.3)
+    for a, b in zip(whole, again, strict=True):
+        for name in FIELDS + ("solver_residual",):
+            np.testing.assert_array_equal(getattr(a.trajectory, name), getattr(b.trajectory, name))
     reordered = run_batch(nine()[::-1], 0.3)[::-1]
     alone = run_batch(wheels()[2:3], 0.3)  # one call: the copy and 7 riders
     monkeypatch.setattr(batch_module, "THREADS", 1)
     one_call = run_batch(nine(), 0.3)  # one call of 16
-    for name in FIELDS + ("solver_residual",):
-        for other in (reordered, one_call):
-            for a, b in zip(whole, other, strict=True):
-                np.testing.assert_array_equal(getattr(a.trajectory, name), getattr(b.trajectory, name))
-        np.testing.assert_array_equal(getattr(alone[0].trajectory, name), getattr(whole[2].trajectory, name))
+    for other in (reordered, one_call):
+        for a, b in zip(whole, other, strict=True):
+            assert_close(a.trajectory, b.trajectory, tolerance=1e-12)
+    assert_close(alone[0].trajectory, whole[2].trajectory, tolerance=1e-12)
 
 
 def test_bad_batches_are_refused_before_any_step(tmp_path):
