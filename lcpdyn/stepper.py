@@ -1730,8 +1730,9 @@ class Simulation:
         H[0::3] = k.N
         H[1::3] = k.D[0::2]
         H[2::3] = k.D[1::2]
+        A = _sparse_rows(k.A_block, k.A_body, k.A_body.shape[0], n)  # not the dense (m, n): a beam's grows as N^2
         free, response, W, b = self._delassus(
-            state, self._mass, self._inertia, k.A, H, rhs, u, e_N, self._normal_compliance, self._bilateral_compliance
+            state, self._mass, self._inertia, A, H, rhs, u, e_N, self._normal_compliance, self._bilateral_compliance
         )
         if self.position_update == "midpoint":  # u = 2 H v_m + ...: the slip at v+ = 2 v_m - v (module docstring)
             W, b = 2.0 * W, 2.0 * b
