@@ -24,7 +24,7 @@ import math
 
 import numpy as np
 
-from lcpdyn.beam import BeamSection, add_beam
+from lcpdyn.beam import add_beam
 from lcpdyn.body import RigidBody
 from lcpdyn.compliance import SpringDamperLaw
 from lcpdyn.constraints import RevoluteJoint
@@ -32,7 +32,7 @@ from lcpdyn.contact import DiskContact, Plane
 from lcpdyn.forces import TorsionalSpringDamper
 from lcpdyn.model import Model
 
-from .scene import Scene, override
+from .scene import Scene, beam_defaults, flexible_beam, override
 
 NAME = "incline-pendulum"
 DEFAULTS = {
@@ -53,13 +53,7 @@ DEFAULTS = {
     "tangential_stiffness": 1e10,
     "velocity_threshold": 0.005,
     "characteristic_velocity": 0.005,
-    "beam_elements": 0,
-    "axial_stiffness": 44.0e6,
-    "bending_stiffness": 29.9e3,
-    "torsional_stiffness": 23.1e3,
-    "shear_stiffness": 2.8e6,
-    "beam_inertia_per_length": 0.86e-3,
-    "beam_damping": 0.001,
+    **beam_defaults(2),
 }
 
 
@@ -87,15 +81,8 @@ def build(**parameters) -> Scene:
             orientation=tilt,
         )
     )
-    elements = p["beam_elements"]
-    if elements != int(elements) or elements < 0:
-        raise ValueError(f"scene {NAME!r}: beam_elements must be an integer >= 0 (0: a rigid bar), got {elements!r}")
-    p["beam_elements"] = elements = int(elements)
+    elements, section = flexible_beam(p, NAME, p["bar_mass_per_length"])
     if elements:
-        section = BeamSection(
-            p["axial_stiffness"], p["shear_stiffness"], p["torsional_stiffness"], p["bending_stiffness"],
-            p["bar_mass_per_length"], p["beam_inertia_per_length"], p["beam_damping"],
-        )  # fmt: skip
         # laid out along +t1 whichever side the bar is on, so that its nodes' frames are the wheel's
         # (e1 = t1, e3 = the plane's normal, e2 = y) and the spring starts at theta = 0
         far = centre + sign * L * plane.t1

@@ -28,7 +28,7 @@ import math
 import numpy as np
 from scipy.integrate import quad
 
-from lcpdyn.beam import BeamSection, add_beam
+from lcpdyn.beam import add_beam
 from lcpdyn.body import RigidBody
 from lcpdyn.compliance import PolynomialLaw
 from lcpdyn.constraints import RevoluteJoint
@@ -36,7 +36,7 @@ from lcpdyn.contact import DiskContact, Plane
 from lcpdyn.forces import TorsionalSpringDamper
 from lcpdyn.model import Model
 
-from .scene import Scene, override
+from .scene import Scene, beam_defaults, flexible_beam, override
 
 NAME = "road-wheel"
 DEFAULTS = {
@@ -60,13 +60,7 @@ DEFAULTS = {
     "tangential_stiffness": 1e10,
     "velocity_threshold": 0.05,
     "characteristic_velocity": 0.05,
-    "beam_elements": 0,
-    "axial_stiffness": 44.0e6,
-    "bending_stiffness": 29.9e3,
-    "torsional_stiffness": 23.1e3,
-    "shear_stiffness": 14.0e6,
-    "beam_inertia_per_length": 11.0e-3,
-    "beam_damping": 0.001,
+    **beam_defaults(1),
 }
 
 
@@ -76,16 +70,9 @@ def build(**parameters) -> Scene:
     m_beam, M, rho = p["beam_mass_per_length"] * l, p["wheel_mass"], p["wheel_radius"]
     if not (l > 0 and rho > 0 and h > rho):
         raise ValueError(f"scene {NAME!r}: need beam_length > 0, wheel_radius > 0 and support_height > wheel_radius")
-    elements = p["beam_elements"]
-    if elements != int(elements) or elements < 0:
-        raise ValueError(f"scene {NAME!r}: beam_elements must be an integer >= 0 (0: a rigid bar), got {elements!r}")
-    p["beam_elements"] = elements = int(elements)
+    elements, section = flexible_beam(p, NAME, p["beam_mass_per_length"])
     model = Model(gravity=(0.0, 0.0, -p["gravity"]))
     if elements:
-        section = BeamSection(
-            p["axial_stiffness"], p["shear_stiffness"], p["torsional_stiffness"], p["bending_stiffness"],
-            p["beam_mass_per_length"], p["beam_inertia_per_length"], p["beam_damping"],
-        )  # fmt: skip
         flexible = add_beam(model, "beam", section, (0.0, 0.0, h), (-l, 0.0, h), elements, velocity=(-V, 0.0, 0.0))
         root, root_offset, tip, tip_offset = flexible.root, (0.0, 0.0, 0.0), flexible.tip, (0.0, 0.0, 0.0)
     else:

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from lcpdyn.friction import MODELS, make_friction
 from lcpdyn.model import Model
 
-__all__ = ["Scene", "override", "build_scene", "describe", "PARAMETER_UNITS"]
+__all__ = ["Scene", "override", "build_scene", "describe", "PARAMETER_UNITS", "beam_defaults", "flexible_beam"]
 
 # The unit of every scene parameter (the keys of each scene's DEFAULTS and of each stability
 # scene's system().parameters), shown by ``lcpdyn scenes``; "-" for dimensionless numbers and
@@ -191,6 +191,43 @@ def override(defaults: dict, overrides: dict, scene: str) -> dict:
                 raise ValueError(f"scene {scene!r}: parameter {key} must be finite, got {value!r}")
         out[key] = value
     return out
+
+
+def beam_defaults(set_number: int) -> dict:
+    """The scene parameters of a flexible beam with Bauchau 2002 Table 1's section ``set_number``
+    (:data:`lcpdyn.beam.TABLE_1`; its mass per length and length stay the scene's own keys), and
+    ``beam_elements`` = 0: a rigid bar unless the caller asks for elements."""
+    from lcpdyn.beam import TABLE_1
+
+    row = TABLE_1[set_number]
+    return {
+        "beam_elements": 0,
+        "axial_stiffness": row["axial_stiffness"],
+        "bending_stiffness": row["bending_stiffness"],
+        "torsional_stiffness": row["torsional_stiffness"],
+        "shear_stiffness": row["shear_stiffness"],
+        "beam_inertia_per_length": row["polar_inertia_per_length"],
+        "beam_damping": row["proportional_damping"],
+    }
+
+
+def flexible_beam(p: dict, scene: str, mass_per_length: float):
+    """(elements, :class:`~lcpdyn.beam.BeamSection` or None) from a scene's parameters ``p`` with
+    the keys of :func:`beam_defaults`: ``beam_elements`` checked to be an integer >= 0 (0: the
+    rigid bar, section None) and written back into ``p`` as an int."""
+    from lcpdyn.beam import BeamSection
+
+    elements = p["beam_elements"]
+    if elements != int(elements) or elements < 0:
+        raise ValueError(f"scene {scene!r}: beam_elements must be an integer >= 0 (0: a rigid bar), got {elements!r}")
+    p["beam_elements"] = elements = int(elements)
+    if not elements:
+        return 0, None
+    section = BeamSection(
+        p["axial_stiffness"], p["shear_stiffness"], p["torsional_stiffness"], p["bending_stiffness"],
+        mass_per_length, p["beam_inertia_per_length"], p["beam_damping"],
+    )  # fmt: skip
+    return elements, section
 
 
 def build_scene(name: str, **parameters) -> Scene:
