@@ -55,7 +55,7 @@ import numpy as np
 from .body import RigidBody
 from .constraints import BallJoint, Holonomic
 from .precision import float64
-from .rotation import np_quaternion_from_matrix, np_quaternion_multiply
+from .rotation import np_quaternion_from_matrix, np_quaternion_multiply, rotation_matrix
 from .validation import finite_vector, nonnegative, positive
 
 __all__ = ["BeamSection", "BeamElement", "Beam", "add_beam", "WeldJoint", "TABLE_1"]
@@ -147,13 +147,6 @@ def _rotation_vector(r):
     return factor * v
 
 
-def _rotate(quaternion, x):
-    """R(q)^T x (world -> frame) without forming R."""
-    w, v = quaternion[0], -quaternion[1:]
-    t = 2.0 * jnp.cross(v, x)
-    return x + w * t + jnp.cross(v, t)
-
-
 def element_strains(x_a, q_a, x_b, q_b, rest_length):
     """e = (gamma, kappa) (6,) of the element between nodes (x_a, q_a) and (x_b, q_b) (module
     docstring)."""
@@ -163,7 +156,7 @@ def element_strains(x_a, q_a, x_b, q_b, rest_length):
     relative = jnp.where(relative[0] < 0.0, -relative, relative)  # the shorter of the two rotations
     half = relative + jnp.array([1.0, 0.0, 0.0, 0.0])  # sqrt(r) = (1 + r) / |1 + r| for w >= 0
     middle = _multiply(q_a, half / jnp.sqrt(half @ half))
-    gamma = _rotate(middle, x_b - x_a) / rest_length - jnp.array([1.0, 0.0, 0.0])
+    gamma = rotation_matrix(middle).T @ (x_b - x_a) / rest_length - jnp.array([1.0, 0.0, 0.0])
     kappa = _rotation_vector(relative) / rest_length
     return jnp.concatenate([gamma, kappa])
 

@@ -102,17 +102,23 @@ def transient(yaw0: float = 0.1, distance: float = 40.0, **parameters) -> dict:
     p = caster.params(**parameters)
     t_end = distance / p["speed"]
     t, states = caster.simulate(np.array([yaw0, 0.0, 0.0]), t_end, samples=int(200 * distance) + 1, **parameters)
-    # contact point from the pose: centre + r d1 (Bauchau 2002 Eq. 2)
     positions, rotations = caster.poses_along(t, states, **parameters)
-    axis = rotations[:, 0, :, 1]
-    c = np.cross([0.0, 0.0, 1.0], axis)
+    points, crossings, wavelength = _contact_path(positions[:, 0], rotations[:, 0, :, 1], p["radius"])
+    return {"t": t, "states": states, "contact": points, "wavelength": wavelength, "crossings": crossings}
+
+
+def _contact_path(centres, axes, radius):
+    """(contact points (k, 3), upward zero crossings of their lateral position, the wavelength =
+    the mean distance between successive crossings) from the wheel's centres and world axle
+    directions along a run: the point centre + r d1 (Bauchau 2002 Eq. 2)."""
+    c = np.cross([0.0, 0.0, 1.0], axes)
     d2 = c / np.linalg.norm(c, axis=1)[:, None]
-    points = positions[:, 0] + p["radius"] * np.cross(d2, axis)
+    points = centres + radius * np.cross(d2, axes)
     x, y = points[:, 0], points[:, 1]
     up = np.flatnonzero((y[:-1] < 0) & (y[1:] >= 0))
     crossings = x[up] - y[up] * (x[up + 1] - x[up]) / (y[up + 1] - y[up])
     wavelength = float(np.mean(np.diff(crossings))) if crossings.size > 1 else math.nan
-    return {"t": t, "states": states, "contact": points, "wavelength": wavelength, "crossings": crossings}
+    return points, crossings, wavelength
 
 
 def beam_model(elements: int = 4, yaw0: float = 0.1, bending_stiffness: float = 10.0, damping_ratio: float = 0.01):
@@ -167,14 +173,8 @@ def beam_transient(elements: int = 4, dt: float = 1e-3, distance: float = 40.0, 
 
     run = Simulation(beam_model(elements, **options), "regularized", dt).run(distance)
     wheel = run.body_names.index("wheel")
-    axis = np.array([np_rotation_matrix(q)[:, 1] for q in run.quaternion[:, wheel]])
-    c = np.cross([0.0, 0.0, 1.0], axis)
-    d2 = c / np.linalg.norm(c, axis=1)[:, None]
-    points = run.position[:, wheel] + np.cross(d2, axis)
-    x, y = points[:, 0], points[:, 1]
-    up = np.flatnonzero((y[:-1] < 0) & (y[1:] >= 0))
-    crossings = x[up] - y[up] * (x[up + 1] - x[up]) / (y[up + 1] - y[up])
-    wavelength = float(np.mean(np.diff(crossings))) if crossings.size > 1 else math.nan
+    axes = np.array([np_rotation_matrix(q)[:, 1] for q in run.quaternion[:, wheel]])
+    points, crossings, wavelength = _contact_path(run.position[:, wheel], axes, 1.0)  # unit radius
     return {"run": run, "contact": points, "wavelength": wavelength, "crossings": crossings}
 
 
