@@ -22,6 +22,7 @@ _EXPORTS = {
     "RigidBody": "body",
     "Plane": "contact",
     "DiskContact": "contact",
+    "MorelandTyre": "tyre",
     "SphereContact": "contact",
     "PointContact": "contact",
     "BodyForce": "forces",

@@ -132,10 +132,17 @@ class Model:
         if body is not None and all(body is not b for b in self.bodies):
             raise ValueError(f"{what}: body {body.name!r} has not been added to the model")
 
-    def add_contact(self, contact: Contact) -> Contact:
+    def add_contact(self, contact: Contact, tyre=None) -> Contact:
+        """Add ``contact``; returns it. ``tyre`` (optional, e.g. :class:`lcpdyn.tyre.MorelandTyre`):
+        a deformable tyre between the contact's wheel and the ground -- ``tyre.attach(model,
+        contact)`` adds what the tyre needs and the contact on its footprint, which is returned."""
         if not isinstance(contact, Contact):
             raise TypeError(f"add_contact expects a Contact, got {type(contact).__name__}")
         self._check_member(contact.body, "contact")
+        if tyre is not None:
+            if not callable(getattr(tyre, "attach", None)):
+                raise TypeError(f"add_contact: tyre must have attach(model, contact), got {type(tyre).__name__}")
+            return tyre.attach(self, contact)
         self.contacts.append(contact)
         self._compiled = None
         return contact

@@ -11,6 +11,7 @@ friction model with the scene's contact-model parameters (e.g. the wheel's k_T a
 from __future__ import annotations
 
 from . import (
+    beam_tyre_shimmy,
     blocks,
     caster_shimmy,
     half_car,
@@ -35,6 +36,7 @@ SCENES = {
     "rolling-disk": rolling_disk,
     "road-wheel": road_wheel,
     "incline-pendulum": incline_pendulum,
+    "beam-tyre-shimmy": beam_tyre_shimmy,
     "half-car": half_car,
     "spheres": scale.Spheres,
     "boxes": scale.Boxes,
@@ -60,6 +62,7 @@ STABILITY = {
     "rolling-disk": rolling_disk,
     "swivel-shimmy": swivel_shimmy,
     "caster-shimmy": caster_shimmy,
+    "beam-tyre-shimmy": beam_tyre_shimmy,
     "wheelset-hunting": wheelset_hunting,
 }
 

@@ -86,6 +86,13 @@ PARAMETER_UNITS = {
     "suspension_damping": "N s/m",
     "spring_stiffness": "N m/rad",
     "joint_damping": "N m s/rad",
+    # Moreland's tyre (Bauchau 2002 Eqs. 37-38, Table 2)
+    "lateral_stiffness": "N/m",
+    "lateral_damping": "N s/m",
+    "yaw_damping": "N m s/rad",
+    "yaw_compliance": "1/N",
+    "yaw_time_constant": "s",
+    "lateral_kick": "m/s",
     # half-car loads (Ikoki 2022 Eqs. 34-37) and its Udwadia-Kalaba extras
     "torque_max": "N m",
     "torque_rate": "1/s",

@@ -1,0 +1,344 @@
+"""Bauchau 2002 Sec. 8.3: shimmy of a wheel with Moreland's tyre on a flexible beam (Figs. 16-20).
+
+A wheel (M = 20 kg, uniform disk of radius rho = 0.25 m) with Moreland's elastic tyre (Table 2,
+:mod:`lcpdyn.tyre`) turns on a revolute axle at the tip of a uniform beam of length l = 0.5 m
+(Table 1, set 3: EI = 11.6 kN m^2, GJ = 281 kN m^2, GA = 2.8 MN, 1.61 kg/m, damping 0.001 s)
+clamped to a cart that moves at constant speed V. Case 1, V = 15 m/s, is stable; case 2,
+V = 30 m/s, shimmies: it grows in bending and in torsion.
+
+Configuration (Bauchau 2002 Fig. 16 is a drawing the text does not describe): "due to the
+flexibility of the beam in both bending and torsion, the wheel can rotate about axes
+perpendicular to the road and parallel to its driving direction" -- so the beam lies horizontal
+along the driving direction at the height of the axle, the wheel trailing behind the clamp (a
+caster with trail l): the beam's lateral bending yaws the wheel and its torsion cambers it. With
+the wheel ahead of the clamp the linearized motion diverges at every speed, and with a vertical
+beam it is stable at every speed (both checked with :func:`system`); the trailing beam has a
+shimmy (Hopf) boundary between the paper's two speeds.
+
+Frame: the road's, the fixed plane z = 0; the cart (the beam's clamp, a weld joint) moves at -V
+along x and the wheel rolls along its driving direction d_2 = n x e_3 = -x (Moreland's law,
+Eq. 38, is written for that rolling direction). A sideways ``lateral_kick`` (m/s) of the wheel
+and the beam's tip starts the motion.
+
+Two models of the same system:
+
+* :func:`build` -- the time stepper: the beam of ``beam_elements`` geometrically exact elements
+  (:mod:`lcpdyn.beam`), gravity, the rigid unilateral contact of the tyre's footprint wheel with
+  the road and a friction law (``mu``) -- the paper's simulation;
+* :func:`system` -- the linearization (``lcpdyn stability beam-tyre-shimmy``): the same beam
+  elements, masses and tyre in minimal coordinates (Schwab–Meijaard 2003; :mod:`lcpdyn.nonholonomic`):
+  the lateral deflection, the bending rotation (about z) and the twist (about x) of each node
+  are the degrees of freedom; the wheel's spin, Delta and Psi are kinematic coordinates of the
+  footprint's two rolling conditions and of Eq. (38). In-plane motion (axial, vertical bending)
+  decouples from these at first order by the system's symmetry and is left out, and so is
+  gravity: the wheel's weight, carried by the normal force, adds a geometric stiffness N rho
+  ~ 50 N m/rad to the twist, 1e-4 of GJ / l.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from lcpdyn.beam import TABLE_1, WeldJoint, add_beam, element_strains
+from lcpdyn.body import RigidBody
+from lcpdyn.constraints import RevoluteJoint
+from lcpdyn.contact import DiskContact, Plane
+from lcpdyn.model import Model
+from lcpdyn.nonholonomic import MinimalSystem
+from lcpdyn.precision import float64
+from lcpdyn.rotation import rot_x, rot_y, rot_z, rotation_matrix
+from lcpdyn.tyre import TABLE_2, MorelandTyre, deformation
+
+from .scene import Scene, beam_defaults, flexible_beam, override
+
+NAME = "beam-tyre-shimmy"
+SWEEP = ("speed", 10.0, 40.0, 61)
+PAPER = {"stable_speed_m_per_s": 15.0, "unstable_speed_m_per_s": 30.0}
+"""Bauchau 2002 Sec. 8.3: case 1 (15 m/s) decays, case 2 (30 m/s) grows in bending and torsion."""
+
+_TYRE_KEYS = {
+    "lateral_stiffness": "k1",
+    "yaw_stiffness": "k2",
+    "lateral_damping": "mu1",
+    "yaw_damping": "mu2",
+    "yaw_compliance": "C_psi",
+    "yaw_time_constant": "c1",
+}
+_SET3 = TABLE_1[3]
+DEFAULTS = {
+    "speed": 15.0,
+    "beam_length": _SET3["length"],
+    "beam_mass_per_length": _SET3["mass_per_length"],
+    "wheel_mass": 20.0,
+    "wheel_radius": 0.25,
+    **{key: TABLE_2[name] for key, name in _TYRE_KEYS.items()},
+    "mu": 1.0,
+    "lateral_kick": 0.1,
+    "gravity": 9.81,
+    "dt": 5e-5,
+    "t_end": 2.0,
+    "tangential_stiffness": 1e10,
+    "velocity_threshold": 1e-3,
+    **beam_defaults(3),
+    "beam_elements": 4,
+}
+
+
+def tyre_of(p) -> MorelandTyre:
+    return MorelandTyre(**{name: p[key] for key, name in _TYRE_KEYS.items()})
+
+
+def build(**parameters) -> Scene:
+    p = override(DEFAULTS, parameters, NAME)
+    elements, section = flexible_beam(p, NAME, p["beam_mass_per_length"])
+    if not elements:
+        raise ValueError(f"scene {NAME!r}: the shimmy needs the flexible beam, beam_elements >= 1")
+    l, rho, M, V = p["beam_length"], p["wheel_radius"], p["wheel_mass"], p["speed"]
+    if not (l > 0 and rho > 0):
+        raise ValueError(f"scene {NAME!r}: need beam_length > 0 and wheel_radius > 0")
+    model = Model(gravity=(0.0, 0.0, -p["gravity"]))
+    beam = add_beam(model, "beam", section, (0.0, 0.0, rho), (l, 0.0, rho), elements, velocity=(-V, 0.0, 0.0))
+    kick = np.array([0.0, p["lateral_kick"], 0.0])
+    beam.tip.velocity = beam.tip.velocity + kick
+    wheel = model.add_body(
+        RigidBody(
+            "wheel",
+            M,
+            (M * rho * rho / 4, M * rho * rho / 2, M * rho * rho / 4) if M > 0 else (-1.0, -1.0, -1.0),
+            position=(l, 0.0, rho),
+            velocity=np.array([-V, 0.0, 0.0]) + kick,
+            angular_velocity=(0.0, -V / rho, 0.0),  # rolling along -x
+        )
+    )
+    model.add_constraint(WeldJoint(body_a=beam.root, offset_b=(0.0, 0.0, rho), anchor_velocity=(-V, 0.0, 0.0)))
+    model.add_constraint(RevoluteJoint(body_a=wheel, body_b=beam.tip, name="axle"))
+    model.add_contact(DiskContact(wheel, Plane(), p["mu"], radius=rho), tyre=tyre_of(p))
+    return Scene.from_parameters(NAME, model, p, __doc__)
+
+
+# --- what the figures show ------------------------------------------------------------------------
+def histories(trajectory, scene) -> dict:
+    """Figs. 17-20 of a run: the beam tip's lateral displacement (m), its rotations in bending
+    (about the vertical) and torsion (about the beam), the root's bending and twisting moments
+    (N m; the first element's elastic stress resultants M_3 and T) and the tyre's Delta (m) and
+    Psi (rad), each (steps,)."""
+    names = trajectory.body_names
+    tip = names.index(f"beam[{scene.parameters['beam_elements']}]")
+    wheel, footprint = names.index("wheel"), names.index("wheel/footprint")
+
+    def coordinates(i):
+        return np.concatenate([trajectory.position[:, i], trajectory.quaternion[:, i]], axis=1)
+
+    rotations = np.array([_rotation_vector(q) for q in trajectory.quaternion[:, tip]])
+    element = next(c for c in scene.model.holonomic if getattr(c, "node_a", None) is not None)
+    root, first = names.index(element.node_a.name), names.index(element.node_b.name)
+    a, b = coordinates(root), coordinates(first)
+    with float64():
+        strains = jax.jit(jax.vmap(element_strains, in_axes=(0, 0, 0, 0, None)))(
+            a[:, :3], a[:, 3:], b[:, :3], b[:, 3:], element.rest_length
+        )
+    moments = element.section.stiffness * (
+        np.asarray(strains) - element.reference
+    )  # elastic part, as stress_resultants
+    tyre = deformation((0.0, 0.0, 1.0), (0.0, 1.0, 0.0), coordinates(wheel), coordinates(footprint))
+    return {
+        "t": np.asarray(trajectory.t),
+        "tip_lateral_m": trajectory.position[:, tip, 1],
+        "tip_bending_rad": rotations[:, 2],
+        "tip_torsion_rad": rotations[:, 0],
+        "root_bending_moment_Nm": moments[:, 5],
+        "root_torsion_moment_Nm": moments[:, 3],
+        "delta_m": tyre[:, 0],
+        "psi_rad": tyre[:, 1],
+    }
+
+
+def _rotation_vector(quaternion) -> np.ndarray:
+    w, v = quaternion[0], np.asarray(quaternion[1:])
+    if w < 0:
+        w, v = -w, -v
+    s = np.linalg.norm(v)
+    return v * (2.0 * math.atan2(s, w) / s if s > 1e-12 else 2.0 / w)
+
+
+def growth_rate(t, signal, skip: float = 0.0) -> float:
+    """Exponential rate sigma (1/s) of a signal's oscillation envelope: the least-squares slope of
+    log |peak| against the peaks' times after ``skip`` seconds (> 0 grows, < 0 decays)."""
+    t, signal = np.asarray(t), np.asarray(signal)
+    keep = t >= skip
+    t, y = t[keep], signal[keep]
+    peaks = np.flatnonzero((np.abs(y[1:-1]) >= np.abs(y[:-2])) & (np.abs(y[1:-1]) > np.abs(y[2:]))) + 1
+    peaks = peaks[np.abs(y[peaks]) > 0]
+    if peaks.size < 4:
+        return math.nan
+    return float(np.polyfit(t[peaks], np.log(np.abs(y[peaks])), 1)[0])
+
+
+# --- the linearization in minimal coordinates ------------------------------------------------------
+LINEAR_ELEMENTS = 8
+"""Beam elements of :func:`system` (the critical speed changes by < 0.1 % from 4 to 8)."""
+
+
+def _quaternion(axis, angle):
+    return jnp.concatenate([jnp.stack([jnp.cos(angle / 2)]), jnp.sin(angle / 2) * jnp.asarray(axis, float)])
+
+
+def _multiply(a, b):
+    w1, v1, w2, v2 = a[0], a[1:], b[0], b[1:]
+    return jnp.concatenate([jnp.stack([w1 * w2 - v1 @ v2]), w1 * v2 + w2 * v1 + jnp.cross(v1, v2)])
+
+
+@functools.cache
+def system(elements: int = LINEAR_ELEMENTS) -> MinimalSystem:
+    """The linearization model (module docstring): q_d = (y_i, bend_i, twist_i) of nodes
+    i = 1..N (node pose: x = (-V t + i l / N, y_i, rho), R = Rz(bend_i) Rx(twist_i)), q_k = (spin
+    beta, Delta, Psi); the wheel's pose is the tip's with Ry(beta). Parameters: the scene's
+    (speed, beam and tyre constants)."""
+    n = elements
+
+    def nodes(q, t, p):
+        l, rho = p["beam_length"], p["wheel_radius"]
+        y, twist, bend = q[0 : 3 * n : 3], q[1 : 3 * n : 3], q[2 : 3 * n : 3]
+        x = -p["speed"] * t + l * jnp.arange(1, n + 1) / n
+        positions = jnp.stack([x, y, jnp.full(n, rho)], axis=1)
+        quaternions = jax.vmap(lambda a, b: _multiply(_quaternion((0, 0, 1.0), b), _quaternion((1.0, 0, 0), a)))(
+            twist, bend
+        )
+        root = (jnp.array([-p["speed"] * t, 0.0, rho]), jnp.array([1.0, 0.0, 0.0, 0.0]))
+        return positions, quaternions, root
+
+    def wheel_pose(q, t, p):
+        positions, _, _ = nodes(q, t, p)
+        return positions[-1], rot_z(q[3 * n - 1]) @ rot_x(q[3 * n - 2]) @ rot_y(q[3 * n])
+
+    def pose(q, t, p):
+        positions, quaternions, _ = nodes(q, t, p)
+        x_w, R_w = wheel_pose(q, t, p)
+        return jnp.concatenate([positions, x_w[None]]), jnp.concatenate(
+            [jax.vmap(rotation_matrix)(quaternions), R_w[None]]
+        )
+
+    def strains(q, t, p):
+        positions, quaternions, (x0, q0) = nodes(q, t, p)
+        x_a = jnp.concatenate([x0[None], positions[:-1]])
+        q_a = jnp.concatenate([q0[None], quaternions[:-1]])
+        length = p["beam_length"] / n
+        return jax.vmap(lambda a, b, c, d: element_strains(a, b, c, d, length))(x_a, q_a, positions, quaternions)
+
+    def section(p):
+        return jnp.array(
+            [p["axial_stiffness"], p["shear_stiffness"], p["shear_stiffness"], p["torsional_stiffness"],
+             p["bending_stiffness"], p["bending_stiffness"]]
+        )  # fmt: skip
+
+    def force(q, qdot, t, p):
+        e, e_dot = jax.jvp(lambda q_: strains(q_, t, p), (q,), (qdot,))
+        stress = p["beam_length"] / n * section(p) * (e + p["beam_damping"] * e_dot)
+        _, pullback = jax.vjp(lambda q_: strains(q_, t, p), q)
+        f = -pullback(stress)[0]
+        f = f.at[3 * n + 1].add(-(p["lateral_stiffness"] * q[3 * n + 1] + p["lateral_damping"] * qdot[3 * n + 1]))
+        return f.at[3 * n + 2].add(-(p["yaw_stiffness"] * q[3 * n + 2] + p["yaw_damping"] * qdot[3 * n + 2]))
+
+    def footprint(q, t, p):
+        x_w, R_w = wheel_pose(q, t, p)
+        delta, psi = q[3 * n + 1], q[3 * n + 2]
+        up = jnp.array([0.0, 0.0, 1.0])
+        e3 = R_w[:, 1]
+        d2 = jnp.cross(up, e3)
+        d2 = d2 / jnp.sqrt(d2 @ d2)
+        c3 = jnp.cos(psi) * e3 - jnp.sin(psi) * d2
+        c2 = jnp.cross(up, c3)
+        c2 = c2 / jnp.sqrt(c2 @ c2)
+        return x_w + delta * e3, e3, jnp.cross(d2, e3), c3, c2, jnp.cross(c2, c3)
+
+    def slip(q, qdot, t, p):
+        (_, e3, d1, c3, c2, c1), (centre_rate, *_) = jax.jvp(
+            lambda q_, t_: footprint(q_, t_, p), (q, t), (qdot, jnp.ones_like(t))
+        )
+        omega = shimmy.body_velocities(q, qdot, t, p)[1][-1]
+        spin = omega @ e3
+        psi_dot = qdot[3 * n + 2]
+        omega_f = omega - spin * e3 + spin * c3 + psi_dot * d1  # Bauchau 2002 Eq. (36)
+        contact = centre_rate + jnp.cross(omega_f, p["wheel_radius"] * c1)  # Eq. (40)
+        eq38 = (
+            p["yaw_compliance"] * (p["lateral_stiffness"] * q[3 * n + 1] + p["lateral_damping"] * qdot[3 * n + 1])
+            + q[3 * n + 2]
+            + p["yaw_time_constant"] * psi_dot
+        )
+        return jnp.array([contact @ c2, contact @ jnp.cross(jnp.array([0.0, 0.0, 1.0]), c2), eq38])
+
+    def masses(p):
+        share = jnp.where(jnp.arange(1, n + 1) == n, 0.5, 1.0) * p["beam_length"] / n
+        return jnp.concatenate([share * p["beam_mass_per_length"], jnp.stack([p["wheel_mass"]])])
+
+    def inertias(p):
+        share = jnp.where(jnp.arange(1, n + 1) == n, 0.5, 1.0) * p["beam_length"] / n
+        node = p["beam_inertia_per_length"] * jnp.diag(jnp.array([1.0, 0.5, 0.5]))
+        M, rho = p["wheel_mass"], p["wheel_radius"]
+        wheel = jnp.diag(jnp.array([M * rho * rho / 4, M * rho * rho / 2, M * rho * rho / 4]))
+        return jnp.concatenate([share[:, None, None] * node, wheel[None]])
+
+    keys = ("speed", "beam_length", "beam_mass_per_length", "wheel_mass", "wheel_radius", *_TYRE_KEYS,
+            "axial_stiffness", "shear_stiffness", "torsional_stiffness", "bending_stiffness",
+            "beam_inertia_per_length", "beam_damping")  # fmt: skip
+    shimmy = MinimalSystem(
+        NAME,
+        tuple(f"{kind}{i}" for i in range(1, n + 1) for kind in ("y", "twist", "bend")),
+        ("spin", "delta", "psi"),
+        pose,
+        slip,
+        masses,
+        inertias,
+        force=force,
+        gravity=(0.0, 0.0, 0.0),
+        parameters={key: DEFAULTS[key] for key in keys},
+    )
+    return shimmy
+
+
+def nominal(p) -> np.ndarray:
+    """Straight running: every deflection, rate and tyre deformation zero."""
+    return np.zeros(6 * LINEAR_ELEMENTS + 3)
+
+
+def least_stable(speed: float, elements: int = LINEAR_ELEMENTS, **parameters) -> complex:
+    """The eigenvalue of largest real part at cart ``speed`` (1/s), leaving out the spin angle's
+    zero eigenvalue (a cyclic coordinate)."""
+    values = system(elements).linearize(np.zeros(6 * elements + 3), **{**parameters, "speed": speed}).eigenvalues
+    values = values[np.abs(values) > 1e-8]
+    return complex(values[np.argmax(values.real)])
+
+
+def stepped_rate(eigenvalue: complex, dt: float) -> float:
+    """The growth rate (1/s) the time stepper gives a linear mode of eigenvalue lambda: its step is
+    backward Euler on the beam's and the tyre's forces (compliant rows, :mod:`lcpdyn.stepper`), so
+    the mode is multiplied by 1 / (1 - h lambda) per step: rate ln|1 / (1 - h lambda)| / h, which is
+    Re(lambda) - h |lambda|^2 / 2 + O(h^2) (the numerical damping of the shimmy mode)."""
+    return float(-math.log(abs(1.0 - dt * eigenvalue)) / dt)
+
+
+def critical_speed(
+    low: float = 15.0, high: float = 30.0, tol: float = 1e-6, elements: int = LINEAR_ELEMENTS, **parameters
+) -> dict:
+    """The speed where the least stable eigenvalue's real part crosses zero between ``low`` and
+    ``high`` (bisection on the linearization), with the mode's angular frequency there."""
+
+    def least(v):
+        return least_stable(v, elements, **parameters)
+
+    a, b = least(low).real, least(high).real
+    if not (a < 0 < b):
+        raise ValueError(f"no shimmy boundary between {low} and {high} m/s: max Re = {a:.4g}, {b:.4g}")
+    while high - low > tol * high:
+        middle = 0.5 * (low + high)
+        if least(middle).real < 0:
+            low = middle
+        else:
+            high = middle
+    speed = 0.5 * (low + high)
+    return {"speed_m_per_s": speed, "frequency_rad_per_s": abs(least(speed).imag)}
