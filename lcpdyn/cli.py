@@ -980,7 +980,14 @@ def _stability(args) -> int:
 
     from scenes import STABILITY
 
-    from .stability import critical_values, parse_sweep, plot_root_locus, root_locus, write_root_locus
+    from .stability import (
+        critical_values,
+        parse_sweep,
+        plot_root_locus,
+        root_locus,
+        unstable_values,
+        write_root_locus,
+    )
 
     if args.scene not in STABILITY:
         raise UsageError(f"unknown stability scene {args.scene!r}; choose one of {sorted(STABILITY)}")
@@ -998,12 +1005,11 @@ def _stability(args) -> int:
     unit = _unit(name)
     crossings = critical_values(result)
     eigenvalues = result["eigenvalues"]
-    tol = 1e-8 * float(np.max(np.abs(eigenvalues))) or 1e-8  # as lcpdyn.stability.critical_values counts
-    unstable = int(np.sum(eigenvalues.real.max(axis=1) > tol))
+    unstable = int(np.sum(unstable_values(result)))
     print(
         f"{args.scene}: {len(values)} values of {name} from {_with_unit(float(values[0]), name)} to "
-        f"{_with_unit(float(values[-1]), name)}; state size {eigenvalues.shape[1]}; unstable (largest real part "
-        f"of the eigenvalues > {tol:.1e}) at {unstable} values"
+        f"{_with_unit(float(values[-1]), name)}; state size {eigenvalues.shape[1]}; unstable (an eigenvalue "
+        f"with Re lambda > 1e-8 |lambda|, cyclic zeros aside) at {unstable} values"
     )
     lower, upper = ("below", "above") if values[-1] >= values[0] else ("above", "below")
     for c in crossings:

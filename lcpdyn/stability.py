@@ -79,15 +79,42 @@ def _without_structural_zeros(eigenvalues: np.ndarray, tol: float) -> tuple[np.n
     return np.array(rows).reshape(len(eigenvalues), -1), count
 
 
+def _classify(eigenvalues: np.ndarray, rtol: float):
+    """(eigenvalues without the structural zeros, unstable per row (bool), the rounding floor).
+
+    An eigenvalue counts as unstable when Re(lambda) > rtol |lambda| + floor, its own modulus
+    setting its threshold, with floor = 1e-12 max|lambda| over the sweep (rounding of the whole
+    state matrix). A global threshold rtol max|lambda| would let a stiff system's fast modes
+    decide for its slow ones (the beam-tyre shimmy: |lambda| up to 3e8 against a 165 rad/s shimmy
+    mode growing at 2 1/s)."""
+    tol = _tolerance(eigenvalues, rtol)
+    eigenvalues, _ = _without_structural_zeros(eigenvalues, tol)
+    floor = 1e-4 * tol
+    if eigenvalues.shape[1] == 0:
+        return eigenvalues, np.zeros(len(eigenvalues), bool), floor
+    unstable = np.any(eigenvalues.real > rtol * np.abs(eigenvalues) + floor, axis=1)
+    return eigenvalues, unstable, floor
+
+
+def unstable_values(result: dict, rtol: float = 1e-8) -> np.ndarray:
+    """Per sweep value of a :func:`root_locus` result, whether the motion is unstable (the
+    criterion of :func:`critical_values`)."""
+    eigenvalues = np.asarray(result["eigenvalues"], complex)
+    if eigenvalues.size == 0:
+        return np.zeros(len(eigenvalues), bool)
+    return _classify(eigenvalues, rtol)[1]
+
+
 def critical_values(result: dict, rtol: float = 1e-8) -> list[dict]:
     """Every crossing of the stability boundary in a :func:`root_locus` sweep.
 
     Eigenvalues that vanish at every value of the sweep (cyclic and kinematic coordinates, e.g.
     the rolling disk's six) are set aside first: they would pin max Re at zero. At each sweep
-    value the motion then counts as *unstable* where the largest real part of the remaining
-    eigenvalues, g = max Re(lambda), exceeds ``tol = rtol * max|lambda|`` (over the sweep), and as
-    not unstable otherwise (asymptotically stable, g < -tol, or marginal, |g| <= tol -- e.g. the
-    undamped slalom pair of the rolling disk). A crossing lies between
+    value the motion then counts as *unstable* where a remaining eigenvalue has
+    Re(lambda) > rtol |lambda| + floor (its own modulus sets its threshold; floor = 1e-12
+    max|lambda| over the sweep is the rounding of the state matrix), and as not unstable otherwise
+    (asymptotically stable, or marginal within that threshold -- e.g. the undamped slalom pair of
+    the rolling disk). g = max Re(lambda) of the remaining eigenvalues. A crossing lies between
     two successive values whose classes differ; its parameter value is found by linear
     interpolation between them:
 
@@ -114,12 +141,14 @@ def critical_values(result: dict, rtol: float = 1e-8) -> list[dict]:
     eigenvalues = np.asarray(result["eigenvalues"], complex)
     if values.size < 2:
         return []
-    tol = _tolerance(eigenvalues, rtol)
-    eigenvalues, _ = _without_structural_zeros(eigenvalues, tol)
+    eigenvalues, unstable, floor = _classify(eigenvalues, rtol)
     if eigenvalues.shape[1] == 0:
         return []
     g = eigenvalues.real.max(axis=1)
-    unstable = g > tol
+
+    def zero(z):  # within the classification's threshold of zero
+        return np.abs(np.real(z)) <= rtol * np.abs(z) + floor
+
     out = []
     for k in np.flatnonzero(unstable[:-1] != unstable[1:]):
         a, b = k, k + 1
@@ -127,10 +156,11 @@ def critical_values(result: dict, rtol: float = 1e-8) -> list[dict]:
         lead = eigenvalues[u][np.argmax(eigenvalues[u].real)]
         method, value, frequency = "max Re", None, 0.0
         paired = np.any(np.abs(eigenvalues[u] + lead.real) <= 1e-6 * abs(lead))  # -sigma is there too
-        if abs(g[m]) <= tol and abs(lead.imag) <= tol and paired:
+        lead_m = eigenvalues[m][np.argmax(eigenvalues[m].real)]
+        if zero(lead_m) and abs(lead.imag) <= rtol * abs(lead) + floor and paired:
             # a real pair +-sigma turning into +-i omega through the origin: interpolate lambda^2
             others = eigenvalues[m]
-            candidates = others[(np.abs(others.real) <= tol) & (others.imag > tol)]
+            candidates = others[zero(others) & (others.imag > floor)]
             if candidates.size:
                 partner = candidates[np.argmin(np.abs(candidates - lead))]
                 s_u, s_m = lead.real**2, -(partner.imag**2)
@@ -144,7 +174,7 @@ def critical_values(result: dict, rtol: float = 1e-8) -> list[dict]:
             lead_b = eigenvalues[b][np.argmax(eigenvalues[b].real)]
             frequency = abs(lead_a.imag) + fraction * (abs(lead_b.imag) - abs(lead_a.imag))
         frequency = float(frequency)
-        if frequency <= tol:
+        if frequency <= floor:
             frequency = 0.0
         out.append(
             {

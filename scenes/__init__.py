@@ -52,6 +52,7 @@ REPORTS = {
     "caster-shimmy": caster_shimmy,
     "road-wheel": road_wheel,
     "incline-pendulum": incline_pendulum,
+    "beam-tyre-shimmy": beam_tyre_shimmy,
     "half-car": half_car,
     "wheelset-klingel": wheelset_klingel,
     "wheelset-hunting": wheelset_hunting,

@@ -342,3 +342,193 @@ def critical_speed(
             high = middle
     speed = 0.5 * (low + high)
     return {"speed_m_per_s": speed, "frequency_rad_per_s": abs(least(speed).imag)}
+
+
+# --- the report (``lcpdyn reproduce beam-tyre-shimmy``) ------------------------------------------------
+REPORT_ELEMENTS = 8
+"""Beam elements of the report's runs and linearization."""
+RATE_WINDOW = (0.2, 1.0)
+"""Seconds of a run over which its envelope's rate is fitted: after the kick's faster modes have
+died out, before a growing shimmy could make the footprint slide."""
+
+
+def _run(speed: float, t_end: float, elements: int = REPORT_ELEMENTS, **parameters):
+    import time
+
+    scene = build(speed=speed, beam_elements=elements, lateral_kick=0.01, **parameters)
+    start = time.process_time()
+    run = scene.simulation("coulomb").run(t_end)
+    return scene, run, time.process_time() - start
+
+
+def _rates(history) -> dict:
+    window = history["t"] <= RATE_WINDOW[1]
+    t = history["t"][window]
+    return {
+        key: growth_rate(t, history[key][window], skip=RATE_WINDOW[0])
+        for key in ("tip_lateral_m", "tip_bending_rad", "tip_torsion_rad", "psi_rad", "delta_m")
+    }
+
+
+def report(out_dir) -> dict:
+    """Cases 1 and 2 (15 and 30 m/s) stepped over ``t_end`` with the paper's beam (Table 1 set 3,
+    :data:`REPORT_ELEMENTS` elements) and tyre (Table 2); the linearization's critical speed and
+    root locus over 10-40 m/s; runs at 0.9 and 1.1 times the critical speed; each run's envelope
+    rate against the linear mode's rate under the step (:func:`stepped_rate`). Writes
+    ``beam-tyre-shimmy-history.png`` (cf. Figs. 17-20) and ``beam-tyre-shimmy-stability.png``."""
+    import os
+
+    dt = DEFAULTS["dt"]
+    critical = critical_speed(elements=REPORT_ELEMENTS)
+    v_c = critical["speed_m_per_s"]
+    speeds = np.linspace(10.0, 40.0, 61)
+    locus = np.array([least_stable(v, REPORT_ELEMENTS) for v in speeds])
+    numbers = {
+        "beam_elements": REPORT_ELEMENTS,
+        "dt_s": dt,
+        "lateral_kick_m_per_s": 0.01,
+        "friction": "coulomb",
+        "critical_speed_m_per_s": v_c,
+        "critical_frequency_rad_per_s": critical["frequency_rad_per_s"],
+        "critical_speed_4_elements_m_per_s": critical_speed(elements=4)["speed_m_per_s"],
+        "paper": PAPER,
+        "cases": {},
+    }
+    runs, checks, rates = {}, [], {}
+    for label, speed, t_end in (
+        ("case 1", 15.0, DEFAULTS["t_end"]),
+        ("case 2", 30.0, DEFAULTS["t_end"]),
+        ("0.9 critical", 0.9 * v_c, 1.0),
+        ("1.1 critical", 1.1 * v_c, 1.0),
+    ):
+        scene, run, cpu = _run(speed, t_end)
+        history = histories(run, scene)
+        eigenvalue = least_stable(speed, REPORT_ELEMENTS)
+        slip = np.linalg.norm(run.contact_slip_velocity[:, 0], axis=1)
+        sliding = np.flatnonzero(slip > 1e-6)
+        numbers["cases"][label] = {
+            "speed_m_per_s": speed,
+            "t_end_s": t_end,
+            "measured_rate_per_s": _rates(history),
+            "linear_eigenvalue": [eigenvalue.real, eigenvalue.imag],
+            "linear_rate_per_s": eigenvalue.real,
+            "linear_rate_under_the_step_per_s": stepped_rate(eigenvalue, dt),
+            "verdict": "grows" if _rates(history)["tip_lateral_m"] > 0 else "decays",
+            "footprint_slides_from_s": float(run.t[sliding[0]]) if sliding.size else None,
+            "final_tip_lateral_amplitude_m": float(np.abs(history["tip_lateral_m"][run.t > run.t[-1] - 0.1]).max()),
+            "cpu_s": cpu,
+        }
+        if label.startswith("case"):
+            runs[label] = (speed, history, numbers["cases"][label]["footprint_slides_from_s"])
+            rates[label] = stepped_rate(eigenvalue, dt)
+        checks.append((speed, _rates(history)["tip_lateral_m"]))
+    plot_history(runs, os.path.join(out_dir, "beam-tyre-shimmy-history.png"), rates)
+    plot_stability(speeds, locus, critical, checks, dt, os.path.join(out_dir, "beam-tyre-shimmy-stability.png"))
+    return numbers
+
+
+def plot_history(runs: dict, path, rates: dict | None = None):
+    """Figs. 17-20 of Bauchau 2002 from our runs (label -> (speed, :func:`histories`, time the
+    footprint starts sliding or None)): tip lateral displacement, tip rotations in bending and
+    torsion, root moments in bending and torsion, the tyre's Delta and Psi -- case 1 solid, case 2
+    dashed as in the paper -- and the tip's |lateral displacement| on a log scale with the slopes
+    ``rates`` (label -> the linear mode's rate under the step, 1/s). Writes ``path``."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    panels = (
+        ("tip_lateral_m", 1e3, "tip lateral displacement (mm)", "Fig. 17"),
+        ("root_bending_moment_Nm", 1.0, "root bending moment M₃ (N m)", "Fig. 19, top"),
+        ("tip_bending_rad", 1e3, "tip rotation in bending, about z (mrad)", "Fig. 18, top"),
+        ("root_torsion_moment_Nm", 1.0, "root twisting moment T (N m)", "Fig. 19, bottom"),
+        ("tip_torsion_rad", 1e3, "tip rotation in torsion, about x (mrad)", "Fig. 18, bottom"),
+        ("delta_m", 1e3, "tyre lateral deformation Δ (mm)", "Fig. 20, top"),
+        (None, None, "|tip lateral displacement| (m), log scale", "envelope"),
+        ("psi_rad", 1e3, "tyre yaw deformation Ψ (mrad)", "Fig. 20, bottom"),
+    )
+    fig, axes = plt.subplots(4, 2, figsize=(14, 13), sharex=True)
+    for ax, (key, scale, label, figure) in zip(axes.flat, panels, strict=True):
+        for k, (case, (speed, history, slides)) in enumerate(runs.items()):
+            style = dict(ls="-" if k == 0 else "--", color=f"C{k}", lw=1.0)
+            text = f"{case}, V = {speed:g} m/s"
+            if key is None:
+                ax.semilogy(history["t"], np.abs(history["tip_lateral_m"]), **style, label=text)
+                if rates and case in rates:
+                    t = history["t"][history["t"] >= RATE_WINDOW[0]]
+                    near = (history["t"] >= RATE_WINDOW[0]) & (history["t"] <= RATE_WINDOW[0] + 0.05)
+                    start = np.abs(history["tip_lateral_m"][near]).max()  # the envelope there
+                    ax.semilogy(t, start * np.exp(rates[case] * (t - t[0])), color="k", lw=0.8, ls=":",
+                                label=f"linear mode under the step: {rates[case]:+.2f} 1/s" if k == 0 else
+                                f"{rates[case]:+.2f} 1/s")  # fmt: skip
+            else:
+                ax.plot(history["t"], scale * history[key], **style, label=text)
+            if slides is not None:
+                ax.axvline(slides, color="C3", lw=0.8, ls="-.",
+                           label=f"{case}: footprint slides from {slides:.2f} s (μN reached)")  # fmt: skip
+        ax.set_title(f"{label}  [cf. {figure}]" if key else label, fontsize=9.5)
+        ax.grid(alpha=0.3)
+        if key is not None:
+            ax.axhline(0.0, color="k", lw=0.5)
+        else:
+            ax.set_ylim(1e-9, 1e-2)
+        if ax in (axes[0, 0], axes[3, 0]):
+            ax.legend(fontsize=7.5, loc="lower right" if key is None else "upper left")
+    for ax in axes[-1]:
+        ax.set_xlabel("time t (s)")
+    fig.suptitle(
+        "beam–tyre shimmy (Bauchau 2002 Sec. 8.3): a wheel on Moreland's tyre trailing a 0.5 m beam "
+        "(Table 1 set 3) clamped to a cart\n"
+        "case 1 (15 m/s, solid) decays; case 2 (30 m/s, dashed) grows in bending and torsion until the "
+        "tyre's footprint slides\n"
+        f"{REPORT_ELEMENTS} beam elements, h = {DEFAULTS['dt'] * 1e6:g} µs, Coulomb friction μ = {DEFAULTS['mu']:g}, "
+        "a sideways kick of 0.01 m/s at t = 0",
+        fontsize=10.5,
+    )
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return fig
+
+
+def plot_stability(speeds, locus, critical, checks, dt, path):
+    """The least stable mode's growth rate against cart speed -- the linearization's Re(lambda) and
+    its rate under the step -- with the stepped runs' measured rates and the critical speed.
+    Writes ``path``."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, (ax, bx) = plt.subplots(1, 2, figsize=(13, 5))
+    ax.plot(speeds, locus.real, color="C0", lw=1.5, label="linearization: max Re λ (minimal coordinates, JAX)")
+    ax.plot(speeds, [stepped_rate(z, dt) for z in locus], color="C0", ls="--", lw=1.0,
+            label=f"the same mode under the step's backward Euler, h = {dt * 1e6:g} µs")  # fmt: skip
+    ax.plot(*zip(*checks, strict=True), "o", mfc="none", color="C3", ms=9, mew=1.5,
+            label="time stepper: measured envelope rate (tip lateral)")  # fmt: skip
+    v_c = critical["speed_m_per_s"]
+    ax.axvline(v_c, color="k", ls=":", lw=1.0, label=f"critical speed {v_c:.2f} m/s")
+    for v in (15.0, 30.0):
+        ax.axvline(v, color="C2", ls="-.", lw=0.8)
+    ax.text(15.2, ax.get_ylim()[1] * 0.9, "paper: case 1\n(stable)", fontsize=8, color="C2")
+    ax.text(30.2, ax.get_ylim()[1] * 0.9, "paper: case 2\n(unstable)", fontsize=8, color="C2")
+    ax.axhline(0.0, color="k", lw=0.5)
+    ax.set_xlabel("cart speed V (m/s)")
+    ax.set_ylabel("growth rate of the least stable mode (1/s)")
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=8, loc="lower right")
+    bx.plot(speeds, np.abs(locus.imag) / (2 * np.pi), color="C1")
+    bx.axvline(v_c, color="k", ls=":", lw=1.0)
+    bx.set_xlabel("cart speed V (m/s)")
+    bx.set_ylabel("frequency of the least stable mode (Hz)")
+    bx.grid(alpha=0.3)
+    fig.suptitle(
+        f"beam–tyre shimmy: stability against cart speed ({REPORT_ELEMENTS} beam elements, Moreland's tyre, "
+        "Bauchau 2002 Tables 1–2)",
+        fontsize=11,
+    )
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return fig

@@ -91,7 +91,7 @@ def test_python_dash_m_lcpdyn_scenes_lists_every_scene():
         "caster-shimmy": "[stability+reproduce]",
         "road-wheel": "[run+reproduce]",
         "incline-pendulum": "[run+reproduce]",
-        "beam-tyre-shimmy": "[run+stability]",
+        "beam-tyre-shimmy": "[run+stability+reproduce]",
         "half-car": "[run+reproduce]",
         "spheres": "[run]",
         "boxes": "[run]",
