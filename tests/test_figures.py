@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from lcpdyn.plotting import contact_names, group_identical, plot_run, run_settings
-from lcpdyn.stability import critical_values, plot_root_locus, published_values, root_locus
+from lcpdyn.stability import critical_values, plot_root_locus, published_values, root_locus, unstable_values
 from lcpdyn.stepper import Simulation
 from scenes import blocks, caster_shimmy, rolling_disk, swivel_shimmy
 
@@ -82,6 +82,19 @@ def test_real_pair_turning_imaginary_is_interpolated_in_lambda_squared():
     assert crossing["direction"] == "stabilizing"
     assert crossing["frequency"] == 0.0 and crossing["kind"] == "non-oscillatory"
     assert crossing["interpolated"] == "lambda^2"
+
+
+def test_a_stiff_mode_does_not_hide_a_slow_crossing():
+    """A slow pair alpha(p) = (p - 0.37) * 5 +- 165i beside a stiff mode at -3e8 (a beam's): each
+    eigenvalue is judged against its own modulus, so the slow crossing is found at 0.37 -- a
+    threshold of 1e-8 max|lambda| = 3 would have bracketed it between 0.9 and 1.0 (and extrapolated)."""
+    values = np.linspace(0.0, 1.0, 11)
+    rows = [[5 * (p - 0.37) + 165j, 5 * (p - 0.37) - 165j, -3e8, 0.0] for p in values]
+    (crossing,) = critical_values(synthetic(values, rows))
+    assert crossing["value"] == pytest.approx(0.37, abs=1e-12)
+    assert crossing["bracket"] == pytest.approx([0.3, 0.4])
+    assert crossing["frequency"] == pytest.approx(165.0)
+    assert list(unstable_values(synthetic(values, rows))) == [p > 0.37 for p in values]
 
 
 @pytest.fixture(scope="module")
