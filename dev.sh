@@ -146,7 +146,7 @@ shift || true
 case "$cmd" in
   setup) setup ;;
   demo) setup; exec $VENV/bin/python -m lcpdyn demo "$@" ;;
-  reproduce) setup; exec $VENV/bin/python -m lcpdyn reproduce rolling-disk swivel-shimmy caster-shimmy road-wheel incline-pendulum half-car wheelset-klingel wheelset-hunting "$@" ;;
+  reproduce) setup; exec $VENV/bin/python -m lcpdyn reproduce rolling-disk swivel-shimmy caster-shimmy road-wheel incline-pendulum beam-tyre-shimmy half-car wheelset-klingel wheelset-hunting "$@" ;;
   test) run_tests "$@" ;;
   bench)
     setup

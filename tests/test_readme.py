@@ -29,3 +29,9 @@ def test_readme_beam_example_prints_the_deflection_it_claims(capsys):
     readme = (Path(__file__).resolve().parents[1] / "README.md").read_text()
     assert "5.867e-3 m" in readme  # the number the example's comment states
     assert capsys.readouterr().out.strip() == str(deflection)
+
+
+def test_readme_tyre_example_prints_what_it_claims(capsys):
+    namespace = readme_example("### Moreland's tyre")
+    assert namespace["footprint"].body is namespace["model"].bodies[1]
+    assert capsys.readouterr().out.strip() == "wheel/footprint 2 2"
