@@ -6,12 +6,23 @@ import re
 
 import numpy as np
 
-__all__ = ["plot_run", "run_settings", "contact_names", "group_identical", "POSITION_UPDATE_LABELS"]
+__all__ = ["plot_run", "run_settings", "contact_names", "group_identical", "finish", "POSITION_UPDATE_LABELS"]
 
 POSITION_UPDATE_LABELS = {"symplectic": "symplectic (default)", "paper": "paper Eq. (7)", "midpoint": "Moreau midpoint"}
 """How figures and tables name the schemes of ``position_update`` (:class:`lcpdyn.stepper.Simulation`)."""
 _CONTACT_KINDS = {"PointContact": "point", "DiskContact": "disk rim", "SphereContact": "sphere"}
 _STYLES = ("-", "--", "-.", ":")
+
+
+def finish(fig, path, title: str, fontsize: float = 10.5, dpi: int = 110):
+    """Title ``fig``, lay it out, write it to ``path`` and close it; returns the (closed) figure."""
+    import matplotlib.pyplot as plt
+
+    fig.suptitle(title, fontsize=fontsize)
+    fig.tight_layout()
+    fig.savefig(path, dpi=dpi)
+    plt.close(fig)
+    return fig
 
 
 def run_settings(

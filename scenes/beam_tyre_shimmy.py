@@ -50,6 +50,7 @@ from lcpdyn.constraints import RevoluteJoint
 from lcpdyn.contact import DiskContact, Plane
 from lcpdyn.model import Model
 from lcpdyn.nonholonomic import MinimalSystem
+from lcpdyn.plotting import finish
 from lcpdyn.precision import float64
 from lcpdyn.rotation import rot_x, rot_y, rot_z, rotation_matrix
 from lcpdyn.tyre import TABLE_2, MorelandTyre, deformation
@@ -477,19 +478,16 @@ def plot_history(runs: dict, path, rates: dict | None = None):
             ax.legend(fontsize=7.5, loc="lower right" if key is None else "upper left")
     for ax in axes[-1]:
         ax.set_xlabel("time t (s)")
-    fig.suptitle(
+    return finish(
+        fig,
+        path,
         "beam–tyre shimmy (Bauchau 2002 Sec. 8.3): a wheel on Moreland's tyre trailing a 0.5 m beam "
         "(Table 1 set 3) clamped to a cart\n"
         "case 1 (15 m/s, solid) decays; case 2 (30 m/s, dashed) grows in bending and torsion until the "
         "tyre's footprint slides\n"
         f"{REPORT_ELEMENTS} beam elements, h = {DEFAULTS['dt'] * 1e6:g} µs, Coulomb friction μ = {DEFAULTS['mu']:g}, "
         "a sideways kick of 0.01 m/s at t = 0",
-        fontsize=10.5,
     )
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return fig
 
 
 def plot_stability(speeds, locus, critical, checks, dt, path):
@@ -523,12 +521,10 @@ def plot_stability(speeds, locus, critical, checks, dt, path):
     bx.set_xlabel("cart speed V (m/s)")
     bx.set_ylabel("frequency of the least stable mode (Hz)")
     bx.grid(alpha=0.3)
-    fig.suptitle(
+    return finish(
+        fig,
+        path,
         f"beam–tyre shimmy: stability against cart speed ({REPORT_ELEMENTS} beam elements, Moreland's tyre, "
         "Bauchau 2002 Tables 1–2)",
         fontsize=11,
     )
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return fig

@@ -211,7 +211,7 @@ def plot_history(runs: dict, scene, path):
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    from lcpdyn.plotting import run_settings
+    from lcpdyn.plotting import finish, run_settings
 
     p = scene.parameters
     t1, t2, t3 = PAPER["contact_times_s"]
@@ -281,19 +281,17 @@ def plot_history(runs: dict, scene, path):
         ax.grid(alpha=0.3)
         ax.legend(fontsize=7.5, loc="best", framealpha=0.9)
     any_run = next(iter(runs.values()))
-    fig.suptitle(
+    return finish(
+        fig,
+        path,
         f"wheel on a beam swinging onto a road moving at V = {p['road_speed']:g} m/s, "
         "in the road's frame (cf. Bauchau 2002 Sec. 8.1, Figs. 4–7)\n"
         f"a rigid bar, and his flexible beam (Table 1 set 1, {FLEXIBLE_ELEMENTS} elements) where labelled\n"
         + run_settings(any_run.parameters, include_friction=False)
         + "\non the rigid bar the three friction laws nearly coincide (as in the paper): solid, dashed and "
         "dotted lines are drawn over one another",
-        fontsize=10.5,
+        dpi=120,
     )
-    fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
-    return fig
 
 
 def report(out_dir, models=("coulomb", "regularized", "continuous")) -> dict:

@@ -48,3 +48,24 @@ def test_time_stepper_decays_and_grows_at_the_rate_of_the_linearization(speed):
         assert np.sign(rate) == np.sign(predicted), key
         assert rate == pytest.approx(predicted, rel=0.1), key
     assert np.all(run.contact_normal_force[:, 0] > 0)  # the wheel never leaves the road
+
+
+def test_report_figures_label_the_papers_figures(tmp_path):
+    """The report's two figures (drawn here from a synthetic history): Figs. 17-20's quantities,
+    the log-scale envelope with the rates, and the stability panel with the critical speed."""
+    t = np.linspace(0.0, 2.0, 2001)
+    keys = ("tip_lateral_m", "tip_bending_rad", "tip_torsion_rad", "root_bending_moment_Nm",
+            "root_torsion_moment_Nm", "delta_m", "psi_rad")  # fmt: skip
+    history = {"t": t, **{k: 1e-4 * np.exp(-t) * np.sin(160 * t) for k in keys}}
+    figure = shimmy.plot_history(
+        {"case 1": (15.0, history, None), "case 2": (30.0, history, 1.5)}, tmp_path / "h.png", {"case 1": -1.0}
+    )
+    text = " ".join(ax.get_title() for ax in figure.axes)
+    for figure_number in ("Fig. 17", "Fig. 18, top", "Fig. 18, bottom", "Fig. 19, top", "Fig. 20, bottom"):
+        assert figure_number in text
+    assert (tmp_path / "h.png").stat().st_size > 10_000
+    speeds = np.linspace(10.0, 40.0, 7)
+    shimmy.plot_stability(
+        speeds, (speeds - 26.0) / 3 + 160j, {"speed_m_per_s": 26.0}, [(15.0, -3.0)], DT, tmp_path / "s.png"
+    )
+    assert (tmp_path / "s.png").stat().st_size > 10_000
