@@ -82,9 +82,10 @@ def _frames(n, x_l, R_l, axis, x_f, R_f):
 
 
 def deformation(normal, axis, q_wheel, q_footprint):
-    """(Delta (m), Psi (rad)) from the coordinates (..., 7) of the wheel and of its footprint
-    wheel (NumPy; e.g. a trajectory's ``q[:, i]`` columns), for the plane ``normal`` and the
-    wheel's body-frame ``axis``."""
+    """(Delta (m), Psi (rad)), shape (steps, 2), from the coordinates (steps, 7) -- position and
+    quaternion, e.g. a trajectory's ``position[:, i]`` and ``quaternion[:, i]`` side by side -- of
+    the wheel and of its footprint wheel, for the plane ``normal`` and the wheel's body-frame
+    ``axis`` (NumPy)."""
     q_wheel, q_footprint = np.atleast_2d(q_wheel), np.atleast_2d(q_footprint)
     normal, axis = np.asarray(normal, float), np.asarray(axis, float)
     out = []
@@ -94,7 +95,7 @@ def deformation(normal, axis, q_wheel, q_footprint):
         d2 /= np.linalg.norm(d2)
         c3 = np_rotation_matrix(b[3:]) @ axis
         out.append(((b[:3] - a[:3]) @ e3, math.atan2(-(c3 @ d2), c3 @ e3)))
-    return np.asarray(out).reshape(*np.shape(q_wheel)[:-1], 2)
+    return np.asarray(out).reshape(len(q_wheel), 2)
 
 
 @dataclass(frozen=True)
