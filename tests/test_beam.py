@@ -238,3 +238,28 @@ def test_the_beam_benchmark_reports_costs_and_exponents(tmp_path):
     assert (
         max(v for d in report["largest_position_difference_condensed_vs_dense_m"].values() for v in d.values()) < 1e-12
     )
+    peer = report["mujoco"]  # MuJoCo measured in the same run where it is installed, a note where not
+    try:
+        import mujoco  # noqa: F401
+    except ImportError:
+        assert "not installed" in peer["skipped"] and "rows" not in peer
+    else:
+        assert [(r["scene"], r["elements"]) for r in peer["rows"]] == [("free", 4), ("clamped-wheel", 4)]
+        assert set(peer["lcpdyn_over_mujoco"]) == {"free/N=4", "clamped-wheel/N=4"}
+        assert set(peer["growth_exponent_16_to_256"]) == {"free", "clamped-wheel"}
+
+
+def test_the_beam_benchmarks_mujoco_peer_rolls_the_wheel():
+    """MuJoCo's clamped beam (benchmarks/bench_beam.py): its wheel rolls (spin v / r, and friction
+    alone spins it up from rest), the ground carries it, and it ends where lcpdyn's does."""
+    pytest.importorskip("mujoco")
+    from tests.benchmark_modules import load_benchmark
+
+    bench = load_benchmark("bench_beam")
+    row = bench.measure_mujoco("clamped-wheel", 4, 20, 1)
+    assert row["finite"] and row["warnings"] == 0 and row["ms_per_step"] > 0
+    assert row["contacts"] >= 1 and row["normal_force_n"] > 150.0
+    assert abs(row["spin_over_v_r"] - 1.0) < 1e-3 and abs(row["spin_up_over_v_r"] - 1.0) < 0.02
+    assert abs(row["cart_speed"] - bench.SPEED) < 1e-4
+    ours = Simulation(bench.build("clamped-wheel", 4), "regularized", 1e-3, sparse="condensed").run(0.02)
+    assert np.max(np.abs(np.subtract(row["final_position"], ours.position[-1]))) < 1e-5
