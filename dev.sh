@@ -155,7 +155,9 @@ case "$cmd" in
       wheel) shift; exec $VENV/bin/python benchmarks/bench_wheel.py "$@" ;;
       fc3d) shift; exec $VENV/bin/python benchmarks/bench_fc3d.py "$@" ;;
       approximations) shift; exec $VENV/bin/python benchmarks/bench_fc3d_approximations.py "$@" ;;
-      beam) shift; exec $VENV/bin/python benchmarks/bench_beam.py "$@" ;;
+      beam) shift; $VENV/bin/python -m pip install -q --disable-pip-version-check -e ".[bench]" 2>/dev/null \
+               || echo "dev.sh: MuJoCo could not be installed; bench_beam skips its peer" >&2
+            exec $VENV/bin/python benchmarks/bench_beam.py "$@" ;;
       scale) shift; $VENV/bin/python -m pip install -q --disable-pip-version-check -e ".[bench]" 2>/dev/null \
                || echo "dev.sh: MuJoCo could not be installed; bench_scale skips its column" >&2
              exec $VENV/bin/python benchmarks/bench_scale.py "$@" ;;
