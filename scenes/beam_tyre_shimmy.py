@@ -144,9 +144,8 @@ def histories(trajectory, scene) -> dict:
         strains = jax.jit(jax.vmap(element_strains, in_axes=(0, 0, 0, 0, None)))(
             a[:, :3], a[:, 3:], b[:, :3], b[:, 3:], element.rest_length
         )
-    moments = element.section.stiffness * (
-        np.asarray(strains) - element.reference
-    )  # elastic part, as stress_resultants
+    # the elastic stress resultants S (e - e_0), as BeamElement.stress_resultants gives them per step
+    moments = element.section.stiffness * (np.asarray(strains) - element.reference)
     tyre = deformation((0.0, 0.0, 1.0), (0.0, 1.0, 0.0), coordinates(wheel), coordinates(footprint))
     return {
         "t": np.asarray(trajectory.t),
