@@ -87,9 +87,8 @@ def _classify(eigenvalues: np.ndarray, rtol: float):
     state matrix). A global threshold rtol max|lambda| would let a stiff system's fast modes
     decide for its slow ones (the beam-tyre shimmy: |lambda| up to 3e8 against a 165 rad/s shimmy
     mode growing at 2 1/s)."""
-    tol = _tolerance(eigenvalues, rtol)
-    eigenvalues, _ = _without_structural_zeros(eigenvalues, tol)
-    floor = 1e-4 * tol
+    floor = _tolerance(eigenvalues, 1e-12)
+    eigenvalues, _ = _without_structural_zeros(eigenvalues, _tolerance(eigenvalues, rtol))
     if eigenvalues.shape[1] == 0:
         return eigenvalues, np.zeros(len(eigenvalues), bool), floor
     unstable = np.any(eigenvalues.real > rtol * np.abs(eigenvalues) + floor, axis=1)
