@@ -55,7 +55,13 @@ import numpy as np
 from .body import RigidBody
 from .constraints import BallJoint, Holonomic
 from .precision import float64
-from .rotation import np_quaternion_from_matrix, np_quaternion_multiply, rotation_matrix
+from .rotation import (
+    np_quaternion_from_matrix,
+    np_quaternion_multiply,
+    quaternion_multiply,
+    rotation_matrix,
+    rotation_vector,
+)
 from .validation import finite_vector, nonnegative, positive
 
 __all__ = ["BeamSection", "BeamElement", "Beam", "add_beam", "WeldJoint", "TABLE_1"]
@@ -127,24 +133,8 @@ TABLE_1 = {
 """Bauchau 2002 Table 1 in SI units (the "mg.m" inertias read as 1e-3 kg m, module docstring)."""
 
 
-def _multiply(a, b):
-    """Quaternion product a b, (w, x, y, z)."""
-    w1, v1, w2, v2 = a[0], a[1:], b[0], b[1:]
-    return jnp.concatenate([jnp.stack([w1 * w2 - v1 @ v2]), w1 * v2 + w2 * v1 + jnp.cross(v1, v2)])
-
-
 def _conjugate(a):
     return a * jnp.array([1.0, -1.0, -1.0, -1.0])
-
-
-def _rotation_vector(r):
-    """phi of the unit quaternion r = (w, v) with w >= 0: 2 atan2(|v|, w) v / |v| (smooth at 0)."""
-    w, v = r[0], r[1:]
-    s2 = v @ v
-    small = s2 < 1e-12
-    s = jnp.sqrt(jnp.where(small, 1.0, s2))
-    factor = jnp.where(small, 2.0 / w * (1.0 - s2 / (3.0 * w * w)), 2.0 * jnp.arctan2(s, w) / s)
-    return factor * v
 
 
 def element_strains(x_a, q_a, x_b, q_b, rest_length):
@@ -152,12 +142,12 @@ def element_strains(x_a, q_a, x_b, q_b, rest_length):
     docstring)."""
     q_a = q_a / jnp.sqrt(q_a @ q_a)
     q_b = q_b / jnp.sqrt(q_b @ q_b)
-    relative = _multiply(_conjugate(q_a), q_b)
+    relative = quaternion_multiply(_conjugate(q_a), q_b)
     relative = jnp.where(relative[0] < 0.0, -relative, relative)  # the shorter of the two rotations
     half = relative + jnp.array([1.0, 0.0, 0.0, 0.0])  # sqrt(r) = (1 + r) / |1 + r| for w >= 0
-    middle = _multiply(q_a, half / jnp.sqrt(half @ half))
+    middle = quaternion_multiply(q_a, half / jnp.sqrt(half @ half))
     gamma = rotation_matrix(middle).T @ (x_b - x_a) / rest_length - jnp.array([1.0, 0.0, 0.0])
-    kappa = _rotation_vector(relative) / rest_length
+    kappa = rotation_vector(relative) / rest_length
     return jnp.concatenate([gamma, kappa])
 
 
@@ -235,7 +225,7 @@ class WeldJoint(BallJoint):
         pa, pb = self._points(state, t)
         q_a = state.quaternion(self.body_a)
         q_b = jnp.array([1.0, 0.0, 0.0, 0.0]) if self.body_b is None else state.quaternion(self.body_b)
-        error = _multiply(_conjugate(jnp.asarray(self._initial)), _multiply(_conjugate(q_b), q_a))
+        error = quaternion_multiply(_conjugate(jnp.asarray(self._initial)), quaternion_multiply(_conjugate(q_b), q_a))
         return jnp.concatenate([pa - pb, 2.0 * jnp.sign(error[0] + 1e-300) * error[1:]])
 
 

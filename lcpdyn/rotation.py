@@ -19,6 +19,8 @@ import numpy as np
 __all__ = [
     "rotation_matrix",
     "quaternion_rate_matrix",
+    "quaternion_multiply",
+    "rotation_vector",
     "rot_x",
     "rot_y",
     "rot_z",
@@ -41,6 +43,23 @@ def rotation_matrix(q):
             [2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)],
         ]
     )
+
+
+def quaternion_multiply(a, b):
+    """Quaternion product a b, (w, x, y, z) (JAX)."""
+    w1, v1, w2, v2 = a[0], a[1:], b[0], b[1:]
+    return jnp.concatenate([jnp.stack([w1 * w2 - v1 @ v2]), w1 * v2 + w2 * v1 + jnp.cross(v1, v2)])
+
+
+def rotation_vector(r):
+    """phi of the unit quaternion r = (w, v) with w >= 0: 2 atan2(|v|, w) v / |v|, smooth at 0
+    (JAX)."""
+    w, v = r[0], r[1:]
+    s2 = v @ v
+    small = s2 < 1e-12
+    s = jnp.sqrt(jnp.where(small, 1.0, s2))
+    factor = jnp.where(small, 2.0 / w * (1.0 - s2 / (3.0 * w * w)), 2.0 * jnp.arctan2(s, w) / s)
+    return factor * v
 
 
 def quaternion_rate_matrix(q):

@@ -54,12 +54,14 @@ import dataclasses
 import math
 from dataclasses import dataclass
 
+import jax
 import jax.numpy as jnp
 import numpy as np
 
 from .body import RigidBody
 from .constraints import Holonomic, Nonholonomic
-from .rotation import np_rotation_matrix
+from .precision import float64
+from .rotation import np_rotation_matrix, rotation_matrix
 from .validation import positive
 
 __all__ = ["MorelandTyre", "TABLE_2", "deformation"]
@@ -87,15 +89,14 @@ def deformation(normal, axis, q_wheel, q_footprint):
     the wheel and of its footprint wheel, for the plane ``normal`` and the wheel's body-frame
     ``axis`` (NumPy)."""
     q_wheel, q_footprint = np.atleast_2d(q_wheel), np.atleast_2d(q_footprint)
-    normal, axis = np.asarray(normal, float), np.asarray(axis, float)
-    out = []
-    for a, b in zip(q_wheel, q_footprint, strict=True):
-        e3 = np_rotation_matrix(a[3:]) @ axis
-        d2 = np.cross(normal, e3)
-        d2 /= np.linalg.norm(d2)
-        c3 = np_rotation_matrix(b[3:]) @ axis
-        out.append(((b[:3] - a[:3]) @ e3, math.atan2(-(c3 @ d2), c3 @ e3)))
-    return np.asarray(out).reshape(len(q_wheel), 2)
+    n, axis = jnp.asarray(normal, float), jnp.asarray(axis, float)
+
+    def one(a, b):
+        *_, delta, psi = _frames(n, a[:3], rotation_matrix(a[3:]), axis, b[:3], rotation_matrix(b[3:]))
+        return jnp.stack([delta, psi])
+
+    with float64():
+        return np.asarray(jax.jit(jax.vmap(one))(q_wheel, q_footprint))
 
 
 @dataclass(frozen=True)

@@ -53,7 +53,7 @@ from lcpdyn.model import Model
 from lcpdyn.nonholonomic import MinimalSystem
 from lcpdyn.plotting import finish
 from lcpdyn.precision import float64
-from lcpdyn.rotation import rot_x, rot_y, rot_z, rotation_matrix
+from lcpdyn.rotation import quaternion_multiply, rot_x, rot_y, rot_z, rotation_matrix, rotation_vector
 from lcpdyn.tyre import TABLE_2, MorelandTyre, deformation
 
 from .scene import Scene, beam_defaults, flexible_beam, override
@@ -136,14 +136,15 @@ def histories(trajectory, scene) -> dict:
     def coordinates(i):
         return np.concatenate([trajectory.position[:, i], trajectory.quaternion[:, i]], axis=1)
 
-    rotations = np.array([_rotation_vector(q) for q in trajectory.quaternion[:, tip]])
     element = next(c for c in scene.model.holonomic if getattr(c, "node_a", None) is not None)
     root, first = names.index(element.node_a.name), names.index(element.node_b.name)
     a, b = coordinates(root), coordinates(first)
+    tip_quaternions = trajectory.quaternion[:, tip] * np.where(trajectory.quaternion[:, tip, :1] < 0, -1.0, 1.0)
     with float64():
         strains = jax.jit(jax.vmap(element_strains, in_axes=(0, 0, 0, 0, None)))(
             a[:, :3], a[:, 3:], b[:, :3], b[:, 3:], element.rest_length
         )
+        rotations = np.asarray(jax.jit(jax.vmap(rotation_vector))(tip_quaternions))  # w >= 0
     # the elastic stress resultants S (e - e_0), as BeamElement.stress_resultants gives them per step
     moments = element.section.stiffness * (np.asarray(strains) - element.reference)
     tyre = deformation((0.0, 0.0, 1.0), (0.0, 1.0, 0.0), coordinates(wheel), coordinates(footprint))
@@ -157,14 +158,6 @@ def histories(trajectory, scene) -> dict:
         "delta_m": tyre[:, 0],
         "psi_rad": tyre[:, 1],
     }
-
-
-def _rotation_vector(quaternion) -> np.ndarray:
-    w, v = quaternion[0], np.asarray(quaternion[1:])
-    if w < 0:
-        w, v = -w, -v
-    s = np.linalg.norm(v)
-    return v * (2.0 * math.atan2(s, w) / s if s > 1e-12 else 2.0 / w)
 
 
 def growth_rate(t, signal, skip: float = 0.0) -> float:
@@ -189,11 +182,6 @@ def _quaternion(axis, angle):
     return jnp.concatenate([jnp.stack([jnp.cos(angle / 2)]), jnp.sin(angle / 2) * jnp.asarray(axis, float)])
 
 
-def _multiply(a, b):
-    w1, v1, w2, v2 = a[0], a[1:], b[0], b[1:]
-    return jnp.concatenate([jnp.stack([w1 * w2 - v1 @ v2]), w1 * v2 + w2 * v1 + jnp.cross(v1, v2)])
-
-
 @functools.cache
 def system(elements: int = LINEAR_ELEMENTS) -> MinimalSystem:
     """The linearization model (module docstring): q_d = (y_i, bend_i, twist_i) of nodes
@@ -207,9 +195,9 @@ def system(elements: int = LINEAR_ELEMENTS) -> MinimalSystem:
         y, twist, bend = q[0 : 3 * n : 3], q[1 : 3 * n : 3], q[2 : 3 * n : 3]
         x = -p["speed"] * t + l * jnp.arange(1, n + 1) / n
         positions = jnp.stack([x, y, jnp.full(n, rho)], axis=1)
-        quaternions = jax.vmap(lambda a, b: _multiply(_quaternion((0, 0, 1.0), b), _quaternion((1.0, 0, 0), a)))(
-            twist, bend
-        )
+        quaternions = jax.vmap(
+            lambda a, b: quaternion_multiply(_quaternion((0, 0, 1.0), b), _quaternion((1.0, 0, 0), a))
+        )(twist, bend)
         root = (jnp.array([-p["speed"] * t, 0.0, rho]), jnp.array([1.0, 0.0, 0.0, 0.0]))
         return positions, quaternions, root
 
@@ -405,24 +393,25 @@ def report(out_dir) -> dict:
         scene, run, cpu = _run(speed, t_end)
         history = histories(run, scene)
         eigenvalue = least_stable(speed, REPORT_ELEMENTS)
+        measured = _rates(history)
         slip = np.linalg.norm(run.contact_slip_velocity[:, 0], axis=1)
         sliding = np.flatnonzero(slip > 1e-6)
         numbers["cases"][label] = {
             "speed_m_per_s": speed,
             "t_end_s": t_end,
-            "measured_rate_per_s": _rates(history),
+            "measured_rate_per_s": measured,
             "linear_eigenvalue": [eigenvalue.real, eigenvalue.imag],
             "linear_rate_per_s": eigenvalue.real,
             "linear_rate_under_the_step_per_s": stepped_rate(eigenvalue, dt),
-            "verdict": "grows" if _rates(history)["tip_lateral_m"] > 0 else "decays",
+            "verdict": "grows" if measured["tip_lateral_m"] > 0 else "decays",
             "footprint_slides_from_s": float(run.t[sliding[0]]) if sliding.size else None,
             "final_tip_lateral_amplitude_m": float(np.abs(history["tip_lateral_m"][run.t > run.t[-1] - 0.1]).max()),
             "cpu_s": cpu,
         }
         if label.startswith("case"):
             runs[label] = (speed, history, numbers["cases"][label]["footprint_slides_from_s"])
-            rates[label] = stepped_rate(eigenvalue, dt)
-        checks.append((speed, _rates(history)["tip_lateral_m"]))
+            rates[label] = numbers["cases"][label]["linear_rate_under_the_step_per_s"]
+        checks.append((speed, measured["tip_lateral_m"]))
     plot_history(runs, os.path.join(out_dir, "beam-tyre-shimmy-history.png"), rates)
     plot_stability(speeds, locus, critical, checks, dt, os.path.join(out_dir, "beam-tyre-shimmy-stability.png"))
     return numbers
