@@ -31,14 +31,29 @@ and, as an event, all along each sliding segment.
 
 **Events** (terminal, located by the ODE solver's dense output to its tolerance):
 
-* slip -> stick: |u_T| falls to ``slip_tolerance`` (1e-9 m/s by default; s = u_T / |u_T| is not
-  defined at zero slip, and the ODE is singular there: the tolerance is the modelling choice,
-  moving the switch time by about slip_tolerance / |d|u_T|/dt|, 3e-10 s at 3 m/s^2);
+* slip -> stick: |u_T| falls to ``slip_tolerance`` (1e-9 m/s by default), or the slip reverses
+  within the ODE solver's noise (100 rtol times the body's speed: near zero slip the direction's
+  dynamics are stiff, and an explicit solver leaves that much slip across it). s = u_T / |u_T| is not
+  defined at zero slip, so within a segment a sliding contact's direction is continued through
+  it: s = +-u_T / |u_T|, the sign that keeps s on its seed's side. The right-hand side is then
+  smooth where a step of the ODE solver crosses zero slip (a one-sided slip stops along a line),
+  and the stop is found on the signed slip whichever side a step ends. At the stop, one explicit
+  step of tau = -u_T.a_T / |a_T|^2 (~slip_tolerance / |a_T|, error O(tau^2)) takes the state to
+  the slip's zero, and an impulse through the kept rows removes what is left (its kinetic energy
+  booked as friction work; :attr:`Event.slip` records it). A stick therefore starts at zero slip,
+  and the switch time carries no bias of slip_tolerance / |a_T|;
+* a slip that turns 80 degrees from its seed while sliding starts a new segment with its own
+  direction as the seed (so the continued direction never takes the wrong side);
 * stick -> slip: |lam_T| reaching mu_s lam_N; the slip direction is seeded with
   s = -lam_T / |lam_T|, the direction the sticking force held the contact against, and kept
   until |u_T| exceeds ``slip_tolerance``, then s = u_T / |u_T|;
 * lift-off: lam_N falling to zero; touch-down: a free contact's gap falling to zero, which needs
   an impact law the reference does not have yet: it ends the run with :class:`ReferenceFailure`.
+
+**Work per segment** is bounded (``max_evaluations`` of the right-hand side; the counts are kept
+in :attr:`ExactSolution.evaluations`), and switches that make no progress in time end the run
+at once: a crawl or a loop is reported, never waited out. :func:`error_estimate` turns a run at a
+looser tolerance into a bound on the run's own error.
 
 At every switch the new modes are checked against the acceleration problem: a contact that
 would stick with |lam_T| > mu_s lam_N slides instead (seeded as above), one whose lam_N < 0 is
@@ -67,6 +82,7 @@ __all__ = [
     "ExactSolution",
     "ReferenceFailure",
     "ReferenceInterrupted",
+    "error_estimate",
     "exact_coulomb",
     "painleve_margin",
 ]
@@ -84,6 +100,9 @@ class Event:
     contact: int
     kind: str
     modes: tuple
+    slip: float = 0.0
+    """At a stop ("stick", or a stop that slides on): the slip (m/s) left at the slip's zero that
+    the stop's impulse removed (rounding and the first-order step to the zero; module docstring)."""
 
 
 @dataclass
@@ -117,6 +136,8 @@ class ExactSolution:
     segments: list = field(default_factory=list)
     parameters: dict = field(default_factory=dict)
     rejected: list = field(default_factory=list)
+    evaluations: list = field(default_factory=list)
+    """The ODE solver's right-hand-side evaluations in each segment (its work per event)."""
 
     def as_trajectory(self, model, name: str = "exact-coulomb"):
         """The solution as a :class:`~lcpdyn.trajectory.Trajectory` of ``model`` (the model it
@@ -237,7 +258,16 @@ class _Dynamics:
             w = Jf @ inverse_mass @ f + drift.reshape(3 * k)
             slip = u[:, 1:]
             speed = jnp.linalg.norm(slip, axis=1)
-            direction = jnp.where((speed > tolerance)[:, None], slip / jnp.maximum(speed, 1e-300)[:, None], seeds)
+            # the slip's direction, continued through zero slip within a segment: where the slip has
+            # turned against the segment's seed (past a stop the integrator steps across), the
+            # direction keeps the seed's side, so the right-hand side stays smooth there
+            # (seeds are world vectors: a contact's tangent basis may turn with the body)
+            tangents = geometry(x, q)[2][:, 1:]  # (k, 2, 3)
+            seeds_here = jnp.einsum("kij,kj->ki", tangents, seeds)
+            seeds_here = seeds_here / jnp.maximum(jnp.linalg.norm(seeds_here, axis=1), 1e-300)[:, None]
+            side = jnp.where(jnp.sum(slip * seeds_here, axis=1) < 0.0, -1.0, 1.0)
+            unit = side[:, None] * slip / jnp.maximum(speed, 1e-300)[:, None]
+            direction = jnp.where((speed > tolerance)[:, None], unit, seeds_here)
             rows, rhs = [], []
             eye = jnp.eye(3 * k)
             for i in range(k):
@@ -272,11 +302,16 @@ class _Dynamics:
             return dy, lam3, u, gaps, residual / scale, ambiguity, accelerations, W, direction, geometry(x, q)[2]
 
         self.step = jax.jit(step)
+        self.jacobians = jax.jit(jacobians)
+        self.inverse_mass = np.asarray(inverse_mass)
 
     def energy(self, y) -> float:
         v, wb = y[7:10], y[10:13]
         return float(0.5 * self.mass * v @ v + 0.5 * wb @ self.inertia @ wb - self.mass * self.gravity @ y[:3])
 
+
+TURN_COSINE = math.cos(math.radians(80.0))
+"""A sliding contact is reseeded where its slip has turned this far (cosine) from its seed."""
 
 PAINLEVE_MARGIN = 1e-9
 """:func:`painleve_margin` at or below which :func:`exact_coulomb` stops (Painleve's paradox)."""
@@ -342,6 +377,7 @@ def exact_coulomb(
     consistency: float = 1e-8,
     contact_tolerance: float = 1e-9,
     max_switches: int = 10000,
+    max_evaluations: int = 400_000,
     method: str = "DOP853",
 ) -> ExactSolution:
     """The event-driven exact Coulomb solution of ``model`` (one rigid body, rigid plane
@@ -366,6 +402,8 @@ def exact_coulomb(
     if samples.ndim != 1 or not samples.size or not np.all(np.isfinite(samples)) or np.any(np.diff(samples) < 0) \
             or samples[0] < 0 or samples[-1] > t_end:  # fmt: skip
         raise ValueError("exact_coulomb: samples must be increasing times within [0, t_end]")
+    if not (isinstance(max_evaluations, int) and max_evaluations > 0):
+        raise ValueError(f"exact_coulomb: max_evaluations must be a positive integer, got {max_evaluations!r}")
     parameters = {"t_end": float(t_end), "rtol": rtol, "atol": atol, "slip_tolerance": slip_tolerance,
                   "consistency": consistency, "method": method}  # fmt: skip
     with float64():
@@ -373,18 +411,38 @@ def exact_coulomb(
         k = dyn.k
         y = _state(model)
         dyn.initial_energy = dyn.energy(y)
-        seeds = np.tile([1.0, 0.0], (k, 1))
+        first = [np.asarray(a) for a in dyn.step(y, np.full(k, FREE), np.tile([1.0, 0.0, 0.0], (k, 1)), slip_tolerance)]
+        seeds = first[9][:, 1].copy()  # world vectors, each contact's first tangent to start with
         _, lam, u, gaps, *_ = (np.asarray(a) for a in dyn.step(y, np.full(k, FREE), seeds, slip_tolerance))
         modes = np.array([FREE if (gaps[i] > contact_tolerance or u[i, 0] > contact_tolerance) else
                           (SLIDE if np.hypot(*u[i, 1:]) > slip_tolerance else STICK) for i in range(k)])  # fmt: skip
-        t, events, segments, pieces, rejected = 0.0, [], [], [], []
+        t, events, segments, pieces, rejected, evaluations, stalled = 0.0, [], [], [], [], [], 0
 
         def so_far():
-            return _assemble(dyn, pieces, samples, events, segments, parameters, slip_tolerance, rejected)
+            return _assemble(dyn, pieces, samples, events, segments, parameters, slip_tolerance, rejected,
+                             evaluations)  # fmt: skip
+
+        last = [None, None]  # the right-hand side and every event function ask for the same state
 
         def evaluate(y_, modes_, seeds_):
-            out = dyn.step(y_, modes_, seeds_, slip_tolerance)
-            return tuple(np.asarray(a) for a in out)
+            key = (np.asarray(y_, float).tobytes(), np.asarray(modes_).tobytes(), np.asarray(seeds_).tobytes())
+            if last[0] != key:
+                last[:] = key, tuple(np.asarray(a) for a in dyn.step(y_, modes_, seeds_, slip_tolerance))
+            return last[1]
+
+        def world(y_, modes_, seeds_, i, vector):
+            """A tangential vector of contact i, (t1, t2) components, in world axes."""
+            return np.asarray(vector) @ evaluate(y_, modes_, seeds_)[9][i, 1:]
+
+        def aligned(y_, modes_, seeds_):
+            """The seeds with each sliding contact's slip direction where it slides faster than
+            slip_tolerance (a seed is the side of the continued direction: it must not be stale)."""
+            out, slips_ = seeds_.copy(), evaluate(y_, modes_, seeds_)[2][:, 1:]
+            for i in range(k):
+                speed = np.hypot(*slips_[i])
+                if modes_[i] == SLIDE and speed > slip_tolerance:
+                    out[i] = world(y_, modes_, seeds_, i, slips_[i] / speed)
+            return out
 
         def settle(y_, modes_, seeds_, t_):
             """Modes consistent with the acceleration problem at a switch (module docstring)."""
@@ -399,7 +457,7 @@ def exact_coulomb(
                     if modes_[i] == STICK:
                         tangential = np.hypot(*lam_[i, 1:])
                         if tangential > dyn.mu_static[i] * lam_[i, 0] * (1 + 1e-12) + 1e-300:
-                            modes_[i], seeds_[i] = SLIDE, -lam_[i, 1:] / tangential
+                            modes_[i], seeds_[i] = SLIDE, world(y_, modes_, seeds_, i, -lam_[i, 1:] / tangential)
                             changed = True
                     if modes_[i] != FREE and lam_[i, 0] < 0.0:
                         modes_[i] = FREE
@@ -416,7 +474,7 @@ def exact_coulomb(
                     return modes_, seeds_
             raise ReferenceFailure(f"exact_coulomb: no consistent modes at t = {t_:.12g} s", None)
 
-        modes, seeds = settle(y, modes, seeds, t)
+        modes, seeds = settle(y, modes, aligned(y, modes, seeds), t)
         for _ in range(max_switches):
             current, current_seeds = modes.copy(), seeds.copy()
             # a sliding contact's direction if its slip falls below slip_tolerance within the segment
@@ -426,13 +484,34 @@ def exact_coulomb(
             for i in range(k):
                 speed = np.hypot(*slips[i])
                 if current[i] == SLIDE and speed > slip_tolerance:
-                    current_seeds[i] = slips[i] / speed
+                    current_seeds[i] = world(y, current, seeds, i, slips[i] / speed)
+
+            work = [0]
 
             def rhs(_t, y_):
+                work[0] += 1
+                if work[0] > max_evaluations:
+                    raise _Crawl(_t)
                 return evaluate(y_, current, current_seeds)[0]
 
             def slip_speed(_t, y_, i):
-                return np.hypot(*evaluate(y_, current, current_seeds)[2][i, 1:]) - slip_tolerance
+                # signed: negative once the slip has turned against the segment's seed, so a stop is
+                # found even where a step crosses zero slip; a turn through 90 degrees while sliding
+                # also changes its sign (then the contact is reseeded, not stopped)
+                out = evaluate(y_, current, current_seeds)
+                slip = out[2][i, 1:] @ out[9][i, 1:]  # world
+                speed = np.linalg.norm(slip)
+                return (speed if slip @ current_seeds[i] >= 0.0 else -speed) - slip_tolerance
+
+            # below this slip its direction is the ODE solver's noise: no turn is read there
+            noise = max(slip_tolerance, 100.0 * rtol * float(np.max(np.abs(y[7:13]))))
+
+            def turn(_t, y_, i):
+                # the slip's direction turned 80 degrees from the segment's seed: a new segment,
+                # reseeded, before the continuation through zero slip could take the wrong side
+                out = evaluate(y_, current, current_seeds)
+                slip = out[2][i, 1:] @ out[9][i, 1:]  # world
+                return slip @ current_seeds[i] - TURN_COSINE * (np.linalg.norm(slip) - noise)
 
             def cone_margin(_t, y_, i):
                 lam_ = evaluate(y_, current, current_seeds)[1]
@@ -449,7 +528,9 @@ def exact_coulomb(
 
             events_here = [(-1, "painleve", paradox)] if np.any(current == SLIDE) else []
             for i in range(k):
-                kinds = {SLIDE: [("stick", slip_speed)], STICK: [("slip", cone_margin)]}.get(current[i], [])
+                kinds = {SLIDE: [("stick", slip_speed), ("turn", turn)], STICK: [("slip", cone_margin)]}.get(
+                    current[i], []
+                )
                 kinds += [("lift-off", normal_force)] if current[i] != FREE else [("touch-down", gap)]
                 for kind, function in kinds:
                     events_here.append((i, kind, lambda _t, y_, i=i, function=function: function(_t, y_, i)))
@@ -466,11 +547,17 @@ def exact_coulomb(
                     "up to there is kept",
                     so_far(),
                 ) from None
+            except _Crawl as crawl:
+                raise ReferenceFailure(
+                    f"exact_coulomb: the ODE solver crawls: {max_evaluations} evaluations in the segment from "
+                    f"t = {t:.12g} s without reaching its end or an event (last at t = {crawl.t:.12g} s); the "
+                    "solution up to the segment's start is kept (raise max_evaluations, or try method='Radau' "
+                    "where a small slip's direction makes the motion stiff)",
+                    so_far(),
+                ) from None
             if sol.status == -1:
                 raise ReferenceFailure(f"exact_coulomb: the ODE solver failed at t = {sol.t[-1]:.12g} s: {sol.message}",
                                        so_far())  # fmt: skip
-            pieces.append((t, float(sol.t[-1]), sol.sol, current, current_seeds))
-            segments.append((t, float(sol.t[-1]), tuple(MODE_NAMES[m] for m in current)))
             _, _, _, _, bad, ambiguity, *_ = evaluate(sol.y[:, -1], current, current_seeds)
             if bad > consistency or ambiguity > 1e-8:
                 what = "no solution" if bad > consistency else "several solutions"
@@ -479,7 +566,10 @@ def exact_coulomb(
                     f"t = {sol.t[-1]:.12g} s (Painleve)",
                     so_far(),
                 )
-            t, y = float(sol.t[-1]), sol.y[:, -1].copy()
+            start, t, y = t, float(sol.t[-1]), sol.y[:, -1].copy()
+            evaluations.append(work[0])
+            pieces.append((start, t, sol.sol, current, current_seeds))
+            segments.append((start, t, tuple(MODE_NAMES[m] for m in current)))
             if sol.status == 0:
                 break
             fired = [n for n, times in enumerate(sol.t_events) if len(times)]
@@ -488,6 +578,7 @@ def exact_coulomb(
             # below frees the contact if sticking needs lam_N < 0.
             stopping = {events_here[n][0] for n in fired if events_here[n][1] == "stick"}
             fired = [n for n in fired if not (events_here[n][1] == "lift-off" and events_here[n][0] in stopping)]
+            reseeded, stops = set(), []
             for n in fired:
                 i, kind, _ = events_here[n]
                 if kind == "painleve":
@@ -497,30 +588,133 @@ def exact_coulomb(
                         f"exact_coulomb: contact {i} touches down at t = {t:.12g} s; impacts are not modelled",
                         so_far(),
                     )
+                if kind == "turn":
+                    reseeded.add(i)
+                    continue
                 if kind == "stick":
+                    # reversed beyond both the slip tolerance and the solver's noise: the slip turned
+                    # from its seed without stopping, and slides on; within them it stopped
+                    if np.hypot(*evaluate(y, current, current_seeds)[2][i, 1:]) > max(2.0 * slip_tolerance, noise):
+                        reseeded.add(i)
+                        continue
                     modes[i] = STICK
+                    stops.append(i)
                 elif kind == "slip":
                     lam = evaluate(y, current, current_seeds)[1]
-                    modes[i], seeds[i] = SLIDE, -lam[i, 1:] / max(np.hypot(*lam[i, 1:]), 1e-300)
+                    seeds[i] = world(y, current, current_seeds, i, -lam[i, 1:] / max(np.hypot(*lam[i, 1:]), 1e-300))
+                    modes[i] = SLIDE
                 elif kind == "lift-off":
                     modes[i] = FREE
+            removed = {}
+            if stops:  # the stopping slips taken to zero: the state at the zero, the rest removed
+                y, step = _to_zero_slip(dyn, y, current, current_seeds, stops[0], slip_tolerance) if len(stops) == 1 \
+                    else (y, 0.0)  # fmt: skip
+                t += step  # the segment ends at the zero (its dense output extrapolated over tau)
+                pieces[-1], segments[-1] = (start, t, *pieces[-1][2:]), (start, t, segments[-1][2])
+                y, removed = _remove_slip(dyn, y, modes, stops)
+            stalled = stalled + 1 if t - start <= 64 * np.finfo(float).eps * max(1.0, abs(t)) else 0
+            if stalled > 4 * k + 4:
+                raise ReferenceFailure(
+                    f"exact_coulomb: no progress at t = {t:.12g} s: {stalled} switches in a row at one instant "
+                    f"(modes {segments[-1][2]})",
+                    so_far(),
+                )
             try:
-                modes, seeds = settle(y, modes, seeds, t)
+                modes, seeds = settle(y, modes, aligned(y, modes, seeds), t)
             except ReferenceFailure as exc:
                 raise ReferenceFailure(str(exc), so_far()) from None  # fmt: skip
             for n in fired:
                 i, kind, _ = events_here[n]
+                if i in reseeded and kind in ("stick", "turn"):
+                    continue
+                event = Event(t, i, kind, tuple(MODE_NAMES[m] for m in modes), removed.get(i, 0.0))
                 if modes[i] != current[i]:
-                    events.append(Event(t, i, kind, tuple(MODE_NAMES[m] for m in modes)))
+                    events.append(event)
                 else:  # e.g. slip reaching zero where sticking would leave the cone: it slides on, reseeded
-                    rejected.append(Event(t, i, kind, tuple(MODE_NAMES[m] for m in modes)))
+                    rejected.append(event)
         else:
             raise ReferenceFailure(f"exact_coulomb: more than {max_switches} switches before t = {t_end}",
                                    so_far())  # fmt: skip
         return so_far()
 
 
-def _assemble(dyn, pieces, samples, events, segments, parameters, slip_tolerance, rejected) -> ExactSolution:
+ESTIMATED_FIELDS = ("position", "velocity", "angular_velocity", "contact_force")
+
+
+def error_estimate(solution: ExactSolution, looser: ExactSolution) -> dict:
+    """A bound on ``solution``'s own error from the same run at a looser ODE tolerance (100x
+    ``solution``'s rtol is what :mod:`lcpdyn.compare` uses): per field of
+    :data:`ESTIMATED_FIELDS` and for the switch times (``"switch_times"``, s), the largest
+    difference between the two plus rtol times the field's largest magnitude (the error the
+    tolerance asked for, a floor where the two agree to rounding). The looser run's error, about
+    100x ``solution``'s, bounds it; the tests check the bound against a run 100x tighter. Switch
+    times are ``inf`` where the two runs switch in different sequences."""
+    if solution.t.shape != looser.t.shape or not np.array_equal(solution.t, looser.t):
+        raise ValueError("error_estimate: the two solutions must be sampled at the same times")
+    rtol = float(solution.parameters["rtol"])
+    out = {}
+    for name in ESTIMATED_FIELDS:
+        a, b = getattr(solution, name), getattr(looser, name)
+        out[name] = float(np.max(np.abs(a - b), initial=0.0) + rtol * np.max(np.abs(a), initial=0.0))
+    kinds = [(e.kind, e.contact) for e in solution.events]
+    if kinds != [(e.kind, e.contact) for e in looser.events]:
+        out["switch_times"] = math.inf
+    else:
+        a, b = solution.switch_times(), looser.switch_times()
+        out["switch_times"] = float(np.max(np.abs(a - b), initial=0.0) + rtol * np.max(np.abs(a), initial=0.0))
+    return out
+
+
+class _Crawl(Exception):
+    """Raised inside the ODE solver's right-hand side when a segment exceeds its work bound."""
+
+    def __init__(self, t):
+        super().__init__(t)
+        self.t = float(t)
+
+
+def _to_zero_slip(dyn, y, modes, seeds, i, slip_tolerance):
+    """From a stop event (contact ``i``'s slip u_T fallen to ``slip_tolerance``) to the slip's zero:
+    one explicit step of tau = -u_T.a_T / |a_T|^2 (a_T = d/dt u_T, the direction held at the
+    slip's own), the minimum of |u_T + tau a_T|. Its error is O(tau^2) with tau ~ slip_tolerance /
+    |a_T| (~1e-10 s). Returns (y, tau); tau = 0 where the slip does not close linearly or the stop
+    was a reversal within the solver's noise."""
+    seeds = seeds.copy()
+    out = dyn.step(y, modes, seeds, slip_tolerance)
+    slip = np.asarray(out[2][i, 1:]) @ np.asarray(out[9][i, 1:])  # world
+    seeds[i] = slip / max(float(np.linalg.norm(slip)), 1e-300)
+    dy, _, u, _, _, _, acceleration, *_ = (np.asarray(a) for a in dyn.step(y, modes, seeds, slip_tolerance))
+    slip, rate = u[i, 1:], acceleration[i, 1:]
+    tau = -float(slip @ rate) / max(float(rate @ rate), 1e-300)
+    # a stop found as a reversal within the solver's noise (|u_T| above the tolerance) is at the zero
+    # already: its direction is noise, and so would be the step
+    if not (
+        0.0 < tau and np.hypot(*slip) <= 2.0 * slip_tolerance and np.hypot(*(slip + tau * rate)) < 0.5 * np.hypot(*slip)
+    ):
+        return y, 0.0
+    return y + tau * dy, tau
+
+
+def _remove_slip(dyn, y, modes, stops):
+    """The impulse that brings every kept velocity row to zero at a stop: the stopping contacts'
+    three rows, every other contact's normal row and the sticking contacts' tangential rows (the
+    least change of kinetic energy, M-orthogonal projection). The kinetic energy it takes is booked
+    as friction work, so E + W_friction stays constant. Returns (y, {contact: slip removed})."""
+    k = len(modes)
+    J = np.asarray(dyn.jacobians(y[:3], y[3:7])).reshape(3 * k, 6)
+    rows = [3 * i + c for i in range(k) if modes[i] != FREE for c in ((0, 1, 2) if modes[i] == STICK else (0,))]
+    velocity = y[7:13]
+    removed = {i: float(np.hypot(*(J[3 * i + 1 : 3 * i + 3] @ velocity))) for i in stops}
+    Jr = J[rows]
+    impulse = np.linalg.lstsq(Jr @ dyn.inverse_mass @ Jr.T, -(Jr @ velocity), rcond=1e-12)[0]
+    out = y.copy()
+    out[7:13] = velocity + dyn.inverse_mass @ Jr.T @ impulse
+    out[13] += dyn.energy(y) - dyn.energy(out)
+    return out, removed
+
+
+def _assemble(dyn, pieces, samples, events, segments, parameters, slip_tolerance, rejected,
+              evaluations) -> ExactSolution:  # fmt: skip
     """Samples of the pieces' dense outputs (each time from the piece that covers it; a
     switch time from the piece that ends there)."""
     times = samples[samples <= pieces[-1][1]] if pieces else samples[:0]
@@ -546,7 +740,7 @@ def _assemble(dyn, pieces, samples, events, segments, parameters, slip_tolerance
         energy=np.asarray(energies), friction_work=states[:, 13], contact_gap=np.asarray(gaps).reshape(-1, k),
         contact_basis=np.asarray(bases).reshape(-1, k, 3, 3), contact_mode=np.asarray(modes, int).reshape(-1, k),
         initial_energy=dyn.initial_energy, events=list(events), segments=list(segments),
-        parameters=dict(parameters), rejected=list(rejected),
+        parameters=dict(parameters), rejected=list(rejected), evaluations=list(evaluations),
     )  # fmt: skip
 
 

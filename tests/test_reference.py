@@ -266,3 +266,103 @@ def test_painleve_rod_within_the_margin_runs():
     and with mu = 1 (margin 0.4): no paradox; it slides, then sticks."""
     assert [e.kind for e in exact_coulomb(rod_on_its_end(45.0, 2.0, -1.0), 0.15).events] == ["stick"]
     assert [e.kind for e in exact_coulomb(rod_on_its_end(45.0, 1.0, 1.0), 0.15).events] == ["stick"]
+
+
+RTOLS = (1e-6, 1e-7, 1e-8, 1e-9, 1e-10, 1e-11, 1e-12, 1e-13)
+
+
+@pytest.mark.parametrize("rtol", RTOLS)
+def test_stops_are_found_at_any_tolerance_with_bounded_work(rtol):
+    """The sliding sphere (slip along one line, the case whose stop the ODE solver once crawled
+    towards for over 15 minutes) and the block stop at their closed-form times at every rtol from
+    1e-6 to 1e-13 (to 1e-12 s from rtol 1e-9 on, within 100 rtol t* above), each in at most a few
+    hundred right-hand-side evaluations per segment, and start their stick at zero slip: what the
+    stop removed is at most the solver's noise (100 rtol times the speed), rounding from 1e-11 on."""
+    mu, r = 0.3, 0.1
+    v0, w0 = np.array([1.0, 0.5, 0.0]), np.array([3.0, -4.0, 2.0])
+    u0 = v0 + np.cross(w0, [0.0, 0.0, -r])
+    sphere = exact_coulomb(sphere_model(v0, w0, mu, r), 0.3, np.linspace(0.0, 0.3, 31), rtol=rtol)
+    block = exact_coulomb(block_model((2.0, 0.0, 0.0), 0.4), 1.0, np.linspace(0.0, 1.0, 11), rtol=rtol)
+    for sol, stop in ((sphere, 2 * np.linalg.norm(u0) / (7 * mu * G)), (block, 2.0 / (0.4 * G))):
+        assert [e.kind for e in sol.events] == ["stick"] and not sol.rejected
+        assert sol.events[0].t == pytest.approx(stop, abs=1e-12 if rtol <= 1e-9 else 100 * rtol * stop)
+        assert sol.events[0].slip <= (1e-12 if rtol <= 1e-11 else 100 * rtol * 3.5)
+        assert max(sol.evaluations) <= 1000, sol.evaluations
+    np.testing.assert_allclose(block.velocity[block.t > 0.6], 0.0, atol=1e-15)
+
+
+@pytest.mark.parametrize("rtol", [1e-6, 1e-9, 1e-13])
+def test_wheel_switch_time_at_any_tolerance_with_bounded_work(rtol):
+    """Peiret's wheel: the slide -> roll time agrees with the run at rtol 1e-11 to 1e-9 s from
+    rtol 1e-9 on (1e-6: 1e-6 s), in a bounded number of evaluations per segment, with no stop before
+    the roll; the slip the stop removed is at most the solver's noise (100 rtol times the speed)."""
+    from scenes import wheel
+
+    model = wheel.build().model
+    sol = exact_coulomb(model, 2.2, np.linspace(0.0, 2.2, 23), rtol=rtol)
+    assert [e.kind for e in sol.events] == ["stick"] and not sol.rejected
+    assert sol.events[0].t == pytest.approx(2.00682276088, abs=1e-6 if rtol > 1e-9 else 1e-9)
+    assert max(sol.evaluations) <= 3000, sol.evaluations
+    body = model.bodies[0]
+    speed = np.max(np.abs(np.concatenate([body.velocity, body.body_angular_velocity])))
+    assert sol.events[0].slip <= max(2e-9, 100 * rtol * speed)
+
+
+def test_work_bound_is_reported_at_once_with_the_solution_so_far():
+    """A segment that would need more right-hand-side evaluations than ``max_evaluations`` ends
+    the run with ReferenceFailure naming the crawl, keeping the segments done."""
+    with pytest.raises(ReferenceFailure, match="crawls") as info:
+        exact_coulomb(block_model((2.0, 0.0, 0.0), 0.4), 1.0, np.linspace(0.0, 1.0, 101), max_evaluations=30)
+    assert info.value.solution is not None
+    with pytest.raises(ValueError, match="max_evaluations"):
+        exact_coulomb(block_model((2.0, 0.0, 0.0), 0.4), 1.0, max_evaluations=0)
+
+
+def _estimate_cases():
+    from scenes import wheel
+
+    theta = math.radians(20.0)
+    incline = math.radians(15.0)
+    return {
+        "sphere": (sphere_model(np.array([1.0, 0.5, 0.0]), np.array([3.0, -4.0, 2.0])), 0.6),
+        "block": (block_model((2.0, 0.0, 0.0), 0.4), 1.0),
+        "incline-block": (
+            block_model((0.5, 0.0, 0.0), 0.2, 0.35, (G * math.sin(incline), 0.0, -G * math.cos(incline))),
+            1.0,
+        ),
+        "rolling-ball": (
+            sphere_model(
+                (0.0, 0.0, 0.0), (0.0, 0.0, 0.0), 0.3, gravity=(G * math.sin(theta), 0.0, -G * math.cos(theta))
+            ),
+            1.0,
+        ),
+        "wheel": (wheel.build().model, 2.2),
+    }
+
+
+@pytest.mark.parametrize("case", ["sphere", "block", "incline-block", "rolling-ball", "wheel"])
+def test_error_estimate_bounds_the_error_against_a_run_100x_tighter(case):
+    """error_estimate(run at 1e-11, run at 1e-9) covers the run's actual error, measured against
+    the same run at 1e-13, in every field and the switch times."""
+    from lcpdyn.reference import ESTIMATED_FIELDS, error_estimate
+
+    model, t_end = _estimate_cases()[case]
+    samples = np.linspace(0.0, t_end, 111)
+    run, looser, tighter = (exact_coulomb(model, t_end, samples, rtol=r) for r in (1e-11, 1e-9, 1e-13))
+    estimate = error_estimate(run, looser)
+    for name in ESTIMATED_FIELDS:
+        actual = np.max(np.abs(getattr(run, name) - getattr(tighter, name)))
+        assert actual <= estimate[name], (name, actual, estimate[name])
+    assert np.max(np.abs(run.switch_times() - tighter.switch_times()), initial=0.0) <= estimate["switch_times"]
+    with pytest.raises(ValueError, match="same times"):
+        error_estimate(run, exact_coulomb(model, t_end, samples[:-1], rtol=1e-9))
+
+
+def test_stop_keeps_energy_balance_and_starts_the_stick_at_zero_slip():
+    """The spinning sphere's stop: E + W_friction constant to 1e-12 J across it (the impulse's
+    kinetic energy booked as friction work) and the contact velocity zero after it to rounding."""
+    v0, w0 = np.array([1.0, 0.5, 0.0]), np.array([3.0, -4.0, 2.0])
+    sol = exact_coulomb(sphere_model(v0, w0), 0.6, np.linspace(0.0, 0.6, 61))
+    assert np.ptp(sol.energy + sol.friction_work) < 1e-12
+    after = sol.t > sol.events[0].t
+    np.testing.assert_allclose(sol.contact_velocity[after], 0.0, atol=1e-14)
