@@ -53,7 +53,7 @@ from numba import njit
 from solvers.result import _measure_kernel
 
 from .friction import compiled_rows
-from .kernels import kinetic_energy
+from .kernels import GYROSCOPIC_NEWTON_TOLERANCE, kinetic_energy
 from .model import _Layout
 from .precision import float64
 
@@ -164,9 +164,7 @@ class CompiledLoop:
         self.mass, self.inertia = model.body_masses()
 
     def _compile(self):
-        from .stepper import _NEWTON_TOLERANCE
-
-        function = _chunk_function(self._model, self.layout, self.static, _NEWTON_TOLERANCE)
+        function = _chunk_function(self._model, self.layout, self.static, GYROSCOPIC_NEWTON_TOLERANCE)
         q0, v0 = self._model.initial_state()
         r = self.static[1]
         args = (q0, v0, np.int64(0), np.zeros(r), np.zeros((r, 3)), np.zeros(self.size, np.int8), np.int64(1))
@@ -269,9 +267,7 @@ def batched_chunk(loop: CompiledLoop, copies: int, length: int):
     if executable is not None:
         _COMPILED.move_to_end(key)
         return executable
-    from .stepper import _NEWTON_TOLERANCE
-
-    single = _chunk_function(loop._model, loop.layout, loop.static, _NEWTON_TOLERANCE)
+    single = _chunk_function(loop._model, loop.layout, loop.static, GYROSCOPIC_NEWTON_TOLERANCE)
     kinematics, advance = jax.vmap(single.kinematics), jax.vmap(single.advance)
 
     def chunk(q, v, steps_done, normal_force, friction_force, codes, steps, floats, ints, mu, mu_static, constants):

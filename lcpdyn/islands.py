@@ -46,9 +46,9 @@ from dataclasses import dataclass
 import numpy as np
 from numba import njit
 
-from solvers.friction_contact import _measure_kernel as _measure_friction_contact
-from solvers.friction_contact import _nsgs_kernel
+from solvers.contact_measure import _measure_kernel as _measure_friction_contact
 from solvers.judice_pires import pivot_and_measure
+from solvers.nsgs import _nsgs_kernel
 
 from .friction.base import row_buffers
 from .friction.box import box_block

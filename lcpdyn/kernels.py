@@ -377,6 +377,13 @@ def momentum(mass, inertia, v):
     return out
 
 
+GYROSCOPIC_NEWTON_TOLERANCE = 1e-13
+"""The relative residual at which :func:`gyroscopic_midpoint`'s Newton iteration stops (every
+stepper and the compiled loop use this one value)."""
+GYROSCOPIC_NEWTON_ITERATIONS = 50
+"""Its iteration limit; a step that does not reach the tolerance within it is an error."""
+
+
 @njit(cache=True)
 def gyroscopic_midpoint(mass, inertia, v, force, h, tolerance, max_iterations):
     """rhs = M v* + h f_app of the step with the gyroscopic term treated by the implicit

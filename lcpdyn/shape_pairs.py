@@ -38,14 +38,14 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from .shapes import Box, HalfSpace, Sphere
+
 __all__ = ["PAIR_ROUTINES", "register_pair", "half_extents"]
 
 
 def half_extents(shapes, R: np.ndarray) -> np.ndarray | None:
     """(m, 3) half sizes of the world axis-aligned boxes of ``shapes`` (m, all of one class) at
     rotations R (m, 3, 3), or None when the class has no closed form here (coal computes it)."""
-    from .collision import Box, Sphere
-
     if isinstance(shapes[0], Sphere):
         return np.repeat(np.array([s.radius for s in shapes])[:, None], 3, axis=1)
     if isinstance(shapes[0], Box):
@@ -352,8 +352,6 @@ def routine_for(kind_a, kind_b):
 
 
 def _register_builtins():
-    from .collision import Box, HalfSpace, Sphere
-
     for kinds, routine in (
         ((Sphere, Sphere), sphere_sphere),
         ((Sphere, HalfSpace), sphere_halfspace),

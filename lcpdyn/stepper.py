@@ -211,6 +211,8 @@ from .friction.base import FrictionBlock, world_kernel
 from .friction.creep import RollingKinematics
 from .islands import BodyGroups, coulomb_islands, free_velocity, lcp_islands, row_bodies
 from .kernels import (
+    GYROSCOPIC_NEWTON_ITERATIONS,
+    GYROSCOPIC_NEWTON_TOLERANCE,
     all_finite,
     block_rows,
     bounded_vectors,
@@ -256,7 +258,7 @@ Eq. (30) -- 1e8 at 1 ns with k_T = 1e10 N/m; dt = 1e-300 overflows them outright
 never stalls at t + dt == t: the stepper computes t = (steps done) x dt.)"""
 
 _EMPTY = np.zeros(0)
-_NEWTON_TOLERANCE, _NEWTON_ITERATIONS = 1e-13, 50  # the gyroscopic midpoint step (relative residual)
+_NEWTON_TOLERANCE, _NEWTON_ITERATIONS = GYROSCOPIC_NEWTON_TOLERANCE, GYROSCOPIC_NEWTON_ITERATIONS
 
 MAX_STEPS = 100_000_000
 """Most steps one :meth:`Simulation.run` call takes: its recorder allocates every step up front
@@ -1579,7 +1581,8 @@ class Simulation:
         )
 
     def _coulomb_islands(self, state, k, rhs, e_N, h):
-        from solvers.friction_contact import _grid, measure_friction_contact
+        from solvers.contact_result import measure_friction_contact
+        from solvers.local_coulomb import _grid
 
         islands = self._islands
         options = self._nsgs_options

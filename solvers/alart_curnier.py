@@ -71,7 +71,8 @@ import scipy.sparse as sp
 import scipy.sparse.linalg as spla
 from numba import njit
 
-from .friction_contact import _contact_errors, _measure_given, _measure_statics
+from .contact_measure import _contact_errors, _measure_given, _measure_statics, framework_residual
+from .contact_result import AUTO, NEWTON, FrictionContactResult, measure_friction_contact
 from .options import check_count, check_positive
 from .result import Status
 
@@ -855,3 +856,49 @@ def prox_dense(W, b, mu, r, scale, sigma, sigma_min, sigma_decrease, sigma_incre
         relative = _measure_given(W, b, mu, r, u0, statics)[0]
         if iterations <= fast_inner:
             sigma = max(sigma / sigma_decrease, sigma_min)
+
+
+# --- the runner of method="newton" ---------------------------------------------------------
+
+
+_CODE_STATUS = {0: Status.SOLVED, 1: Status.MAX_ITERATIONS, 2: Status.NUMERICAL_ERROR, 3: Status.MAX_ITERATIONS}
+
+
+def run_newton(W, b, mu, r, options, tolerance: float, as_auto: bool = False) -> FrictionContactResult:
+    """``newton``; with ``as_auto`` the result is labelled as the first stage of ``auto``."""
+    rho = contact_rho(W)
+    n = b.shape[0]
+    if n <= options.dense_limit:
+        stats = np.zeros(3)
+        code, iterations = newton_dense(
+            W, b, mu, rho, r, options.max_iterations, options.armijo, options.line_search_steps, 0, tolerance, W, b,
+            r, np.zeros(n), 0.1, 0.0, stats, options.polish,
+        )  # fmt: skip
+        status = _CODE_STATUS[code]
+        info = {
+            "regularized_steps": int(stats[0]),
+            "failed_line_searches": int(stats[1]),
+            "merit": float(stats[2]),
+            "linear_algebra": "dense LU (compiled loop)",
+        }
+    else:
+        residual = framework_residual(W, b, mu)
+
+        def converged(r_now, u_now, phi, merit):
+            return residual(r_now) <= tolerance
+
+        operator = _Operator(W, None, options.dense_limit)
+        status, iterations, info = newton_kernel(
+            operator, b, mu, rho, r, options.max_iterations, options.armijo, options.line_search_steps, converged
+        )
+        info["linear_algebra"] = "sparse LU (SuperLU)"
+    text = {
+        Status.SOLVED: f"converged in {iterations} iterations",
+        Status.MAX_ITERATIONS: f"no convergence in {iterations} iterations (max_iterations={options.max_iterations})",
+        Status.NUMERICAL_ERROR: f"non-finite iterate or no Newton direction after {iterations} iterations",
+    }[status]
+    message = f"semismooth Newton (Alart–Curnier): {text}"
+    if as_auto:
+        info.update(route="newton", newton_iterations=iterations)
+        return measure_friction_contact(W, b, mu, r, status, iterations, f"auto: {message}", AUTO, tolerance, info)
+    return measure_friction_contact(W, b, mu, r, status, iterations, message, NEWTON, tolerance, info)

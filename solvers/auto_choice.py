@@ -39,7 +39,13 @@ from dataclasses import dataclass, replace
 import numpy as np
 from numba import njit
 
+from .alart_curnier import NewtonOptions, run_newton
+from .contact_result import AUTO, measure_friction_contact
+from .local_coulomb import _grid
+from .nsgs import Options, _nsgs_kernel
 from .options import check_count, check_nonnegative
+from .proximal_point import ProxOptions, run_prox
+from .result import Status
 
 __all__ = ["AutoOptions", "run_auto"]
 
@@ -83,9 +89,6 @@ class AutoOptions:
 def _stage_options(options: AutoOptions):
     """The options of the two stages (built once per AutoOptions: small problems are solved in
     tens of microseconds, where building dataclasses shows)."""
-    from .alart_curnier import NewtonOptions
-    from .proximal_point import ProxOptions
-
     return (
         NewtonOptions(max_iterations=options.newton_iterations, dense_limit=options.dense_limit),
         ProxOptions(max_outer=options.max_outer, dense_limit=options.dense_limit),
@@ -126,14 +129,10 @@ def _sweep_first(W, b, first_sweep_contacts, first_sweep_closing):
 
 @functools.lru_cache(maxsize=1)
 def _nsgs_defaults():
-    from .friction_contact import Options
-
     return Options()
 
 
 def run_auto(W, b, mu, r, options: AutoOptions, tolerance: float):
-    from . import friction_contact as fc
-
     newton_options, prox_options = _stage_options(options)
     start = r.copy()
     spent = 0
@@ -142,25 +141,25 @@ def run_auto(W, b, mu, r, options: AutoOptions, tolerance: float):
     ):
         counts = np.zeros(4, dtype=np.int64)
         defaults = _nsgs_defaults()
-        sweeps, relative, regularized = fc._nsgs_kernel(
+        sweeps, relative, regularized = _nsgs_kernel(
             W, b, mu, r, 1, tolerance, defaults.proximal, defaults.singular_ratio, 1.0,
-            *fc._grid(defaults.grid_points), counts,
+            *_grid(defaults.grid_points), counts,
         )  # fmt: skip
         if relative <= tolerance:
             info = dict(zip(("separated", "stick", "slide", "local_failures"), counts.tolist()))
             info.update(route="nsgs", newton_iterations=0, regularized_blocks=int(regularized))
-            return fc.measure_friction_contact(
-                W, b, mu, r, fc.Status.SOLVED, sweeps, f"auto: NSGS, converged in {sweeps} sweep(s)", fc.AUTO,
+            return measure_friction_contact(
+                W, b, mu, r, Status.SOLVED, sweeps, f"auto: NSGS, converged in {sweeps} sweep(s)", AUTO,
                 tolerance, info,
             )  # fmt: skip
         r[:] = start  # Newton from the sweep's iterate took more iterations on the rank-deficient sets
     if b.shape[0] <= options.dense_limit:
-        first = fc._run_newton(W, b, mu, r, newton_options, tolerance, as_auto=True)
+        first = run_newton(W, b, mu, r, newton_options, tolerance, as_auto=True)
         if first.success:
             return first
         spent = first.iterations
-    second = fc._run_prox(W, b, mu, start, prox_options, tolerance)
+    second = run_prox(W, b, mu, start, prox_options, tolerance)
     info = dict(second.info, route="newton+prox" if spent else "prox", newton_iterations=spent)
     prefix = f"auto: {spent} Newton iterations without convergence, then " if spent else "auto: "
-    return replace(second, method=fc.AUTO, iterations=spent + second.iterations, info=info,
+    return replace(second, method=AUTO, iterations=spent + second.iterations, info=info,
                    message=prefix + second.message)  # fmt: skip

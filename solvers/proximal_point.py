@@ -50,7 +50,10 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.sparse as sp
 
-from .alart_curnier import _natural_map_error, _Operator, contact_rho, contact_rho_csr, newton_kernel
+from .alart_curnier import _CODE_STATUS as CODE_STATUS
+from .alart_curnier import _natural_map_error, _Operator, contact_rho, contact_rho_csr, newton_kernel, prox_dense
+from .contact_measure import framework_residual
+from .contact_result import PROX, FrictionContactResult, measure_friction_contact
 from .options import check_count, check_positive
 from .result import Status
 
@@ -177,3 +180,37 @@ def _info(inner_total, failures, sigma, stalled=False, polished=0):
         "final_sigma": float(sigma),
         "polishing_iterations": int(polished),
     }
+
+
+def run_prox(W, b, mu, r, options, tolerance: float) -> FrictionContactResult:
+    if b.shape[0] <= options.dense_limit:
+        stats = np.zeros(6)
+        code, outer = prox_dense(
+            W, b, mu, r, 1.0 / contact_rho(W), options.sigma, options.sigma_min, options.sigma_decrease,
+            options.sigma_increase, options.fast_inner, options.inner_ratio, options.max_outer, options.max_inner,
+            tolerance, stats, options.polish_outer,
+        )  # fmt: skip
+        status = CODE_STATUS[code]
+        info = {
+            "stalled": code == 3,
+            "inner_iterations": int(stats[0]),
+            "inner_failures": int(stats[1]),
+            "final_sigma": float(stats[2]),
+            "polishing_iterations": int(stats[5]),
+            "linear_algebra": "dense LU (compiled loop)",
+        }
+    else:
+        status, outer, info = proximal_point(W, b, mu, r, options, framework_residual(W, b, mu), tolerance)
+        info["linear_algebra"] = "sparse LU (SuperLU)"
+    text = {
+        Status.SOLVED: f"converged in {outer} proximal iterations ({info['inner_iterations']} Newton iterations)",
+        Status.MAX_ITERATIONS: (
+            f"stalled after {outer} proximal iterations: the iterate solves the proximal problem to rounding"
+            if info["stalled"]
+            else f"no convergence in {outer} proximal iterations (max_outer={options.max_outer})"
+        ),
+        Status.NUMERICAL_ERROR: f"non-finite iterate after {outer} proximal iterations",
+    }[status]
+    return measure_friction_contact(
+        W, b, mu, r, status, outer, f"proximal point + Newton (Alart–Curnier): {text}", PROX, tolerance, info
+    )

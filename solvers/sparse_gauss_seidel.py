@@ -32,7 +32,7 @@ import numpy as np
 from numba import njit
 
 from .block_gs import local_blcp
-from .friction_contact import _inverse3, _solve_local
+from .local_coulomb import _grid, _inverse3, _solve_local
 
 __all__ = ["nsgs_csr", "block_gs_csr", "active_set_csr", "proximal_solve"]
 
@@ -152,7 +152,6 @@ def block_gs_csr(indptr, indices, data, q, lo, hi, starts, z, max_sweeps, check_
 
 def grid(points: int = 16):
     """(phi, cos, sin) of the local solver's angular grid (:func:`solvers.friction_contact._grid`)."""
-    from .friction_contact import _grid
 
     return _grid(points)
 

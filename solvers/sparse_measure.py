@@ -22,7 +22,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from .friction_contact import contact_errors
+from .contact_measure import contact_errors
 from .result import _DATA_REACH_SWEEPS, _EPS, _SUSPECT_GROWTH, _lcp_errors, bound_sizes, finish_columns
 
 __all__ = ["csr_lcp_measure", "csr_friction_contact_measure", "csr_arrays"]

@@ -477,7 +477,7 @@ def test_sparse_measures_equal_the_dense_ones():
     import scipy.sparse as sp
 
     import solvers
-    from solvers.friction_contact import _measure_kernel as fc_dense
+    from solvers.contact_measure import _measure_kernel as fc_dense
     from solvers.result import _measure_kernel as lcp_dense
     from solvers.sparse_measure import csr_arrays, csr_friction_contact_measure, csr_lcp_measure
 
