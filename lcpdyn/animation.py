@@ -67,10 +67,10 @@ def model_of(trajectory, model, caller: str):
     do for a run of a model built in Python (no scene recorded). ``caller`` names the function."""
     if model is not None:
         return model
-    from .rebuild import RebuildError
+    from .rebuild import RebuildError, simulation_from_trajectory
 
     try:
-        return trajectory.rebuild().model
+        return simulation_from_trajectory(trajectory).model
     except RebuildError:
         raise ValueError(
             "the trajectory records no scene (its model was built in Python), so its bodies cannot be "

@@ -34,6 +34,7 @@ import sys
 import numpy as np
 
 from . import __version__
+from .scene_collection import scene_collection
 
 RUN_SUFFIXES = (".npz", ".h5", ".hdf5")  # lcpdyn.trajectory writes these (Trajectory.save, TrajectoryWriter)
 STREAMED_SUFFIXES = (".h5", ".hdf5")  # written as the run goes (Simulation.run(out=...)), resumable
@@ -88,7 +89,7 @@ def _listing(names) -> str:
 
 
 def _unit(name: str) -> str:
-    from scenes.scene import PARAMETER_UNITS
+    PARAMETER_UNITS = scene_collection().PARAMETER_UNITS
 
     return PARAMETER_UNITS.get(name, "?")
 
@@ -110,7 +111,9 @@ def _parser() -> argparse.ArgumentParser:
     """The whole command line; the choices it lists come from the tables the code uses
     (scenes.SCENES/STABILITY/REPORTS, lcpdyn.friction.MODELS, the solver registries)."""
     import solvers
-    from scenes import REPORTS, SCENES, STABILITY
+
+    collection = scene_collection()
+    REPORTS, SCENES, STABILITY = collection.REPORTS, collection.SCENES, collection.STABILITY
     from solvers import friction_contact
 
     from .compare import MODELS as COMPARED
@@ -602,7 +605,8 @@ def _check_plot(path, option="--plot"):
 def scene_parameters(name: str) -> list[tuple[str, dict]]:
     """[(kind, {parameter: default})] of a scene: ``"run"`` (its DEFAULTS, overridable with
     ``lcpdyn run --set``) and/or ``"stability"`` (its linearization's parameters)."""
-    from scenes import SCENES, STABILITY
+    collection = scene_collection()
+    SCENES, STABILITY = collection.SCENES, collection.STABILITY
 
     out = []
     if name in SCENES:
@@ -620,7 +624,9 @@ def _scenes(args) -> int:
     import inspect
     import textwrap
 
-    from scenes import REPORTS, SCENES, STABILITY, describe
+    collection = scene_collection()
+    REPORTS, SCENES, STABILITY = collection.REPORTS, collection.SCENES, collection.STABILITY
+    describe = collection.describe
 
     rows = {name: (line, kinds) for name, line, kinds in describe()}
     if args.scene is None:
@@ -665,7 +671,7 @@ def _scenes(args) -> int:
 
 # --- lcpdyn run -----------------------------------------------------------------------------------
 def _scene_module(name):
-    from scenes import SCENES
+    SCENES = scene_collection().SCENES
 
     if name not in SCENES:
         raise UsageError(f"unknown scene {name!r}; choose one of {sorted(SCENES)}")
@@ -978,7 +984,7 @@ def _sweep(args) -> int:
 def _stability(args) -> int:
     import json
 
-    from scenes import STABILITY
+    STABILITY = scene_collection().STABILITY
 
     from .stability import (
         critical_values,
@@ -1059,7 +1065,7 @@ def _stability(args) -> int:
 def _reproduce(args) -> int:
     import json
 
-    from scenes import REPORTS
+    REPORTS = scene_collection().REPORTS
 
     for name in args.scenes:
         if name not in REPORTS:

@@ -442,9 +442,10 @@ class Simulation:
     scene : the record of a ready scene that built ``model`` -- ``{"name": <a key of
         scenes.SCENES>, **its parameters}`` (what :meth:`scenes.scene.Scene.simulation` passes).
         Written to every output file, so that the run can be rebuilt from the file alone
-        (:func:`lcpdyn.rebuild.simulation_from_parameters`, ``load(path).rebuild()``,
-        :meth:`resume`). A model built in Python has none; its files are still complete for
-        analysis, and continuing one takes the same Simulation and :meth:`restore`.
+        (:func:`lcpdyn.rebuild.simulation_from_parameters`,
+        :func:`lcpdyn.rebuild.simulation_from_trajectory`, :func:`lcpdyn.rebuild.resume`). A model
+        built in Python has none; its files are still complete for analysis, and continuing one
+        takes the same Simulation and :meth:`restore`.
     """
 
     def __init__(
@@ -1843,19 +1844,6 @@ class Simulation:
                     value = value.astype(np.int8)
                 setattr(self, name, value)
         self._pending_health = int(state.get("pending_health", 0))
-
-    @classmethod
-    def resume(cls, path, t_end: float, progress: bool = False) -> Trajectory:
-        """Continue the stopped run in ``path`` (an .h5 that :meth:`run` streamed into, from a
-        ready scene: the file records the scene) to ``t_end``, appending to the same file:
-        rebuilds the simulation from the recorded parameters
-        (:func:`lcpdyn.rebuild.simulation_from_file`), restores the saved state and runs on with
-        the recorded ``record_every``. Gives the same steps, bit for bit, as the run that was never
-        stopped. Returns the trajectory of the continued part."""
-        from .rebuild import continue_file, simulation_from_file
-
-        sim, parameters = simulation_from_file(path)
-        return continue_file(sim, parameters, path, t_end, progress)
 
     def _state_from_file(self, path) -> dict:
         from .trajectory import load, read_resume_state

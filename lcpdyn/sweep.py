@@ -94,6 +94,7 @@ from pathlib import Path
 import numpy as np
 
 from . import __version__
+from .scene_collection import scene_collection
 
 __all__ = [
     "sweep",
@@ -238,8 +239,8 @@ class SweepSpec:
     def checked(self) -> SweepSpec:
         """This sweep with every name and number checked before anything runs (a ``ValueError``
         names the culprit), ``dt`` defaulting to the scene's and ``t_end`` made explicit."""
-        from scenes import SCENES
-        from scenes.scene import override
+        collection = scene_collection()
+        SCENES, override = collection.SCENES, collection.override
 
         from .friction import MODELS
 
@@ -428,7 +429,7 @@ def run_reference(scene: str, parameters: dict, reference: dict, t_end: float, c
     start = time.perf_counter()
     _use_compilation_cache()
     try:
-        from scenes.scene import build_scene
+        build_scene = scene_collection().build_scene
 
         from .compare import EXACT_RTOL, reference_error
         from .metrics import slip_transitions
@@ -588,7 +589,7 @@ def _prepare(spec, run, reference):
     failed reference)."""
     if reference is not None and reference["status"] != "completed":
         raise RuntimeError(f"its reference ({spec.reference.label}) failed: {reference['reason']}")
-    from scenes.scene import build_scene
+    build_scene = scene_collection().build_scene
 
     point = spec.scene_points()[run["point"]]
     options = {k: v for k, v in run.items() if k not in ("point", "friction", "dt")}

@@ -175,16 +175,6 @@ class Trajectory:
             return arrays[name]
         raise AttributeError(name)
 
-    def rebuild(self):
-        """A fresh :class:`~lcpdyn.stepper.Simulation` of the run that wrote this trajectory,
-        from its recorded parameters (:func:`lcpdyn.rebuild.simulation_from_parameters`): run to
-        the same end time, it reproduces the recorded steps bit for bit. Raises
-        :class:`lcpdyn.rebuild.RebuildError` for a run whose model was built in Python (no scene
-        recorded)."""
-        from .rebuild import simulation_from_parameters
-
-        return simulation_from_parameters(self.parameters, source="the trajectory")
-
     def truncated(self, steps: int) -> Trajectory:
         """The first ``steps`` steps (used to keep a partial run when a simulation stops)."""
         out = {

@@ -6,6 +6,9 @@ Time-stepper scenes are listed in :data:`SCENES`, stability (linearization) scen
 Each scene module provides ``build(**parameters) -> Scene``; :data:`SCENES` maps names to
 modules. ``Scene.model`` is an :class:`lcpdyn.model.Model`; ``Scene.friction(name)`` gives the
 friction model with the scene's contact-model parameters (e.g. the wheel's k_T and v_th).
+
+This package is the collection that lcpdyn's command line, sweeps and rebuilding find through the
+entry-point group ``lcpdyn.scenes`` (:mod:`lcpdyn.scene_collection`); lcpdyn never imports it.
 """
 
 from __future__ import annotations
@@ -24,7 +27,7 @@ from . import (
     wheelset_hunting,
     wheelset_klingel,
 )
-from .scene import Scene, build_scene, describe
+from .scene import PARAMETER_UNITS, Scene, build_scene, describe, override
 
 # time-stepper scenes (``lcpdyn run``)
 SCENES = {
@@ -67,4 +70,4 @@ STABILITY = {
     "wheelset-hunting": wheelset_hunting,
 }
 
-__all__ = ["SCENES", "STABILITY", "REPORTS", "Scene", "build_scene", "describe"]
+__all__ = ["SCENES", "STABILITY", "REPORTS", "Scene", "build_scene", "describe", "override", "PARAMETER_UNITS"]

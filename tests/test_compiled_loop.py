@@ -10,6 +10,7 @@ import pytest
 
 import scenes
 from lcpdyn.compiled_loop import Chunk, unsupported
+from lcpdyn.rebuild import resume
 from lcpdyn.stepper import Simulation
 from lcpdyn.trajectory import load
 
@@ -56,7 +57,7 @@ def test_compiled_loop_is_reproducible_and_chunking_is_invisible(wheel, tmp_path
         np.testing.assert_array_equal(getattr(sparse, name), getattr(first, name)[rows])
     path = tmp_path / "wheel.h5"
     Simulation(wheel.model, "regularized", wheel.dt, compiled_loop=True, scene={"name": "wheel"}).run(0.3, out=path)
-    Simulation.resume(path, 0.8)
+    resume(path, 0.8)
     resumed = load(path)
     assert resumed.parameters["compiled_loop"] is True
     for name in FIELDS + ("energy",):

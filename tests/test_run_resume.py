@@ -122,17 +122,18 @@ REBUILT = [
 def test_a_saved_scene_run_is_rebuilt_from_its_file_and_rerun_bit_for_bit(
     tmp_path, name, friction, t_end, overrides, suffix
 ):
-    """Scene.simulation records the scene; load(path).rebuild() builds the same simulation from
+    """Scene.simulation records the scene; simulation_from_trajectory(load(path)) builds the same simulation from
     the file alone (scene parameters that differ from the defaults included), and running it
     reproduces every recorded array bit for bit, and the recorded parameters exactly."""
     import scenes
+    from lcpdyn.rebuild import simulation_from_trajectory
     from lcpdyn.trajectory import FIELDS, load
 
     scene = scenes.SCENES[name].build(**overrides)
     path = tmp_path / f"run{suffix}"
     original = scene.simulation(friction, energy_check="off").run(t_end, out=path)
     saved = load(path)
-    rebuilt = saved.rebuild()
+    rebuilt = simulation_from_trajectory(saved)
     assert json_text(rebuilt.scene) == json_text({"name": name, **scene.parameters})  # NaN (an unset mu_static) too
     again = rebuilt.run(t_end)
     for field in FIELDS:
@@ -148,17 +149,18 @@ def json_text(value):
     return json.dumps(value, sort_keys=True)
 
 
-def test_simulation_resume_continues_a_stopped_scene_run_into_its_file_bit_for_bit(tmp_path):
-    """Simulation.resume(path, t_end): rebuild from the file, restore its saved state, run on
+def test_resume_continues_a_stopped_scene_run_into_its_file_bit_for_bit(tmp_path):
+    """lcpdyn.rebuild.resume(path, t_end): rebuild from the file, restore its saved state, run on
     into the same file -- the file then equals the run that was never stopped."""
     import scenes
+    from lcpdyn.rebuild import resume
     from lcpdyn.trajectory import FIELDS, load
 
     scene = scenes.SCENES["sliding-block"].build()
     whole = scene.simulation("regularized").run(0.2)
     path = tmp_path / "stopped.h5"
     scene.simulation("regularized").run(0.1, out=path)
-    Simulation.resume(path, t_end=0.2)
+    resume(path, t_end=0.2)
     continued = load(path)
     assert continued.parameters["status"] == "completed"
     for field in FIELDS:
@@ -166,15 +168,15 @@ def test_simulation_resume_continues_a_stopped_scene_run_into_its_file_bit_for_b
 
 
 def test_a_model_built_in_python_cannot_be_rebuilt_and_says_why(tmp_path):
-    from lcpdyn.rebuild import RebuildError
+    from lcpdyn.rebuild import RebuildError, resume, simulation_from_trajectory
     from lcpdyn.trajectory import load
 
     sim, _ = _simulation()  # Simulation(model, ...): no scene record
     sim.run(0.01, out=tmp_path / "python.npz")
     with pytest.raises(RebuildError, match="no scene recorded"):
-        load(tmp_path / "python.npz").rebuild()
+        simulation_from_trajectory(load(tmp_path / "python.npz"))
     with pytest.raises(RebuildError, match="no scene recorded"):
-        Simulation.resume(tmp_path / "python.npz", t_end=0.02)
+        resume(tmp_path / "python.npz", t_end=0.02)
 
 
 @pytest.mark.parametrize("record", [{"name": "no-such-scene"}, {"mu": 0.3}, "wheel"])
