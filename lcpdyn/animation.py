@@ -20,7 +20,7 @@ Frames: playback at ``fps`` frames per second, ``speed`` simulated seconds per s
 (1: real time), each frame the recorded step nearest its time; :func:`frame_times` gives them,
 so the count is known before anything is drawn (``floor(span fps / speed) + 1`` with the last
 step always shown). The model comes from the trajectory's recorded scene
-(:meth:`~lcpdyn.trajectory.Trajectory.rebuild`), or ``model=`` for a model built in Python.
+(:func:`lcpdyn.rebuild.simulation_from_trajectory`), or ``model=`` for a model built in Python.
 
 Contact points are those of the geometry (``Contact.frame``) at the recorded configuration: for
 the wheel, the point of the rim nearest the plane (Bauchau 2002 Eq. 4).

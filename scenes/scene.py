@@ -161,7 +161,8 @@ class Scene:
         """A :class:`~lcpdyn.stepper.Simulation` of this scene with friction model ``friction``
         (:meth:`friction`) at the scene's step (``dt=`` overrides it) and the Simulation
         ``options``; it records the scene (name and parameters), so its result files can be
-        rebuilt and continued (``load(path).rebuild()``, ``Simulation.resume``)."""
+        rebuilt and continued (:func:`lcpdyn.rebuild.simulation_from_trajectory`,
+        :func:`lcpdyn.rebuild.resume`)."""
         from lcpdyn.stepper import Simulation
 
         dt = options.pop("dt", self.dt)
