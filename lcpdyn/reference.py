@@ -484,7 +484,7 @@ def exact_coulomb(
             for i in range(k):
                 speed = np.hypot(*slips[i])
                 if current[i] == SLIDE and speed > slip_tolerance:
-                    current_seeds[i] = world(y, current, seeds, i, slips[i] / speed)
+                    current_seeds[i] = world(y, current, current_seeds, i, slips[i] / speed)
 
             work = [0]
 
