@@ -36,6 +36,7 @@ _EXPORTS = {
     "add_beam": "beam",
     "TorsionalSpringDamper": "forces",
     "Simulation": "stepper",
+    "StepOptions": "options",
     "SimulationError": "stepper",
     "EnergyWarning": "stepper",
     "simulate": "stepper",

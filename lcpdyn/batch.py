@@ -19,7 +19,7 @@ Numba batch would need a second implementation of the kinematics of every scene.
 
 **Nothing is accepted on the batch's word.** Each copy's run is its own
 :meth:`Simulation.run <lcpdyn.stepper.Simulation.run>`, the same code path
-(``Simulation._session``): its first step is the ordinary one, every batched step's Eq. (30)
+(:func:`lcpdyn.run.loop.session`): its first step is the ordinary one, every batched step's Eq. (30)
 answer is measured on the host by the framework's relative residual (the kernel of
 :func:`solvers.result.relative_residual`, per row against the row's own scale) against that
 copy's tolerance, the energy budget and the records are the run's own, and a step the batch
@@ -169,7 +169,10 @@ def run_batch(
     from threadpoolctl import threadpool_limits
     from tqdm.auto import tqdm
 
-    from .stepper import RunInterrupted, Simulation, SimulationError, _StopOnSignal
+    from .run.errors import RunInterrupted, SimulationError
+    from .run.loop import run_steps, session
+    from .run.signals import StopOnSignal
+    from .stepper import Simulation
     from .trajectory import check_output_path
 
     sims = list(simulations)
@@ -178,7 +181,7 @@ def run_batch(
             raise TypeError(f"run_batch: simulations[{i}] is a {type(sim).__name__}, not a Simulation")
     if len({id(s) for s in sims}) < len(sims):
         raise ValueError("run_batch: a Simulation appears twice (each copy needs its own)")
-    steps = [sim._run_steps(t_end, record_every, chunk_steps) for sim in sims]
+    steps = [run_steps(sim, t_end, record_every, chunk_steps) for sim in sims]
     outs = [None] * len(sims) if outs is None else list(outs)
     if len(outs) != len(sims):
         raise ValueError(f"run_batch: {len(outs)} outs for {len(sims)} simulations")
@@ -194,7 +197,7 @@ def run_batch(
     runs = [None] * len(sims)
     raised = [[] for _ in sims]
     requests = {}  # copy -> its pending chunk request (state, steps)
-    stop = _StopOnSignal()
+    stop = StopOnSignal()
     bar = tqdm(total=sum(steps), disable=not progress, desc=f"batch of {len(sims)}", unit="step", smoothing=0)
 
     def advance(i, chunk):
@@ -260,7 +263,7 @@ def run_batch(
             sims[i]._chunk_limit = CHUNK_LENGTH
         try:
             sessions = [
-                sim._session(n, t_end, False, out, record_every, chunk_steps, stop)
+                session(sim, n, t_end, False, out, record_every, chunk_steps, stop)
                 for sim, n, out in zip(sims, steps, outs, strict=True)
             ]
             for i in range(len(sims)):

@@ -167,15 +167,10 @@ from .contact_rows import ContactRows, carried_basis, contact_rows
 from .friction import FRICTION_CONTACT, make_friction
 from .kernels import bounded_vectors, fill_matrix, gyroscopic_midpoint, kinetic_energy, update_positions
 from .model import Model
-from .stepper import (
-    MIN_DT,
-    EnergyWarning,
-    RunInterrupted,
-    SimulationError,
-    _StopOnSignal,
-    accept_or_fallback,
-    choose_methods,
-)
+from .run.errors import EnergyWarning, RunInterrupted, SimulationError
+from .run.signals import StopOnSignal
+from .stepper import MIN_DT
+from .strategies.methods import accept_or_fallback, choose_methods
 from .trajectory import Health
 from .validation import finite_number, nonnegative, positive
 
@@ -980,7 +975,7 @@ class BodyContactSimulation:
     def _steps(self, run, state, steps, writer, chunk_steps):
         """The stepping loop of :meth:`run` and :meth:`resume`: ``steps`` steps from ``state``
         recorded in ``run`` and, with a ``writer``, streamed."""
-        with _StopOnSignal() as stop:
+        with StopOnSignal() as stop:
             try:
                 for i in range(steps):
                     state, step = self.advance(state)

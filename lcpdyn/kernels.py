@@ -387,7 +387,7 @@ GYROSCOPIC_NEWTON_ITERATIONS = 50
 @njit(cache=True)
 def gyroscopic_midpoint(mass, inertia, v, force, h, tolerance, max_iterations):
     """rhs = M v* + h f_app of the step with the gyroscopic term treated by the implicit
-    midpoint rule (:mod:`lcpdyn.stepper`, "Gyroscopic term") instead of the explicit
+    midpoint rule (docs/theory/step.md, "The gyroscopic term") instead of the explicit
     c = omega x I omega that ``force`` = f_app - c holds.
 
     Per body, with I = ``inertia[b]`` (the body's block of M; ``mass`` the translational ones)

@@ -290,7 +290,7 @@ class Model:
         """The generalized force (n,) of the applied loads that have no potential: every
         :class:`~lcpdyn.forces.BodyForce` and the dampers of springs (their elastic parts are in
         :meth:`potential_energy`). The stepper's energy check counts its work h f_nc . (v + v+)/2
-        as energy put in from outside (see :mod:`lcpdyn.stepper`, "Run health")."""
+        as energy put in from outside (docs/theory/step.md, "Run health")."""
         nb = len(self.bodies)
         return self._wrenches(q, v, t, jnp.zeros((nb, 3)), jnp.zeros((nb, 3)), nonconservative=True)
 

@@ -24,6 +24,7 @@ import math
 from pathlib import Path
 
 from .friction import make_friction
+from .options import RECORDED
 from .scene_collection import scene_collection
 
 __all__ = [
@@ -36,23 +37,9 @@ __all__ = [
     "SIMULATION_KEYS",
 ]
 
-# The keyword arguments of Simulation recorded by parameters() and passed back when rebuilding.
-SIMULATION_KEYS = (
-    "method",
-    "tolerance",
-    "position_update",
-    "stabilization",
-    "normal_force_iterations",
-    "fallback_method",
-    "solver_options",
-    "fused",
-    "sparse",
-    "compiled_loop",
-    "static_threshold",
-    "gyroscopic",
-    "energy_check",
-    "energy_tolerance",
-)
+SIMULATION_KEYS = RECORDED
+"""The options recorded by :meth:`~lcpdyn.stepper.Simulation.parameters` and passed back when
+rebuilding (:data:`lcpdyn.options.RECORDED`)."""
 
 
 class RebuildError(ValueError):

@@ -169,7 +169,7 @@ class _Stopped(KeyboardInterrupt):
 
 def _interruption():
     """The stepper's RunInterrupted class (a SimulationError, which run_one would record as a failure)."""
-    from .stepper import RunInterrupted
+    from .run.errors import RunInterrupted
 
     return RunInterrupted
 
@@ -472,7 +472,7 @@ def run_one(spec_json: str, run: dict, reference: dict, trajectory_path: str | N
     (SIGINT or SIGTERM in this process stop the sweep)."""
     from threadpoolctl import threadpool_limits
 
-    from .stepper import SimulationError
+    from .run.errors import SimulationError
 
     spec = _spec_from_json(spec_json)
     record = _new_record(spec, run)
@@ -775,9 +775,9 @@ def sweep(
             return None
         return str((directory / "trajectories" / f"{spec.run_key(run)}.h5").resolve())
 
-    from .stepper import _StopOnSignal
+    from .run.signals import StopOnSignal
 
-    stop = _StopOnSignal()
+    stop = StopOnSignal()
     bar = _bar(len(runs), len(runs) - len(todo), progress, spec)
     try:
         with stop:
@@ -800,7 +800,7 @@ def sweep(
 
 def _check(stop) -> None:
     """Stop the sweep here if SIGINT or SIGTERM came (``stop``: the stepper's flag-only handler,
-    :class:`lcpdyn.stepper._StopOnSignal`). Its handler never raises: one that did could land in a
+    :class:`lcpdyn.run.signals.StopOnSignal`). Its handler never raises: one that did could land in a
     library's callback (JAX's garbage-collection hook swallows a KeyboardInterrupt) and the signal
     would be lost. The sweep's loops call this between runs and every :data:`POLL` s while
     waiting on the cluster."""

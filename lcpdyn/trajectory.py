@@ -53,7 +53,7 @@ __all__ = [
 
 class Health(enum.IntFlag):
     """Bit flags of the per-step ``health`` array (int8; 0 = nothing to report). See
-    :mod:`lcpdyn.stepper`, "Run health", for how each is decided.
+    docs/theory/step.md, "Run health", for how each is decided.
 
     * ``ENERGY_GAIN`` (1): the mechanical energy, net of the work put in by non-conservative
       applied forces and driven constraints, stands above its lowest value so far by more than
@@ -107,7 +107,7 @@ FIELDS = {
 }
 
 # Per-step fields: shape after the step axis ("bodies"/"contacts" or a fixed size) and the dtype
-# the stepper records (lcpdyn.stepper._Recorder), which is the dtype of the HDF5 datasets.
+# the stepper records (lcpdyn.run.recorder.Recorder), which is the dtype of the HDF5 datasets.
 _STEP_LAYOUT = {
     "t": ((), "f8"),
     "position": (("bodies", 3), "f8"),

@@ -108,7 +108,7 @@ def test_a_failing_step_is_taken_by_the_ordinary_step(wheel):
 
 def test_chunk_energy_budget_is_the_step_by_step_one(wheel):
     """The vectorized energy budget of a chunk gives the same flags, gains and budget state as
-    Simulation._energy_health step by step, to the bit."""
+    lcpdyn.run.energy.energy_health step by step, to the bit."""
     sim = Simulation(wheel.model, "regularized", wheel.dt, compiled_loop=True, energy_tolerance=1e-4)
     sim.run(0.01)
     rng = np.random.default_rng(3)
@@ -120,13 +120,14 @@ def test_chunk_energy_budget_is_the_step_by_step_one(wheel):
     zeros = np.zeros(count)
     chunk = Chunk(count, *([zeros] * 14), kinetic, potential, power, work)
     record = type("R", (), {})()
-    from lcpdyn.stepper import _Recorder
+    from lcpdyn.run.energy import energy_health
+    from lcpdyn.run.recorder import Recorder
 
-    health = _Recorder.chunk_health(record, sim, chunk, count)
+    health = Recorder.chunk_health(record, sim, chunk, count)
     step = copy.copy(sim)
     flags, gains = [], []
     for i in range(count):
-        flag, gain, _ = step._energy_health(potential[i] + kinetic[i], kinetic[i], work[i], power[i])
+        flag, gain, _ = energy_health(step, potential[i] + kinetic[i], kinetic[i], work[i], power[i])
         flags.append(bool(flag))
         gains.append(gain)
     assert any(flags) and not all(flags)

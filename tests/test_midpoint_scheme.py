@@ -1,4 +1,4 @@
-"""Moreau's midpoint scheme (``position_update="midpoint"``, lcpdyn.stepper module docstring):
+"""Moreau's midpoint scheme (``position_update="midpoint"``, docs/theory/step.md):
 observed order 2 on smooth phases -- the frictionless wheel against the event-driven reference,
 the rolling disk against its state equations, a double pendulum of ball joints (one anchor
 driven) by self-convergence -- where the first-order step shows order 1; events still honoured

@@ -34,6 +34,7 @@ from lcpdyn import (
 )
 from lcpdyn.kernels import gyroscopic_midpoint
 from lcpdyn.rotation import np_rotation_matrix
+from lcpdyn.strategies import coulomb
 
 from .engine_helpers import sphere_model, wheel_model
 
@@ -127,16 +128,16 @@ def test_an_exception_inside_the_step_is_wrapped_with_the_trajectory(monkeypatch
     SimulationError, the original as __cause__, with the steps done."""
     model, _ = ball()
     sim = Simulation(model, "coulomb", 1e-3)
-    original = sim._solve_fc
+    original = coulomb.solve_fc
     calls = []
 
-    def failing(W, b, mu, guess, method):
+    def failing(sim, W, b, mu, guess, method):
         calls.append(1)
         if len(calls) == 8:  # the 8th step's solve (one per step, no fallback on this ball)
             raise ValueError("b must be finite; b[0] = nan")
-        return original(W, b, mu, guess, method)
+        return original(sim, W, b, mu, guess, method)
 
-    monkeypatch.setattr(sim, "_solve_fc", failing)
+    monkeypatch.setattr(coulomb, "solve_fc", failing)
     with pytest.raises(SimulationError, match="ValueError raised during the step: b must be finite") as info:
         sim.run(0.05)
     assert isinstance(info.value.__cause__, ValueError)

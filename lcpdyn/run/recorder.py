@@ -1,0 +1,289 @@
+"""A run's records: per-step rows in chunks, streamed to an HDF5 file or saved as .npz at the end, with the
+state to continue from (docs/theory/step.md, "Run health", for the energy budget they carry)."""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+
+from solvers.result import Status
+
+from ..kernels import kinetic_energy, store_bodies, world_angular_velocity
+from ..trajectory import Health, Trajectory
+from .energy import energy_health, energy_stop
+from .errors import EnergyWarning, SimulationError
+
+TIMING_STEPS = 1_000_000  # wall times are kept for at most this many steps of a run
+
+
+class Sink:
+    """Where recorded chunks go: an HDF5 file written as the run goes, an .npz saved at the
+    end, or nowhere (memory only)."""
+
+    def __init__(self, path=None, writer=None, npz=None):
+        self.path, self.writer, self.npz = path, writer, npz
+
+    @staticmethod
+    def open(out, sim, record_every):
+        if out is None:
+            return Sink()
+        from ..trajectory import TrajectoryWriter, check_output_path
+
+        path = check_output_path(out)
+        if path.suffix.lower() == ".npz":
+            return Sink(path, npz=path)
+        parameters = dict(sim.parameters(), record_every=record_every)
+        writer = TrajectoryWriter.open_or_append(
+            path,
+            parameters,
+            [b.name for b in sim.model.bodies],
+            len(sim.model.bodies),
+            len(sim.model.contacts),
+            steps_done=sim.steps_done,
+        )
+        return Sink(path, writer=writer)
+
+
+WARM = ("active_set", "impulse_guess")
+
+
+def write_resume(writer, sim, pending_health):
+    """The state to continue from (:meth:`Simulation.snapshot`) into the writer's resume group:
+    warm starts as ``warm_start``, the rest (previous forces, energy budget, the health flags of
+    steps done but not yet recorded) as ``extra``."""
+    state = sim.snapshot()
+    warm = {name: state[name] for name in WARM}
+    extra = {name: state[name] for name in sim._STATE if name not in WARM + ("q", "v", "t", "steps_done")}
+    extra["pending_health"] = np.int64(pending_health)
+    writer.write_resume_state(state["q"], state["v"], float(state["t"]), int(state["steps_done"]), warm, extra)
+
+
+class Recorder:
+    """Per-step records in chunks (nothing preallocated for the whole run), every
+    ``record_every``-th step, flushed to the sink chunk by chunk."""
+
+    def __init__(self, sim, steps: int, record_every: int, chunk_steps: int, sink: Sink):
+        self.sim, self.steps, self.every, self.sink = sim, steps, record_every, sink
+        self.rows = min(chunk_steps, -(-steps // record_every))
+        self.blocks = []  # completed chunks (dicts of arrays)
+        self.n = 0  # rows used in the current chunk
+        self.a = self._chunk()
+        self.static = {}
+        self.pending = sim.__dict__.pop("_pending_health", 0)  # flags of steps done, not recorded yet
+        self.flagged, self.first, self.largest, self.largest_t, self.largest_scale = 0, None, 0.0, None, 0.0
+        self.recorded_steps = 0
+        # wall times are kept out of the trajectory so that outputs are reproducible
+        sim.timing = np.zeros((min(steps, TIMING_STEPS), 5))
+
+    def _chunk(self):
+        nb, r, n = len(self.sim.model.bodies), len(self.sim.model.contacts), self.rows
+        return {
+            "t": np.zeros(n),
+            "position": np.zeros((n, nb, 3)),
+            "quaternion": np.zeros((n, nb, 4)),
+            "velocity": np.zeros((n, nb, 3)),
+            "angular_velocity": np.zeros((n, nb, 3)),
+            "contact_normal_force": np.zeros((n, r)),
+            "contact_friction_force": np.zeros((n, r, 3)),
+            "contact_slip_velocity": np.zeros((n, r, 3)),
+            "contact_gap": np.zeros((n, r)),
+            "contact_kinetic": np.zeros((n, r), np.int8),
+            "contact_mu": np.zeros((n, r)),
+            "energy": np.zeros(n),
+            "solver_status": np.zeros(n, np.int8),
+            "solver_iterations": np.zeros(n, np.int32),
+            "solver_residual": np.zeros(n),
+            "solver_fallback": np.zeros(n, np.int8),
+            "health": np.zeros(n, np.int8),
+        }
+
+    def timing(self, i, jacobians, inner, record):
+        if i < self.sim.timing.shape[0]:
+            row = self.sim.timing[i]
+            row[0] = jacobians
+            row[1], row[2], row[3] = inner
+            row[4] = record
+
+    def initial(self, sim, k):
+        nb = len(sim.model.bodies)
+        self.static["initial_position"] = sim.q.reshape(nb, 7)[:, :3].copy()
+        self.static["initial_energy"] = np.float64(sim.energy(k))
+        if self.sink.writer is not None:
+            self.sink.writer.write_static(self.static["initial_position"], self.static["initial_energy"])
+
+    def store(self, i, sim, out, k):
+        v = sim.v
+        kinetic = kinetic_energy(sim._mass, sim._inertia, v)
+        energy = k.potential_energy + kinetic
+        error = None
+        try:
+            flag, gain, scale = energy_health(sim, energy, kinetic, out.work, k.conservative_power)
+        except SimulationError as exc:  # non-finite energy: the step is recorded, then the run stops
+            flag, error = 0, exc
+        if flag:
+            self.flagged += 1
+            if self.first is None:
+                self.first = sim.t
+            if gain > self.largest:
+                self.largest, self.largest_t, self.largest_scale = gain, sim.t, scale
+        self.pending |= flag | (int(Health.FALLBACK) if out.fallback else 0)
+        if error is not None or sim.steps_done % self.every == 0 or i + 1 == self.steps:  # phase spans run() calls
+            a, j = self.a, self.n
+            a["t"][j] = sim.t
+            store_bodies(sim.q, v, a["position"][j], a["quaternion"][j], a["velocity"][j], a["angular_velocity"][j])
+            a["contact_normal_force"][j] = out.normal_force
+            a["contact_friction_force"][j] = out.friction_force
+            a["contact_slip_velocity"][j] = out.slip_world
+            a["contact_gap"][j] = out.gap
+            a["contact_kinetic"][j] = out.kinetic
+            a["contact_mu"][j] = sim._mu_now
+            a["energy"][j] = energy
+            a["solver_status"][j] = out.status
+            a["solver_iterations"][j] = out.iterations
+            a["solver_residual"][j] = out.residual
+            a["solver_fallback"][j] = out.fallback
+            a["health"][j] = self.pending
+            self.pending = 0
+            self.n += 1
+            if self.n == self.rows:
+                self._flush(sim)
+        if error is not None:
+            raise error
+        if flag and sim.energy_check == "stop":
+            raise energy_stop(sim, gain, scale, energy)
+
+    def steps_to_flush(self, sim) -> int:
+        """Steps from ``sim``'s state until the current chunk of records is full."""
+        left = self.rows - self.n
+        return (sim.steps_done // self.every + left) * self.every - sim.steps_done
+
+    def chunk_health(self, sim, c, count) -> dict:
+        """The energy budget of :meth:`store` for ``count`` steps of a compiled chunk
+        (:mod:`lcpdyn.compiled_loop`), vectorized in the same order of operations (running sums,
+        minima and maxima give the same numbers as the step-by-step updates); with
+        ``energy_check='stop'`` cut after the first flagged step (``stop`` True). Changes nothing."""
+        kinetic = c.kinetic_energy[:count]
+        energy = c.potential_energy[:count] + kinetic
+        works = np.cumsum(np.concatenate([[sim._work], c.work[:count]]))[1:]
+        budget = energy + sim._shadow * c.conservative_power[:count] - works
+        lowest = np.minimum.accumulate(np.concatenate([[sim._lowest], budget]))[1:]
+        candidates = np.maximum(np.maximum(kinetic, np.abs(energy - kinetic - sim._potential_start)), np.abs(works))
+        scale = np.maximum.accumulate(np.concatenate([[sim._scale], candidates]))[1:]
+        gain = budget - lowest
+        if sim.energy_check == "off":
+            flags = np.zeros(count, bool)
+        else:
+            flags = gain > sim.energy_tolerance * scale + 1e-12 * (np.abs(energy) + scale)
+        stop = sim.energy_check == "stop" and bool(flags.any())
+        if stop:
+            count = int(np.argmax(flags)) + 1
+        return {
+            "count": count, "stop": stop, "flags": flags[:count], "gain": gain[:count], "scale": scale[:count],
+            "energy": energy[:count], "works": works[:count], "lowest": lowest[:count],
+        }  # fmt: skip
+
+    def store_chunk(self, i, first, sim, c, relative, health):
+        """:meth:`store` for steps ``i`` .. of this run (numbers ``first`` .. of the whole run)
+        from a compiled chunk, with :meth:`chunk_health`'s budget; ``sim`` is already at the
+        chunk's last state. Fills at most the current chunk of records (the caller never runs
+        past :meth:`steps_to_flush`)."""
+        count, flags, gain, scale = health["count"], health["flags"], health["gain"], health["scale"]
+        sim._work, sim._lowest, sim._scale = (
+            float(health["works"][-1]), float(health["lowest"][-1]), float(scale[-1]),
+        )  # fmt: skip
+        number = first + np.arange(count)
+        t = number * sim.dt
+        if flags.any():
+            self.flagged += int(flags.sum())
+            if self.first is None:
+                self.first = float(t[np.argmax(flags)])
+            j = int(np.argmax(np.where(flags, gain, -np.inf)))
+            if gain[j] > self.largest:
+                self.largest, self.largest_t, self.largest_scale = float(gain[j]), float(t[j]), float(scale[j])
+        recorded = np.flatnonzero((number % self.every == 0) | (i + np.arange(count) + 1 == self.steps))
+        gained = np.cumsum(flags)
+        if recorded.size:
+            before = np.concatenate([[0], gained[recorded[:-1]]])
+            row_health = np.where(gained[recorded] > before, int(Health.ENERGY_GAIN), 0).astype(np.int8)
+            row_health[0] |= self.pending
+            self.pending = int(Health.ENERGY_GAIN) if gained[-1] > gained[recorded[-1]] else 0
+        else:
+            row_health = np.zeros(0, np.int8)
+            self.pending |= int(Health.ENERGY_GAIN) if gained[-1] else 0
+        if recorded.size > self.rows - self.n:
+            raise AssertionError("compiled chunk past the recorder's flush")  # steps_to_flush prevents it
+        if recorded.size == count:  # every step recorded: views, not copies
+            recorded = slice(0, count)
+        nb = len(sim.model.bodies)
+        q = c.q[recorded].reshape(-1, nb, 7)
+        v = c.v[recorded].reshape(-1, nb, 6)
+        rows = {
+            "t": t[recorded],
+            "position": q[:, :, :3],
+            "quaternion": q[:, :, 3:],
+            "velocity": v[:, :, :3],
+            "angular_velocity": world_angular_velocity(q[:, :, 3:], v[:, :, 3:]),
+            "contact_normal_force": c.normal_force[recorded],
+            "contact_friction_force": c.friction_force[recorded],
+            "contact_slip_velocity": c.slip_world[recorded],
+            "contact_gap": c.gap[recorded],
+            "contact_kinetic": c.kinetic[recorded],
+            "contact_mu": c.mu[recorded],
+            "energy": health["energy"][recorded],
+            "solver_status": int(Status.SOLVED),
+            "solver_iterations": c.iterations[recorded],
+            "solver_residual": relative[recorded],
+            "solver_fallback": 0.0,
+            "health": row_health,
+        }
+        j, take = self.n, row_health.size
+        for name, values in rows.items():
+            self.a[name][j : j + take] = values
+        self.n += take
+        if self.n == self.rows:
+            self._flush(sim)
+
+    def _flush(self, sim):
+        if self.n == 0:
+            return
+        block = {name: values[: self.n].copy() for name, values in self.a.items()}
+        self.blocks.append(block)
+        self.recorded_steps += self.n
+        self.n = 0
+        if self.sink.writer is not None:
+            self.sink.writer.append(block)
+            write_resume(self.sink.writer, sim, self.pending)
+
+    def warn(self):
+        if self.flagged:
+            sim = self.sim
+            warnings.warn(
+                f"energy gain in {self.flagged} of {self.steps} steps (first at t = "
+                f"{self.first:.6g} s): the energy rose up to {self.largest:.4g} J above its lowest value "
+                f"(at t = {self.largest_t:.6g} s; {self.largest / self.largest_scale:.3g} of the energy "
+                f"scale {self.largest_scale:.4g} J, energy_tolerance = {sim.energy_tolerance:g}) with "
+                f"position_update={sim.position_update!r}, gyroscopic={sim.gyroscopic!r}, "
+                f"dt = {sim.dt:g} s; the steps are flagged in trajectory.health (Health.ENERGY_GAIN)",
+                EnergyWarning,
+                stacklevel=3,
+            )
+
+    def finish(self, steps_done, status) -> Trajectory:
+        """The trajectory of the recorded steps so far (the run did ``steps_done`` steps), with
+        the sink brought up to date: every record written, ``status`` set, the file closed."""
+        sim = self.sim
+        self._flush(sim)
+        if self.blocks:
+            arrays = {name: np.concatenate([b[name] for b in self.blocks]) for name in self.blocks[0]}
+        else:
+            arrays = {name: values[:0].copy() for name, values in self.a.items()}
+        arrays.update(self.static)
+        parameters = dict(sim.parameters(), record_every=self.every, status=status)
+        trajectory = Trajectory(arrays, parameters, [b.name for b in sim.model.bodies])
+        if self.sink.writer is not None:
+            write_resume(self.sink.writer, sim, self.pending)
+            self.sink.writer.close(status)
+        elif self.sink.npz is not None:
+            trajectory.save(self.sink.npz)
+        return trajectory

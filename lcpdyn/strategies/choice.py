@@ -1,0 +1,91 @@
+"""The choice of a step's solve strategy, made in one place from the problem's size and structure: the
+dense problem, the condensed one, or islands (one per body, or per group of bodies that bilateral rows
+couple, found from the rows' structural pattern)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from solvers.options import build_options
+
+from ..islands import BodyGroups, row_bodies
+from ..kkt import SPARSE_SIZE
+
+
+def choose_islands(sim, sparse):
+    """The island layout (:mod:`lcpdyn.islands`) when the step is solved island by island,
+    else None (the dense path). Without bilateral rows: one island per body with contacts
+    (:class:`~lcpdyn.islands.Islands`, the compiled per-body kernels); with them: the bodies
+    coupled by the rows' structural pattern (:class:`~lcpdyn.islands.BodyGroups`). Either
+    way ``sim._groups`` holds the groups the general island path iterates over."""
+    model = sim.model
+    sim._condensed = False
+    nb = len(model.bodies)
+    index = model.index()
+    contact_body = np.array([index[id(c.body)] for c in model.contacts], np.int64)
+    sim._coupled = model.n_bilateral > 0
+    reasons = []
+    if sim._coupled:
+        groups = BodyGroups(
+            nb,
+            contact_body,
+            structural_pattern(
+                sim,
+            ),
+        )
+        if groups.sparsity_error is not None:
+            j = groups.sparsity_error
+            reasons.append(f"the bilateral row of {sim._bilateral_rows[j]!r} (row {j}) touches no body")
+        elif not groups.splits:
+            reasons.append(
+                f"the model's {model.n_bilateral} bilateral rows (joints, ideal rolling) couple all "
+                "its bodies into one island"
+            )
+    else:
+        groups = BodyGroups(nb, contact_body, np.zeros((0, nb), bool))
+    if sim.coulomb and sim.method != "nsgs":
+        reasons.append(f"method {sim.method!r} (the islands of the exact cone are solved by 'nsgs')")
+    if sim.position_update == "midpoint":
+        reasons.append("position_update='midpoint' (solved whole: its friction rows are rewritten on v+)")
+    condensable = sim._coupled and not sim.coulomb and sim.position_update != "midpoint"
+    if sparse == "condensed" or (sparse == "auto" and condensable and groups.largest > SPARSE_SIZE):
+        if not condensable:
+            raise ValueError(
+                "sparse='condensed' eliminates bilateral rows for a bounded-LCP friction model: this "
+                "simulation has " + ("no bilateral rows" if not sim._coupled else "coulomb or the midpoint scheme")
+            )
+        sim._condensed = True
+        return None
+    if sparse is False or (sparse == "auto" and (reasons or nb == 1)):
+        return None  # one body: the island is the whole problem, the dense path solves it
+    if reasons:
+        raise ValueError("sparse=True: the step cannot be split into islands: " + "; ".join(reasons))
+    from ..islands import Islands
+
+    sim._groups = groups
+    if sim.coulomb:
+        from solvers.friction_contact import Options as FrictionContactOptions
+
+        sim._nsgs_options = build_options(FrictionContactOptions, "nsgs", sim.solver_options)
+    return groups if sim._coupled else Islands(contact_body)
+
+
+def structural_pattern(sim) -> np.ndarray:
+    """(m, nb) bool: the bodies each bilateral row can touch -- the pattern of A at the
+    initial state and at two random states (random positions, unit quaternions, velocities
+    and time), so a user's constraint is split correctly without declaring its bodies; an
+    entry zero at all three is structurally zero (each step still checks its A against it,
+    :meth:`~lcpdyn.islands.BodyGroups.conforms`)."""
+    nb = len(sim.model.bodies)
+    q0, v0 = sim.model.initial_state()
+    k = sim.evaluate(q0, v0, 0.0)
+    pattern = row_bodies(k.A_block, k.A_body, nb)
+    rng = np.random.default_rng(20261125)
+    for _ in range(2):
+        q = q0.reshape(nb, 7).copy()
+        q[:, :3] += rng.normal(size=(nb, 3))
+        quaternion = rng.normal(size=(nb, 4))
+        q[:, 3:] = quaternion / np.linalg.norm(quaternion, axis=1, keepdims=True)
+        k = sim.evaluate(q.reshape(-1), rng.normal(size=v0.shape), float(rng.uniform(0.1, 1.0)))
+        pattern |= row_bodies(k.A_block, k.A_body, nb)
+    return pattern

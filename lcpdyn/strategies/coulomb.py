@@ -1,0 +1,236 @@
+"""The exact Coulomb cone's strategies: the Delassus problem W r + b of the contacts, the velocities and
+bilateral multipliers eliminated, solved whole or island by island by the friction-contact methods."""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+
+from solvers import friction_contact
+from solvers.friction_contact import FrictionContactProblem
+from solvers.result import Status
+
+from ..islands import coulomb_islands as coulomb_island_kernel
+from ..islands import free_velocity
+from ..kkt import solve_kkt
+from ..model import _scatter
+from ..step_result import StepResult
+from .assembly import EMPTY, accept, sparse_rows
+
+
+def coulomb_groups(sim, state, k, rhs, u, e_N, h):
+    """The exact cone island by island when bilateral rows couple bodies: each island's
+    velocities and bilateral multipliers eliminated (:func:`lcpdyn.kkt.solve_kkt`, a sparse
+    factorization for large islands), its Delassus problem solved by NSGS from the previous
+    impulses, with the residual check and fallback of the dense path."""
+    r, m = k.gap.shape[0], k.A_body.shape[0]
+    v_new = free_velocity(sim._mass, sim._inertia, rhs)
+    impulse = np.zeros(3 * r)
+    bilateral = np.zeros(m)
+    guess = state.impulse_guess
+    iterations, fallback, residual = 0, False, 0.0
+    for j, g in enumerate(sim._groups.groups):
+        start = time.perf_counter()
+        c, n_g = g.contacts, g.columns.size
+        H = np.empty((3 * c.size, n_g))
+        H[0::3] = _scatter(k.N_block[c], g.slot, n_g)
+        H[1::3] = _scatter(k.D_block[c, 0], g.slot, n_g)
+        H[2::3] = _scatter(k.D_block[c, 1], g.slot, n_g)
+        rows = (3 * c[:, None] + np.arange(3)).reshape(-1)
+        A_g = sim._groups.rows_matrix(j, k.A_block, k.A_body)
+        free, response, W, b = delassus(sim,
+            state, sim._mass[g.bodies], sim._inertia[g.bodies], A_g, H,
+            rhs[g.columns], u[g.rows], e_N[c], sim._normal_compliance[c], sim._bilateral_compliance[g.rows],
+        )  # fmt: skip
+        middle = time.perf_counter()
+        mu, start_guess = sim._mu_now[c], None if guess is None else guess[rows]
+        if c.size:
+            result = solve_fc(sim, W, b, mu, start_guess, sim.method)
+            result, retried = accept(
+                sim, state, result, lambda method, W=W, b=b, mu=mu, s=start_guess: solve_fc(sim, W, b, mu, s, method)
+            )
+            fallback = fallback or retried
+            iterations += result.iterations
+            residual = max(residual, result.relative_residual)
+            impulse[rows] = result.r
+            x = free + response @ result.r
+        else:  # a mechanism without contacts: its bilateral system alone
+            x = free
+        v_new[g.columns] = x[:n_g]
+        bilateral[g.rows] = x[n_g:]
+        sim._clock[0] += middle - start
+        sim._clock[1] += time.perf_counter() - middle
+    per = impulse.reshape(r, 3) / h
+    friction = per[:, 1, None] * k.tangent[:, 0] + per[:, 2, None] * k.tangent[:, 1]
+    return StepResult(
+        v=v_new,
+        normal_force=per[:, 0].copy(),
+        friction_force=friction,
+        status=int(Status.SOLVED),
+        iterations=iterations,
+        residual=residual,
+        fallback=fallback,
+        kinetic=np.zeros(r, bool),
+        bilateral=bilateral,
+        impulse_guess=impulse,
+    )
+
+
+def coulomb_islands(sim, state, k, rhs, e_N, h):
+    from solvers.contact_result import measure_friction_contact
+    from solvers.local_coulomb import _grid
+
+    islands = sim._islands
+    options = sim._nsgs_options
+    r = k.gap.shape[0]
+    guess = state.impulse_guess if state.impulse_guess is not None else np.zeros(3 * r)
+    start = time.perf_counter()
+    phis, grid_cos, grid_sin = _grid(options.grid_points)
+    impulse, v_new, free, response, W, b, sweeps, relative, *_ = coulomb_island_kernel(
+        sim._mass,
+        sim._inertia,
+        rhs,
+        e_N,
+        sim._normal_compliance,
+        k.N_block,
+        k.D_block,
+        sim._mu_now,
+        islands.order,
+        islands.starts,
+        islands.bodies,
+        guess,
+        options.max_sweeps,
+        sim.tolerance,
+        options.proximal,
+        options.singular_ratio,
+        options.relaxation,
+        phis,
+        grid_cos,
+        grid_sin,
+    )
+    middle = time.perf_counter()
+    fallback = False
+    iterations = int(sweeps.sum())
+    failed = np.flatnonzero(~(relative <= sim.tolerance))
+    if failed.size:
+        sizes = 3 * np.diff(islands.starts)
+        w_offsets = np.concatenate([[0], np.cumsum(sizes * sizes)])
+        b_offsets = np.concatenate([[0], np.cumsum(sizes)])
+    for j in failed:
+        contacts = islands.order[islands.starts[j] : islands.starts[j + 1]]
+        size, pw, pb = sizes[j], w_offsets[j], b_offsets[j]
+        W_j = W[pw : pw + size * size].reshape(size, size)
+        b_j = b[pb : pb + size]
+        rows = (3 * contacts[:, None] + np.arange(3)).reshape(-1)
+        mu = sim._mu_now[contacts]
+        first = measure_friction_contact(
+            W_j, b_j, mu, impulse[rows], Status.MAX_ITERATIONS, int(sweeps[j]),
+            f"NSGS (exact local solves) on island {j}: no convergence in {int(sweeps[j])} sweeps",
+            "nsgs", sim.tolerance,
+        )  # fmt: skip
+        result, retried = accept(
+            sim,
+            state,
+            first,
+            lambda method, W_j=W_j, b_j=b_j, mu=mu: friction_contact.solve_friction_contact(
+                W_j, b_j, mu, method=method, tolerance=sim.tolerance
+            ),
+        )
+        fallback = fallback or retried
+        iterations += result.iterations
+        relative[j] = result.relative_residual
+        impulse[rows] = result.r
+        body = islands.bodies[j]
+        response_j = response[6 * pb : 6 * pb + 6 * size].reshape(6, size)
+        v_new[6 * body : 6 * body + 6] = free[6 * body : 6 * body + 6] + response_j @ result.r
+    sim._clock[0] += middle - start  # the islands' Delassus matrices and NSGS (one compiled call)
+    sim._clock[1] += time.perf_counter() - middle  # failed islands, velocities
+    per = impulse.reshape(r, 3) / h
+    friction = per[:, 1, None] * k.tangent[:, 0] + per[:, 2, None] * k.tangent[:, 1]
+    out = StepResult(
+        v=v_new,
+        normal_force=per[:, 0].copy(),
+        friction_force=friction,
+        status=int(Status.SOLVED),
+        iterations=iterations,
+        residual=float(relative.max()) if relative.size else 0.0,
+        fallback=fallback,
+        kinetic=np.zeros(r, bool),
+        bilateral=EMPTY,
+        impulse_guess=impulse,
+    )
+    if len(islands) == 1 and len(sim.model.bodies) == 1:
+        out.problem = FrictionContactProblem(W.reshape(3 * r, 3 * r), b, sim._mu_now.copy())
+    return out
+
+
+def solve_coulomb(sim, state, k, rhs, u, e_N, h):
+    start = time.perf_counter()
+    n, r = k.n_velocities, k.gap.shape[0]
+    H = np.empty((3 * r, n))  # per contact: normal, t1, t2 (Siconos' ordering)
+    H[0::3] = k.N
+    H[1::3] = k.D[0::2]
+    H[2::3] = k.D[1::2]
+    A = sparse_rows(k.A_block, k.A_body, k.A_body.shape[0], n)  # not the dense (m, n): a beam's grows as N^2
+    free, response, W, b = delassus(
+        sim, state, sim._mass, sim._inertia, A, H, rhs, u, e_N, sim._normal_compliance, sim._bilateral_compliance
+    )
+    if sim.position_update == "midpoint":  # u = 2 H v_m + ...: the slip at v+ = 2 v_m - v (docs/theory/step.md)
+        W, b = 2.0 * W, 2.0 * b
+        b[1::3] -= H[1::3] @ state.v
+        b[2::3] -= H[2::3] @ state.v
+    middle = time.perf_counter()
+    mu, guess = sim._mu_now, state.impulse_guess
+    result = solve_fc(sim, W, b, mu, guess, sim.method)
+    sim._clock[0] += middle - start
+    sim._clock[1] += time.perf_counter() - middle
+    result, fallback = accept(sim, state, result, lambda method: solve_fc(sim, W, b, mu, guess, method))
+    impulse = result.r
+    x = free + response @ impulse
+    per = impulse.reshape(r, 3) / h
+    friction = per[:, 1, None] * k.tangent[:, 0] + per[:, 2, None] * k.tangent[:, 1]
+    return StepResult(
+        v=x[:n].copy(),
+        normal_force=per[:, 0].copy(),
+        friction_force=friction,
+        status=int(result.status),
+        iterations=result.iterations,
+        residual=result.relative_residual,
+        fallback=fallback,
+        kinetic=np.zeros(r, bool),
+        problem=FrictionContactProblem(W, b, sim._mu_now.copy()),
+        bilateral=x[n:],
+        impulse_guess=impulse,
+    )
+
+
+def delassus(sim, state, mass, inertia, A, H, rhs, u, e_N, CN, CA):
+    """(free, response, W, b) of the exact-cone problem over the contacts of H (3 r, n) with
+    the velocities and the bilateral multipliers of the bodies (mass, inertia) eliminated
+    (:func:`lcpdyn.kkt.solve_kkt`): x = free + response r, W = H response_v + C_N,
+    b = H free_v + e_N (normal rows)."""
+    n, m = H.shape[1], A.shape[0]
+    right = np.zeros((n + m, 1 + H.shape[0]))
+    right[:n, 0] = rhs
+    right[n:, 0] = u
+    right[:n, 1:] = H.T
+    try:
+        solution = solve_kkt(mass, inertia, A, right, CA)
+    except np.linalg.LinAlgError as exc:
+        raise sim._step_error(state, f"{exc} -- the step cannot eliminate the velocities") from exc
+    free, response = solution[:, 0], solution[:, 1:]
+    W = H @ response[:n]
+    W = 0.5 * (W + W.T)
+    W[0::3, 0::3] += np.diag(CN)  # compliant contacts
+    b = H @ free[:n]
+    b[0::3] += e_N
+    return free, response, W, b
+
+
+def solve_fc(sim, W, b, mu, guess, method):
+    options = dict(sim.solver_options) if method == sim.method else {}
+    return friction_contact.solve_friction_contact(
+        W, b, mu, method=method, tolerance=sim.tolerance,
+        initial_guess=guess if method == "nsgs" else None, **options,
+    )  # fmt: skip

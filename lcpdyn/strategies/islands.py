@@ -1,0 +1,216 @@
+"""The island strategies: the step split by body (compiled per-body kernels for the regularized and box
+models) or by group of bodies coupled by bilateral rows (any bounded-LCP model, assembled from its block)."""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+
+from solvers.problem import BoundedLCP
+from solvers.result import Status
+
+from ..friction.base import world_kernel
+from ..friction.creep import RollingKinematics
+from ..islands import free_velocity, lcp_islands
+from ..model import _scatter
+from ..step_result import StepResult
+from .assembly import EMPTY, accept, assemble_rows, call, rolling_kinematics
+from .coulomb import coulomb_groups, coulomb_islands
+
+
+def solve_islands(sim, state, k, rhs, u, e_N, h):
+    """The step solved island by island (:mod:`lcpdyn.islands`): the same problem as the dense
+    path, split by body (or by group of bodies coupled by bilateral rows); an island whose
+    first solve fails goes through the full method and its fallback like the dense problem
+    does."""
+    if sim.coulomb:
+        if sim._coupled:
+            return coulomb_groups(sim, state, k, rhs, u, e_N, h)
+        return coulomb_islands(sim, state, k, rhs, e_N, h)
+    if not sim._fused or sim._coupled:
+        return solve_islands_general(sim, state, k, rhs, u, e_N, h)
+    islands = sim._islands
+    rows = sim._rows
+    options = sim._options[sim.method]
+    r = k.gap.shape[0]
+    normal_force = state.normal_force
+    passes = 1 + sim.normal_force_iterations + (1 if state.steps_done == 0 and r else 0)
+    warm = state.active_set
+    iterations, fallback = 0, False
+    for _ in range(passes):
+        start = time.perf_counter()
+        use_warm = warm is not None and warm.shape[0] == islands.size
+        (v_new, impulse_N, impulse_T, basis, kinetic, active, K, q, lo, hi, codes, its, relative, *_) = lcp_islands(
+            sim._mass,
+            sim._inertia,
+            rhs,
+            e_N,
+            sim._normal_compliance,
+            k.N_block,
+            k.D_block,
+            k.tangent,
+            state.v,
+            h,
+            sim._mu_now,
+            sim._mu_static_now,
+            normal_force,
+            state.friction_force,
+            rows.compliance,
+            rows.velocity_threshold,
+            rows.rigid_box,
+            islands.order,
+            islands.starts,
+            islands.bodies,
+            islands.offsets,
+            islands.matrix_offsets,
+            warm if use_warm else np.zeros(islands.size, np.int8),
+            use_warm,
+            options.max_iterations,
+            options.max_stall,
+            options.pivot_tolerance,
+        )
+        middle = time.perf_counter()
+        iterations += int(its.sum())
+        for j in np.flatnonzero((codes != 0) | ~(relative <= sim.tolerance)):
+            a, b = islands.offsets[j], islands.offsets[j + 1]
+            s = b - a
+            m0 = islands.matrix_offsets[j]
+            problem = (K[m0 : m0 + s * s].reshape(s, s), q[a:b], lo[a:b], hi[a:b])
+            layout = (6, 0, (s - 6) // 3)
+            result = call(sim, sim.method, *problem, warm[a:b] if use_warm else None, layout)  # as the dense path
+            result, retried = accept(sim, state, result, lambda method, p=problem: call(sim, method, *p, None, layout))
+            fallback = fallback or retried
+            iterations += result.iterations
+            relative[j] = result.relative_residual
+            active[a:b] = result.active_set
+            contacts = islands.order[islands.starts[j] : islands.starts[j + 1]]
+            body = islands.bodies[j]
+            v_new[6 * body : 6 * body + 6] = result.z[:6]
+            impulse_N[contacts] = result.z[6 : 6 + contacts.size]
+            impulse_T[contacts] = result.z[6 + contacts.size :].reshape(-1, 2)
+        sim._clock[0] += middle - start
+        sim._clock[1] += time.perf_counter() - middle
+        warm = active
+        normal_force = impulse_N / h
+    friction_force = np.empty((r, 3))
+    world_kernel(impulse_T, basis, k.tangent, h, friction_force)
+    out = StepResult(
+        v=v_new,
+        normal_force=normal_force,
+        friction_force=friction_force,
+        status=int(Status.SOLVED),
+        iterations=iterations,
+        residual=float(relative.max()) if relative.size else 0.0,
+        fallback=fallback,
+        kinetic=kinetic,
+        bilateral=EMPTY,
+        active_set=active,
+    )
+    if len(islands) == 1 and len(sim.model.bodies) == 1:  # the whole problem (the dense path's)
+        out.problem = BoundedLCP(K.reshape(islands.size, islands.size), q, lo, hi)
+    return out
+
+
+def solve_islands_general(sim, state, k, rhs, u, e_N, h):
+    """The step island by island for any bounded-LCP friction model assembled from its
+    ``block`` (polygonal, continuous, a user's model), any method but the fused
+    judice-pires, or islands of bodies coupled by bilateral rows: each island's Eq. (30)
+    over its bodies' velocities, its bilateral rows and its contacts, assembled and solved
+    as the dense problem is (same method, warm start, fallback and residual check), so the
+    cost grows with the number of islands, not with the cube of the whole system."""
+    groups = sim._groups.groups
+    r, m = k.gap.shape[0], k.A_body.shape[0]
+    blocks = group_mass_blocks(
+        sim,
+    )
+    v_new = free_velocity(sim._mass, sim._inertia, rhs)
+    impulse_N = np.zeros(r)
+    bilateral = np.zeros(m)
+    normal_force = state.normal_force
+    passes = 1 + sim.normal_force_iterations + (1 if state.steps_done == 0 and r else 0) + sim._basis_passes
+    warm = state.active_set
+    iterations, fallback = 0, False
+    rolling = rolling_kinematics(sim, state, k)
+    basis_force = np.zeros((r, 3)) if sim._basis_passes else None
+    problems, unknowns = [], []
+    for done in range(passes):
+        start = time.perf_counter()
+        if sim._basis_passes and done:  # the model's static basis from the last pass's force
+            for (g, block, *_), x in zip(problems, unknowns):
+                basis_force[g.contacts] = sim.friction.world_force(x, block, k.tangent[g.contacts], h)
+        problems = []
+        for j, g in enumerate(groups):
+            c, cols, n_g = g.contacts, g.columns, g.columns.size
+            island_rolling = None
+            if rolling is not None:
+                island_rolling = RollingKinematics(_scatter(rolling.spin[c], g.slot, n_g), rolling.speed[c])
+            assembled = assemble_rows(sim,
+                blocks[j], sim._groups.rows_matrix(j, k.A_block, k.A_body), _scatter(k.N_block[c], g.slot, n_g),
+                _scatter(k.D_block[c].reshape(-1, 6), np.repeat(g.slot, 2), n_g), k.tangent[c],
+                state.v[cols], rhs[cols], u[g.rows], e_N[c], sim._normal_compliance[c],
+                sim._bilateral_compliance[g.rows], h, sim._mu_now[c], sim._mu_static_now[c], normal_force[c],
+                state.friction_force[c], island_rolling,
+                None if not (sim._basis_passes and done) else basis_force[c],
+            )  # fmt: skip
+            problems.append((g, *assembled))
+        offsets = np.cumsum([0] + [p[3].shape[0] for p in problems])
+        use_warm = warm is not None and warm.shape[0] == offsets[-1]
+        active = np.empty(offsets[-1], np.int8)
+        middle = time.perf_counter()
+        residual, unknowns = 0.0, []
+        for j, (g, _, K, qv, lo, hi) in enumerate(problems):
+            a, b = offsets[j], offsets[j + 1]
+            n_g, m_g, r_g = g.columns.size, g.rows.size, g.contacts.size
+            layout = (n_g, m_g, r_g)
+            result = call(sim, sim.method, K, qv, lo, hi, warm[a:b] if use_warm else None, layout)
+            result, retried = accept(
+                sim,
+                state,
+                result,
+                lambda method, K=K, qv=qv, lo=lo, hi=hi, layout=layout: call(sim, method, K, qv, lo, hi, None, layout),
+            )
+            fallback = fallback or retried
+            iterations += result.iterations
+            residual = max(residual, result.relative_residual)
+            active[a:b] = result.active_set
+            v_new[g.columns] = result.z[:n_g]
+            bilateral[g.rows] = result.z[n_g : n_g + m_g]
+            impulse_N[g.contacts] = result.z[n_g + m_g : n_g + m_g + r_g]
+            unknowns.append(result.z[n_g + m_g + r_g :])
+        sim._clock[0] += middle - start
+        sim._clock[1] += time.perf_counter() - middle
+        warm = active
+        normal_force = impulse_N / h
+    friction_force = np.empty((r, 3))
+    kinetic = np.empty(r, bool)
+    for (g, block, *_), x in zip(problems, unknowns):
+        c = g.contacts
+        friction_force[c] = sim.friction.world_force(x, block, k.tangent[c], h)
+        kinetic[c] = block.kinetic
+    return StepResult(
+        v=v_new,
+        normal_force=normal_force,
+        friction_force=friction_force,
+        status=int(Status.SOLVED),
+        iterations=iterations,
+        residual=residual,
+        fallback=fallback,
+        kinetic=kinetic,
+        bilateral=bilateral,
+        active_set=active,
+    )
+
+
+def group_mass_blocks(sim):
+    """The blocks of M over each island's bodies (block-diagonal), built on first use."""
+    if getattr(sim, "_mass_blocks", None) is None:
+        sim._mass_blocks = []
+        for g in sim._groups.groups:
+            block = np.zeros((g.columns.size,) * 2)
+            for i, body in enumerate(g.bodies):
+                o = 6 * i
+                block[o : o + 3, o : o + 3] = sim._mass[body] * np.eye(3)
+                block[o + 3 : o + 6, o + 3 : o + 6] = sim._inertia[body]
+            sim._mass_blocks.append(block)
+    return sim._mass_blocks
