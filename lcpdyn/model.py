@@ -821,12 +821,14 @@ def _compile(model: Model, layout: _Layout, floats, ints):
     """Traces and compiles ``layout.evaluate`` for ``model``'s structure; returns (executable, slices)."""
     q0, v0 = model.initial_state()
     COMPILATIONS[0] += 1
+    shapes = []  # the outputs' shapes, read while tracing: one trace, not a second one by eval_shape
     with float64():
         args = (q0, v0, np.float64(0.0), floats, ints)
-        shapes = [tuple(x.shape) for x in jax.eval_shape(lambda *a: layout.evaluate(model, *a), *args)]
 
         def packed(q, v, t, floats, ints):
-            flat = jnp.concatenate([jnp.ravel(x) for x in layout.evaluate(model, q, v, t, floats, ints)])
+            outputs = layout.evaluate(model, q, v, t, floats, ints)
+            shapes[:] = [tuple(x.shape) for x in outputs]
+            flat = jnp.concatenate([jnp.ravel(x) for x in outputs])
             return jnp.concatenate([flat, jnp.all(jnp.isfinite(flat)).astype(flat.dtype)[None]])
 
         executable = jax.jit(packed).lower(*args).compile()

@@ -1,6 +1,19 @@
 import os
+from pathlib import Path
 
 import pytest
+
+# XLA executables kept on disk and reused (JAX's persistent compilation cache, keyed by the
+# program's text, the JAX version and the compiler's flags, so a hit is the executable the compile
+# would give): many tests build models of the same structure that cannot share one in-process
+# compilation (user functions, profiles traced into the code). One directory per test leg, under
+# the checkout (.cache/, ignored by git); a clean clone starts empty. Set before JAX is imported,
+# and in the environment, so that the command-line tests' subprocesses use it too.
+if "JAX_COMPILATION_CACHE_DIR" not in os.environ:
+    _leg = os.environ.get("LCPDYN_STACK", "siconos")
+    os.environ["JAX_COMPILATION_CACHE_DIR"] = str(Path(__file__).resolve().parent.parent / ".cache" / f"jax-{_leg}")
+os.environ.setdefault("JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS", "0.2")
+os.environ.setdefault("JAX_COMPILATION_CACHE_MAX_SIZE", str(2 * 1024**3))
 
 from solvers.siconos_route import SiconosUnavailable, import_siconos
 
