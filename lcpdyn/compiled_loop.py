@@ -52,9 +52,9 @@ from numba import njit
 
 from solvers.result import _measure_kernel
 
+from .compiled_kinematics import _Layout
 from .friction import compiled_rows
 from .kernels import GYROSCOPIC_NEWTON_TOLERANCE, kinetic_energy
-from .model import _Layout
 from .precision import float64
 
 __all__ = [

@@ -13,10 +13,10 @@ import solvers
 from solvers.block_gs import contact_blocks
 from solvers.problem import checked_problem
 
+from ..compiled_kinematics import _scatter
 from ..friction.base import FrictionBlock
 from ..friction.creep import RollingKinematics
 from ..kernels import block_rows, bounded_vectors, fill_matrix
-from ..model import _scatter
 from ..rotation import np_rotation_matrix
 from ..step_result import StepResult
 from .methods import accept_or_fallback

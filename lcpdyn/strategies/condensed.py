@@ -9,9 +9,9 @@ import numpy as np
 
 from solvers.problem import BoundedLCP
 
+from ..compiled_kinematics import _scatter
 from ..friction.creep import RollingKinematics
 from ..kkt import solve_kkt
-from ..model import _scatter
 from .assembly import accept, bounded_result, call, rolling_kinematics, sparse_rows
 
 

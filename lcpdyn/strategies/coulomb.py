@@ -11,10 +11,10 @@ from solvers import friction_contact
 from solvers.friction_contact import FrictionContactProblem
 from solvers.result import Status
 
+from ..compiled_kinematics import _scatter
 from ..islands import coulomb_islands as coulomb_island_kernel
 from ..islands import free_velocity
 from ..kkt import solve_kkt
-from ..model import _scatter
 from ..step_result import StepResult
 from .assembly import EMPTY, accept, sparse_rows
 

@@ -10,10 +10,10 @@ import numpy as np
 from solvers.problem import BoundedLCP
 from solvers.result import Status
 
+from ..compiled_kinematics import _scatter
 from ..friction.base import world_kernel
 from ..friction.creep import RollingKinematics
 from ..islands import free_velocity, lcp_islands
-from ..model import _scatter
 from ..step_result import StepResult
 from .assembly import EMPTY, accept, assemble_rows, call, rolling_kinematics
 from .coulomb import coulomb_groups, coulomb_islands
