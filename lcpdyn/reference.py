@@ -4,63 +4,7 @@ The time stepper's Coulomb reference (the exact cone at a fine step, as in Peire
 first-order: its switch times are off by a step and its error can exceed the deviations it is
 meant to judge. This module integrates the same model mode by mode instead.
 
-**Model.** One rigid body (mass m, body-frame inertia I_b) with contacts of the engine's geometry
-protocol (:meth:`lcpdyn.contact.Contact.frame_of`: gap Phi, contact point P, normal n and tangents
-t1, t2 against a plane) under gravity g. State y = (x, q, v, w_b): centre of mass (world), unit
-quaternion, its velocity (world), the angular velocity in body axes. Contact i's velocity in its
-basis B_i = (n, t1, t2) is u_i = B_i (v + R w_b x (P_i - x)) = J_i (v, w_b), with
-J_i = [B_i, -B_i [P_i - x]_x R]; its force lam_i = (lam_N, lam_1, lam_2) in that basis enters
-M (v_dot, w_b_dot) = f + sum_i J_i^T lam_i, with M = diag(m 1, I_b) and
-f = (m g, -w_b x I_b w_b) (Newton-Euler in body axes).
-
-**Modes** (per contact): ``FREE`` (lam_i = 0), ``SLIDE`` (u_N stays 0: d/dt u_N = 0; the
-friction force lam_T = -mu_k lam_N s, s the unit slip direction), ``STICK`` (u_i = 0 kept:
-d/dt u_i = 0, lam_T the constraint force). d/dt u_i = J_i a + (dJ_i/dt)(v, w_b) with
-a = (v_dot, w_b_dot); the drift term (dJ_i/dt)(v, w_b) is the JAX derivative of u_i along the
-motion (x_dot = v, q_dot = L(q) w_b) at fixed velocities, so it carries the contact point's own
-motion over the body (a disk's rim point). With a = M^-1 (f + J^T lam) each mode's rows are
-linear in lam: the acceleration-level problem of the current mode, solved by least squares (the
-forces of redundant contacts are indeterminate; the motion is not). It has **no solution** when
-the least-squares residual exceeds ``consistency`` times the rows' own scale, and **several
-motions** when a null vector of its matrix moves a: both end the run with
-:class:`ReferenceFailure`, keeping the solution so far. Painleve's paradox proper -- friction
-pressing a sliding contact into the plane faster than its normal force can push it out, so that
-contact and separation are both consistent or neither is -- is checked by
-:func:`painleve_margin` (the sliding contacts' normal matrix must be a P-matrix) at every switch
-and, as an event, all along each sliding segment.
-
-**Events** (terminal, located by the ODE solver's dense output to its tolerance):
-
-* slip -> stick: |u_T| falls to ``slip_tolerance`` (1e-9 m/s by default), or the slip reverses
-  within the ODE solver's noise (100 rtol times the body's speed: near zero slip the direction's
-  dynamics are stiff, and an explicit solver leaves that much slip across it). s = u_T / |u_T| is not
-  defined at zero slip, so within a segment a sliding contact's direction is continued through
-  it: s = +-u_T / |u_T|, the sign that keeps s on its seed's side. The right-hand side is then
-  smooth where a step of the ODE solver crosses zero slip (a one-sided slip stops along a line),
-  and the stop is found on the signed slip whichever side a step ends. At the stop, one explicit
-  step of tau = -u_T.a_T / |a_T|^2 (~slip_tolerance / |a_T|, error O(tau^2)) takes the state to
-  the slip's zero, and an impulse through the kept rows removes what is left (its kinetic energy
-  booked as friction work; :attr:`Event.slip` records it). A stick therefore starts at zero slip,
-  and the switch time carries no bias of slip_tolerance / |a_T|;
-* a slip that turns 80 degrees from its seed while sliding starts a new segment with its own
-  direction as the seed (so the continued direction never takes the wrong side);
-* stick -> slip: |lam_T| reaching mu_s lam_N; the slip direction is seeded with
-  s = -lam_T / |lam_T|, the direction the sticking force held the contact against, and kept
-  until |u_T| exceeds ``slip_tolerance``, then s = u_T / |u_T|;
-* lift-off: lam_N falling to zero; touch-down: a free contact's gap falling to zero, which needs
-  an impact law the reference does not have yet: it ends the run with :class:`ReferenceFailure`.
-
-**Work per segment** is bounded (``max_evaluations`` of the right-hand side; the counts are kept
-in :attr:`ExactSolution.evaluations`), and switches that make no progress in time end the run
-at once: a crawl or a loop is reported, never waited out. :func:`error_estimate` turns a run at a
-looser tolerance into a bound on the run's own error.
-
-At every switch the new modes are checked against the acceleration problem: a contact that
-would stick with |lam_T| > mu_s lam_N slides instead (seeded as above), one whose lam_N < 0 is
-freed if its gap acceleration is then >= 0 (else the run fails as inconsistent).
-
-Differences from the stepper's model: no compliant normal laws, user forces or joints, one
-body; friction coefficients constant in time (no ``friction_profile``).
+The derivations, the choices made and what they were measured against: ``docs/theory/exact-reference.md``.
 """
 
 from __future__ import annotations
@@ -102,7 +46,7 @@ class Event:
     modes: tuple
     slip: float = 0.0
     """At a stop ("stick", or a stop that slides on): the slip (m/s) left at the slip's zero that
-    the stop's impulse removed (rounding and the first-order step to the zero; module docstring)."""
+    the stop's impulse removed (rounding and the first-order step to the zero; docs/theory/exact-reference.md)."""
 
 
 @dataclass
@@ -381,7 +325,7 @@ def exact_coulomb(
     method: str = "DOP853",
 ) -> ExactSolution:
     """The event-driven exact Coulomb solution of ``model`` (one rigid body, rigid plane
-    contacts, gravity; module docstring) from its initial state to ``t_end`` (s), sampled at
+    contacts, gravity; docs/theory/exact-reference.md) from its initial state to ``t_end`` (s), sampled at
     ``samples`` (times in [0, t_end], default 1001 evenly spaced) from the ODE solver's dense
     output (``method``: SciPy's ``DOP853`` or ``Radau``, ``rtol``/``atol``). Contacts start in
     contact where |gap| <= ``contact_tolerance`` (m) and the normal velocity is not separating,
@@ -445,7 +389,7 @@ def exact_coulomb(
             return out
 
         def settle(y_, modes_, seeds_, t_):
-            """Modes consistent with the acceleration problem at a switch (module docstring)."""
+            """Modes consistent with the acceleration problem at a switch (docs/theory/exact-reference.md)."""
             freed = set()
             for _ in range(4 * k + 4):
                 _, lam_, u_, gaps_, bad, ambiguity, acc_, W_, direction_, _ = evaluate(y_, modes_, seeds_)

@@ -4,73 +4,7 @@ rail (a profile extruded along a straight track), as a contact geometry of the e
 (:class:`lcpdyn.contact.Contact`: gap, contact point, normal and tangents from JAX, so the
 Jacobians N and D and every friction model, ideal rolling included, come with it).
 
-Frames: the track is ``plane`` -- its normal n₀ is the track's "up", its t1 the track direction
-a_r (the paper's a_r), its t2 = n₀ × t1 the lateral direction; the rail profile's (y, z) are
-lateral and up from ``plane.point`` (placed as :class:`lcpdyn.wheelset_geometry.WheelsetGeometry`
-places it: ``rails[0]``, ``rails[1]``). The wheel's axle is the body-frame unit vector ``axis``
-through the body's centre of mass; a profile point (y_w(s), r(s)) lies at ``tape + y_w(s)``
-along the axle and at radius r(s) from it (``tape``: where the profile's y = 0, the tape circle,
-sits on the axle; the left wheel's field side is +axis, the right wheel takes the mirrored
-profile with a negative ``tape``).
-
-The contact point (the paper's Eq. 7 conditions, solved inside the compiled kinematics rather
-than carried as extra coordinates -- so the state stays the bodies' and the contact point follows
-the profiles at every step without a drift to correct): the wheel point P(s, d) = x + (tape +
-y_w(s)) e + r(s) d, e = R axis, and the rail point Q(u) (the rail profile at arc length u, at
-P's position along the track) with collinear outward normals, n_w = −n_r (ε₃ = ε₄ = 0):
-
-* the circle of radius r(s) touches in the direction d = unit(−n_r + (n_r · e) e), the
-  projection of −n_r on the wheel's mid-plane (as Bauchau 2002 Eq. 2 does for a disk);
-* the meridional slope matches: r′(s) = n_r(u) · e (the wheel normal −r′ e + y_w′ d is −n_r);
-* P − Q is normal to the rail: (P − Q) · t_r(u) = 0, t_r the rail profile's tangent.
-
-These two equations in (s, u) are solved by ``NEWTON_ITERATIONS`` (16) damped Newton
-iterations (Jacobian by JAX; a step moves at most four grid spacings, and of the whole step and
-``HALVINGS`` (7) halvings the one with the smallest residual is taken; the best iterate is kept)
-from a start on a grid of ``grid`` wheel profile points, each taken at the circle's lowest point
-along n₀: for :class:`WheelRailContact` the vertex of the parabola through the three points
-lowest against the rail's upper envelope (tabulated in ``geometry()``); for
-:class:`FlangeContact` (a flange, which meets the rail's side rather than its top) the grid
-point at the nearest interior local minimum of the distance to the rail's polyline, with the
-rail point within ``NEAREST_WINDOW`` whose tangent is most nearly parallel to the wheel's -- and
-the envelope's start as well, of the two points found the one with the smaller gap. Measured on
-S1002/UIC60 states of the hunting wheelset where fewer did not converge: near the conformal
-tread contact at 1/20 a whole step overshot and eight plain iterations stopped at a slope
-residual of 2e-6; with three halvings a tread start 0.3 mm from the point, where UIC60's R300
-and R80 arcs meet, wandered for 14 iterations with every trial raising the residual (with seven,
-7); a start on the R80 arc took 15; on a flange root the nearest start, one grid spacing from
-the point in s and in u, lay outside Newton's basin when the envelope's did not.
-The gap is (P − Q) · n_r (the paper's ε₂ in rigid contact; positive apart); the
-normal n_r, the tangents t1 = a_r and t2 = n_r × a_r (the paper's b_r), so the slips of Eq. (8)
-are D v and the spin n_r · ω. Because the point is stationary, the gap's rate is the normal
-component of P's material velocity (what the engine's N is): tested against finite differences.
-
-When the iterations end with either equation above its tolerance (``SLOPE_TOLERANCE`` 1e-9,
-``DISTANCE_TOLERANCE`` 1e-10 m) or the point off either profile, there is no contact point. If
-the start's clearance estimate exceeds ``CLEAR`` (1 mm), or the part of the profile the contact
-searches (``wheel_range``, arc lengths) is nearest to the rail at an end that is a split of the
-profile (the neighbouring part's contact, e.g. the tread's on a flange root), the contact is
-inactive: its gap is that estimate, at least ``CLEAR``, its frame the start's. Otherwise the gap
-is NaN, so that the engine stops on non-finite kinematics naming the contact rather than step
-on a wrong point.
-
-Two contact pairs per wheel (Schwab–Meijaard 2002 §1: "an additional contact pair that becomes
-active at the moment that the flange hits the rail ... the compliance of rail and flange is
-included"): two elements on the same wheel, the tread's limited by ``wheel_range`` to the tread
-side of :func:`flange_split` (12°: every point a contact jumps to lies on the flange's side)
-and rigid, a :class:`FlangeContact` on the other side with a compliant ``normal_law``
-(:mod:`lcpdyn.compliance`: the spring-damper inside the step's complementarity problem, so
-flange contact and its release stay complementarity conditions). When the wheel rides on its
-root or flange the compliant pair carries the wheel's load: its stiffness must be of a Hertzian
-contact's order (1e9 N/m: 0.1 mm under 100 kN), not a soft bumper's (2e7 N/m let the wheel sink
-a millimetre into the flange pair, and the rigid tread, found again a millimetre inside the
-rail, threw it off).
-
-Differences from the paper: the contact point is not an extra node with its own coordinates and
-holonomic constraints but a function of the wheel's pose, found by Newton in the kinematics; the
-rail is straight (extruded), not a general surface g_r(c) = 0; a single element on a whole
-profile with two touching points (tread and flange) reports the one its start ranks lowest --
-the two-pair arrangement above gives both; the paper gives no flange stiffness or damping.
+The derivations, the choices made and what they were measured against: ``docs/theory/wheel-rail.md``.
 """
 
 from __future__ import annotations
@@ -101,7 +35,7 @@ CLEAR = 1e-3  # m: a contact whose point is not found counts as apart beyond thi
 class WheelRailContact(Contact):
     """A wheel (surface of revolution about the body axis ``axis``, meridional profile
     ``wheel`` with its y = 0 at ``tape`` along the axle, m) on a straight rail (cross-section
-    ``rail`` in the track frame of ``plane``), module docstring. ``grid``: wheel profile points
+    ``rail`` in the track frame of ``plane``), docs/theory/wheel-rail.md. ``grid``: wheel profile points
     of the starting search; ``rolling``: ``"friction"`` or ``"ideal"`` (:attr:`ideal_rolling`)."""
 
     wheel: Profile | None = None
@@ -163,7 +97,7 @@ class WheelRailContact(Contact):
 class FlangeContact(WheelRailContact):
     """A wheel's flange against its rail: :class:`WheelRailContact` limited by ``wheel_range`` to
     the flange's side of :func:`flange_split`, searching from the start nearest to the rail's
-    polyline (module docstring) -- the second contact pair of Schwab–Meijaard 2002 §1, usually
+    polyline (docs/theory/wheel-rail.md) -- the second contact pair of Schwab–Meijaard 2002 §1, usually
     with a compliant ``normal_law``. A class of its own so that the start is chosen when the
     kinematics are traced (contacts are grouped by class), not computed both ways."""
 
@@ -183,7 +117,7 @@ class FlangeContact(WheelRailContact):
 
 def contact_at(p, x, R, s, u):
     """The contact conditions and frame at wheel arc length ``s`` and rail arc length ``u`` for
-    numbers ``p`` and the wheel's pose (x, R) (module docstring): (slope residual r'(s) - n_r . e,
+    numbers ``p`` and the wheel's pose (x, R) (docs/theory/wheel-rail.md): (slope residual r'(s) - n_r . e,
     distance residual (P - Q) . t_r (m), gap (P - Q) . n_r (m), P, n_r, t1, t2). Zero residuals
     make (s, u) the contact point; :func:`wheel_rail_frame` finds them, and a linearization that
     carries (s, u) as unknowns of its own (scenes.wheelset_hunting) solves them with the pose."""
@@ -256,7 +190,7 @@ def _nearest_start(p, grid, across, height, tangent_at):
 
 
 def wheel_rail_frame(p, x, R, start: str = "envelope"):
-    """(gap, point, normal, t1, t2, s, u) of the module docstring for numbers ``p`` and the
+    """(gap, point, normal, t1, t2, s, u) of docs/theory/wheel-rail.md for numbers ``p`` and the
     wheel's pose (x, R); s and u are the contact's arc lengths on the wheel and rail profiles.
     ``start`` (static): ``"envelope"`` (:class:`WheelRailContact`) or ``"nearest"``
     (:class:`FlangeContact`)."""

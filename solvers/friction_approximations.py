@@ -1,145 +1,7 @@
 """lcpdyn's friction approximations -- box, polygonal and regularized -- posed on a 3D
 friction-contact problem in local (Delassus) form, to score them against exact Coulomb friction.
 
-Importable without JAX (it is part of :mod:`solvers`): the engine's friction models
-(``lcpdyn/friction/box.py``, ``polygonal.py``, ``regularized.py``, protocol in ``base.py``) are
-re-posed here, not imported.
-
-From the engine's rows to the Delassus form
--------------------------------------------
-The engine poses each step as the bounded mixed LCP of Peiret 2016 Eq. (30): velocities v+
-(free), bilateral impulses, normal impulses h lam_N >= 0 complementary to N v+, and a friction
-block F v+ + C x_F + P h lam_N + c = sigma with lo <= x_F <= hi (Eq. 28 for sigma). Eliminating
-v+ and the bilateral multipliers (the Schur complement that :mod:`solvers.block_gs` and the
-Coulomb model use) leaves the contact unknowns alone. With J = [N; D] stacked per contact
-(normal, t1, t2), r = (h lam_N, h lam_T) the contact *impulses* and u = J v+ the contact
-velocities, that is the local problem of a :class:`~solvers.friction_contact.FrictionContactProblem`::
-
-    u = W r + q,   per contact alpha: r_alpha = (r_N, r_T), u_alpha = (u_N, u_T),
-
-W = J M^-1 J^T (plus compliance), q = J v_free. So every "D v+" of the engine becomes u_T, every
-"h lam" becomes an impulse component of r, and every bound "h mu lam_N" becomes mu r_N. The
-normal rows are the same for all models: r_N >= 0 complementary to u_N >= 0 (Peiret 2016
-Eqs. 23-24). A model is then a bounded LCP  lo <= z <= hi,  w = M z + q'  in unknowns z with
-r = T z (T block diagonal, one block per contact):
-
-* **box** (``box.py``; Lacoursiere, Peiret 2016 ref. [10]; F = D, C = 0): z = r, M = W, q' = q,
-  r_T1, r_T2 each in [-mu rbar_N, mu rbar_N] in the contact's base basis (t1, t2), w_T = u_T
-  (Eq. 28 with sigma = D v+). Its force reaches sqrt(2) mu r_N when the slip is diagonal.
-* **polygonal** (``polygonal.py``; Anitescu-Potra 1997, Peiret 2016 refs. [2, 3, 8]): r_T in the
-  regular k-gon with vertices mu r_N d_j, d_j = cos(2 pi j/k) t1 + sin(2 pi j/k) t2 (inscribed in
-  the Coulomb circle). Two equivalent posings:
-
-  - ``"anitescu-potra"`` -- the engine's own: z_alpha = (r_N, beta_1..beta_k, gamma) >= 0,
-    r_T = sum_j beta_j d_j; rows u_N; d_j . u_T + gamma >= 0 _|_ beta_j; mu r_N - sum_j beta_j
-    >= 0 _|_ gamma (the engine's P = mu couples the *current* normal impulse, so this posing
-    needs no lag on r_N). An LCP of (k + 2) nc unknowns, non-symmetric, solved by Lemke (the
-    engine's default method); practical for small problems only.
-  - ``"zonotope"`` (default for even k): a centrally symmetric polygon is a zonotope, the regular
-    2m-gon being the Minkowski sum of its m edge directions e_i (angles (2i + 1) pi/k + pi/2)
-    with half-lengths mu r_N sin(pi/k). So z_alpha = (r_N, s_1..s_m), r_T = sum_i s_i e_i,
-    s_i in [-mu rbar_N sin(pi/k), +mu rbar_N sin(pi/k)] -- a bounded LCP with friction bounds
-    from mu r_N like the box (M = G^T W G singular in s for m > 2: s is not unique, r is).
-    At the fixed point rbar_N = r_N it has exactly the solutions (in r) of the Anitescu-Potra
-    LCP: both are the variational inequality u = W r + q against the same set. k = 4 is the box
-    turned by 45 degrees with half-width mu r_N / sqrt(2).
-* **regularized** (``regularized.py``; Peiret 2016 Eqs. 9-20 unified as Eqs. 25-29): per contact
-  a 2x2 rotation R_alpha = [e, e_perp] of the tangent basis, z_alpha = (r_N, R^T r_T), M =
-  T^T W T + diag(0, c_1, c_2), q' = T^T q - diag(0, c_1, c_2) rtilde, bounds
-  +-mu rbar_N on both local components (Eq. 12), where, with ubar_T the lagged slip:
-
-  - kinetic, |ubar_T| > v_th (Eqs. 16-20, 27): e = ubar_T / |ubar_T|; c_1 = C_T (Eq. 18's
-    1/(k_T h^2)), c_2 = |ubar_T| / (mu rbar_N) -- Eq. (19)'s 1/(b_mu h) with b_mu = mu lam_N /
-    v_T1 (Eq. 20) in impulse units, as the engine uses it (its docstring explains why not Eq. 27's
-    printed "h b_mu^-1 h^-2"); rtilde = (-mu rbar_N, 0).
-  - static, |ubar_T| <= v_th (Eqs. 9-15, 26): e = -rbar_T / |rbar_T| (the base basis if
-    rbar_T = 0), c_1 = c_2 = C_T, rtilde = R^T rbar_T = (-|rbar_T|, 0) (Eq. 13): the bristle law
-    Eq. (11) with the previous friction force as its start.
-
-Choices for a single Delassus solve
------------------------------------
-The engine lags, from the previous time step, the normal force (all bounds, Eq. 12) and -- for
-the regularized model -- the friction force and the slip velocity. A Delassus problem has no
-previous step: the lagged state (rbar, ubar) is the previous iterate of a fixed-point iteration
-that starts from no force (rbar = 0: the first solve is the frictionless one) and is run to
-convergence (Peiret 2016 after Eq. 12: "a few iterations can be performed in order to make the
-boundaries tend to +-mu lam_N^+ [10]"). Every iteration solves one bounded LCP through
-:func:`solvers.solve`. Details:
-
-* **Convergence** is judged on the *self-consistent* model: the bounded LCP posed from the
-  iterate's own state (bounds mu r_N of the iterate itself, its own basis and branch) must hold
-  the iterate, measured by the natural map in impulse units relative to the problem
-  (Acary, Bremond, Huber, INRIA RR-9118, 2017, as in ``/work/shared/problems/README.md``):
-  ||z - clip(z - D^-1 w, lo, hi)||_2 / max(||D^-1 q'||_2, ||z||_2) <= ``tolerance`` (1e-8), D
-  the rows' Delassus scales tr(W_aa)/3 (1 on the gamma rows, whose w is an impulse already).
-  Only then is ``converged`` True; otherwise the last iterate is returned with
-  ``converged=False`` and a message saying why (iteration or time limit, inner solver failure).
-  Why not the framework's per-row relative residual (:func:`solvers.result.relative_residual`):
-  on BoxesStack1 a row whose q_i is 1e-9 of its neighbours' is held to that scale, so even an
-  exact pivoting answer (absolute residual 1e-14, the same from Lemke and Judice-Pires) reads
-  2e-6 there. The answer's framework Coulomb residual is reported beside (``coulomb_residual``).
-  A changing r_N between iterates is not by itself non-convergence: on hyperstatic problems
-  (rank-deficient W) r is not unique, and any self-consistent iterate is an answer of the model.
-* **Relaxation**: the lagged state moves by omega times the step, omega = 0.7. When the
-  residual is no lower than ``stall`` = 10 iterations before, the last two steps decide:
-  opposed steps (the lag oscillating -- undamped, omega = 1, the lag on mu r_N oscillates with
-  period two and growing amplitude on the capsule piles, mu = 0.7) halve omega, down to
-  ``min_relaxation``; steps in the same direction (the iterate drifting along a continuum of
-  solutions of a hyperstatic set: on Capsules-i103-990 two contacts of one capsule traded
-  3.8e-8 of normal load per iteration, the residual stuck at 4.3e-8) divide the proximal
-  weight by 10, down to ``proximal`` -- it is the proximal term, not omega, that sets the pace
-  of a drift (omega = 1 sped it up 1.4 times; that box run went from 1000 iterations
-  unconverged to 223 this way). Fixed points do not depend on omega or rho.
-* **Proximal term**: each solve is the model's LCP with M + diag(rho) and q' - diag(rho) zbar
-  (zbar the lagged unknowns), rho = ``proximal`` (1e-4) x the contact's mean Delassus diagonal
-  tr(W_aa) / 3 on its normal and friction unknowns (not on gamma). It selects, among the many
-  solutions of a rank-deficient problem, one near the previous iterate (so the lag converges
-  instead of hopping between solutions; without it the box's r_N on a capsule pile changes by
-  half its size every iteration) and keeps the pivoting well posed (Judice-Pires needs thousands
-  of single pivots on the singular zonotope LCPs at rho = 1e-6, a few block pivots at 1e-2). It
-  vanishes at the fixed point, and the convergence test is on the unregularized LCP. A solve
-  that fails (or needs more than ``max_pivots`` pivots) is retried with rho x 10, up to
-  ``max_proximal``, then with the fallback method; rho stays raised.
-* **Regularized constants**: C_T = 1/(k_T h^2) and v_th enter the Delassus form only as the
-  compliance C_T (velocity per impulse, the units of W) and the threshold v_th (velocity), so
-  both are set relative to the problem: C_T = ``compliance`` x tr(W_aa) / 3 per contact and
-  v_th = ``velocity_threshold`` x the problem's velocity scale V = ||q||_2 / sqrt(nc).
-  Defaults: ``compliance = 0``, i.e. k_T = inf, Eq. (29) -- a single solve carries no bristle
-  deflection from a previous step, and the bristles' other role, keeping the LCP well posed when
-  D is rank-deficient (Peiret 2016 after Eq. 31), is taken by the vanishing proximal term. A
-  positive C_T is supported (1e-4 x tr(W_aa)/3 is about k_T = 1e10 N/m, h = 1 ms on a 1 kg
-  body) but it lets a sticking contact creep by C_T times its force change, which flips contacts
-  between the branches and slowed the fixed point on BoxesStack1 from 70 to 819 iterations
-  without changing any converged answer. ``velocity_threshold = 1e-4``: the slip the metrics
-  call "sliding" (Peiret's 0.01 m/s is ~1e-2 of his wheel's speed; within one solve a smaller
-  threshold only affects which branch a contact starts in). mu_s = mu_k = mu (the files carry one
-  mu). **Consequence**: with every lagged quantity iterated to its fixed point, a converged
-  regularized answer is an exact Coulomb solution -- kinetic contacts end with e parallel to
-  u_T, so u_T2 = 0, r_T2 = 0 (row 2) and r_T1 = -mu r_N at its bound with sigma_1 = |u_T| >= 0
-  (row 1); static ones with rtilde = R^T r_T, so u_T = sigma: zero inside the bounds, and along
-  -r_T on the cone's edge. C_T and v_th then only steer the iteration. The regularized model's
-  errors in the engine (Peiret 2016 Figs. 4-5) come from lagging one time step, which a single
-  Delassus problem cannot show.
-
-Adding a model
---------------
-:func:`approximate` reaches a model only through ``model.posing(context)`` (a
-:class:`DelassusContext` in, a :class:`Posing` out: unknowns per contact, the bounded LCP
-(:class:`PosedLCP`) at a lagged state, and how to represent impulses in its unknowns); the
-built-in models are three such posings and a user's model is a fourth, with no change here
-(``tests/test_friction_approximations.py`` plugs in a turned square that way).
-
-Known limits
-------------
-The zonotope LCP has k/2 friction unknowns per contact and a singular M for k > 4; Judice-Pires
-pivots on it densely, so k = 16 on a few hundred contacts (the capsule piles) takes tens of
-seconds per iteration. The lagged iteration has no convergence proof; runs that do not reach
-the tolerance end ``converged=False`` with the reason. Solving the model's un-lagged LCP (the
-Anitescu-Potra posing with the model's own vertices) warm-started from the last iterate would
-finish them, and is not done yet.
-
-Metrics (:func:`contact_metrics`) follow :mod:`lcpdyn.metrics` with the contacts of one problem
-in place of the contacts of one time step; see there.
+The derivations, the choices made and what they were measured against: ``docs/theory/friction-approximations.md``.
 """
 
 from __future__ import annotations
@@ -221,7 +83,7 @@ class Polygonal:
     directions : k >= 3, the vertices d_j = cos(2 pi j/k) t1 + sin(2 pi j/k) t2.
     formulation : ``"zonotope"`` (bounded LCP with bounds mu r_N sin(pi/k), even k only),
         ``"anitescu-potra"`` (the engine's LCP, any k, small problems) or ``"auto"`` (zonotope
-        for even k). See the module docstring.
+        for even k). See docs/theory/friction-approximations.md.
     """
 
     directions: int = 8
@@ -264,7 +126,7 @@ class Polygonal:
 @dataclass(frozen=True)
 class Regularized:
     """Peiret 2016's regularized model (``lcpdyn/friction/regularized.py``), constants made
-    relative to the Delassus problem (module docstring).
+    relative to the Delassus problem (docs/theory/friction-approximations.md).
 
     compliance : C_T = 1/(k_T h^2) per contact as a multiple of tr(W_aa)/3 (>= 0; 0 is Eq. 29).
     velocity_threshold : v_th as a multiple of the problem's velocity scale ||q||_2 / sqrt(nc).
@@ -309,7 +171,7 @@ def model_from_label(label: str):
 
 @dataclass(frozen=True)
 class FixedPointOptions:
-    """Options of :func:`approximate` (module docstring, "Choices").
+    """Options of :func:`approximate` (docs/theory/friction-approximations.md, "Choices").
 
     tolerance : bound on the self-consistent model residual for ``converged``.
     max_iterations : fixed-point iterations (one bounded-LCP solve each, retries not counted).
@@ -370,7 +232,7 @@ class ApproximationResult:
     model : the model's label (``box``, ``polygonal-8``, ``regularized``).
     parameters : the model's parameters, with the absolute constants used (C_T, v_th).
     r, u : (3 nc,) the last iterate's impulses and u = W r + q, per contact (normal, t1, t2).
-    converged : the self-consistent model residual is <= the tolerance (module docstring).
+    converged : the self-consistent model residual is <= the tolerance (docs/theory/friction-approximations.md).
     iterations : fixed-point iterations done.  inner_iterations : pivots/sweeps summed.
     residual : self-consistent model residual of ``r`` (framework's relative measure).
     coulomb_residual : the framework's Coulomb measure of ``r`` on the exact problem
@@ -573,7 +435,7 @@ class _AnitescuPotraPosing:
 
 class _RegularizedPosing:
     """Peiret 2016 Eqs. (25)-(29) per contact in a basis turned to the lagged slip (kinetic) or
-    the lagged friction force (static); see the module docstring."""
+    the lagged friction force (static); see docs/theory/friction-approximations.md."""
 
     lagged = True
     default_method = "judice-pires"
@@ -642,7 +504,7 @@ def _validated(problem) -> FrictionContactProblem:
 def approximate(problem, model, options: FixedPointOptions | None = None, initial_guess=None) -> ApproximationResult:
     """The answer of ``model`` on the Delassus problem ``problem`` (a
     :class:`~solvers.friction_contact.FrictionContactProblem`), by the fixed-point iteration of
-    the module docstring.
+    docs/theory/friction-approximations.md.
 
     model : :class:`Box`, :class:`Polygonal`, :class:`Regularized` or any object with a ``label``
         (str), ``parameters()`` (dict) and ``posing(context)`` returning a :class:`Posing`.
@@ -747,7 +609,7 @@ class _Inner:
 
 def _scaled_residual(posed: PosedLCP, z: np.ndarray, row_scale: np.ndarray, M=None, q=None) -> float:
     """||z - clip(z - D^-1 w, lo, hi)||_2 / max(||D^-1 q||_2, ||z||_2) with w = M z + q and D the
-    rows' Delassus scales (module docstring, "Convergence"); ``M``, ``q`` default to posed's."""
+    rows' Delassus scales (docs/theory/friction-approximations.md, "Convergence"); ``M``, ``q`` default to posed's."""
     M = posed.M if M is None else M
     q = posed.q if q is None else q
     w = M @ z + q

@@ -6,87 +6,7 @@ the method that produced it. The measure is *per row, against that row's own sca
 problem and any diagonal rescaling of it -- ``E M D``, ``E q``, ``lo / D``, ``hi / D`` with
 positive diagonal E and D: the same physics in other units -- are accepted or rejected alike.
 
-Scales (:func:`row_scales`, one implementation for every solver)
-----------------------------------------------------------------
-With ``w = M z + q``:
-
-* the **data size** of each variable, ``B_k``: its finite bounds (a friction impulse's box), or
-  for a free variable whose diagonal dominates (``|M_kk M_jj| >= M_kj M_jk`` for every j: a
-  velocity next to its constraints) its own row's size over that diagonal,
-  ``max(d0_k, c_k) / |M_kk|`` with ``d0_k = |q_k| + sum_l |M_kl| b_l`` and ``c_k`` below
-  (momentum over mass: the impulses a body takes set the scale of its velocity); 0 otherwise;
-* the **data scale** of each row, ``d_i = |q_i| + sum_k |M_ik| B_k``: the size row i has when its
-  variables are at the sizes the data give them;
-* the **row scale** ``s_i = max(c_i, d_i)`` with ``c_i = |q_i| + sum_j |M_ij z_j|``, the size of
-  the terms that cancel in ``w_i`` (``|w_i| / c_i`` is the componentwise backward error of
-  Oettli & Prager 1964). ``c_i`` alone would judge a row whose terms all vanish at the solution
-  (the gap row ``N v+`` of a body resting or sliding on a plane, the momentum rows of a direction
-  no force acts in) against the rounding noise of those terms; ``d_i`` gives it the scale of the
-  velocities and impulses the data imply;
-* the **variable scale** ``zeta_j = min_{i: M_ij != 0} s_i / |M_ij|``: the smallest change of
-  ``z_j`` that moves some row by its own scale, at least ``|lo_j|`` and ``|hi_j|`` where they
-  are finite; ``zeta_j >= |z_j|``. A zero column (w does not see z_j): ``+inf`` for a free
-  variable (any value will do), its bounds' size for a bounded one (it must sit on the bound
-  ``w_j = q_j`` asks for, exactly when that bound is 0).
-
-All of them transform exactly as the problem does under every rescaling above
-(``B_k, zeta_j -> . / D_j``; ``c_i, d_i, s_i, w_i -> E_i .``), so the measure below is exactly
-invariant: no global scale, no equilibration enters it.
-
-Acceptance
-----------
-In normalized variables ``z~ = z / zeta``, ``w~ = w / s`` (and ``lo~ = lo / zeta``,
-``hi~ = hi / zeta``; ``0 / 0 = 0``, ``x / inf = 0`` for finite x), each row's error is the
-natural map of the bounded LCP (:mod:`solvers.problem`)
-
-    e_i = | z~_i - clip(z~_i - w~_i, lo~_i, hi~_i) |,
-
-together with the bound violation ``max(lo_i - z_i, z_i - hi_i, 0)`` measured against
-``min(zeta_i, hi_i - lo_i)`` (the variable's scale, or its box when narrower). The relative
-residual is ``max_i`` of both; an answer is ``SOLVED`` only if it is at most the tolerance.
-Reading it: an equation row (interior z_i, free variable) must hold to ``tol`` of its own
-scale; a variable at a bound must have w of the right sign to ``tol`` of its row scale; a
-variable off its bound by more than ``tol`` of its own scale must have ``w_i = 0`` to ``tol``.
-
-For the 3D friction-contact problem the same scales are taken per contact (``max`` of the
-three row scales, ``max(min`` of the three variable scales, ``|r_c|_inf)``; every reaction
-counts as a variable with a diagonal, so ``B_k = d0_k / W_kk``), which keeps the cone and is
-invariant under one positive scale per contact; the natural map there is De Saxcé's
-(:mod:`solvers.friction_contact`), with the normal complementarity also checked against the
-normal row's own scale.
-
-Why not one global scale: a global ``1 + |q| + |M| |z|`` lets the rows of the largest numbers
-set the bar for all, so small rows (a 1e-9 kg body next to a 1e6 kg one, a problem written in
-other units) are not checked at all, and a few huge entries of z make every residual look
-small (a solver that diverges to 1e307 looked converged).
-
-Two more rules close what a componentwise test alone cannot see:
-
-* **growth**: terms far larger than the data cancel to rounding, and no residual can verify the
-  answer below that rounding. With ``d_i = |q_i| + sum_k |M_ik| B_k`` (the row's data scale
-  above), the largest size the data can ask of ``z_j`` is ``max_i d_i / |M_ij|``, and
-  ``growth = max_j |z_j| / max_i (d_i / |M_ij|)`` (exactly invariant under rescaling; a column
-  no data reach is not judged by it). ``eps x growth`` is added to the relative residual as the
-  part of it that cannot be checked. A problem with no solution whose rows cancel exactly
-  (``y^T M = 0``, ``y^T q < 0``) admits "solutions" of size 1/eps that are backward stable; this
-  rule rejects them (at tolerance 1e-9, any answer more than ~4.5e6 times what the data ask).
-  A velocity's ``B_k`` includes its own row's terms (one coupling deep: an unknown driven
-  through several couplings -- gravity on one body, through a joint, to another body's
-  rotation -- is otherwise underestimated and a correct answer rejected), and a runaway answer
-  in such a velocity inflates its own yardstick. Hence:
-* **singular basis**: an answer more than ``_SUSPECT_GROWTH`` (1e3) times its *data-only* size
-  (:func:`data_growth`: bounds, a velocity's ``d0_k / |M_kk|``, then two sweeps giving each
-  variable the size its rows ask of it, ``max_i d_i / |M_ij|`` -- the friction of a resting
-  box is two couplings from gravity -- all without any term of z) whose
-  basic block ``M_BB`` (``B`` its interior variables, equilibrated) has a condition number above
-  ``1 / (1000 eps)`` (:func:`basis_singular`) is judged by the data-only growth: a singular
-  basis cannot determine an answer that large, it is a solution of a problem within rounding of
-  the given one, which may have none. On a well-conditioned basis the answer is determined by
-  the data and the first rule stands. (Both are invariant under rescaling: the condition is
-  taken after equilibration, which is exact for powers of two and nearly invariant otherwise.)
-
-The absolute natural-map residual ``||z - clip(z - w, lo, hi)||_inf`` and bound violation are
-kept in the result for information only.
+The derivations, the choices made and what they were measured against: ``docs/theory/residual.md``.
 """
 
 from __future__ import annotations
@@ -174,7 +94,7 @@ class LCPResult:
     iterations : pivots (pivoting methods) or sweeps (PGS), summed over restarts.
     residual : absolute natural-map residual ``||z - clip(z - w, lo, hi)||_inf`` (information).
     bound_violation : absolute ``||max(lo - z, z - hi, 0)||_inf`` (information).
-    relative_residual : the acceptance measure of the module docstring: the largest per-row
+    relative_residual : the acceptance measure of docs/theory/residual.md: the largest per-row
         error in normalized variables (dimensionless, invariant under diagonal rescaling).
     worst_row : the row where ``relative_residual`` is attained (-1 if n = 0).
     tolerance : the tolerance ``relative_residual`` was judged against.
@@ -312,7 +232,7 @@ def _finish_variable_scale(largest, lo_j, hi_j):
 
 @njit(cache=True, error_model="numpy")
 def scan_columns(abs_m, s, z, data, data0, lo, hi, zeta):
-    """One row-major pass over |M| for the column quantities of the module docstring:
+    """One row-major pass over |M| for the column quantities of docs/theory/residual.md:
 
     * zeta <- the variable scales ``zeta_j = min_i s_i / |M_ij|``, taken as
       ``1 / max_i |M_ij| (1 / s_i)`` (no division in the loop; a zero entry gives
@@ -371,7 +291,7 @@ def variable_scale(abs_m, s, lo, hi, j):
 
 @njit(cache=True)
 def row_scales(M, q, lo, hi, z, w, s, zeta):
-    """w <- M z + q; s <- row scales; zeta <- variable scales (module docstring). Returns the
+    """w <- M z + q; s <- row scales; zeta <- variable scales (docs/theory/residual.md). Returns the
     growth ``max_j |z_j| / max_i (d_i / |M_ij|)``."""
     abs_m, d0, velocity = static_scales(M, q, lo, hi)
     return row_scales_given(M, q, lo, hi, z, w, s, zeta, abs_m, d0, velocity)
@@ -561,7 +481,7 @@ def _norm_1(A):
 def _measure_kernel(M, q, lo, hi, z, w, active_set):
     """w <- M z + q; returns (relative residual, worst row, absolute residual, absolute bound
     violation), all NaN (worst -1) if z is not finite; fills active_set codes. Growth rule of
-    the module docstring, with the data-only yardsticks (:func:`data_growth`) for an answer more
+    docs/theory/residual.md, with the data-only yardsticks (:func:`data_growth`) for an answer more
     than ``_SUSPECT_GROWTH`` times its data whose basis is numerically singular."""
     n = q.shape[0]
     for i in range(n):
@@ -589,7 +509,7 @@ def _measure_kernel(M, q, lo, hi, z, w, active_set):
 
 @njit(cache=True)
 def relative_residual(M, q, lo, hi, z):
-    """The framework's relative residual of ``z`` (module docstring); NaN if not finite."""
+    """The framework's relative residual of ``z`` (docs/theory/residual.md); NaN if not finite."""
     n = q.shape[0]
     relative, _, _, _ = _measure_kernel(M, q, lo, hi, z, np.empty(n), np.empty(n, np.int8))
     return relative
