@@ -39,6 +39,7 @@ from pathlib import Path
 import numpy as np
 
 from . import __version__
+from .file_lock import OutputLock
 
 __all__ = [
     "Trajectory",
@@ -647,12 +648,18 @@ class TrajectoryWriter:
     :func:`load` reads (an append cut by the kill is ignored). This covers a process kill, not
     a power cut: nothing is fsynced while streaming.
 
-    Where the file lives: it is created as ``path + ".partial"`` and renamed (``os.replace``)
+    One writer per file: the writer takes the output's lock (:class:`lcpdyn.file_lock.OutputLock`)
+    before it creates or truncates anything, and holds it until :meth:`close`; a second writer of
+    the same ``path`` -- a new run or one continuing it -- is refused at once with
+    :class:`lcpdyn.file_lock.OutputBusy` naming the process that writes it.
+
+    Where the file lives: it is created under a name of its own,
+    ``path + ".<pid>-<random>.partial"``, and renamed (``os.replace``)
     onto ``path`` by the first :meth:`append` that adds steps, after its flush -- or, for a run
     without steps, by :meth:`close` with status ``"completed"``. So a file already at ``path``
     (an earlier run) is replaced in one atomic step, and only once the new run has a step to
     show: a run that fails or is interrupted before its first step leaves it untouched (its own
-    record stays in the ``.partial`` file, with its status). From the first step on, ``path``
+    record stays in its ``.partial`` file, with its status). From the first step on, ``path``
     holds a loadable file that grows with every append (:func:`load` reads its completed steps,
     even while the writer runs, as of the last flush). Creating the file directly at ``path`` would destroy the earlier
     file before the new run had anything; renaming only at :meth:`close` would leave a killed
@@ -692,10 +699,15 @@ class TrajectoryWriter:
             raise ValueError(f"compression must be None, 'gzip' or 'lzf', got {compression!r}")
         self.n_bodies, self.n_contacts, self.chunk_steps = n_bodies, n_contacts, chunk_steps
         self._steps, self._status, self._published, self._continuing = 0, "running", False, False
+        self._lock = OutputLock(self.path) if self._locked else None  # before anything is created or truncated
         self._temporary = self._temporary_path()
         sizes = {"bodies": n_bodies, "contacts": n_contacts}
         shapes = {name: tuple(sizes.get(d, d) for d in trailing) for name, (trailing, _) in _STEP_LAYOUT.items()}
-        file = h5py.File(self._temporary, "w", **_chunk_cache(chunk_steps, n_bodies, n_contacts))
+        try:
+            file = h5py.File(self._temporary, "w-", **_chunk_cache(chunk_steps, n_bodies, n_contacts))
+        except BaseException:
+            self._release()
+            raise
         try:
             attrs = file.attrs
             attrs["format"] = _FORMAT
@@ -720,11 +732,18 @@ class TrajectoryWriter:
         except BaseException:
             file.close()
             _remove(self._temporary)
+            self._release()
             raise
         self._file = file
 
+    _locked = True  # a streaming writer holds the output's lock (lcpdyn.file_lock) while it is open
+
     def _temporary_path(self) -> Path:
-        return self.path.with_name(self.path.name + ".partial")
+        return self.path.with_name(f"{self.path.name}.{os.getpid()}-{secrets.token_hex(3)}.partial")
+
+    def _release(self) -> None:
+        if getattr(self, "_lock", None) is not None:
+            self._lock.release()
 
     @classmethod
     def open_or_append(
@@ -758,20 +777,30 @@ class TrajectoryWriter:
         import h5py
 
         target = check_output_path(path, _H5_SUFFIXES)
-        resume = read_resume_state(target)
+        lock = OutputLock(target)  # before the file is read, opened for writing or cut back
+        try:
+            resume = read_resume_state(target)
+        except BaseException:
+            lock.release()
+            raise
+        writer = cls.__new__(cls)
+        writer.path, writer._temporary, writer._published, writer._continuing = target, target, True, True
+        writer._status, writer._lock = "running", lock
         if resume["steps_done"] != steps_done:
+            writer._release()
             raise TrajectoryFileError(
                 target,
                 f"its resume state is at step {resume['steps_done']}, not at the "
                 f"simulation's step {steps_done}: not continuing it",
             )
-        writer = cls.__new__(cls)
-        writer.path, writer._temporary, writer._published, writer._continuing = target, target, True, True
-        writer._status = "running"
         try:
             file = h5py.File(target, "r+", **_chunk_cache(chunk_steps, n_bodies, n_contacts))
         except _READ_ERRORS as exc:
+            writer._release()
             raise TrajectoryFileError(target, f"cannot be opened for appending ({type(exc).__name__}: {exc})") from exc
+        except BaseException:
+            writer._release()
+            raise
         try:
             names = _names(file.attrs["body_names"], "'body_names'") if "body_names" in file.attrs else []
             missing = [name for name in _STEP_LAYOUT if name not in file]
@@ -793,9 +822,11 @@ class TrajectoryWriter:
             file.flush()
         except _Problem as exc:
             file.close()
+            writer._release()
             raise TrajectoryFileError(target, str(exc)) from None
         except BaseException:
             file.close()
+            writer._release()
             raise
         writer._file, writer._steps = file, steps
         writer.n_bodies, writer.n_contacts = n_bodies, n_contacts
@@ -963,8 +994,8 @@ class TrajectoryWriter:
     def close(self, status: str | None = None) -> Path:
         """Set ``status`` if given (:meth:`set_status`) and close the file. If no append has
         renamed it onto ``path`` (no step was written), that is done now when the status is
-        ``"completed"``; otherwise the file stays at ``path + ".partial"`` and a file at ``path``
-        is left alone. Returns where the file is. Closing twice does nothing."""
+        ``"completed"``; otherwise the file stays at its ``.partial`` name and a file at ``path``
+        is left alone. The output's lock is released. Returns where the file is. Closing twice does nothing."""
         if self._file is None:
             return self.path if self._published else self._temporary
         if status is not None:
@@ -973,13 +1004,16 @@ class TrajectoryWriter:
                 raise ValueError(problem)
         file = self._file
         try:
-            if status is not None:
-                self.set_status(status)
+            try:
+                if status is not None:
+                    self.set_status(status)
+            finally:
+                self._file = None
+                file.close()
+            if self._publish_on_close():
+                self._publish()
         finally:
-            self._file = None
-            file.close()
-        if self._publish_on_close():
-            self._publish()
+            self._release()
         return self.path if self._published else self._temporary
 
     def __enter__(self) -> TrajectoryWriter:
@@ -1005,6 +1039,7 @@ class TrajectoryWriter:
             if self._file is not None:
                 self._file.close()
                 self._file = None
+            self._release()
             if hasattr(exc, "add_note"):
                 exc.add_note(f"closing {self.path} failed too: {type(error).__name__}: {error}")
         return False
@@ -1019,6 +1054,7 @@ class _AtomicWriter(TrajectoryWriter):
     :meth:`close` only; :meth:`_discard` drops it."""
 
     _publish_on_append = False
+    _locked = False  # one atomic rename of a complete file: nothing to corrupt, the last save wins
 
     def _publish_on_close(self) -> bool:
         return True

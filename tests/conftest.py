@@ -13,7 +13,6 @@ if "JAX_COMPILATION_CACHE_DIR" not in os.environ:
     _leg = os.environ.get("LCPDYN_STACK", "siconos")
     os.environ["JAX_COMPILATION_CACHE_DIR"] = str(Path(__file__).resolve().parent.parent / ".cache" / f"jax-{_leg}")
 os.environ.setdefault("JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS", "0.2")
-os.environ.setdefault("JAX_COMPILATION_CACHE_MAX_SIZE", str(2 * 1024**3))
 
 from solvers.siconos_route import SiconosUnavailable, import_siconos
 

@@ -19,6 +19,7 @@ import pytest
 
 import lcpdyn
 import scenes
+from lcpdyn.file_lock import OutputBusy, OutputLock
 from lcpdyn.stepper import Simulation
 from lcpdyn.trajectory import FIELDS, Health, Trajectory, TrajectoryFileError, TrajectoryWriter, load, read_resume_state
 
@@ -473,7 +474,7 @@ def test_writer_replaces_an_existing_file_only_at_its_first_step(run, tmp_path):
     old = path.read_bytes()
     writer = new_writer(path, run)
     writer.write_static(run.initial_position, run.initial_energy)
-    partial = tmp_path / "run.h5.partial"
+    (partial,) = tmp_path.glob("run.h5.*.partial")  # a name of the writer's own
     assert partial.is_file() and path.read_bytes() == old  # nothing to show yet: the old run stays
     writer.append(block(run, 0, 5))
     assert not partial.exists()
@@ -491,7 +492,8 @@ def test_a_writer_failing_before_its_first_step_leaves_the_old_file(run, tmp_pat
         with new_writer(path, run):
             raise RuntimeError("boom")
     assert path.read_bytes() == old
-    failed = load(tmp_path / "run.h5.partial")
+    (partial,) = tmp_path.glob("run.h5.*.partial")
+    failed = load(partial)
     assert failed.parameters["status"] == "failed: RuntimeError: boom" and failed.t.shape == (0,)
 
 
@@ -583,7 +585,9 @@ def test_a_killed_writer_leaves_its_completed_steps(files, run, tmp_path):
         env={**os.environ, "PYTHONPATH": str(ROOT)},
     )
     assert done.returncode == 0, done.stderr
-    assert sorted(os.listdir(tmp_path)) == ["killed.h5"]
+    # the lock's small file stays behind a killed writer, its lock gone with the process
+    assert sorted(os.listdir(tmp_path)) == [".killed.h5.lock", "killed.h5"]
+    OutputLock(path).release()  # free to take: the next writer takes it over
     killed = load(path)
     assert killed.parameters["status"] == "running"
     assert killed.t.shape == (30,)  # the two completed appends, not the cut third one
@@ -690,3 +694,67 @@ def test_open_or_append_continues_a_stopped_file(run, tmp_path):
     again = load(path)
     assert again.parameters["status"] == "completed"
     assert_same_arrays(again.arrays, run.arrays)
+
+
+# --- one writer per file -----------------------------------------------------------------------
+def test_a_second_writer_of_the_same_file_is_refused_at_once_naming_the_first(run, tmp_path):
+    """The output's lock is taken before anything is created: the second writer (a new run or
+    one continuing the file) fails naming the first one's process, the first one's file is
+    untouched and complete, and once it is closed the file can be written again."""
+    path = tmp_path / "run.h5"
+    first = new_writer(path, run)
+    first.write_static(run.initial_position, run.initial_energy)
+    first.append(block(run, 0, 5))
+    with pytest.raises(OutputBusy, match=rf"another run is writing this file \(process {os.getpid()} on "):
+        new_writer(path, run)
+    with pytest.raises(OutputBusy, match="another run is writing this file"):
+        TrajectoryWriter.open_or_append(
+            path, run.parameters, run.body_names, 1, run.contact_normal_force.shape[1], steps_done=5
+        )
+    assert sorted(p.name for p in tmp_path.iterdir()) == [".run.h5.lock", "run.h5"]
+    first.append(block(run, 5, STEPS))
+    first.close("completed")
+    assert_same_arrays(
+        {name: load(path).arrays[name] for name in PER_STEP}, {name: run.arrays[name] for name in PER_STEP}
+    )
+    assert not (tmp_path / ".run.h5.lock").exists()  # released and removed with the close
+    with new_writer(path, run) as again:
+        again.write_static(run.initial_position, run.initial_energy)
+    assert load(path).t.shape == (0,)
+
+
+def test_a_run_onto_a_file_another_process_writes_is_refused_before_any_step(run, tmp_path):
+    """Two runs started together on one output: the one that comes second stops before its first
+    step with the other process named, whichever output kind (.h5 streamed, .npz saved at the
+    end); the holder's result is never touched."""
+    for name in ("run.h5", "run.npz"):
+        path = tmp_path / name
+        holder = subprocess.Popen(
+            [sys.executable, "-c", HOLD_LOCK, str(path)],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+            env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])},  # this checkout's lcpdyn
+        )
+        try:
+            assert holder.stdout.readline().strip() == "held"
+            scene = scenes.blocks.SlidingBlock.build(t_end=0.05)
+            sim = Simulation(scene.model, scene.friction("regularized"), scene.dt)
+            with pytest.raises(OutputBusy, match=rf"process {holder.pid} on "):
+                sim.run(scene.t_end, out=path)
+            assert sim.steps_done == 0 and not path.exists()
+        finally:
+            holder.communicate("done\n", timeout=60)
+        assert holder.returncode == 0
+        sim.run(scene.t_end, out=path)  # the lock went with its holder
+        assert load(path).t.shape == (50,)
+
+
+HOLD_LOCK = """
+import sys
+from lcpdyn.file_lock import OutputLock
+lock = OutputLock(sys.argv[1])
+print("held", flush=True)
+sys.stdin.readline()
+lock.release()
+"""

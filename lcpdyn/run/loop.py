@@ -86,17 +86,20 @@ def session(sim, steps, t_end, progress, out, record_every, chunk_steps, stop):
     """:func:`run` after its checks, as a generator (:func:`step_loop`): yields the compiled
     chunk requests, returns the :class:`Trajectory` (raises as :func:`run` does). ``stop``
     is the signal flag it polls; the caller holds the float64 and BLAS scopes."""
-    sink = Sink.open(out, sim, record_every)  # checks the path before any step
-    record = Recorder(sim, steps, record_every, chunk_steps, sink)
-    k = sim.evaluate(sim.q, sim.v, sim.t)
-    record.initial(sim, k)
-    bar = Progress(progress, steps, sim.friction.name, t_end)
+    sink = Sink.open(out, sim, record_every)  # checks the path and takes its lock before any step
     try:
-        yield from step_loop(sim, record, steps, k, stop, bar, sink)
+        record = Recorder(sim, steps, record_every, chunk_steps, sink)
+        k = sim.evaluate(sim.q, sim.v, sim.t)
+        record.initial(sim, k)
+        bar = Progress(progress, steps, sim.friction.name, t_end)
+        try:
+            yield from step_loop(sim, record, steps, k, stop, bar, sink)
+        finally:
+            bar.close()
+        record.warn()
+        return record.finish(steps, "completed")
     finally:
-        bar.close()
-    record.warn()
-    return record.finish(steps, "completed")
+        sink.release()
 
 
 def step_loop(sim, record, steps, k, stop, bar, sink):

@@ -21,18 +21,22 @@ class Sink:
     """Where recorded chunks go: an HDF5 file written as the run goes, an .npz saved at the
     end, or nowhere (memory only)."""
 
-    def __init__(self, path=None, writer=None, npz=None):
-        self.path, self.writer, self.npz = path, writer, npz
+    def __init__(self, path=None, writer=None, npz=None, lock=None):
+        self.path, self.writer, self.npz, self.lock = path, writer, npz, lock
 
     @staticmethod
     def open(out, sim, record_every):
+        """The sink of ``out`` (None, an .npz or an HDF5 path), holding the output's lock
+        (:mod:`lcpdyn.file_lock`: the HDF5 writer's own, or one held for the .npz until it is
+        saved) before any step: a second run writing the same file is refused at once."""
         if out is None:
             return Sink()
+        from ..file_lock import OutputLock
         from ..trajectory import TrajectoryWriter, check_output_path
 
         path = check_output_path(out)
         if path.suffix.lower() == ".npz":
-            return Sink(path, npz=path)
+            return Sink(path, npz=path, lock=OutputLock(path))
         parameters = dict(sim.parameters(), record_every=record_every)
         writer = TrajectoryWriter.open_or_append(
             path,
@@ -43,6 +47,16 @@ class Sink:
             steps_done=sim.steps_done,
         )
         return Sink(path, writer=writer)
+
+    def release(self, status="failed: the run ended before its records were closed"):
+        """Close a writer still open (only when the run left by an unexpected path; ``finish``
+        closes it otherwise) and release the output's lock."""
+        try:
+            if self.writer is not None and not self.writer.closed:
+                self.writer.close(status)
+        finally:
+            if self.lock is not None:
+                self.lock.release()
 
 
 WARM = ("active_set", "impulse_guess")
