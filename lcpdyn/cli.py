@@ -79,8 +79,10 @@ def _parse_sets(items) -> dict:
     for item in items or []:
         if "=" not in item:
             raise UsageError(f"--set expects KEY=VALUE, got {item!r}")
-        key, value = item.split("=", 1)
-        out[key.strip()] = value.strip()
+        key, value = (part.strip() for part in item.split("=", 1))
+        if key in out and out[key] != value:  # the last would win silently: refused, as sweep --grid does
+            raise UsageError(f"--set {key} is given twice, as {out[key]!r} and {value!r}; give it once")
+        out[key] = value
     return out
 
 

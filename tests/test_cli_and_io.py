@@ -242,6 +242,7 @@ BAD_INPUT = {
     "unknown --set key": (["run", "puck", "--set", "bogus=1", "--quiet"], ["bogus"]),
     "non-numeric --set value": (["run", "puck", "--set", "speed=fast", "--quiet"], ["speed", "fast"]),
     "--set without '='": (["run", "puck", "--set", "mass", "--quiet"], ["mass"]),
+    "--set twice, two values": (["run", "puck", "--set", "mu=0.3", "--set", "mu=0.5", "--quiet"], ["mu", "0.3", "0.5"]),
     "unknown method": (["run", "puck", "--method", "simplex", "--quiet"], ["simplex"]),
     "t_end leaving no step": (["run", "puck", "--t-end", "0", "--quiet"], ["t_end"]),
     "compare: unknown scene": (["compare", "no-such-scene", "--quiet"], ["no-such-scene"]),
