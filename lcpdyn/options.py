@@ -23,9 +23,9 @@ POSITION_UPDATES = ("symplectic", "paper", "midpoint")
 """The time-stepping schemes of ``position_update`` (docs/theory/step.md)."""
 
 
-def _integer(name, value, least):
+def _integer(name, value, least, alternative=""):
     if isinstance(value, bool) or not isinstance(value, int) or value < least:
-        raise ValueError(f"{name} must be an integer >= {least}, got {value!r}")
+        raise ValueError(f"{name} must be an integer >= {least}{alternative}, got {value!r}")
     return value
 
 
@@ -107,10 +107,7 @@ class StepOptions:
             raise ValueError(f"energy_check must be 'warn', 'stop' or 'off', got {self.energy_check!r}")
         put("energy_tolerance", positive("energy_tolerance", self.energy_tolerance))
         if self.blas_threads is not None:
-            try:
-                _integer("blas_threads", self.blas_threads, 1)
-            except ValueError:
-                raise ValueError(f"blas_threads must be an integer >= 1 or None, got {self.blas_threads!r}") from None
+            _integer("blas_threads", self.blas_threads, 1, " or None")
 
     @property
     def gyroscopic_scheme(self) -> str:
@@ -119,6 +116,13 @@ class StepOptions:
         if self.gyroscopic is not None:
             return self.gyroscopic
         return "explicit" if self.position_update == "paper" else "midpoint"
+
+    def record(self) -> dict:
+        """The :data:`RECORDED` fields as plain data (``solver_options`` as a dict, without a
+        ``warm_start``, which belongs to one step, not to the run)."""
+        fields = {name: getattr(self, name) for name in RECORDED}
+        fields["solver_options"] = {k: v for k, v in self.solver_options.items() if k != "warm_start"}
+        return fields
 
     def replace(self, **changes) -> StepOptions:
         """A copy with ``changes`` (validated); an unknown name is a TypeError naming it and the

@@ -41,7 +41,7 @@ from .kernels import (
     update_positions,
 )
 from .model import Model
-from .options import POSITION_UPDATES, RECORDED, StepOptions
+from .options import POSITION_UPDATES, StepOptions
 from .run import loop as run_loop
 from .run.errors import EnergyWarning, RunInterrupted, SimulationError
 from .run.loop import MAX_STEPS, state_from_file
@@ -330,11 +330,7 @@ class Simulation:
             "lcpdyn_version": __version__,
             "dt": self.dt,
             "friction": self.friction.parameters(),
-            **{
-                name: {k: v for k, v in value.items() if k != "warm_start"} if name == "solver_options" else value
-                for name in RECORDED
-                for value in [getattr(self.options, name)]
-            },
+            **self.options.record(),
             "bodies": [
                 {
                     "name": b.name,
