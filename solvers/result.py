@@ -332,14 +332,17 @@ def _lcp_errors(z, w, lo, hi, s, zeta, active_set):
         projected = min(max(z[i] - w[i], lo[i]), hi[i])
         residual = max(residual, abs(z[i] - projected))
         violation = max(violation, lo[i] - z[i], z[i] - hi[i])
-        zt = normalized(z[i], zeta[i])
+        # z against the variable's scale, or its box when that is narrower: a box far narrower
+        # than zeta would otherwise hide a w of the wrong sign at a bound (the natural map's
+        # error there is at most the box's width in units of the scale)
+        reach = min(zeta[i], hi[i] - lo[i]) if hi[i] > lo[i] else zeta[i]
+        zt = normalized(z[i], reach)
         wt = normalized(w[i], s[i]) if s[i] > 0.0 else 0.0
-        lt = normalized(lo[i], zeta[i])
-        ht = normalized(hi[i], zeta[i])
+        lt = normalized(lo[i], reach)
+        ht = normalized(hi[i], reach)
         error = abs(zt - min(max(zt - wt, lt), ht))
         violation_i = max(lo[i] - z[i], z[i] - hi[i])
-        if violation_i > 0.0:  # against the variable's scale, or its box when that is narrower
-            reach = min(zeta[i], hi[i] - lo[i]) if hi[i] > lo[i] else zeta[i]
+        if violation_i > 0.0:
             error = max(error, violation_i / reach if reach > 0.0 else np.inf)
         if error != error:  # NaN (inf - inf: a variable infinitely far out in its own scale)
             error = np.inf

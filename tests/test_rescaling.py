@@ -280,3 +280,20 @@ def test_singular_basis_rule_rejects_a_cancelling_answer_and_keeps_a_determined_
     z_true = np.linalg.solve(A, -big)
     assert not basis_singular(A, lo, hi, z_true)
     assert relative_residual(A, big, lo, hi, z_true) < 1e-12
+
+
+@pytest.mark.parametrize("method", ["pgs", "block-gs", "judice-pires", "lemke"])
+def test_a_box_narrower_than_the_variable_scale_does_not_hide_a_wrong_sign(method):
+    """M = [1e-12]: moving z across its whole box [0, 0.3243] changes w by 3e-13 against the
+    row's scale 0.2265, so the variable scale is zeta = s / |M| = 2.3e11. At z = lo, w = q
+    = -0.2265 has the wrong sign by the row's whole scale; the natural map in units of zeta saw
+    only the box's width over zeta (1.4e-12), and pgs and block-gs stopped there as SOLVED. The
+    distance to a bound is judged against the box where it is narrower than zeta: z = 0 is
+    rejected, and every method answers z = hi."""
+    from solvers.result import relative_residual
+
+    M, q, lo, hi = np.array([[1e-12]]), np.array([-0.2265]), np.array([0.0]), np.array([0.3243])
+    assert relative_residual(M, q, lo, hi, np.array([0.0])) > 0.5
+    assert relative_residual(M, q, lo, hi, hi) < 1e-15
+    result = solve(M, q, lo, hi, method=method)
+    assert result.success and result.z[0] == hi[0]
