@@ -320,6 +320,14 @@ def normalized(x, scale):
     return x / scale
 
 
+@njit(cache=True, inline="always")
+def _bound_scale(bound, reach):
+    """The scale a distance to ``bound`` is judged against: ``reach`` (the variable's scale or
+    its box), or the bound's own size where that is smaller and not zero."""
+    size = abs(bound)
+    return size if 0.0 < size < reach else reach
+
+
 @njit(cache=True)
 def _lcp_errors(z, w, lo, hi, s, zeta, active_set):
     """(relative residual, worst row, absolute residual, absolute violation); fills active_set."""
@@ -332,15 +340,19 @@ def _lcp_errors(z, w, lo, hi, s, zeta, active_set):
         projected = min(max(z[i] - w[i], lo[i]), hi[i])
         residual = max(residual, abs(z[i] - projected))
         violation = max(violation, lo[i] - z[i], z[i] - hi[i])
-        # z against the variable's scale, or its box when that is narrower: a box far narrower
-        # than zeta would otherwise hide a w of the wrong sign at a bound (the natural map's
-        # error there is at most the box's width in units of the scale)
+        # The natural map, |z~ - clip(z~ - w~, lo~, hi~)| = min(|w~|, the distance to the bound
+        # the sign of w asks for), with that distance judged against the variable's scale, its
+        # box when narrower, and the bound's own size when smaller still (a zero bound: the other
+        # two). Against zeta alone a bound far inside it looked reached: M = [1e-12] gives
+        # zeta = 2.3e11, and z = 0, w = q = -0.2265 passed for the answer z = hi = 0.3243.
         reach = min(zeta[i], hi[i] - lo[i]) if hi[i] > lo[i] else zeta[i]
-        zt = normalized(z[i], reach)
         wt = normalized(w[i], s[i]) if s[i] > 0.0 else 0.0
-        lt = normalized(lo[i], reach)
-        ht = normalized(hi[i], reach)
-        error = abs(zt - min(max(zt - wt, lt), ht))
+        if wt > 0.0:  # z at lo, or w = 0
+            error = min(wt, normalized(max(z[i] - lo[i], 0.0), _bound_scale(lo[i], reach)))
+        elif wt < 0.0:  # z at hi, or w = 0
+            error = min(-wt, normalized(max(hi[i] - z[i], 0.0), _bound_scale(hi[i], reach)))
+        else:
+            error = 0.0
         violation_i = max(lo[i] - z[i], z[i] - hi[i])
         if violation_i > 0.0:
             error = max(error, violation_i / reach if reach > 0.0 else np.inf)

@@ -282,18 +282,20 @@ def test_singular_basis_rule_rejects_a_cancelling_answer_and_keeps_a_determined_
     assert relative_residual(A, big, lo, hi, z_true) < 1e-12
 
 
+@pytest.mark.parametrize("lower", [-np.inf, -5.0, 0.0])
 @pytest.mark.parametrize("method", ["pgs", "block-gs", "judice-pires", "lemke"])
-def test_a_box_narrower_than_the_variable_scale_does_not_hide_a_wrong_sign(method):
-    """M = [1e-12]: moving z across its whole box [0, 0.3243] changes w by 3e-13 against the
-    row's scale 0.2265, so the variable scale is zeta = s / |M| = 2.3e11. At z = lo, w = q
-    = -0.2265 has the wrong sign by the row's whole scale; the natural map in units of zeta saw
-    only the box's width over zeta (1.4e-12), and pgs and block-gs stopped there as SOLVED. The
-    distance to a bound is judged against the box where it is narrower than zeta: z = 0 is
-    rejected, and every method answers z = hi."""
+def test_a_bound_far_inside_the_variable_scale_is_not_taken_as_reached(method, lower):
+    """M = [1e-12], q = -0.2265, hi = 0.3243 (the case of issue 46, item 9, found by a fuzz
+    that is not the project's): moving z across [0, hi] changes w by 3e-13 against the row's
+    scale 0.2265, so the variable scale is zeta = s / |M| = 2.3e11. At z = 0, w = q has the
+    wrong sign by the row's whole scale for an interior z (or one at lo = 0); the answer is
+    z = hi. Measured in units of zeta the distance to hi was 1.4e-12, and pgs and block-gs
+    stopped at z = 0 as SOLVED. The distance to a bound is judged against the bound's own size
+    (and the box) where they are smaller than zeta: z = 0 is rejected, every method answers hi."""
     from solvers.result import relative_residual
 
-    M, q, lo, hi = np.array([[1e-12]]), np.array([-0.2265]), np.array([0.0]), np.array([0.3243])
+    M, q, lo, hi = np.array([[1e-12]]), np.array([-0.2265]), np.array([lower]), np.array([0.3243])
     assert relative_residual(M, q, lo, hi, np.array([0.0])) > 0.5
     assert relative_residual(M, q, lo, hi, hi) < 1e-15
     result = solve(M, q, lo, hi, method=method)
-    assert result.success and result.z[0] == hi[0]
+    assert result.success and result.z[0] == pytest.approx(hi[0], rel=1e-15)
