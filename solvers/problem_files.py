@@ -27,12 +27,17 @@ Dubois' Frictional Contact LIBrary; the layout of ``fclib.c``'s writers): ``/fcl
 (``spacedim``; ``W`` a matrix group; ``vectors/q``, ``vectors/mu``) -- u = W r + q -- or
 ``/fclib_global`` (``M``, ``H``, optional ``G``; ``vectors/f``, ``w``, ``mu``, ``b``) -- M v =
 H r + G lam + f, G^T v + b = 0, u = H^T v + w -- reduced to the local problem by eliminating v
-and lam (one sparse LU of [M -G; G^T 0]): W = H^T X_H, q = H^T x_f + w. A matrix group holds
-``nzmax``, ``m``, ``n``, ``nz`` and ``p``, ``i``, ``x`` in CSparse's forms: triplet (nz >= 0: p
-the row and i the column indices, FCLIB's own convention), compressed columns (nz = -1) or
-rows (nz = -2). ``/info`` (title, description, math_info) and ``/solution`` (r, u, v, l) are
-read when present; ``/fclib_local/V``, ``R`` (a local problem with extra unknowns) are refused
-by name. Only 3D problems (spacedim 3) are read; every size is checked against the others.
+and lam (one sparse LU of [M -G; G^T 0]): W = H^T X_H, q = H^T x_f + w (W symmetrized only where
+its asymmetry is rounding: :data:`_SYMMETRIC`). A matrix group holds ``nzmax``, ``m``, ``n``,
+``nz`` and ``p``, ``i``, ``x`` in CSparse's forms: triplet (nz >= 0), compressed columns
+(nz = -1) or rows (nz = -2). A triplet's indices are read as CSparse keeps them, i the row and
+p the column indices: so Siconos and LMGC90 write the files of the FCLIB collection
+(``fclib.h``'s comment says the opposite, and a reader that followed it refused them: an index
+outside H's n x m size). Where only the comment's reading fits the matrix's size, the file is
+read that way; a square matrix whose indices fit both is read as CSparse. ``/info`` (title,
+description, math_info) and ``/solution`` (r, u, v, l) are read when present;
+``/fclib_local/V``, ``R`` (a local problem with extra unknowns) are refused by name. Only 3D
+problems (spacedim 3) are read; every size is checked against the others.
 
 Siconos' q is lcpdyn's b. Every count, index and size is checked against the others before it is
 used, every number must parse and be finite, and mu >= 0 (through
@@ -237,11 +242,13 @@ def _h5_matrix(path, group, name):
     if not np.all(np.isfinite(x)):
         k = int(np.flatnonzero(~np.isfinite(x))[0])
         raise ProblemFileError(f"{where}: matrix {name}: value x[{k}] = {float(x[k])!r} is not finite")
-    if nz >= 0:  # triplet: p rows, i columns
-        count, rows, cols = nz, p, i
+    if nz >= 0:  # triplet: i rows, p columns (CSparse; module docstring)
+        count = nz
         if p.size < nz or i.size < nz or x.size < nz:
             raise ProblemFileError(f"{where}: matrix {name} (triplet) has fewer than nz = {nz} entries")
-        rows, cols, values = rows[:nz], cols[:nz], x[:nz]
+        rows, cols, values = i[:nz], p[:nz], x[:nz]
+        if count and not (_within(rows, m) and _within(cols, n)) and _within(cols, m) and _within(rows, n):
+            rows, cols = cols, rows  # fclib.h's comment: p rows, i columns
     elif nz in (-1, -2):
         major = n if nz == -1 else m
         if p.size != major + 1 or p[0] != 0 or np.any(np.diff(p) < 0) or p[-1] > min(i.size, x.size):
@@ -258,6 +265,17 @@ def _h5_matrix(path, group, name):
     if count and (rows.min() < 0 or rows.max() >= m or cols.min() < 0 or cols.max() >= n):
         raise ProblemFileError(f"{where}: matrix {name} has an index outside its {m} x {n} size")
     return sp.coo_matrix((values, (rows, cols)), shape=(m, n)).tocsc()  # duplicates summed, as CSparse does
+
+
+_SYMMETRIC = 1e-8
+"""Relative asymmetry of a global file's W = H^T M^-1 H up to which it is the elimination's
+rounding and W is symmetrized. Beyond it M itself is not symmetric, and W is kept as the file's
+equations give it: an LMGC90 dump of Siconos' tests has M asymmetric by 1.5e-7 of its largest
+entry, which its conditioning (1e7) makes 16 % of W -- symmetrizing would pose another problem."""
+
+
+def _within(index, size):
+    return index.size == 0 or (index.min() >= 0 and index.max() < size)
 
 
 def _h5_vector(path, group, name, size):
@@ -364,7 +382,8 @@ def read_fclib(path) -> FclibFile:
                 ) from None
             HT = H.T.tocsr()
             W = HT @ X[:n, :size]
-            W = 0.5 * (W + W.T)
+            if np.abs(W - W.T).max(initial=0.0) <= _SYMMETRIC * np.abs(W).max(initial=0.0):
+                W = 0.5 * (W + W.T)  # the elimination's rounding; otherwise M itself is not symmetric
             q = HT @ X[:n, size] + w
         info = {}
         if "info" in root:

@@ -26,7 +26,10 @@ def _write_matrix(group, A, form):
     elif form == "csr":
         R = A.tocsr()
         p, i, x, nz = R.indptr, R.indices, R.data, -2
-    else:  # triplet: p rows, i columns
+    elif form == "triplet":  # CSparse's: i rows, p columns, as Siconos and LMGC90 write
+        T = A.tocoo()
+        i, p, x, nz = T.row, T.col, T.data, T.nnz
+    else:  # "triplet-comment": fclib.h's comment, p rows and i columns
         T = A.tocoo()
         p, i, x, nz = T.row, T.col, T.data, T.nnz
     for key, value in (("nzmax", x.size), ("m", A.shape[0]), ("n", A.shape[1]), ("nz", nz)):
@@ -101,12 +104,13 @@ def _global_problem(seed, with_g):
     )
 
 
+@pytest.mark.parametrize("form", ["triplet", "triplet-comment", "csc"])
 @pytest.mark.parametrize("with_g", [False, True])
-def test_a_global_problem_is_reduced_to_the_local_one(tmp_path, with_g):
+def test_a_global_problem_is_reduced_to_the_local_one(tmp_path, with_g, form):
     """W = H^T X_H, q = H^T x_f + w with [M -G; G^T 0] X = [H f; 0 -b] (dense here); the local
     solution maps back to v with M v = H r + G lam + f and G^T v + b = 0 (FCLIB's definition)."""
     M, H, f, w, mu, G, b = _global_problem(4, with_g)
-    write_global(tmp_path / "g.hdf5", M, H, f, w, mu, G, b, form="triplet")
+    write_global(tmp_path / "g.hdf5", M, H, f, w, mu, G, b, form=form)
     read = read_fclib(tmp_path / "g.hdf5")
     assert read.kind == "global"
     n, p = M.shape[0], 0 if G is None else G.shape[1]
@@ -177,3 +181,49 @@ def test_missing_corrupt_and_singular_files_are_named(tmp_path):
     write_global(tmp_path / "singular.hdf5", M, H, f, w, mu, G, b)
     with pytest.raises(ProblemFileError, match="singular"):
         read_fclib(tmp_path / "singular.hdf5")
+
+
+REAL = Path(__file__).parent / "data" / "fclib"  # from Siconos' sources (Apache 2.0): README there
+
+
+@pytest.mark.parametrize(
+    "name, kind, contacts",
+    [
+        ("CubeH8.hdf5", "global", 1),
+        ("LMGC_GlobalFrictionContactProblem00046.hdf5", "global", 9),
+        ("Box_Stacks-i0122-82-5.hdf5", "global", 82),
+        ("LMGC_100_PR_PerioBox-i00361-60-03000.hdf5", "local", 60),
+    ],
+)
+def test_files_of_the_fclib_collection_read_and_solve(name, kind, contacts):
+    """Files that Siconos and LMGC90 wrote (issue 46, item 9): the global ones keep their triplets'
+    row indices in i and column indices in p (CSparse's convention; fclib.h's comment says the
+    opposite, and the reader that followed it refused every one of them: "H has an index outside
+    its 162 x 3 size"). Each reads to the contacts its mu says, a symmetric positive semidefinite
+    Delassus matrix, and a problem NSGS solves; for a global file the answer maps back to
+    velocities that satisfy FCLIB's equations M v = H r + f and u = H^T v + w. The LMGC90 dump's M
+    is not symmetric (1.5e-7 of its largest entry, conditioning 1e7): its W is kept as those
+    equations give it, 16 % asymmetric, where symmetrizing it posed another problem."""
+    read = read_fclib(REAL / name)
+    assert read.kind == kind and read.problem.mu.shape == (contacts,)
+    W, b = read.problem.W, read.problem.b
+    assert W.shape == (3 * contacts, 3 * contacts)
+    scale = np.abs(W).max()
+    asymmetry = np.abs(W - W.T).max() / scale
+    assert asymmetry > 0.1 if name.startswith("LMGC_Global") else asymmetry < 1e-12
+    assert np.linalg.eigvalsh(0.5 * (W + W.T)).min() > -1e-10 * scale
+    result = solve_friction_contact(W, b, read.problem.mu, method="nsgs", max_sweeps=100_000)
+    assert result.success, result.message
+    if kind == "global":
+        with h5py.File(REAL / name, "r") as f:
+            from solvers.problem_files import _h5_matrix
+
+            root = f["fclib_global"]
+            assert "G" not in root
+            M, H = _h5_matrix(name, root["M"], "M"), _h5_matrix(name, root["H"], "H")
+            f_, w = np.asarray(root["vectors/f"]), np.asarray(root["vectors/w"])
+        assert H.shape == (M.shape[0], 3 * contacts)
+        v = sp.linalg.spsolve(M.tocsc(), H @ result.r + f_)
+        np.testing.assert_allclose(M @ v, H @ result.r + f_, rtol=0, atol=1e-10 * np.abs(f_).max())
+        u = H.T @ v + w
+        np.testing.assert_allclose(u, W @ result.r + b, rtol=0, atol=1e-8 * (np.abs(u).max() + np.abs(b).max()))
