@@ -158,13 +158,15 @@ def run_batch(
     progress: bool = False,
     record_every: int = 1,
     chunk_steps: int = 1024,
+    overwrite: bool = False,
 ) -> list[BatchRun]:
     """Run every simulation to ``t_end`` (s), the copies the batch takes together (module
     docstring), the others one by one; returns one :class:`BatchRun` per simulation, in order.
     ``outs``: None, or one path (or None) per simulation, each run's ``out`` of
     :meth:`Simulation.run` (HDF5 streamed as it goes, or .npz); ``record_every``,
     ``chunk_steps``: as :meth:`Simulation.run`. Arguments and paths are checked before any
-    step. ``progress``: one tqdm bar over all steps. SIGINT / SIGTERM: every run stops after its
+    step (an existing file is refused unless ``overwrite``, as :meth:`Simulation.run` refuses it).
+    ``progress``: one tqdm bar over all steps. SIGINT / SIGTERM: every run stops after its
     step or chunk in progress and :class:`BatchInterrupted` carries them all."""
     from threadpoolctl import threadpool_limits
     from tqdm.auto import tqdm
@@ -173,7 +175,7 @@ def run_batch(
     from .run.loop import run_steps, session
     from .run.signals import StopOnSignal
     from .stepper import Simulation
-    from .trajectory import check_output_path
+    from .trajectory import check_output_path, refuse_existing
 
     sims = list(simulations)
     for i, sim in enumerate(sims):
@@ -185,9 +187,11 @@ def run_batch(
     outs = [None] * len(sims) if outs is None else list(outs)
     if len(outs) != len(sims):
         raise ValueError(f"run_batch: {len(outs)} outs for {len(sims)} simulations")
-    for out in outs:
+    for sim, out in zip(sims, outs, strict=True):
         if out is not None:
-            check_output_path(out)
+            path = check_output_path(out)
+            if sim.steps_done == 0:
+                refuse_existing(path, overwrite)
     groups = {}
     for i, sim in enumerate(sims):
         if sim._loop is not None and sim._loop._key is not None:
@@ -263,7 +267,7 @@ def run_batch(
             sims[i]._chunk_limit = CHUNK_LENGTH
         try:
             sessions = [
-                session(sim, n, t_end, False, out, record_every, chunk_steps, stop)
+                session(sim, n, t_end, False, out, record_every, chunk_steps, stop, overwrite)
                 for sim, n, out in zip(sims, steps, outs, strict=True)
             ]
             for i in range(len(sims)):

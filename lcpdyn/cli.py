@@ -243,6 +243,12 @@ def _parser() -> argparse.ArgumentParser:
         "resumable) (default: none; required, except with --resume)",
     )
     run.add_argument(
+        "--overwrite",
+        action="store_true",
+        help="replace the file --out names if it exists (default: refuse, naming what it holds; a "
+        "stopped FILE.h5 is continued with --resume)",
+    )
+    run.add_argument(
         "--resume",
         default=None,
         metavar="FILE.h5",
@@ -697,6 +703,12 @@ def _run(args) -> int:
         raise UsageError("run needs --out FILE (.npz, .h5 or .hdf5)")
     parameters = _parse_sets(args.set)
     out = _check_output(args.out, RUN_SUFFIXES, "--out")
+    from .trajectory import refuse_existing
+
+    try:
+        refuse_existing(out, args.overwrite, "--overwrite")
+    except FileExistsError as exc:
+        raise UsageError(f"--out {exc}") from None
     plot = _check_plot(args.plot)
     if args.dt is not None:
         parameters["dt"] = args.dt
@@ -717,7 +729,11 @@ def _run(args) -> int:
 
     def go():
         return sim.run(
-            scene.t_end, progress=not args.quiet, out=out if streamed else None, record_every=options["record_every"]
+            scene.t_end,
+            progress=not args.quiet,
+            out=out if streamed else None,
+            record_every=options["record_every"],
+            overwrite=args.overwrite,
         )
 
     title = f"{scene.name}, {options['friction']}, h = {scene.dt:g} s"
@@ -741,6 +757,7 @@ def _resume(args) -> int:
             ("--record-every", args.record_every),
             ("--out", args.out),
             ("--compiled-loop", args.compiled_loop or None),
+            ("--overwrite", args.overwrite or None),
         )
         if value is not None
     ]

@@ -672,7 +672,14 @@ class Simulation:
         self._pending_health = int(state.get("pending_health", 0))
 
     def run(
-        self, t_end: float, progress: bool = False, *, out=None, record_every: int = 1, chunk_steps: int = 1024
+        self,
+        t_end: float,
+        progress: bool = False,
+        *,
+        out=None,
+        record_every: int = 1,
+        chunk_steps: int = 1024,
+        overwrite: bool = False,
     ) -> Trajectory:
         """Simulate from the current state to ``t_end`` (s); returns the :class:`Trajectory`.
 
@@ -686,7 +693,9 @@ class Simulation:
             and a ``status`` attribute: ``running``, ``completed``, ``interrupted``,
             ``failed: <reason>``), so a killed run keeps every completed chunk and an interrupted
             one can be continued (:meth:`restore`, then ``run(..., out=same path)`` appends).
-            ``.npz``: saved (atomically) when the run ends, completes or not.
+            ``.npz``: saved (atomically) when the run ends, completes or not. A run from the start
+            onto an existing file raises :class:`FileExistsError` before any step (naming what the
+            file holds: a stopped run says how to continue it) unless ``overwrite=True``.
         record_every : record every k-th step (k >= 1; the last step is always recorded); the
             health flags of the steps skipped are OR-ed into the next recorded one, so no
             energy gain or fallback goes unreported. Memory grows with the recorded steps only
@@ -699,7 +708,9 @@ class Simulation:
         ``TIMING_STEPS`` steps), not in the trajectory, which stays reproducible. Steps of the
         compiled loop (``compiled_loop=True``) get their chunk's shares: the compiled call as
         solve, the host's residual check as rest, the recording."""
-        return run_loop.run(self, t_end, progress, out, record_every, chunk_steps)
+        if not isinstance(overwrite, bool):
+            raise TypeError(f"overwrite must be True or False, got {overwrite!r}")
+        return run_loop.run(self, t_end, progress, out, record_every, chunk_steps, overwrite)
 
     _chunk_limit = CHUNK_STEPS  # the most steps asked of one compiled chunk
 

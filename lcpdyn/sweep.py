@@ -484,7 +484,8 @@ def run_one(spec_json: str, run: dict, reference: dict, trajectory_path: str | N
         try:
             built, sim = _prepare(spec, run, reference)
             try:
-                trajectory = sim.run(spec.t_end, out=trajectory_path)
+                # the sweep owns its runs' files: a run it does again starts its file again
+                trajectory = sim.run(spec.t_end, out=trajectory_path, overwrite=True)
                 failure = None
             except _interruption() as exc:  # Ctrl-C or SIGTERM in this process (workers=0): stop the sweep
                 raise _Stopped(exc.signal) from None
@@ -541,6 +542,7 @@ def run_batch_records(
                     spec.t_end,
                     outs=[trajectory_paths[i] for i in order],
                     progress=progress,
+                    overwrite=True,  # the sweep's own run files, as in run_one
                 )
             except BatchInterrupted as exc:
                 outcome, interrupted = exc.runs, exc.signum

@@ -450,7 +450,8 @@ def test_cli_energy_check_stop_saves_the_steps_up_to_the_gain(tmp_path, capsys):
     assert 2.0 < trajectory.t[-1] < 4.0
     assert trajectory.health[-1] == int(lcpdyn.Health.ENERGY_GAIN)
     assert trajectory.parameters["position_update"] == "paper" and trajectory.parameters["energy_check"] == "stop"
-    code, _, _ = run_cli(["run", "wheel", "--energy-check", "stop", "--out", str(out), "--quiet"], capsys)
+    argv = ["run", "wheel", "--energy-check", "stop", "--out", str(out), "--quiet", "--overwrite"]
+    code, _, _ = run_cli(argv, capsys)
     assert code == 0 and load(out).t.shape == (4000,)  # the default update runs through
 
 
@@ -1090,3 +1091,21 @@ def test_run_compiled_loop_flag_runs_the_compiled_loop_and_refuses_a_scene_it_ca
     assert not (tmp_path / "d.npz").exists()
     code, _, err = run_cli(["run", "--resume", str(tmp_path / "x.h5"), "--t-end", "1", "--compiled-loop"], capsys)
     assert code == 2 and "--compiled-loop cannot be combined" in err
+
+
+@pytest.mark.parametrize("suffix", [".npz", ".h5"])
+def test_run_onto_an_existing_result_needs_overwrite(tmp_path, capsys, suffix):
+    """`run --out FILE` where FILE exists: exit 2 naming the file and --overwrite, before any step,
+    the file untouched; with --overwrite the run replaces it; --overwrite cannot go with --resume."""
+    out = tmp_path / f"result{suffix}"
+    argv = ["run", "puck", "--t-end", "0.01", "--quiet", "--out", str(out)]
+    assert run_cli(argv, capsys)[0] == 0
+    before = out.read_bytes()
+    code, _, stderr = run_cli(argv, capsys)
+    assert code == 2 and str(out) in stderr and "--overwrite" in stderr and "Traceback" not in stderr
+    assert out.read_bytes() == before
+    assert run_cli(argv + ["--overwrite"], capsys)[0] == 0
+    assert load(out).parameters["status"] == "completed"
+    if suffix == ".h5":
+        code, _, stderr = run_cli(["run", "--resume", str(out), "--t-end", "0.02", "--overwrite"], capsys)
+        assert code == 2 and "--overwrite" in stderr

@@ -209,3 +209,43 @@ def test_contact_mu_records_the_coefficient_each_step_applied():
     flags = [c["friction_profile"] for c in run.parameters["contacts"]]
     assert flags == [True, False, False, False]
     assert np.array_equal(friction_coefficients(run), run.contact_mu)
+
+
+# --- an existing result is never replaced without being told (issue 46, item 1) ----------------
+@pytest.mark.parametrize("suffix", [".npz", ".h5"])
+def test_a_new_run_onto_an_existing_result_is_refused_before_any_step(tmp_path, suffix):
+    """A run from the start onto a file that exists raises FileExistsError naming it, and the file
+    is left byte for byte; overwrite=True replaces it. A stopped .h5 run is named with the step it
+    stopped at and the way to continue it (it used to be overwritten without a word)."""
+    import scenes
+
+    scene = scenes.SCENES["sliding-block"].build()
+    path = tmp_path / f"result{suffix}"
+    sim = scene.simulation("regularized")
+    calls = {"n": 0}
+    original = sim.step
+
+    def step(k=None):  # a run stopped by SIGINT after 20 steps: an interrupted, resumable file
+        calls["n"] += 1
+        if calls["n"] == 20:
+            os.kill(os.getpid(), signal.SIGINT)
+        return original(k)
+
+    sim.step = step
+    with pytest.raises(RunInterrupted):
+        sim.run(0.1, out=path)
+    before = path.read_bytes()
+    fresh = scene.simulation("regularized")
+    with pytest.raises(FileExistsError) as info:
+        fresh.run(0.1, out=path)
+    message = str(info.value)
+    assert str(path) in message and "overwrite=True" in message
+    if suffix == ".h5":
+        assert "stopped at step 20" in message and "resume" in message
+    assert path.read_bytes() == before and fresh.steps_done == 0
+    with pytest.raises(TypeError, match="overwrite must be True or False"):
+        fresh.run(0.1, out=path, overwrite="yes")
+    done = fresh.run(0.1, out=path, overwrite=True)
+    from lcpdyn.trajectory import load
+
+    assert load(path).parameters["status"] == "completed" and load(path).t.size == done.t.size == 100

@@ -25,14 +25,14 @@ MAX_STEPS = 100_000_000
 (each continues from the current state)."""
 
 
-def run(sim, t_end, progress=False, out=None, record_every=1, chunk_steps=1024):
+def run(sim, t_end, progress=False, out=None, record_every=1, chunk_steps=1024, overwrite=False):
     """:meth:`lcpdyn.stepper.Simulation.run` (its docstring says what the arguments do): the checks,
     then the step loop inside the signal, BLAS and float64 scopes, answering the loop's requests
     for compiled chunks with ``sim``'s compiled loop."""
     steps = run_steps(sim, t_end, record_every, chunk_steps)
     stop = StopOnSignal()
     with stop, blas_limit(sim.blas_threads), float64():  # JAX's float64 scope: lcpdyn.precision
-        loop = session(sim, steps, t_end, progress, out, record_every, chunk_steps, stop)
+        loop = session(sim, steps, t_end, progress, out, record_every, chunk_steps, stop, overwrite)
         chunk = None
         while True:
             try:
@@ -82,11 +82,11 @@ def run_steps(sim, t_end, record_every, chunk_steps) -> int:
     return steps
 
 
-def session(sim, steps, t_end, progress, out, record_every, chunk_steps, stop):
+def session(sim, steps, t_end, progress, out, record_every, chunk_steps, stop, overwrite=False):
     """:func:`run` after its checks, as a generator (:func:`step_loop`): yields the compiled
     chunk requests, returns the :class:`Trajectory` (raises as :func:`run` does). ``stop``
     is the signal flag it polls; the caller holds the float64 and BLAS scopes."""
-    sink = Sink.open(out, sim, record_every)  # checks the path and takes its lock before any step
+    sink = Sink.open(out, sim, record_every, overwrite)  # checks the path, takes its lock before any step
     try:
         record = Recorder(sim, steps, record_every, chunk_steps, sink)
         k = sim.evaluate(sim.q, sim.v, sim.t)

@@ -25,16 +25,20 @@ class Sink:
         self.path, self.writer, self.npz, self.lock = path, writer, npz, lock
 
     @staticmethod
-    def open(out, sim, record_every):
+    def open(out, sim, record_every, overwrite=False):
         """The sink of ``out`` (None, an .npz or an HDF5 path), holding the output's lock
         (:mod:`lcpdyn.file_lock`: the HDF5 writer's own, or one held for the .npz until it is
-        saved) before any step: a second run writing the same file is refused at once."""
+        saved) before any step: a second run writing the same file is refused at once. A run from
+        the start onto an existing file is refused unless ``overwrite``
+        (:func:`~lcpdyn.trajectory.refuse_existing`); a continued run appends to its own."""
         if out is None:
             return Sink()
         from ..file_lock import OutputLock
-        from ..trajectory import TrajectoryWriter, check_output_path
+        from ..trajectory import TrajectoryWriter, check_output_path, refuse_existing
 
         path = check_output_path(out)
+        if sim.steps_done == 0:
+            refuse_existing(path, overwrite)
         if path.suffix.lower() == ".npz":
             return Sink(path, npz=path, lock=OutputLock(path))
         parameters = dict(sim.parameters(), record_every=record_every)
