@@ -620,7 +620,9 @@ def scene_parameters(name: str) -> list[tuple[str, dict]]:
     if name in SCENES:
         out.append(("run", dict(SCENES[name].DEFAULTS)))
     if name in STABILITY:
-        out.append(("stability", dict(STABILITY[name].system().parameters)))
+        module = STABILITY[name]
+        known = getattr(module, "SYSTEM_PARAMETERS", None)  # without building the system, when it says them
+        out.append(("stability", dict(module.system().parameters if known is None else known)))
     return out
 
 

@@ -182,6 +182,16 @@ def _quaternion(axis, angle):
     return jnp.concatenate([jnp.stack([jnp.cos(angle / 2)]), jnp.sin(angle / 2) * jnp.asarray(axis, float)])
 
 
+SYSTEM_PARAMETERS = {
+    key: DEFAULTS[key]
+    for key in ("speed", "beam_length", "beam_mass_per_length", "wheel_mass", "wheel_radius", *_TYRE_KEYS,
+                "axial_stiffness", "shear_stiffness", "torsional_stiffness", "bending_stiffness",
+                "beam_inertia_per_length", "beam_damping")
+}  # fmt: skip
+"""The linearization's parameters and their defaults (what :func:`system` takes; listed by
+`lcpdyn scenes` without building the system)."""
+
+
 @functools.cache
 def system(elements: int = LINEAR_ELEMENTS) -> MinimalSystem:
     """The linearization model (module docstring): q_d = (y_i, bend_i, twist_i) of nodes
@@ -272,9 +282,6 @@ def system(elements: int = LINEAR_ELEMENTS) -> MinimalSystem:
         wheel = jnp.diag(jnp.array([M * rho * rho / 4, M * rho * rho / 2, M * rho * rho / 4]))
         return jnp.concatenate([share[:, None, None] * node, wheel[None]])
 
-    keys = ("speed", "beam_length", "beam_mass_per_length", "wheel_mass", "wheel_radius", *_TYRE_KEYS,
-            "axial_stiffness", "shear_stiffness", "torsional_stiffness", "bending_stiffness",
-            "beam_inertia_per_length", "beam_damping")  # fmt: skip
     shimmy = MinimalSystem(
         NAME,
         tuple(f"{kind}{i}" for i in range(1, n + 1) for kind in ("y", "twist", "bend")),
@@ -285,7 +292,7 @@ def system(elements: int = LINEAR_ELEMENTS) -> MinimalSystem:
         inertias,
         force=force,
         gravity=(0.0, 0.0, 0.0),
-        parameters={key: DEFAULTS[key] for key in keys},
+        parameters=dict(SYSTEM_PARAMETERS),
     )
     return shimmy
 

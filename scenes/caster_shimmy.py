@@ -59,6 +59,11 @@ def _contact_point(q, t, p):
     return centre + p["radius"] * jnp.cross(d2, axis)
 
 
+SYSTEM_PARAMETERS = {"radius": 1.0, "yoke_length": 1.0, "speed": 1.0, "flexible": 1.0}
+"""The linearization's parameters and their defaults (what :func:`system` takes; listed by
+`lcpdyn scenes` without building the system)."""
+
+
 @functools.cache
 def system() -> MinimalSystem:
     """Parameters: radius r, yoke_length l, speed v, flexible (0 rigid, 1 quasi-static cantilever)."""
@@ -78,7 +83,7 @@ def system() -> MinimalSystem:
         masses=jnp.array([1.0]),
         inertias=(jnp.diag(jnp.array([0.25, 0.5, 0.25])))[None],
         gravity=(0.0, 0.0, -1.0),
-        parameters={"radius": 1.0, "yoke_length": 1.0, "speed": 1.0, "flexible": 1.0},
+        parameters=dict(SYSTEM_PARAMETERS),
     )
     return caster
 

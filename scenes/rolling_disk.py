@@ -64,6 +64,11 @@ def _pose(q, t, p):
     return centre[None, :], R[None]
 
 
+SYSTEM_PARAMETERS = {"mass": 1.0, "radius": 1.0, "gravity": 1.0, "speed": 0.5}
+"""The linearization's parameters and their defaults (what :func:`system` takes; listed by
+`lcpdyn scenes` without building the system)."""
+
+
 @functools.cache
 def system() -> MinimalSystem:
     """The disk in minimal coordinates (module docstring); parameters mass, radius, gravity, speed."""
@@ -83,7 +88,7 @@ def system() -> MinimalSystem:
         masses=lambda p: jnp.array([p["mass"]]),
         inertias=lambda p: (p["mass"] * p["radius"] ** 2 * jnp.diag(jnp.array([0.25, 0.5, 0.25])))[None],
         gravity=lambda p: jnp.array([0.0, 0.0, -p["gravity"]]),
-        parameters={"mass": 1.0, "radius": 1.0, "gravity": 1.0, "speed": 0.5},
+        parameters=dict(SYSTEM_PARAMETERS),
     )
     return disk
 

@@ -38,6 +38,11 @@ def _pose(q, t, p):
     return centre[None, :], R[None]
 
 
+SYSTEM_PARAMETERS = {"mass": 1.0, "length": 1.0, "stiffness": 1.0, "speed": 1.0, "a_over_l": 0.5, "gyration": 0.21}
+"""The linearization's parameters and their defaults (what :func:`system` takes; listed by
+`lcpdyn scenes` without building the system)."""
+
+
 @functools.cache
 def system() -> MinimalSystem:
     """Parameters: mass m, length l, stiffness k, speed v, a_over_l = a/l, gyration = r^2/l^2."""
@@ -67,7 +72,7 @@ def system() -> MinimalSystem:
         inertias=inertias,
         force=spring,
         gravity=(0.0, 0.0, 0.0),
-        parameters={"mass": 1.0, "length": 1.0, "stiffness": 1.0, "speed": 1.0, "a_over_l": 0.5, "gyration": 0.21},
+        parameters=dict(SYSTEM_PARAMETERS),
     )
     return swivel
 

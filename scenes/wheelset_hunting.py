@@ -481,6 +481,13 @@ def _contact_solver(numbers, w0):
     return solve
 
 
+SYSTEM_PARAMETERS = {"speed": DEFAULTS["speed"], "yaw_stiffness": 0.0, "saturation": 1.0, "mu": DEFAULTS["mu"],
+                     "load": DEFAULTS["load"], "mass": DEFAULTS["mass"], "f11": DEFAULTS["f11"],
+                     "f22": DEFAULTS["f22"], "f23": DEFAULTS["f23"]}  # fmt: skip
+"""The linearization's parameters and their defaults (what :func:`system` takes; listed by
+`lcpdyn scenes` without building the system, which solves the centred contact first: 11 s)."""
+
+
 @functools.cache
 def system(cant: float = 1 / 40) -> MinimalSystem:
     """The wheelset in minimal coordinates for the linear stability analysis (Schwab–Meijaard
@@ -537,9 +544,7 @@ def system(cant: float = 1 / 40) -> MinimalSystem:
         NAME, ("y", "psi", "beta"), (), pose, lambda q, qdot, t, p: jnp.zeros(0),
         masses=lambda p: jnp.array([p["mass"]]), inertias=jnp.diag(jnp.array([1000.0, 100.0, 1000.0]))[None],
         force=force, gravity=(0.0, 0.0, -GRAVITY),
-        parameters={"speed": DEFAULTS["speed"], "yaw_stiffness": 0.0, "saturation": 1.0, "mu": DEFAULTS["mu"],
-                    "load": DEFAULTS["load"], "mass": DEFAULTS["mass"], "f11": DEFAULTS["f11"],
-                    "f22": DEFAULTS["f22"], "f23": DEFAULTS["f23"]},
+        parameters=dict(SYSTEM_PARAMETERS),
     )  # fmt: skip
     return hunting
 

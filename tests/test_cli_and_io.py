@@ -1109,3 +1109,24 @@ def test_run_onto_an_existing_result_needs_overwrite(tmp_path, capsys, suffix):
     if suffix == ".h5":
         code, _, stderr = run_cli(["run", "--resume", str(out), "--t-end", "0.02", "--overwrite"], capsys)
         assert code == 2 and "--overwrite" in stderr
+
+
+def test_scenes_lists_the_stability_parameters_without_building_a_system(monkeypatch, capsys):
+    """`lcpdyn scenes` took 16 s: it built every stability system to read its parameters, and the
+    wheelset's solves its centred contact first (11 s; issue 46, item 6). Each stability scene
+    states them (SYSTEM_PARAMETERS, what its system() takes), and the listing reads that."""
+    import scenes
+    from lcpdyn.cli import scene_parameters
+
+    for name, module in scenes.STABILITY.items():
+        assert module.system().parameters == module.SYSTEM_PARAMETERS, name
+
+    def refuse():
+        raise AssertionError("a system was built")
+
+    for module in scenes.STABILITY.values():
+        monkeypatch.setattr(module, "system", refuse)
+    for name in scenes.STABILITY:
+        assert dict(scene_parameters(name))["stability"] == scenes.STABILITY[name].SYSTEM_PARAMETERS
+    code, stdout, _ = run_cli(["scenes"], capsys)
+    assert code == 0 and "wheelset-hunting" in stdout and "yaw_stiffness" in stdout
