@@ -519,6 +519,9 @@ def main(argv=None) -> int:
     previous = signal.signal(signal.SIGTERM, _on_sigterm)
     try:
         return _main(argv)
+    except KeyboardInterrupt:  # Ctrl-C before a command runs: while the parser imports the scenes
+        print("lcpdyn: interrupted by SIGINT", file=sys.stderr)
+        return 128 + signal.SIGINT
     except _Terminated:
         print("lcpdyn: interrupted by SIGTERM", file=sys.stderr)
         return 128 + signal.SIGTERM

@@ -1130,3 +1130,20 @@ def test_scenes_lists_the_stability_parameters_without_building_a_system(monkeyp
         assert dict(scene_parameters(name))["stability"] == scenes.STABILITY[name].SYSTEM_PARAMETERS
     code, stdout, _ = run_cli(["scenes"], capsys)
     assert code == 0 and "wheelset-hunting" in stdout and "yaw_stiffness" in stdout
+
+
+@pytest.mark.parametrize("signal_number", [signal.SIGINT, signal.SIGTERM])
+def test_a_signal_while_the_command_line_starts_exits_cleanly(monkeypatch, capsys, signal_number):
+    """Ctrl-C in the first second or two, while the parser imports the scenes, gave a raw
+    KeyboardInterrupt traceback (the parser was built outside the handler; issue 46, item 3):
+    now one line and the signal's exit code, as a signal during a run gives."""
+    import lcpdyn.cli as cli
+
+    def interrupted():
+        os.kill(os.getpid(), signal_number)
+        raise AssertionError("the signal should have stopped the parser")
+
+    monkeypatch.setattr(cli, "_parser", interrupted)
+    code, _, stderr = run_cli(["scenes"], capsys)
+    name = "SIGINT" if signal_number == signal.SIGINT else "SIGTERM"
+    assert code == 128 + signal_number and stderr.strip() == f"lcpdyn: interrupted by {name}"
