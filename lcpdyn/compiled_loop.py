@@ -80,6 +80,8 @@ def unsupported(sim) -> list[str]:
     reasons = []
     if sim.coulomb or compiled_rows(sim.friction, sim.dt) is None:
         reasons.append(f"friction model {sim.friction.name!r} (the loop builds the regularized and box rows)")
+    if sim._two_coefficients:  # (a reversed kinetic slip, the other switch, is handed over step by step: run.loop)
+        reasons.append("mu_s != mu_k (the loop does not solve a breakaway step again, docs/theory/step.md)")
     if sim.method != "judice-pires":
         reasons.append(f"method {sim.method!r} (the loop pivots like 'judice-pires')")
     if model.n_bilateral:

@@ -248,6 +248,8 @@ def lcp_islands(
     compliance,
     v_th,
     box,
+    branch,
+    guess,
     order,
     starts,
     bodies,
@@ -298,6 +300,8 @@ def lcp_islands(
         tl = np.empty((nc, 2, 3))
         mul = np.empty(nc)
         musl = np.empty(nc)
+        brl = np.empty(nc, np.int8)
+        gl = np.empty((nc, 2))
         nfl = np.empty(nc)
         ffl = np.empty((nc, 3))
         CNl = np.empty(nc)
@@ -314,6 +318,9 @@ def lcp_islands(
                 ffl[a, j] = friction_force[i, j]
             mul[a] = mu[i]
             musl[a] = mu_static[i]
+            brl[a] = branch[i]
+            gl[a, 0] = guess[i, 0]
+            gl[a, 1] = guess[i, 1]
             nfl[a] = normal_force[i]
             CNl[a] = CN[i]
             eNl[a] = e_N[i]
@@ -322,7 +329,9 @@ def lcp_islands(
         if box:
             box_block(Dl, h, mul, nfl, F, C, c, bound, bl, kl)
         else:
-            regularized_block(Dl, vl, h, mul, musl, nfl, ffl, tl, compliance, v_th, F, C, c, bound, bl, kl, False, ffl)
+            regularized_block(
+                Dl, vl, h, mul, musl, nfl, ffl, tl, compliance, v_th, F, C, c, bound, bl, kl, False, ffl, brl, gl
+            )
         _body_matrix(mass, inertia, bodies[k], Mb)
         K = np.zeros((s, s))
         Cb = np.zeros((2 * nc, 2 * nc))

@@ -225,6 +225,8 @@ def fused_step(
     compliance,
     v_th,
     box,
+    branch,
+    guess,
     warm,
     use_warm,
     max_iterations,
@@ -260,6 +262,8 @@ def fused_step(
             kinetic,
             False,
             friction_force,
+            branch,
+            guess,
         )
     size = n + m + r + nf
     K = np.zeros((size, size))
@@ -375,6 +379,17 @@ def momentum(mass, inertia, v):
                 s += inertia[b, r, c] * v[o + 3 + c]
             out[o + 3 + r] = s
     return out
+
+
+def free_velocity(mass, inertia, rhs):
+    """M^-1 rhs (n,) with the block-diagonal M of the bodies (per body: rhs / m and I^-1 rhs)."""
+    out = rhs.reshape(-1, 6).copy()
+    out[:, :3] /= mass[:, None]
+    try:
+        out[:, 3:] = np.linalg.solve(inertia, out[:, 3:, None])[..., 0]
+    except np.linalg.LinAlgError:  # a singular inertia (a point mass): the rotations it can take
+        out[:, 3:] = np.einsum("bij,bj->bi", np.linalg.pinv(inertia), out[:, 3:])
+    return out.reshape(-1)
 
 
 GYROSCOPIC_NEWTON_TOLERANCE = 1e-13

@@ -33,6 +33,7 @@ from .kernels import (
     GYROSCOPIC_NEWTON_ITERATIONS,
     GYROSCOPIC_NEWTON_TOLERANCE,
     block_rows,
+    free_velocity,
     gap_terms_blocks,
     gyroscopic_midpoint,
     kinetic_energy,
@@ -75,6 +76,12 @@ MIN_DT = 1e-9
 compliance 1/(k_T h^2), compliant rows 1/(h (F' h + c))) grow against the O(1) masses of
 Eq. (30) -- 1e8 at 1 ns with k_T = 1e10 N/m; dt = 1e-300 overflows them outright. (Time itself
 never stalls at t + dt == t: the stepper computes t = (steps done) x dt.)"""
+
+BREAKAWAY = 1e-6
+"""Slip at the end of a step, relative to the slip its loads alone would give, beyond which a
+contact that took mu_s has slid (:meth:`Simulation._breakaway`): far above the solvers' rounding
+and tolerance (a resting contact's slip is 1e-12 of it or less), far below a real breakaway (a
+block 0.02 degrees past atan mu_s slides 8e-4 of it in its first millisecond)."""
 
 _NEWTON_TOLERANCE, _NEWTON_ITERATIONS = GYROSCOPIC_NEWTON_TOLERANCE, GYROSCOPIC_NEWTON_ITERATIONS
 
@@ -271,6 +278,8 @@ class Simulation:
         size = model.n_velocities + model.n_bilateral + len(model.contacts)
         self._size = size + (2 * len(model.contacts) if self._rows is not None else 0)
         self._no_warm = np.zeros(self._size, np.int8)
+        self._branch = self._guess = None
+        self._no_branch, self._no_guess = np.zeros(len(model.contacts), np.int8), np.zeros((len(model.contacts), 2))
         self._loop = None
         if options.compiled_loop:
             from .compiled_loop import CompiledLoop, unsupported
@@ -417,6 +426,7 @@ class Simulation:
                 )
         begin = time.perf_counter()
         self._clock = [0.0, 0.0]
+        self._branch = self._guess = None  # a friction switch inside the step (_switches)
         midpoint = self.position_update == "midpoint"
         if midpoint:  # Moreau's midpoint scheme (docs/theory/step.md): Eq. (30) over h/2 at q_m = q + h/2 v
             q_start = update_positions(state.q, state.v, 0.5 * self.dt)
@@ -475,35 +485,48 @@ class Simulation:
         if split and self._coupled and not self._groups.conforms(k.A_block, k.A_body):
             # a row reaches a body outside its structural island: this step is solved whole, cold
             split, state = False, dataclasses.replace(state, active_set=None, impulse_guess=None)
-        first = out = None
-        for _pass in range(2 if midpoint else 1):
-            if out is not None:  # the midpoint scheme's second pass: forces at the first pass's v_m, rows about its v+
-                first = out
-                forces = self.evaluate(q_start, out.v, state.t + h)
-                if not forces.finite:
-                    raise self._step_error(state, nonfinite_kinematics(self, state, forces))
-                rhs = momentum(self._mass, self._inertia, v) + h * forces.force
-                e_N, g = self._midpoint_rows(state, k, q_start, 2.0 * out.v - v)
-                u = np.concatenate([g, k.nonholonomic_rhs])
-                state = dataclasses.replace(
-                    state,
-                    active_set=state.active_set if out.active_set is None else out.active_set,
-                    impulse_guess=state.impulse_guess if out.impulse_guess is None else out.impulse_guess,
-                )
-            check_inputs(self, state, rhs, e_N, u)
-            if split:
-                out = solve_islands(self, state, k, rhs, u, e_N, h)
-            elif self.coulomb:
-                out = solve_coulomb(self, state, k, rhs, u, e_N, h)
-            elif self._condensed:
-                out = solve_condensed(self, state, k, rhs, u, e_N, h)
-            else:
-                out = solve_lcp(self, state, k, rhs, u, e_N, h, n, m, r)
-                if self._islands is not None:  # a whole step of an island run: its active set is not in island order
-                    out.active_set = None
-        if first is not None:
-            out.iterations += first.iterations
-            out.fallback = out.fallback or first.fallback
+
+        def solve(state, rhs, e_N, g, u):
+            """Eq. (30) (twice in the midpoint scheme) with this step's coefficients ``_mu_now``."""
+            forces = None
+            first = out = None
+            for _pass in range(2 if midpoint else 1):
+                if out is not None:  # the midpoint scheme's second pass: forces at the first v_m, rows about its v+
+                    first = out
+                    forces = self.evaluate(q_start, out.v, state.t + h)
+                    if not forces.finite:
+                        raise self._step_error(state, nonfinite_kinematics(self, state, forces))
+                    rhs = momentum(self._mass, self._inertia, v) + h * forces.force
+                    e_N, g = self._midpoint_rows(state, k, q_start, 2.0 * out.v - v)
+                    u = np.concatenate([g, k.nonholonomic_rhs])
+                    state = dataclasses.replace(
+                        state,
+                        active_set=state.active_set if out.active_set is None else out.active_set,
+                        impulse_guess=state.impulse_guess if out.impulse_guess is None else out.impulse_guess,
+                    )
+                check_inputs(self, state, rhs, e_N, u)
+                if split:
+                    out = solve_islands(self, state, k, rhs, u, e_N, h)
+                elif self.coulomb:
+                    out = solve_coulomb(self, state, k, rhs, u, e_N, h)
+                elif self._condensed:
+                    out = solve_condensed(self, state, k, rhs, u, e_N, h)
+                else:
+                    out = solve_lcp(self, state, k, rhs, u, e_N, h, n, m, r)
+                    if self._islands is not None:  # a whole step of an island run: its active set is out of order
+                        out.active_set = None
+            if first is not None:
+                out.iterations += first.iterations
+                out.fallback = out.fallback or first.fallback
+            return state, out, first, forces
+
+        start = state
+        state, out, first, forces = solve(start, rhs, e_N, g, u)
+        if self._switches(start, k, rhs, 2.0 * out.v - v if midpoint else out.v, out):  # docs/theory/step.md
+            tried = out
+            state, out, first, forces = solve(start, rhs, e_N, g, u)
+            out.iterations += tried.iterations
+            out.fallback = out.fallback or tried.fallback
         v_new = out.v
         if midpoint:  # v_m solved: v+ = 2 v_m - v, q+ = q_m + h/2 v+; impulses over the whole step
             v_new = out.v = 2.0 * v_new - v
@@ -535,6 +558,47 @@ class Simulation:
         total = time.perf_counter() - begin
         out.timing = (self._clock[0], self._clock[1], total - self._clock[0] - self._clock[1])
         return following, out
+
+    def _switches(self, state, k, rhs, v_end, out) -> bool:
+        """Friction switches inside the step (docs/theory/step.md, "Friction switches inside the
+        step"): sets what the step's second solve takes and returns True, or returns False.
+
+        * A model whose coefficient the stepper chooses (coulomb, box, polygonal): a contact given
+          mu_s that slid all the same -- static friction cannot hold it -- gets mu_k.
+        * A model with ``switches`` (the regularized model): its own verdict per contact, a branch
+          to take (:meth:`lcpdyn.friction.Regularized.switches`).
+
+        Slid: more than :data:`BREAKAWAY` of the slip's scale, the componentwise size |D| |v*| of
+        the free velocity v* = M^-1 rhs (what the step's loads alone would give; a resting
+        contact's slip is rounding against it)."""
+        switches = getattr(self.friction, "switches", None)
+        if not k.gap.size or (
+            switches is None and (not self._two_coefficients or self.friction.chooses_static_coefficient)
+        ):
+            return False
+        free = free_velocity(self._mass, self._inertia, rhs).reshape(-1, 6)[k.contact_body]  # (r, 6)
+        scale = BREAKAWAY * np.sqrt((np.einsum("rkj,rj->rk", np.abs(k.D_block), np.abs(free)) ** 2).sum(axis=1))
+        end = block_rows(k.D_block, k.contact_body, v_end)
+        if switches is None:
+            static = (self._mu_now == self.mu_static) & (self.mu_static > self.mu)
+            slid = static & (np.sqrt((end**2).sum(axis=1)) > scale)
+            if not slid.any():
+                return False
+            self._mu_now = np.where(slid, self.mu, self._mu_now)
+            return True
+        start = block_rows(k.D_block, k.contact_body, state.v)
+        tangential = np.einsum("rkj,rj->rk", k.tangent, out.friction_force - state.friction_force)  # base basis
+        decided = switches(start, end, out.kinetic, tangential, self.dt, self._mu_static_now > self._mu_now, scale)
+        if decided is None:
+            return False
+        self._branch, self._guess = decided
+        return True
+
+    def branch_arrays(self):
+        """(branch (r,) int8, guess (r, 2)) for the compiled kernels: this step's switches, or none."""
+        if self._branch is None:
+            return self._no_branch, self._no_guess
+        return self._branch, self._guess
 
     # --- health checks (docs/theory/step.md, "Run health") -----------------------------------
     def _error(self, message, result=None) -> SimulationError:

@@ -166,3 +166,27 @@ def test_simulations_built_together_share_one_compilation(wheel, monkeypatch):
     for sim in sims:
         sim.run(0.01)
     assert compiled_loop.COMPILATIONS[0] - before == 1
+
+
+def test_a_reversed_kinetic_slip_is_handed_to_the_ordinary_step():
+    """The ordinary step solves a step whose kinetic slip reversed again in the static branch
+    (:meth:`lcpdyn.friction.Regularized.switches`); the compiled loop does not, so the host hands
+    that step and those after it to the ordinary step: the first reversal is found from the slip
+    each step starts from (the state's, then the previous step's) and the slip it ends with."""
+    from types import SimpleNamespace
+
+    from lcpdyn.run.loop import _first_reversal
+    from scenes.blocks import SlidingSphere
+
+    scene = SlidingSphere.build()
+    sim = Simulation(scene.model, scene.friction("regularized"), scene.dt)  # starts sliding along +x
+    slips = np.zeros((4, 1, 3))
+    slips[:, 0, 0] = [1.9, 1.8, -0.1, -0.2]  # the third step reverses the slip of the second
+    kinetic = np.ones((4, 1), bool)
+    assert _first_reversal(sim, SimpleNamespace(slip_world=slips, kinetic=kinetic), 4) == 2
+    assert _first_reversal(sim, SimpleNamespace(slip_world=slips, kinetic=kinetic), 2) == 2
+    kinetic[2:] = False  # a static contact's slip may change sign: the bristle
+    assert _first_reversal(sim, SimpleNamespace(slip_world=slips, kinetic=kinetic), 4) == 4
+    slips[0, 0, 0] = -1.0  # against the state's own slip (+2 m/s): the first step
+    kinetic[:] = True
+    assert _first_reversal(sim, SimpleNamespace(slip_world=slips, kinetic=kinetic), 4) == 0

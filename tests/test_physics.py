@@ -13,7 +13,7 @@ from lcpdyn.constraints import BallJoint
 from lcpdyn.friction import Polygonal, Regularized
 from lcpdyn.model import Model
 from lcpdyn.stepper import Simulation
-from scenes.blocks import InclineBlock, Puck, SlidingBlock
+from scenes.blocks import InclineBlock, Puck, SlidingBlock, SlidingSphere
 
 from .engine_helpers import sphere_model, wheel_model
 
@@ -240,3 +240,45 @@ def test_continuous_law_slides_at_nearly_mu_g():
     trajectory = Simulation(scene.model, Continuous(1e-3), scene.dt).run(scene.t_end)
     expected = scene.parameters["speed"] - scene.parameters["mu"] * 9.81 * trajectory.t
     np.testing.assert_allclose(trajectory.velocity[:, 0, 0], expected, atol=1e-9)
+
+
+@pytest.mark.parametrize("friction", ["coulomb", "box", "polygonal", "regularized"])
+@pytest.mark.parametrize("past_deg", [0.02, 5.0])
+def test_breakaway_takes_the_kinetic_coefficient_in_its_first_step(friction, past_deg):
+    """Issue 44, item 1: mu_s = 0.6, mu_k = 0.3, the incline 0.02 degrees past atan mu_s. Static
+    friction cannot hold the block, so Coulomb's law has it slide at once at g (sin - mu_k cos) =
+    2.53 m/s^2. It used to creep at mu_s (0.004 m/s^2) for 2.5 s, until its slip passed
+    ``static_threshold``: the step tried mu_s, found it sliding, and kept mu_s. Now the step
+    solves again with mu_k: the first step's velocity is h g (sin - mu_k cos), and so is every
+    step's increment."""
+    angle = math.degrees(math.atan(0.6)) + past_deg
+    scene = InclineBlock.build(angle_deg=angle, mu=0.3, mu_static=0.6, t_end=0.02)
+    trajectory = Simulation(scene.model, scene.friction(friction), scene.dt).run(scene.t_end)
+    downhill = np.array([math.cos(math.radians(angle)), 0.0, -math.sin(math.radians(angle))])
+    speed = trajectory.velocity[:, 0] @ downhill
+    kinetic = InclineBlock.acceleration(scene.parameters)
+    assert kinetic == pytest.approx(9.81 * (math.sin(math.radians(angle)) - 0.3 * math.cos(math.radians(angle))))
+    np.testing.assert_allclose(np.diff(speed) / scene.dt, kinetic, rtol=1e-8)
+    assert trajectory.t[0] == scene.dt and speed[0] == pytest.approx(kinetic * scene.dt, rel=1e-8)  # from rest
+
+
+@pytest.mark.parametrize("mu", [1e5, 1e6])
+def test_a_huge_mu_stops_the_slip_in_one_step_instead_of_reversing_it(mu):
+    """Issue 46, item 4: a sphere launched at 2 m/s without spin, mu = 1e5 or 1e6. Coulomb's law
+    stops the slip at once (the impulse mu lam_N h is far more than the momentum), and the sphere
+    rolls at 5/7 of its speed. The regularized model's kinetic branch applied the full mu lam_N
+    impulse against the start slip and drove it back: the velocity flipped between 0.43 and
+    0.99 m/s every step, every step SOLVED. A kinetic contact whose slip reverses within the step
+    is now solved again in the static branch (docs/theory/step.md): it rolls at 5/7 v0, as under
+    ``coulomb``, the bristle's elastic slip (5.7e-5 m/s) gone within four steps; the compiled loop
+    gives that step to the ordinary step."""
+    scene = SlidingSphere.build(mu=mu, t_end=0.02)
+    for friction, compiled in (("regularized", False), ("regularized", True), ("coulomb", False)):
+        sim = Simulation(scene.model, scene.friction(friction), scene.dt, compiled_loop=compiled)
+        trajectory = sim.run(scene.t_end)
+        assert np.all(trajectory.solver_status == 0)
+        np.testing.assert_allclose(trajectory.velocity[:, 0, 0], 2.0 * 5.0 / 7.0, rtol=2e-5)
+        slip = np.linalg.norm(trajectory.contact_slip_velocity[:, 0], axis=1)
+        assert slip.max() < 1e-4 and slip[4:].max() < 1e-9, friction
+        if compiled:  # the loop hands the step whose slip reversed to the ordinary step, then goes on
+            assert sim.loop_steps["compiled"] > 10

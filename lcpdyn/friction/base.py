@@ -31,7 +31,14 @@ is, only what the model says of itself:
     True when the model receives mu_k and mu_s per contact and applies them itself (the
     regularized model's static branch, Bauchau 2002 Eqs. 26-27; the continuous law, which has
     no sticking). False: the stepper passes mu_s where the contact stuck in the previous step
-    (|D v| <= ``static_threshold``) and mu_k where it slid.
+    (|D v| <= ``static_threshold``) and mu_k where it slid; a contact given mu_s that slides all
+    the same is solved again with mu_k in that same step (docs/theory/step.md, "Friction
+    switches inside the step").
+``switches(start, end, kinetic, change, h, two_coefficients, scale)`` (optional)
+    A model that chooses its branch per contact from the slip at the step's start may say, from
+    the step's first solve, which contacts switched inside it: ``(branch, guess)`` for its
+    ``block(..., branch=, guess=)`` to solve the step again with, or None
+    (:meth:`lcpdyn.friction.Regularized.switches`).
 ``parameters()``
     A JSON-able dict with ``"model": name`` and the model's constants, recorded in every result
     file; ``make_friction(**parameters())`` (with ``model`` as the name) rebuilds the model.

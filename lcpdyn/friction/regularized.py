@@ -21,11 +21,13 @@ STATIC_BOUNDS = ("box", "cone")
 @njit(cache=True)
 def regularized_block(
     D, v, h, mu, mu_static, normal_force, friction_force, tangent, compliance, v_th, F, C, c, hi, basis, kinetic, cone,
-    basis_force,
+    basis_force, branch, guess,
 ):  # fmt: skip
     """Fills the regularized model's rows (see :class:`Regularized`) contact by contact; ``cone``:
     the static branch of ``static_bound="cone"``, its basis and transverse bound from
-    ``basis_force`` (r, 3) (world; ``friction_force`` in the first pass)."""
+    ``basis_force`` (r, 3) (world; ``friction_force`` in the first pass). ``branch`` (r,) int8:
+    0 the branch the slip D v chooses (|D v| > v_th: kinetic), 1 kinetic about the slip
+    ``guess`` (r, 2) (base basis), -1 static (a switch inside the step, :meth:`Regularized.switches`)."""
     r, n = D.shape[0] // 2, D.shape[1]
     for i in range(r):
         s1 = 0.0
@@ -33,7 +35,13 @@ def regularized_block(
         for j in range(n):
             s1 += D[2 * i, j] * v[j]
             s2 += D[2 * i + 1, j] * v[j]
+        if branch[i] == 1:
+            s1, s2 = guess[i, 0], guess[i, 1]
         speed = math.sqrt(s1 * s1 + s2 * s2)
+        if branch[i] == 0:
+            moving = speed > v_th
+        else:
+            moving = branch[i] == 1 and speed > 0.0
         p1 = 0.0
         p2 = 0.0
         for j in range(3):  # previous friction force in the base basis
@@ -43,7 +51,7 @@ def regularized_block(
         bound = mu[i] * normal_force[i]  # kinetic branch: mu_k (replaced by mu_s when static)
         C[2 * i] = compliance
         C[2 * i + 1] = compliance
-        if speed > v_th:  # kinetic, Eqs. 16-20 and 27
+        if moving:  # kinetic, Eqs. 16-20 and 27
             kinetic[i] = True
             e1, e2 = s1 / speed, s2 / speed
             target = -bound
@@ -102,6 +110,9 @@ class Regularized:
     * static and kinetic coefficients (Bauchau 2002 Eqs. 26-27): the static branch's bounds use
       the contact's ``mu_static`` (mu_s), the kinetic branch mu_k (``mu``): -mu_k lam_N in
       lam~ and b_mu = mu_k lam_N / v_T1.
+    * switches inside the step (:meth:`switches`; not in the paper): a kinetic contact whose slip
+      reverses is solved again in the static branch, and, with mu_s > mu_k, a static contact
+      that slides beyond its bristle in the kinetic branch (docs/theory/step.md).
     * ``tangential_stiffness=math.inf`` gives Eq. (29): C_T = 0 (static) and
       diag(0, 1/(b_mu h)) (kinetic).
     * ``static_bound``: ``"box"`` (default, the paper's Eq. 12) bounds both static components by
@@ -159,17 +170,50 @@ class Regularized:
         return CompiledRows(bristle_compliance(self.tangential_stiffness, h), self.velocity_threshold, False)
 
     def block(
-        self, D, v, h, mu, normal_force, friction_force, tangent, mu_static=None, basis_force=None
-    ) -> FrictionBlock:
+        self, D, v, h, mu, normal_force, friction_force, tangent, mu_static=None, basis_force=None, branch=None,
+        guess=None,
+    ) -> FrictionBlock:  # fmt: skip
+        """The rows (class docstring); ``branch``, ``guess``: a switch inside the step
+        (:meth:`switches`; None: every contact's branch from its slip D v)."""
         r, n = D.shape[0] // 2, D.shape[1]
         mu_static = mu if mu_static is None else mu_static
+        branch = np.zeros(r, np.int8) if branch is None else branch
+        guess = np.zeros((r, 2)) if guess is None else guess
         F, C, c, hi, basis, kinetic = row_buffers(r, n)
         regularized_block(
             D, v, h, mu, mu_static, normal_force, friction_force, tangent,
             bristle_compliance(self.tangential_stiffness, h), self.velocity_threshold, F, C, c, hi, basis, kinetic,
-            self.static_bound == "cone", friction_force if basis_force is None else basis_force,
+            self.static_bound == "cone", friction_force if basis_force is None else basis_force, branch, guess,
         )  # fmt: skip
         return FrictionBlock(F, F, None, np.diag(C), c, -hi, hi, basis, kinetic)
+
+    def switches(self, start, end, kinetic, change, h, two_coefficients, scale):
+        """Switches of branch inside the step, from its first solve: ``(branch, guess)`` for
+        :func:`regularized_block` to solve the step again with, or None. Per contact, with
+        ``start``/``end`` the slip D v, D v+ (r, 2) in the base basis, ``kinetic`` the branch taken,
+        ``change`` lam_T+ - lam_T (r, 2) in the base basis, ``scale`` the slip below which the
+        contact did not slide (m/s):
+
+        * a kinetic contact whose slip reversed (D v+ . D v <= 0: it stopped within the step and
+          the full mu_k lam_N impulse drove it back) -> static: the bristle law, which holds it
+          if mu_s lam_N can (otherwise it breaks away in the next step);
+        * with ``two_coefficients`` (mu_s > mu_k), a static contact that slid beyond its bristle
+          (sigma = D v+ + (lam_T+ - lam_T) / (h k_T), zero while static friction holds, larger than
+          ``scale``) -> kinetic about the slip it took, so mu_k acts in the step where static
+          friction gave way."""
+        r = start.shape[0]
+        branch = np.zeros(r, np.int8)
+        reversed_ = kinetic & ((start * end).sum(axis=1) <= 0.0)
+        branch[reversed_] = -1
+        if two_coefficients.any():
+            stiffness = self.tangential_stiffness
+            sigma = end if math.isinf(stiffness) else end + change / (h * stiffness)
+            slid = ~kinetic & two_coefficients & (np.sqrt((sigma**2).sum(axis=1)) > scale)
+            slid &= np.sqrt((end**2).sum(axis=1)) > 0.0
+            branch[slid] = 1
+        if not branch.any():
+            return None
+        return branch, np.where(branch[:, None] == 1, end, 0.0)
 
     def world_force(self, x, block, tangent, h):
         return world_force_in_bases(x.reshape(-1, 2), block.basis, tangent, h)

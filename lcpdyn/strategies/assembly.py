@@ -50,6 +50,14 @@ def friction_on_end_velocity(block: FrictionBlock, v: np.ndarray) -> FrictionBlo
     return dataclasses.replace(block, c=0.5 * (block.c - block.F @ v), lo=0.5 * block.lo, hi=0.5 * block.hi)
 
 
+def switch_arguments(sim, contacts=slice(None)) -> dict:
+    """The ``branch`` and ``guess`` keywords of a friction model's ``block`` for a switch inside
+    the step (:meth:`lcpdyn.friction.Regularized.switches`), for ``contacts``; empty when none."""
+    if sim._branch is None:
+        return {}
+    return {"branch": sim._branch[contacts], "guess": sim._guess[contacts]}
+
+
 def assemble(sim, state, k, rhs, u, e_N, h, n, m, r, normal_force, basis_force=None):
     """Eq. (30) with the friction model's block (see :mod:`lcpdyn.friction`)."""
     rolling = rolling_kinematics(sim, state, k)
@@ -58,7 +66,7 @@ def assemble(sim, state, k, rhs, u, e_N, h, n, m, r, normal_force, basis_force=N
     return assemble_rows(sim,
         sim.M, k.A, k.N, k.D, k.tangent, state.v, rhs, u, e_N, sim._normal_compliance,
         sim._bilateral_compliance, h, sim._mu_now, sim._mu_static_now, normal_force, state.friction_force,
-        rolling, basis_force,
+        rolling, basis_force, switch_arguments(sim),
     )  # fmt: skip
 
 
@@ -83,7 +91,7 @@ def rolling_kinematics(sim, state, k):
 def assemble_rows(
     sim,
     M, A, N, D, tangent, v, rhs, u, e_N, CN, CA, h, mu, mu_static, normal_force, friction_force,
-    rolling=None, basis_force=None,
+    rolling=None, basis_force=None, switches=None,
 ):  # fmt: skip
     """(block, K, q, lo, hi) of Eq. (30) over the velocities of M and the contacts of N: the
     whole problem (:func:`assemble`) or one island's (:func:`lcpdyn.strategies.islands.solve_islands_general`);
@@ -91,6 +99,7 @@ def assemble_rows(
     velocities, for a model that asks for them; ``basis_force`` the last pass's world friction
     force in a model's ``basis_passes`` (:mod:`lcpdyn.friction.base`)."""
     extra = {} if rolling is None else {"rolling": rolling}
+    extra.update(switches or {})  # a switch inside the step (switch_arguments)
     if basis_force is not None:
         extra["basis_force"] = basis_force
     if sim.position_update == "midpoint":  # the model's rows over the whole step, written on v+

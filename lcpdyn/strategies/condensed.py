@@ -12,7 +12,7 @@ from solvers.problem import BoundedLCP
 from ..compiled_kinematics import _scatter
 from ..friction.creep import RollingKinematics
 from ..kkt import solve_kkt
-from .assembly import accept, bounded_result, call, rolling_kinematics, sparse_rows
+from .assembly import accept, bounded_result, call, rolling_kinematics, sparse_rows, switch_arguments
 
 
 def solve_condensed(sim, state, k, rhs, u, e_N, h):
@@ -50,7 +50,7 @@ def solve_condensed(sim, state, k, rhs, u, e_N, h):
             extra["basis_force"] = sim.friction.world_force(result.z[r:], block, k.tangent, h)
         block = sim.friction.block(
             D, state.v, h, sim._mu_now, normal_force, state.friction_force, k.tangent,
-            mu_static=sim._mu_static_now, **extra,
+            mu_static=sim._mu_static_now, **extra, **switch_arguments(sim),
         )  # fmt: skip
         nf = block.F.shape[0]
         right = np.zeros((n + m, 1 + r + nf))

@@ -83,6 +83,7 @@ def fused_pass(sim, state, k, rhs, u, e_N, h, normal_force, warm):
             rows.compliance,
             rows.velocity_threshold,
             rows.rigid_box,
+            *sim.branch_arrays(),
             warm if use_warm else sim._no_warm,
             use_warm,
             options.max_iterations or default_max_iterations(sim._size),

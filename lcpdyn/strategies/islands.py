@@ -15,7 +15,7 @@ from ..friction.base import world_kernel
 from ..friction.creep import RollingKinematics
 from ..islands import free_velocity, lcp_islands
 from ..step_result import StepResult
-from .assembly import EMPTY, accept, assemble_rows, call, rolling_kinematics
+from .assembly import EMPTY, accept, assemble_rows, call, rolling_kinematics, switch_arguments
 from .coulomb import coulomb_groups, coulomb_islands
 
 
@@ -59,6 +59,7 @@ def solve_islands(sim, state, k, rhs, u, e_N, h):
             rows.compliance,
             rows.velocity_threshold,
             rows.rigid_box,
+            *sim.branch_arrays(),
             islands.order,
             islands.starts,
             islands.bodies,
@@ -151,7 +152,7 @@ def solve_islands_general(sim, state, k, rhs, u, e_N, h):
                 state.v[cols], rhs[cols], u[g.rows], e_N[c], sim._normal_compliance[c],
                 sim._bilateral_compliance[g.rows], h, sim._mu_now[c], sim._mu_static_now[c], normal_force[c],
                 state.friction_force[c], island_rolling,
-                None if not (sim._basis_passes and done) else basis_force[c],
+                None if not (sim._basis_passes and done) else basis_force[c], switch_arguments(sim, c),
             )  # fmt: skip
             problems.append((g, *assembled))
         offsets = np.cumsum([0] + [p[3].shape[0] for p in problems])
