@@ -29,11 +29,11 @@ from .compiled_loop import CHUNK_STEPS
 from .compliance import force_and_slope
 from .forces import BodyForce
 from .friction import FRICTION_CONTACT, compiled_rows, make_friction
+from .friction_switches import friction_switches
 from .kernels import (
     GYROSCOPIC_NEWTON_ITERATIONS,
     GYROSCOPIC_NEWTON_TOLERANCE,
     block_rows,
-    free_velocity,
     gap_terms_blocks,
     gyroscopic_midpoint,
     kinetic_energy,
@@ -76,12 +76,6 @@ MIN_DT = 1e-9
 compliance 1/(k_T h^2), compliant rows 1/(h (F' h + c))) grow against the O(1) masses of
 Eq. (30) -- 1e8 at 1 ns with k_T = 1e10 N/m; dt = 1e-300 overflows them outright. (Time itself
 never stalls at t + dt == t: the stepper computes t = (steps done) x dt.)"""
-
-BREAKAWAY = 1e-6
-"""Slip at the end of a step, relative to the slip its loads alone would give, beyond which a
-contact that took mu_s has slid (:meth:`Simulation._breakaway`): far above the solvers' rounding
-and tolerance (a resting contact's slip is 1e-12 of it or less), far below a real breakaway (a
-block 0.02 degrees past atan mu_s slides 8e-4 of it in its first millisecond)."""
 
 _NEWTON_TOLERANCE, _NEWTON_ITERATIONS = GYROSCOPIC_NEWTON_TOLERANCE, GYROSCOPIC_NEWTON_ITERATIONS
 
@@ -426,7 +420,7 @@ class Simulation:
                 )
         begin = time.perf_counter()
         self._clock = [0.0, 0.0]
-        self._branch = self._guess = None  # a friction switch inside the step (_switches)
+        self._branch = self._guess = None  # a friction switch inside the step (lcpdyn.friction_switches)
         midpoint = self.position_update == "midpoint"
         if midpoint:  # Moreau's midpoint scheme (docs/theory/step.md): Eq. (30) over h/2 at q_m = q + h/2 v
             q_start = update_positions(state.q, state.v, 0.5 * self.dt)
@@ -522,7 +516,7 @@ class Simulation:
 
         start = state
         state, out, first, forces = solve(start, rhs, e_N, g, u)
-        if self._switches(start, k, rhs, 2.0 * out.v - v if midpoint else out.v, out):  # docs/theory/step.md
+        if friction_switches(self, start, k, rhs, 2.0 * out.v - v if midpoint else out.v, out):
             tried = out
             state, out, first, forces = solve(start, rhs, e_N, g, u)
             out.iterations += tried.iterations
@@ -558,41 +552,6 @@ class Simulation:
         total = time.perf_counter() - begin
         out.timing = (self._clock[0], self._clock[1], total - self._clock[0] - self._clock[1])
         return following, out
-
-    def _switches(self, state, k, rhs, v_end, out) -> bool:
-        """Friction switches inside the step (docs/theory/step.md, "Friction switches inside the
-        step"): sets what the step's second solve takes and returns True, or returns False.
-
-        * A model whose coefficient the stepper chooses (coulomb, box, polygonal): a contact given
-          mu_s that slid all the same -- static friction cannot hold it -- gets mu_k.
-        * A model with ``switches`` (the regularized model): its own verdict per contact, a branch
-          to take (:meth:`lcpdyn.friction.Regularized.switches`).
-
-        Slid: more than :data:`BREAKAWAY` of the slip's scale, the componentwise size |D| |v*| of
-        the free velocity v* = M^-1 rhs (what the step's loads alone would give; a resting
-        contact's slip is rounding against it)."""
-        switches = getattr(self.friction, "switches", None)
-        if not k.gap.size or (
-            switches is None and (not self._two_coefficients or self.friction.chooses_static_coefficient)
-        ):
-            return False
-        free = free_velocity(self._mass, self._inertia, rhs).reshape(-1, 6)[k.contact_body]  # (r, 6)
-        scale = BREAKAWAY * np.sqrt((np.einsum("rkj,rj->rk", np.abs(k.D_block), np.abs(free)) ** 2).sum(axis=1))
-        end = block_rows(k.D_block, k.contact_body, v_end)
-        if switches is None:
-            static = (self._mu_now == self.mu_static) & (self.mu_static > self.mu)
-            slid = static & (np.sqrt((end**2).sum(axis=1)) > scale)
-            if not slid.any():
-                return False
-            self._mu_now = np.where(slid, self.mu, self._mu_now)
-            return True
-        start = block_rows(k.D_block, k.contact_body, state.v)
-        tangential = np.einsum("rkj,rj->rk", k.tangent, out.friction_force - state.friction_force)  # base basis
-        decided = switches(start, end, out.kinetic, tangential, self.dt, self._mu_static_now > self._mu_now, scale)
-        if decided is None:
-            return False
-        self._branch, self._guess = decided
-        return True
 
     def branch_arrays(self):
         """(branch (r,) int8, guess (r, 2)) for the compiled kernels: this step's switches, or none."""
