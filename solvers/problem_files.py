@@ -318,6 +318,12 @@ def read_fclib(path) -> FclibFile:
     with handle:
         kinds = [k for k in ("fclib_local", "fclib_global") if k in handle]
         if not kinds:
+            rolling = [k for k in ("fclib_local_rolling", "fclib_global_rolling") if k in handle]
+            if rolling:  # FCLIB's rolling-friction problems (Siconos writes them): another law
+                raise ProblemFileError(
+                    f"{path}: /{rolling[0]} is an FCLIB rolling-friction problem; only 3D friction-contact "
+                    "problems (/fclib_local, /fclib_global) are read"
+                )
             raise ProblemFileError(f"{path}: neither /fclib_local nor /fclib_global (not an FCLIB problem)")
         kind = kinds[0]
         root = handle[kind]

@@ -227,3 +227,13 @@ def test_files_of_the_fclib_collection_read_and_solve(name, kind, contacts):
         np.testing.assert_allclose(M @ v, H @ result.r + f_, rtol=0, atol=1e-10 * np.abs(f_).max())
         u = H.T @ v + w
         np.testing.assert_allclose(u, W @ result.r + b, rtol=0, atol=1e-8 * (np.abs(u).max() + np.abs(b).max()))
+
+
+def test_a_rolling_friction_problem_is_refused_naming_what_it_is(tmp_path):
+    """Siconos also writes FCLIB rolling-friction problems (/fclib_global_rolling): another law,
+    refused as such rather than as "not an FCLIB problem"."""
+    path = tmp_path / "rolling.hdf5"
+    with h5py.File(path, "w") as f:
+        f.create_group("fclib_global_rolling").create_dataset("spacedim", data=np.array([5], np.int32))
+    with pytest.raises(ProblemFileError, match="fclib_global_rolling is an FCLIB rolling-friction problem"):
+        read_fclib(path)
