@@ -33,20 +33,32 @@ def friction_switches(sim, state, k, rhs, v_end, out) -> bool:
     switches = getattr(sim.friction, "switches", None)
     if not k.gap.size or (switches is None and (not sim._two_coefficients or sim.friction.chooses_static_coefficient)):
         return False
-    free = free_velocity(sim._mass, sim._inertia, rhs).reshape(-1, 6)[k.contact_body]  # (r, 6)
-    scale = BREAKAWAY * np.sqrt((np.einsum("rkj,rj->rk", np.abs(k.D_block), np.abs(free)) ** 2).sum(axis=1))
+    # the cheap gates first: this runs after every step's solve (the regularized model's included)
+    if switches is None:
+        candidates = (sim._mu_now == sim.mu_static) & (sim.mu_static > sim.mu)  # given mu_s
+    else:
+        two = sim._mu_static_now > sim._mu_now
+        candidates = two | out.kinetic  # a breakaway needs mu_s > mu_k, a reversal a kinetic branch
+    if not candidates.any():
+        return False
     end = block_rows(k.D_block, k.contact_body, v_end)
     if switches is None:
-        static = (sim._mu_now == sim.mu_static) & (sim.mu_static > sim.mu)
-        slid = static & (np.sqrt((end**2).sum(axis=1)) > scale)
+        slid = candidates & (np.sqrt((end**2).sum(axis=1)) > _scale(sim, k, rhs))
         if not slid.any():
             return False
         sim._mu_now = np.where(slid, sim.mu, sim._mu_now)
         return True
+    scale = _scale(sim, k, rhs) if two.any() else np.zeros(k.gap.size)  # (a reversal needs none)
     start = block_rows(k.D_block, k.contact_body, state.v)
     change = np.einsum("rkj,rj->rk", k.tangent, out.friction_force - state.friction_force)  # base basis
-    decided = switches(start, end, out.kinetic, change, sim.dt, sim._mu_static_now > sim._mu_now, scale)
+    decided = switches(start, end, out.kinetic, change, sim.dt, two, scale)
     if decided is None:
         return False
     sim._branch, sim._guess = decided
     return True
+
+
+def _scale(sim, k, rhs):
+    """:data:`BREAKAWAY` times the slip's scale |D| |v*| per contact, v* = M^-1 rhs (m/s)."""
+    free = free_velocity(sim._mass, sim._inertia, rhs).reshape(-1, 6)[k.contact_body]  # (r, 6)
+    return BREAKAWAY * np.sqrt((np.einsum("rkj,rj->rk", np.abs(k.D_block), np.abs(free)) ** 2).sum(axis=1))
