@@ -162,8 +162,9 @@ from solvers.sparse_newton import is_symmetric, projected_newton_csr, proximal_p
 
 from . import __version__
 from .body_contact_file import _CONTACT_ARRAYS, CONTACT_FIELDS, STEP_FIELDS
-from .collision import Collider, CollisionWorld, Contacts
+from .collision import CollisionWorld, Contacts
 from .contact_rows import ContactRows, carried_basis, contact_rows
+from .detected_contacts import ContactProperties, bounds_moved, pair_entries, properties_of, rotation_matrices
 from .friction import FRICTION_CONTACT, make_friction
 from .kernels import bounded_vectors, fill_matrix, gyroscopic_midpoint, kinetic_energy, update_positions
 from .model import Model
@@ -183,29 +184,6 @@ __all__ = [
 ]
 
 _CHUNK = 32  # contacts per call of a friction model's block (its matrices are dense in them)
-
-
-@dataclass(frozen=True)
-class ContactProperties:
-    """What a pair of colliders does on contact: kinetic friction ``mu`` >= 0, static
-    ``mu_static`` >= mu (default mu) and the restitution coefficient ``restitution`` e in [0, 1]
-    of the Newton impact law (module docstring)."""
-
-    mu: float = 0.5
-    mu_static: float | None = None
-    restitution: float = 0.0
-
-    def __post_init__(self):
-        mu = nonnegative("friction coefficient mu", self.mu)
-        static = mu if self.mu_static is None else nonnegative("static friction coefficient mu_static", self.mu_static)
-        if static < mu:
-            raise ValueError(f"static friction coefficient mu_static = {static!r} is below the kinetic mu = {mu!r}")
-        e = finite_number("restitution", self.restitution)
-        if not 0.0 <= e <= 1.0:
-            raise ValueError(f"restitution must be in [0, 1], got {self.restitution!r}")
-        object.__setattr__(self, "mu", mu)
-        object.__setattr__(self, "mu_static", static)
-        object.__setattr__(self, "restitution", e)
 
 
 @dataclass(frozen=True, eq=False)
@@ -395,7 +373,7 @@ class BodyContactSimulation:
             raise ValueError(f"energy_check must be 'warn', 'stop' or 'off', got {energy_check!r}")
         self.energy_check = energy_check
         self.energy_tolerance = positive("energy_tolerance", energy_tolerance)
-        self.contact = _properties("contact", contact if contact is not None else ContactProperties())
+        self.contact = properties_of("contact", contact if contact is not None else ContactProperties())
         self._pairs = self._pair_table(pairs or {})
         self._pair_cache: dict = {}
         self._two_rows = False  # two friction rows per contact, contact-major, no P: the sparse path's blocks
@@ -413,22 +391,8 @@ class BodyContactSimulation:
 
     # --- set-up -------------------------------------------------------------------------
     def _pair_table(self, pairs) -> dict:
-        if not isinstance(pairs, dict):
-            raise TypeError(f"pairs must be a dict {{(x, y): ContactProperties}}, got {type(pairs).__name__}")
-        table = {}
-        bodies = {id(b) for b in self.model.bodies}
-        colliders = {id(c) for c in self.world.colliders}
-        for key, value in pairs.items():
-            try:
-                x, y = key
-            except (TypeError, ValueError):
-                raise ValueError(f"pairs keys must be pairs (x, y), got {key!r}") from None
-            for item in (x, y):
-                ok = item is None or (isinstance(item, Collider) and id(item) in colliders) or id(item) in bodies
-                if not ok:
-                    raise ValueError(f"pairs key {key!r}: {item!r} is not a collider of the world, a body or None")
-            table[frozenset((id(x), id(y)))] = _properties(f"pairs[{key!r}]", value)
-        return table
+        known = {id(b) for b in self.model.bodies} | {id(c) for c in self.world.colliders}
+        return {frozenset((id(x), id(y))): value for (x, y), value in pair_entries(pairs, known)}
 
     def properties(self, a: int, b: int) -> ContactProperties:
         """The :class:`ContactProperties` of a contact between colliders ``a`` and ``b``
@@ -474,18 +438,7 @@ class BodyContactSimulation:
     def poses(self, q) -> tuple[np.ndarray, np.ndarray]:
         """(positions (nb, 3), rotations (nb, 3, 3)) of the coordinates q."""
         Q = np.asarray(q, np.float64).reshape(-1, 7)
-        w, x, y, z = Q[:, 3], Q[:, 4], Q[:, 5], Q[:, 6]
-        R = np.empty((Q.shape[0], 3, 3))
-        R[:, 0, 0] = 1 - 2 * (y * y + z * z)
-        R[:, 0, 1] = 2 * (x * y - w * z)
-        R[:, 0, 2] = 2 * (x * z + w * y)
-        R[:, 1, 0] = 2 * (x * y + w * z)
-        R[:, 1, 1] = 1 - 2 * (x * x + z * z)
-        R[:, 1, 2] = 2 * (y * z - w * x)
-        R[:, 2, 0] = 2 * (x * z - w * y)
-        R[:, 2, 1] = 2 * (y * z + w * x)
-        R[:, 2, 2] = 1 - 2 * (x * x + y * y)
-        return Q[:, :3].copy(), R
+        return Q[:, :3].copy(), rotation_matrices(Q[:, 3:])
 
     def advance(self, state: BodyContactState) -> tuple[BodyContactState, BodyContactStep]:
         """One step from ``state``; returns the next state and what the step solved. Pure: the
@@ -698,7 +651,7 @@ class BodyContactSimulation:
                 pair = (z[n + c :].reshape(c, 2), lower[n + c :].reshape(c, 2), upper[n + c :].reshape(c, 2))
             else:
                 pair = (None, None, None)
-            moved = _bounds_moved(normal_force, latest, self.bound_change, *pair)
+            moved = bounds_moved(normal_force, latest, self.bound_change, *pair)
             if not moved.any():
                 break
             normal_force = np.where(moved, latest, normal_force)  # only where it matters
@@ -868,7 +821,7 @@ class BodyContactSimulation:
                 return out[0], out[1] + iterations, out[2], True, out[4]
             latest = np.maximum(z[0::3], 0.0) / h
             friction = z.reshape(c, 3)[:, 1:]
-            moved = _bounds_moved(normal_force, latest, self.bound_change, friction, lo_cm.reshape(c, 3)[:, 1:],
+            moved = bounds_moved(normal_force, latest, self.bound_change, friction, lo_cm.reshape(c, 3)[:, 1:],
                                   hi_cm.reshape(c, 3)[:, 1:])  # fmt: skip
             if not moved.any():
                 break
@@ -1046,17 +999,6 @@ def _state_from(saved: dict) -> BodyContactState:
                             saved["impulse"], saved["active"], saved["tangent"])  # fmt: skip
 
 
-def _properties(label, value) -> ContactProperties:
-    if isinstance(value, ContactProperties):
-        return value
-    if isinstance(value, dict):
-        try:
-            return ContactProperties(**value)
-        except TypeError as exc:
-            raise ValueError(f"{label}: {exc}") from None
-    raise TypeError(f"{label} must be ContactProperties or a dict of its fields, got {type(value).__name__}")
-
-
 def _islands(body: np.ndarray, n_bodies: int) -> list[np.ndarray]:
     """The contacts grouped by connected component of the bodies they join (the world joins
     nothing): a list of index arrays, in order of their first contact."""
@@ -1079,29 +1021,6 @@ def _full_shape(matrix, size):
     if matrix.shape != (size, size):
         raise ValueError(f"Eq. (30) assembled as {matrix.shape}, expected {(size, size)}")
     return matrix
-
-
-def _bounds_moved(lagged, latest, change, friction=None, lower=None, upper=None) -> np.ndarray:
-    """The contacts (boolean, (c,)) whose friction bounds mu lam_N, taken from ``lagged`` normal
-    forces, are off the ones the new normal forces ``latest`` give by more than the share
-    ``change`` of the larger where that matters (module docstring, "Friction bounds"). With the
-    friction unknowns ``friction`` (c, k) and their bounds ``lower``, ``upper`` (c, k) of this
-    pass, it matters only at a contact whose friction is at a bound (sliding, or a new contact
-    whose bound was 0) or beyond the bound scaled to the new normal force: elsewhere the answer
-    solves the problem with the new bounds as it is. (The bounds of lcpdyn's models are
-    proportional to lam_N; a contact whose lagged lam_N is 0 has zero bounds and counts as at a
-    bound.) Without ``friction`` every contact that moved counts."""
-    scale = np.maximum(lagged, latest)
-    moved = np.abs(latest - lagged) > change * scale
-    if friction is None or not moved.any():
-        return moved
-    has_lo, has_hi = np.isfinite(lower), np.isfinite(upper)  # an infinite bound (a free row) is never reached
-    lo, hi = np.where(has_lo, lower, 0.0), np.where(has_hi, upper, 0.0)
-    width = 1e-9 * np.maximum(np.abs(lo), np.abs(hi))
-    at_bound = np.any((has_hi & (friction >= hi - width)) | (has_lo & (friction <= lo + width)), axis=1)
-    ratio = np.divide(latest, lagged, out=np.zeros_like(latest), where=lagged > 0)[:, None]
-    beyond = np.any((has_hi & (friction > hi * ratio + width)) | (has_lo & (friction < lo * ratio - width)), axis=1)
-    return moved & (at_bound | beyond)
 
 
 def _friction_block(model, slips, h, mu, mu_static, normal_force, friction_force, tangent, sparse=False):

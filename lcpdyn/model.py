@@ -36,6 +36,7 @@ from .compiled_kinematics import _CACHE_SIZE, _COMPILED, COMPILATIONS, Kinematic
 from .compliance import elastic_energy
 from .constraints import Holonomic, Nonholonomic
 from .contact import Contact
+from .detected_contacts import CollisionSettings, check_collider, pair_entries
 from .forces import BodyForce, SpringDamper, TorsionalSpringDamper
 from .kernels import kinetic_energy
 from .precision import float64
@@ -57,6 +58,8 @@ class Model:
         self.forces: list = []
         self.holonomic: list[Holonomic] = []
         self.nonholonomic: list[Nonholonomic] = []
+        self.colliders: list = []  # lcpdyn.collision.Collider: shapes whose contacts are detected each step
+        self.collisions = CollisionSettings()
         self._compiled = None
 
     # --- building -----------------------------------------------------------------------
@@ -107,6 +110,43 @@ class Model:
         (self.holonomic if isinstance(constraint, Holonomic) else self.nonholonomic).append(constraint)
         self._compiled = None
         return constraint
+
+    def add_collider(self, collider):
+        """Add a :class:`~lcpdyn.collision.Collider` (a shape on one of the model's bodies, or
+        fixed in the world); returns it. Its contacts with every other collider are found at each
+        step and join the step's problem beside the declared contacts, joints and rolling
+        constraints (:mod:`lcpdyn.detected_contacts`); :meth:`set_collisions` says how they touch."""
+        self.colliders.append(check_collider(self, collider))
+        return collider
+
+    def set_collisions(self, *, margin=None, contact=None, pairs=None, exclude=None, restitution_threshold=None,
+                       match_tolerance=None):  # fmt: skip
+        """How the colliders touch (:class:`~lcpdyn.detected_contacts.CollisionSettings`): the
+        detection ``margin`` (m), the default ``contact`` properties (a
+        :class:`~lcpdyn.detected_contacts.ContactProperties` or a dict of its fields), ``pairs``
+        ``{(x, y): properties}`` with x, y a collider, a body or None (the world), body pairs to
+        ``exclude``, the ``restitution_threshold`` (m/s) and the ``match_tolerance`` (m). Fields
+        not given keep their values."""
+        old = self.collisions
+        table = old.pairs
+        if pairs is not None:
+            table = pair_entries(pairs, {id(b) for b in self.bodies} | {id(c) for c in self.colliders})
+        if exclude is not None:
+            exclude = tuple(tuple(pair) for pair in exclude)
+            for pair in exclude:
+                if len(pair) != 2:
+                    raise ValueError(f"exclude entries must be pairs of bodies, got {pair!r}")
+                for body in pair:
+                    self._check_member(body, "excluded pair")
+        self.collisions = CollisionSettings(
+            margin=old.margin if margin is None else margin,
+            contact=old.contact if contact is None else contact,
+            pairs=table,
+            exclude=old.exclude if exclude is None else exclude,
+            restitution_threshold=old.restitution_threshold if restitution_threshold is None else restitution_threshold,
+            match_tolerance=old.match_tolerance if match_tolerance is None else match_tolerance,
+        )
+        return self.collisions
 
     # --- layout -------------------------------------------------------------------------
     @property

@@ -17,7 +17,7 @@ from collections.abc import Mapping
 
 from .validation import finite_number, positive
 
-__all__ = ["StepOptions", "POSITION_UPDATES", "RECORDED"]
+__all__ = ["StepOptions", "POSITION_UPDATES", "RECORDED", "COLLISION_RECORDED"]
 
 POSITION_UPDATES = ("symplectic", "paper", "midpoint")
 """The time-stepping schemes of ``position_update`` (docs/theory/step.md)."""
@@ -42,6 +42,9 @@ class StepOptions:
         ``"midpoint"``), the treatment of omega x I omega (``None``: ``"explicit"`` with
         ``"paper"``, else ``"midpoint"``) and beta in [0, 1] for penetration and drift.
     normal_force_iterations : extra passes toward mu lam_N+ (>= 0).
+    bound_passes, bound_change : at most ``bound_passes`` (>= 0) more solves of a step whose
+        detected contacts' friction bounds mu lam_N moved by more than the share ``bound_change``
+        (>= 0) where it matters (``docs/theory/detected-contacts.md``, "Friction bounds").
     static_threshold : slip speed (m/s) below which a contact counts as sticking (>= 0).
     fused, sparse, compiled_loop : the solve strategy's choices (``sparse`` one of ``"auto"``,
         ``True``, ``False``, ``"condensed"``).
@@ -66,6 +69,8 @@ class StepOptions:
     blas_threads: int | None = 1
     sparse: bool | str = "auto"
     compiled_loop: bool = False
+    bound_passes: int = 2
+    bound_change: float = 0.5
 
     def __post_init__(self):
         def put(name, value):
@@ -94,6 +99,10 @@ class StepOptions:
         if not 0.0 <= self.stabilization <= 1.0:
             raise ValueError(f"stabilization must be in [0, 1], got {self.stabilization!r}")
         _integer("normal_force_iterations", self.normal_force_iterations, 0)
+        _integer("bound_passes", self.bound_passes, 0)
+        put("bound_change", finite_number("bound_change", self.bound_change))
+        if self.bound_change < 0:
+            raise ValueError(f"bound_change must be >= 0, got {self.bound_change!r}")
         put("static_threshold", finite_number("static_threshold", self.static_threshold))
         if self.static_threshold < 0:
             raise ValueError(f"static_threshold must be >= 0, got {self.static_threshold!r}")
@@ -117,10 +126,11 @@ class StepOptions:
             return self.gyroscopic
         return "explicit" if self.position_update == "paper" else "midpoint"
 
-    def record(self) -> dict:
+    def record(self, collisions: bool = False) -> dict:
         """The :data:`RECORDED` fields as plain data (``solver_options`` as a dict, without a
-        ``warm_start``, which belongs to one step, not to the run)."""
-        fields = {name: getattr(self, name) for name in RECORDED}
+        ``warm_start``, which belongs to one step, not to the run); with ``collisions`` also
+        :data:`COLLISION_RECORDED`."""
+        fields = {name: getattr(self, name) for name in RECORDED + (COLLISION_RECORDED if collisions else ())}
         fields["solver_options"] = {k: v for k, v in self.solver_options.items() if k != "warm_start"}
         return fields
 
@@ -135,6 +145,13 @@ class StepOptions:
         return dataclasses.replace(self, **changes) if changes else self
 
 
-RECORDED = tuple(f.name for f in dataclasses.fields(StepOptions) if f.name != "blas_threads")
+COLLISION_RECORDED = ("bound_passes", "bound_change")
+"""The options that change a run only through detected contacts: recorded where the model has
+colliders (a run without them reads the same as before they existed)."""
+
+RECORDED = tuple(
+    f.name for f in dataclasses.fields(StepOptions) if f.name != "blas_threads" and f.name not in COLLISION_RECORDED
+)
 """The options every output file records (:meth:`lcpdyn.stepper.Simulation.parameters`, as the
-simulation resolved them) and :mod:`lcpdyn.rebuild` passes back."""
+simulation resolved them) and :mod:`lcpdyn.rebuild` passes back (with :data:`COLLISION_RECORDED`
+where recorded)."""

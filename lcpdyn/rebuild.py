@@ -24,7 +24,7 @@ import math
 from pathlib import Path
 
 from .friction import make_friction
-from .options import RECORDED
+from .options import COLLISION_RECORDED, RECORDED
 from .scene_collection import scene_collection
 
 __all__ = [
@@ -37,7 +37,7 @@ __all__ = [
     "SIMULATION_KEYS",
 ]
 
-SIMULATION_KEYS = RECORDED
+SIMULATION_KEYS = RECORDED + COLLISION_RECORDED
 """The options recorded by :meth:`~lcpdyn.stepper.Simulation.parameters` and passed back when
 rebuilding (:data:`lcpdyn.options.RECORDED`)."""
 

@@ -36,6 +36,8 @@ class StepResult:
     timing : (assembly, solve, rest) wall time in s.
     active_set, impulse_guess : the warm start this step leaves for the next (the bounded-LCP
         active set, or the friction-contact reactions), or None.
+    detected : what the step did at the contacts the model's colliders made
+        (:class:`~lcpdyn.strategies.detected.DetectedResult`), or None for a model without colliders.
     """
 
     v: np.ndarray
@@ -54,3 +56,4 @@ class StepResult:
     timing: tuple = field(default=(0.0, 0.0, 0.0))
     active_set: np.ndarray | None = None
     impulse_guess: np.ndarray | None = None
+    detected: object = None

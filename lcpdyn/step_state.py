@@ -27,6 +27,10 @@ class StepState:
         Eqs. (11-15).
     active_set : the previous bounded-LCP solve's active set (the warm start), or None.
     impulse_guess : (3r,) the previous friction-contact reactions (the warm start), or None.
+    contacts : the contacts the model's colliders made in the previous step
+        (:class:`~lcpdyn.collision.Contacts`), or None; ``contact_impulse`` (k, 3) their world
+        impulses (N s) and ``contact_tangent`` (k, 2, 3) their tangents t1, t2: what a contact
+        that persists keeps (:mod:`lcpdyn.detected_contacts`).
     """
 
     q: np.ndarray
@@ -37,3 +41,6 @@ class StepState:
     friction_force: np.ndarray
     active_set: np.ndarray | None = None
     impulse_guess: np.ndarray | None = None
+    contacts: object = None
+    contact_impulse: np.ndarray | None = None
+    contact_tangent: np.ndarray | None = None

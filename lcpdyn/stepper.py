@@ -53,6 +53,7 @@ from .strategies.choice import choose_islands
 from .strategies.condensed import solve_condensed
 from .strategies.coulomb import solve_coulomb
 from .strategies.dense import solve_lcp
+from .strategies.detected import solve_with_detected
 from .strategies.islands import solve_islands
 from .strategies.methods import choose_methods
 from .trajectory import Trajectory
@@ -260,6 +261,25 @@ class Simulation:
                 for _ in range(c.bilateral_rows)
             ]
         )
+        self._collisions = None
+        if model.colliders:  # detected contacts: a contact source of this step (lcpdyn.detected_contacts)
+            from .detected_contacts import CollisionSource
+
+            refused = []
+            if position_update == "midpoint":
+                refused.append("position_update='midpoint' (use 'symplectic' or 'paper')")
+            if getattr(self.friction, "rolling_kinematics", False):
+                refused.append(f"friction model {self.friction.name!r} (it needs the spin and rolling speed of "
+                               "wheel contacts, which detected contacts do not have)")  # fmt: skip
+            if options.compiled_loop:
+                refused.append("compiled_loop=True (its contact set is fixed)")
+            if options.sparse not in ("auto", False):
+                refused.append(f"sparse={options.sparse!r} (a step with detected contacts is solved whole)")
+            if refused:
+                raise ValueError("a model with colliders does not take " + "; ".join(refused))
+            self._collisions = CollisionSource(model)
+            self._fused = False  # the fused kernel's problem size is fixed
+            options = options.replace(sparse=False)
         self._islands = choose_islands(self, options.sparse)
         gravity = float(np.linalg.norm(model.gravity))
         # D_n carries the O(h) term of the scheme's modified energy (docs/theory/step.md): +h/2 P_c with v+,
@@ -312,6 +332,7 @@ class Simulation:
         self.friction_force = np.zeros((r, 3))
         self.active_set = None
         self.impulse_guess = None
+        self.contacts = self.contact_impulse = self.contact_tangent = None
         self.timing = None
         k = self.evaluate(self.q, self.v, self.t)
         kinetic = kinetic_energy(self._mass, self._inertia, self.v)
@@ -333,7 +354,7 @@ class Simulation:
             "lcpdyn_version": __version__,
             "dt": self.dt,
             "friction": self.friction.parameters(),
-            **self.options.record(),
+            **self.options.record(collisions=self._collisions is not None),
             "bodies": [
                 {
                     "name": b.name,
@@ -367,6 +388,7 @@ class Simulation:
                 for c in self.model.contacts
             ],
             "gravity": self.model.gravity.tolist(),
+            **({"collisions": self._collisions.record()} if self._collisions is not None else {}),
             **({"scene": self.scene} if self.scene is not None else {}),
         }
 
@@ -383,7 +405,7 @@ class Simulation:
         advances; the arrays are the simulation's own, never modified in place)."""
         return StepState(
             self.q, self.v, self.t, self.steps_done, self.normal_force, self.friction_force,
-            self.active_set, self.impulse_guess,
+            self.active_set, self.impulse_guess, self.contacts, self.contact_impulse, self.contact_tangent,
         )  # fmt: skip
 
     def step(self, kinematics=None) -> StepResult:
@@ -395,6 +417,8 @@ class Simulation:
         self.q, self.v, self.t, self.steps_done = state.q, state.v, state.t, state.steps_done
         self.normal_force, self.friction_force = state.normal_force, state.friction_force
         self.active_set, self.impulse_guess = state.active_set, state.impulse_guess
+        self.contacts, self.contact_impulse = state.contacts, state.contact_impulse
+        self.contact_tangent = state.contact_tangent
         return out
 
     def advance(self, state: StepState, kinematics=None) -> tuple[StepState, StepResult]:
@@ -475,6 +499,12 @@ class Simulation:
                 )
         else:
             rhs = momentum(self._mass, self._inertia, v) + h * k.force
+        detected = None
+        if self._collisions is not None:
+            detected = self._collisions.gather(
+                state.q, v, h, state, beta=self.stabilization, paper=paper,
+                choose_static=not self.friction.chooses_static_coefficient, static_threshold=self.static_threshold,
+            )  # fmt: skip
         split = self._islands is not None
         if split and self._coupled and not self._groups.conforms(k.A_block, k.A_body):
             # a row reaches a body outside its structural island: this step is solved whole, cold
@@ -499,7 +529,9 @@ class Simulation:
                         impulse_guess=state.impulse_guess if out.impulse_guess is None else out.impulse_guess,
                     )
                 check_inputs(self, state, rhs, e_N, u)
-                if split:
+                if detected is not None:
+                    out, out.detected = solve_with_detected(self, state, k, detected, rhs, u, e_N, h)
+                elif split:
                     out = solve_islands(self, state, k, rhs, u, e_N, h)
                 elif self.coulomb:
                     out = solve_coulomb(self, state, k, rhs, u, e_N, h)
@@ -548,6 +580,7 @@ class Simulation:
             out.friction_force,
             state.active_set if out.active_set is None else out.active_set,
             state.impulse_guess if out.impulse_guess is None else out.impulse_guess,
+            *(() if out.detected is None else (out.detected.contacts, out.detected.impulse, out.detected.tangent)),
         )
         total = time.perf_counter() - begin
         out.timing = (self._clock[0], self._clock[1], total - self._clock[0] - self._clock[1])
@@ -664,12 +697,18 @@ class Simulation:
 
     def snapshot(self) -> dict:
         """The mutable state of the run (copies): position and velocity, time, warm starts, the
-        previous step's forces and the energy budget. :meth:`restore` of it continues the run
-        exactly as if it had not stopped."""
-        return {
+        previous step's forces and the energy budget (and, with colliders, the last step's
+        detected contacts). :meth:`restore` of it continues the run exactly as if it had not
+        stopped."""
+        out = {
             name: (None if getattr(self, name) is None else np.array(getattr(self, name), copy=True))
             for name in self._STATE
         }
+        if self._collisions is not None:
+            from .detected_contacts import contacts_to_arrays
+
+            out.update(contacts_to_arrays(self.contacts, self.contact_impulse, self.contact_tangent))
+        return out
 
     def restore(self, state) -> None:
         """Continue from a :meth:`snapshot`, or from the file of a stopped run (a path to an .h5
@@ -692,6 +731,12 @@ class Simulation:
                 if name == "active_set":
                     value = value.astype(np.int8)
                 setattr(self, name, value)
+        if self._collisions is not None:
+            from .detected_contacts import contacts_from_arrays
+
+            if "contacts_gap" not in state:
+                raise ValueError("the state to restore lacks the detected contacts (contacts_gap, ...)")
+            self.contacts, self.contact_impulse, self.contact_tangent = contacts_from_arrays(state)
         self._pending_health = int(state.get("pending_health", 0))
 
     def run(

@@ -19,6 +19,7 @@ from . import (
     caster_shimmy,
     half_car,
     incline_pendulum,
+    jointed_chain,
     road_wheel,
     rolling_disk,
     scale,
@@ -46,6 +47,7 @@ SCENES = {
     "dumbbells": scale.Dumbbells,
     "wheelset-klingel": wheelset_klingel,
     "wheelset-hunting": wheelset_hunting,
+    "chain-on-box": jointed_chain,
 }
 
 # scenes with a paper report (``lcpdyn reproduce``): report(out_dir) -> numbers

@@ -129,6 +129,12 @@ PARAMETER_UNITS = {
     "across": "-",  # dumbbells: 1 = launched across their axis
     "k_F": "-",
     "uk_gamma": "1/s",
+    # scenes with colliders
+    "links": "-",
+    "box_mass": "kg",
+    "drop": "m",
+    "restitution": "-",
+    "margin": "m",
 }
 
 

@@ -519,10 +519,10 @@ def _column(friction, threshold, steps=150):
 
 
 def test_friction_bounds_are_re_solved_only_where_they_matter():
-    """_bounds_moved: a normal force that halves matters at a sliding contact (friction at its
+    """bounds_moved: a normal force that halves matters at a sliding contact (friction at its
     bound), at a sticking one whose friction the new bound no longer holds, and at a new
     contact (zero bound); not at a contact sticking inside both bounds."""
-    from lcpdyn.body_contact import _bounds_moved
+    from lcpdyn.detected_contacts import bounds_moved as _bounds_moved
 
     lagged, latest = np.array([10.0]), np.array([4.0])
     lo, hi = np.array([[-5.0, -5.0]]), np.array([[5.0, 5.0]])

@@ -98,6 +98,7 @@ def test_python_dash_m_lcpdyn_scenes_lists_every_scene():
         "dumbbells": "[run]",
         "wheelset-klingel": "[run+reproduce]",
         "wheelset-hunting": "[run+stability+reproduce]",
+        "chain-on-box": "[run]",
     }
     for heading, _ in blocks.values():  # each with its one-line description
         assert len(heading.split()) > 2

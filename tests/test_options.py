@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from lcpdyn import Simulation, StepOptions
-from lcpdyn.options import RECORDED
+from lcpdyn.options import COLLISION_RECORDED, RECORDED
 from lcpdyn.rebuild import SIMULATION_KEYS
 
 from .engine_helpers import sphere_model
@@ -51,7 +51,7 @@ def test_keywords_and_options_build_the_same_simulation_and_record_the_resolved_
     assert set(RECORDED) <= set(recorded) and "blas_threads" not in recorded
     assert recorded["method"] == "judice-pires" and recorded["fallback_method"] == "lemke"  # resolved
     assert recorded["gyroscopic"] == "explicit"
-    assert SIMULATION_KEYS == RECORDED
+    assert SIMULATION_KEYS == RECORDED + COLLISION_RECORDED
     rebuilt = Simulation(model, "box", 1e-3, **{key: recorded[key] for key in RECORDED})
     assert rebuilt.parameters() == recorded
     a, b = by_keyword.run(0.05), rebuilt.run(0.05)

@@ -72,7 +72,7 @@ def write_resume(writer, sim, pending_health):
     steps done but not yet recorded) as ``extra``."""
     state = sim.snapshot()
     warm = {name: state[name] for name in WARM}
-    extra = {name: state[name] for name in sim._STATE if name not in WARM + ("q", "v", "t", "steps_done")}
+    extra = {name: value for name, value in state.items() if name not in WARM + ("q", "v", "t", "steps_done")}
     extra["pending_health"] = np.int64(pending_health)
     writer.write_resume_state(state["q"], state["v"], float(state["t"]), int(state["steps_done"]), warm, extra)
 

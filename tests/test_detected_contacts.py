@@ -1,0 +1,209 @@
+"""Detected contacts in the one step (lcpdyn.detected_contacts, lcpdyn.strategies.detected): a
+model's colliders give rows beside its joints and declared contacts, in Simulation's step."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import scenes
+from lcpdyn import Model, RigidBody, Simulation
+from lcpdyn.collision import Collider, HalfSpace, Sphere
+from lcpdyn.detected_contacts import ContactProperties
+from scenes import jointed_chain
+from scenes.touching import box_tower, newtons_cradle
+
+pytestmark = pytest.mark.filterwarnings("ignore::lcpdyn.stepper.EnergyWarning")
+
+
+def _one_engine(builder, contact):
+    """The scene of ``builder`` (model, world) with its colliders in the model."""
+    model, world = builder()
+    for collider in world.colliders:
+        model.add_collider(collider)
+    model.set_collisions(margin=world.margin, contact=contact)
+    return model
+
+
+@pytest.mark.parametrize(
+    "builder, friction, steps, contact, options, within",
+    [
+        (box_tower, "regularized", 20, ContactProperties(mu=0.5), {}, 1e-15),
+        (box_tower, "box", 20, ContactProperties(mu=0.5), {}, 1e-15),
+        (box_tower, "coulomb", 20, ContactProperties(mu=0.5), {"method": "auto"}, 1e-9),
+        (newtons_cradle, "regularized", 120, ContactProperties(mu=0.0, restitution=1.0), {}, 1e-15),
+    ],
+)
+def test_the_one_step_gives_the_body_contact_steppers_answer(builder, friction, steps, contact, options, within):
+    """A scene of free bodies and colliders: Simulation's step with the colliders in the model
+    and BodyContactSimulation's step (which solves each island alone) give the same motion --
+    the same rows, restitution law, bounds passes and warm starts. Exact Coulomb within its
+    solver's tolerance (the whole problem and the island problem are solved apart)."""
+    from lcpdyn.body_contact import BodyContactSimulation
+
+    model, world = builder()
+    old = BodyContactSimulation(model, world, friction, 1e-3, contact=contact, **options)
+    state = old.initial_state()
+    sim = Simulation(_one_engine(builder, contact), friction, 1e-3, **options)
+    worst = 0.0
+    for _ in range(steps):
+        state, before = old.advance(state)
+        out = sim.step()
+        worst = max(worst, float(np.abs(sim.q - state.q).max()), float(np.abs(sim.v - state.v).max()) * 1e-3)
+        assert len(out.detected) == len(before.contacts)
+    assert worst <= within
+    assert len(out.detected) > 0 and out.normal_force.shape == (0,)  # no declared contacts
+
+
+def test_newtons_cradle_keeps_energy_and_momentum_with_restitution_one():
+    """Three touching balls, e = 1, no friction: the row takes the impact as one body --
+    striker (1 - k)/(1 + k) v, the row 2/(1 + k) v for k = 2 (lcpdyn.body_contact's docstring)."""
+    model = _one_engine(newtons_cradle, ContactProperties(mu=0.0, restitution=1.0))
+    sim = Simulation(model, "regularized", 1e-3)
+    for _ in range(200):
+        sim.step()
+    v = sim.v.reshape(-1, 6)[:, 0]
+    assert v == pytest.approx([-1 / 3, 2 / 3, 2 / 3], abs=1e-9)
+
+
+def _chain(friction, t_end, **parameters):
+    scene = jointed_chain.build(**parameters)
+    sim = scene.simulation(friction)
+    masses = np.array([b.mass for b in sim.model.bodies])
+    gravity = -sim.model.gravity[2]
+    outs, momentum = [], [masses @ sim.v.reshape(-1, 6)[:, 2]]
+    for _ in range(round(t_end / sim.dt)):
+        outs.append(sim.step())
+        momentum.append(masses @ sim.v.reshape(-1, 6)[:, 2])
+    return sim, outs, np.array(momentum), masses.sum() * gravity
+
+
+@pytest.mark.parametrize("friction", ["regularized", "coulomb"])
+def test_a_jointed_chain_dropped_onto_a_box(friction):
+    """Joints and detected contacts in one problem: the chain falls onto the box and drapes over
+    it, its ends swinging free. Exact checks of the step: the joints hold at drift
+    stabilization's level; the vertical momentum of the whole scene changes, step by step, by
+    gravity's impulse and the ground's (the box-chain contacts and the joints are internal: their
+    impulses cancel); once the impacts are over the energy stays put (no damping anywhere)."""
+    sim, outs, momentum, weight = _chain(friction, 0.8)
+    h = sim.dt
+    ground = 1  # the ground's collider index (the box is 0)
+    lifted = []
+    for out in outs:
+        d = out.detected
+        on_ground = d.contacts.collider[:, 1] == ground
+        lifted.append(-d.impulse[on_ground, 2].sum())  # the impulse on the ground is the bodies' reaction
+    assert np.diff(momentum) == pytest.approx(np.array(lifted) - weight * h, abs=1e-9 * weight * h * 10)
+    k = sim.evaluate(sim.q, sim.v, sim.t)
+    assert np.abs(k.holonomic_error).max() < 1e-6  # metres, after ~100 steps of draping
+    touching = {tuple(pair) for out in outs[-100:] for pair in out.detected.contacts.collider}
+    assert any(0 in pair and pair[1] != ground for pair in touching)  # links on the box
+    assert (0, ground) in touching  # the box on the ground
+    assert min(out.detected.contacts.gap.min() for out in outs if len(out.detected)) > -1e-4
+    energies = []
+    for _ in range(200):
+        sim.step()
+        energies.append(sim.energy())
+    assert np.ptp(energies) < 1e-4 * energies[0]
+
+
+def test_a_chain_at_rest_on_the_box_and_the_ground_carries_its_weight_there():
+    """Ten links: the ends lie on the ground, friction stops them, and the ground carries the box
+    and the chain, (box_mass + links mass) g, to 0.1 %."""
+    scene = jointed_chain.build(links=10)
+    sim = scene.simulation("regularized", stabilization=0.2)
+    for _ in range(1200):
+        out = sim.step()
+    d = out.detected
+    on_ground = d.contacts.collider[:, 1] == 1
+    carried = -(d.normal_force[on_ground, None] * d.contacts.normal[on_ground] + d.friction_force[on_ground])[:, 2]
+    weight = -sim.model.gravity[2] * sum(b.mass for b in sim.model.bodies)
+    assert carried.sum() == pytest.approx(weight, rel=1e-3)
+    assert 0.5 * sim.v @ (sim.M @ sim.v) < 1e-3
+
+
+def test_snapshot_restore_continues_a_run_with_detected_contacts_bit_for_bit(tmp_path):
+    """The detected contacts of the last step (the warm starts and friction history of the next)
+    are part of the saved state, in memory and in a run's file."""
+    from lcpdyn.rebuild import resume
+    from lcpdyn.trajectory import FIELDS, load
+
+    scene = jointed_chain.build(drop=0.0)
+    whole = scene.simulation("regularized").run(0.06)
+    first = scene.simulation("regularized")
+    first.run(0.03)
+    saved = first.snapshot()
+    assert saved["contacts_gap"] is not None and saved["contact_impulse"].shape[1] == 3
+    again = scene.simulation("regularized")
+    again.restore(saved)
+    second = again.run(0.06)
+    assert np.array_equal(second.position[-1], whole.position[-1])
+    path = tmp_path / "chain.h5"
+    scene.simulation("regularized").run(0.03, out=path)
+    resume(path, t_end=0.06)
+    continued = load(path)
+    for field in FIELDS:
+        assert np.array_equal(getattr(continued, field), getattr(whole, field)), field
+    assert "collisions" in continued.parameters and continued.parameters["bound_passes"] == 2
+
+
+def test_bodies_joined_by_a_joint_do_not_collide_and_the_settings_are_recorded():
+    scene = jointed_chain.build(links=3)
+    sim = scene.simulation("box")
+    excluded = sim._collisions.world._excluded
+    assert {(1, 2), (2, 3)} <= excluded and (1, 3) not in excluded
+    recorded = sim.parameters()["collisions"]
+    assert [c["name"] for c in recorded["colliders"]] == ["box", "ground", "link 0", "link 1", "link 2"]
+    assert recorded["colliders"][2]["shape"] == {"type": "Capsule", "radius": 0.01, "length": 0.1}
+    assert recorded["contact"] == {"mu": 0.5, "mu_static": 0.5, "restitution": 0.0}
+
+
+def test_colliders_sit_beside_declared_contacts():
+    """A sphere on a declared plane contact and a second sphere, found by detection, dropped onto
+    it: both kinds of contact in one problem; at rest the plane carries both weights."""
+    from lcpdyn.contact import Plane, SphereContact
+
+    model = Model()
+    low = model.add_body(RigidBody("low", 1.0, (0.004,) * 3, (0.0, 0.0, 0.1)))
+    high = model.add_body(RigidBody("high", 2.0, (0.008,) * 3, (0.0, 0.0, 0.32)))
+    model.add_contact(SphereContact(low, Plane(), 0.5, radius=0.1))
+    model.add_collider(Collider(low, Sphere(0.1)))
+    model.add_collider(Collider(high, Sphere(0.1)))
+    model.set_collisions(margin=0.002, contact={"mu": 0.5})
+    sim = Simulation(model, "regularized", 1e-3)
+    for _ in range(400):
+        out = sim.step()
+    assert len(out.detected) == 1 and out.detected.normal_force[0] == pytest.approx(2.0 * 9.81, rel=1e-6)
+    assert out.normal_force[0] == pytest.approx(3.0 * 9.81, rel=1e-6)
+    assert sim.q.reshape(-1, 7)[1, 2] == pytest.approx(0.3, abs=1e-4)
+
+
+def test_what_a_model_with_colliders_does_not_take_is_named():
+    model = _one_engine(box_tower, ContactProperties())
+    for options, named in (
+        ({"position_update": "midpoint"}, "midpoint"),
+        ({"compiled_loop": True}, "compiled_loop"),
+        ({"sparse": True}, "sparse"),
+    ):
+        with pytest.raises(ValueError, match=named):
+            Simulation(model, "regularized", 1e-3, **options)
+    with pytest.raises(ValueError, match="rolling speed"):
+        Simulation(model, "creep", 1e-3)
+    stranger = RigidBody("stranger", 1.0, (1.0,) * 3)
+    with pytest.raises(ValueError, match="stranger"):
+        model.add_collider(Collider(stranger, Sphere(0.1)))
+    with pytest.raises(TypeError, match="Collider"):
+        model.add_collider(Sphere(0.1))
+    with pytest.raises(ValueError, match="already"):
+        model.add_collider(model.colliders[0])
+    with pytest.raises(ValueError, match="not a collider of the world, a body or None"):
+        model.set_collisions(pairs={(stranger, None): {"mu": 0.1}})
+    with pytest.raises(ValueError, match="restitution"):
+        model.set_collisions(contact={"restitution": 2.0})
+    with pytest.raises(ValueError, match="bound_passes"):
+        Simulation(model, "box", 1e-3, bound_passes=-1)
+    assert Collider(None, HalfSpace()) is not None
+
+
+def test_the_scene_is_listed():
+    assert scenes.SCENES["chain-on-box"] is jointed_chain
