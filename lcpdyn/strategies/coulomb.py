@@ -168,10 +168,7 @@ def coulomb_islands(sim, state, k, rhs, e_N, h):
 def solve_coulomb(sim, state, k, rhs, u, e_N, h):
     start = time.perf_counter()
     n, r = k.n_velocities, k.gap.shape[0]
-    H = np.empty((3 * r, n))  # per contact: normal, t1, t2 (Siconos' ordering)
-    H[0::3] = k.N
-    H[1::3] = k.D[0::2]
-    H[2::3] = k.D[1::2]
+    H = stacked_rows(k.N, k.D)
     A = sparse_rows(k.A_block, k.A_body, k.A_body.shape[0], n)  # not the dense (m, n): a beam's grows as N^2
     free, response, W, b = delassus(
         sim, state, sim._mass, sim._inertia, A, H, rhs, u, e_N, sim._normal_compliance, sim._bilateral_compliance
@@ -180,12 +177,7 @@ def solve_coulomb(sim, state, k, rhs, u, e_N, h):
         W, b = 2.0 * W, 2.0 * b
         b[1::3] -= H[1::3] @ state.v
         b[2::3] -= H[2::3] @ state.v
-    middle = time.perf_counter()
-    mu, guess = sim._mu_now, state.impulse_guess
-    result = solve_fc(sim, W, b, mu, guess, sim.method)
-    sim._clock[0] += middle - start
-    sim._clock[1] += time.perf_counter() - middle
-    result, fallback = accept(sim, state, result, lambda method: solve_fc(sim, W, b, mu, guess, method))
+    result, fallback = solve_accepted(sim, state, W, b, sim._mu_now, state.impulse_guess, start)
     impulse = result.r
     x = free + response @ impulse
     per = impulse.reshape(r, 3) / h
@@ -226,6 +218,25 @@ def delassus(sim, state, mass, inertia, A, H, rhs, u, e_N, CN, CA):
     b = H @ free[:n]
     b[0::3] += e_N
     return free, response, W, b
+
+
+def stacked_rows(N, D):
+    """H (3 r, n) of the exact cone's problem from N (r, n) and D (2 r, n): per contact its normal,
+    t1 and t2 rows (Siconos' ordering)."""
+    H = np.empty((3 * N.shape[0], N.shape[1]))
+    H[0::3], H[1::3], H[2::3] = N, D[0::2], D[1::2]
+    return H
+
+
+def solve_accepted(sim, state, W, b, mu, guess, start):
+    """(result, fallback) of the Delassus problem W r + b solved by the simulation's method from
+    ``guess``, with the residual check and fallback; the assembly time since ``start`` and the
+    solve time go to the step's clock."""
+    middle = time.perf_counter()
+    result = solve_fc(sim, W, b, mu, guess, sim.method)
+    sim._clock[0] += middle - start
+    sim._clock[1] += time.perf_counter() - middle
+    return accept(sim, state, result, lambda method: solve_fc(sim, W, b, mu, guess, method))
 
 
 def solve_fc(sim, W, b, mu, guess, method):

@@ -15,7 +15,7 @@ from solvers.problem import BoundedLCP
 from ..detected_contacts import DetectedSet, bounds_moved
 from ..step_result import StepResult
 from .assembly import accept, assemble_rows, call, sparse_rows
-from .coulomb import delassus, solve_fc
+from .coulomb import delassus, solve_accepted, stacked_rows
 
 __all__ = ["DetectedResult", "solve_with_detected"]
 
@@ -160,8 +160,7 @@ def _coulomb(sim, state, k, det, rhs, u, e_N, h):
     n, m, r, c = k.n_velocities, k.A_body.shape[0], k.gap.shape[0], len(det)
     R = r + c
     N, D, tangent = _joined(k, det)
-    H = np.empty((3 * R, n))  # per contact: normal, t1, t2 (Siconos' ordering)
-    H[0::3], H[1::3], H[2::3] = N, D[0::2], D[1::2]
+    H = stacked_rows(N, D)
     A = sparse_rows(k.A_block, k.A_body, m, n)
     e = np.concatenate([e_N, det.e_N])
     CN = np.concatenate([sim._normal_compliance, np.zeros(c)])
@@ -169,11 +168,7 @@ def _coulomb(sim, state, k, det, rhs, u, e_N, h):
     mu = np.concatenate([sim._mu_now, det.mu])
     declared = state.impulse_guess if state.impulse_guess is not None else np.zeros(3 * r)
     guess = np.concatenate([declared, det.impulse_guess.reshape(-1)])
-    middle = time.perf_counter()
-    result = solve_fc(sim, W, b, mu, guess, sim.method)
-    sim._clock[0] += middle - start
-    sim._clock[1] += time.perf_counter() - middle
-    result, fallback = accept(sim, state, result, lambda method: solve_fc(sim, W, b, mu, guess, method))
+    result, fallback = solve_accepted(sim, state, W, b, mu, guess, start)
     impulse = result.r
     x = free + response @ impulse
     per = impulse.reshape(R, 3) / h
