@@ -204,7 +204,8 @@ class CollisionWorld:
         the nearly active pairs whose constraint rows let the time step stop an approach before
         it penetrates (Peiret 2016 Eq. 7 uses the predicted gap ``g + h N v``).
     exclude : pairs of bodies ``(a, b)`` never tested against each other (bodies joined by a
-        joint); colliders on one body never are.
+        joint); ``(a, None)``: body a never against the world's colliders (a wheel whose ground
+        contact is a declared one). Colliders on one body never are.
     """
 
     def __init__(self, colliders, bodies, margin: float = 0.0, exclude=()):
@@ -231,10 +232,12 @@ class CollisionWorld:
             except (TypeError, ValueError):
                 raise ValueError(f"exclude entries must be pairs of bodies, got {pair!r}") from None
             for body in (a, b):
-                if id(body) not in index:
+                if body is not None and id(body) not in index:
                     name = getattr(body, "name", repr(body))
                     raise ValueError(f"excluded pair {name!r}: not a body of this world")
-            i, j = sorted((index[id(a)], index[id(b)]))
+            if a is None and b is None:
+                raise ValueError("excluded pair (None, None): world colliders never touch each other anyway")
+            i, j = sorted((-1 if a is None else index[id(a)], -1 if b is None else index[id(b)]))
             self._excluded.add((i, j))
         self._geometry = [c.shape.geometry() for c in self.colliders]
         self._bounded = np.array([getattr(c.shape, "bounded", True) for c in self.colliders], bool)

@@ -83,7 +83,8 @@ class CollisionSettings:
     contact : the default :class:`ContactProperties` of a pair.
     pairs : ``((x, y), ContactProperties)`` overrides, each of x, y a collider, a body or None
         (the world); a pair of colliders wins over a pair of bodies.
-    exclude : pairs of bodies never tested against each other. Bodies joined by a joint (a
+    exclude : pairs of bodies never tested against each other; ``(body, None)``: the body never
+        against the world's colliders. Bodies joined by a joint (a
         holonomic constraint on exactly two bodies) are excluded as well, as in MuJoCo.
     restitution_threshold : v_e (m/s): impacts slower than it are plastic.
     match_tolerance : how far (m) a witness point may move in its body's frame and still be the
@@ -120,7 +121,7 @@ class CollisionSettings:
             "margin": self.margin,
             "contact": vars(self.contact).copy(),
             "pairs": [[name(x), name(y), vars(p).copy()] for (x, y), p in self.pairs],
-            "exclude": [[a.name, b.name] for a, b in self.exclude],
+            "exclude": [[getattr(a, "name", None), getattr(b, "name", None)] for a, b in self.exclude],
             "restitution_threshold": self.restitution_threshold,
             "match_tolerance": self.matching,
         }

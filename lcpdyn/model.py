@@ -125,7 +125,8 @@ class Model:
         detection ``margin`` (m), the default ``contact`` properties (a
         :class:`~lcpdyn.detected_contacts.ContactProperties` or a dict of its fields), ``pairs``
         ``{(x, y): properties}`` with x, y a collider, a body or None (the world), body pairs to
-        ``exclude``, the ``restitution_threshold`` (m/s) and the ``match_tolerance`` (m). Fields
+        ``exclude`` (``(body, None)``: the body never against the world's colliders), the
+        ``restitution_threshold`` (m/s) and the ``match_tolerance`` (m). Fields
         not given keep their values."""
         old = self.collisions
         table = old.pairs

@@ -14,9 +14,11 @@ entry-point group ``lcpdyn.scenes`` (:mod:`lcpdyn.scene_collection`); lcpdyn nev
 from __future__ import annotations
 
 from . import (
+    ball_on_beam,
     beam_tyre_shimmy,
     blocks,
     caster_shimmy,
+    crate_on_half_car,
     half_car,
     incline_pendulum,
     jointed_chain,
@@ -25,6 +27,7 @@ from . import (
     scale,
     swivel_shimmy,
     wheel,
+    wheel_into_boxes,
     wheelset_hunting,
     wheelset_klingel,
 )
@@ -48,6 +51,9 @@ SCENES = {
     "wheelset-klingel": wheelset_klingel,
     "wheelset-hunting": wheelset_hunting,
     "chain-on-box": jointed_chain,
+    "wheel-into-boxes": wheel_into_boxes,
+    "crate-on-half-car": crate_on_half_car,
+    "ball-on-beam": ball_on_beam,
 }
 
 # scenes with a paper report (``lcpdyn reproduce``): report(out_dir) -> numbers

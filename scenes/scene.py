@@ -135,6 +135,20 @@ PARAMETER_UNITS = {
     "drop": "m",
     "restitution": "-",
     "margin": "m",
+    "boxes": "-",
+    "gap": "m",
+    "wheel_width": "m",
+    "mu_wheel": "-",
+    "crate_mass": "kg",
+    "crate_side": "m",
+    "crate_position": "m",
+    "bed_length": "m",
+    "bed_front": "m",
+    "bed_height": "m",
+    "beam_radius": "m",
+    "ball_mass": "kg",
+    "ball_radius": "m",
+    "strike_node": "-",
 }
 
 

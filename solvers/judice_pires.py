@@ -36,12 +36,13 @@ system meets the second remedy: Gaussian elimination with complete pivoting find
 columns that depend on the others, and one of them whose variable has a bound at zero (a
 normal impulse, lo = 0) is put on that bound and the pivoting goes on from there; should it
 still fail it reports the singular basis it first met (at most n variables are put on a bound
-per run). The residual check judges every answer as any other. A
-singular basis with no such variable (dependent free or friction columns) stops the pivoting
-with ``SINGULAR_BASIS``. The front door then falls back -- explicitly, and it says so
-in the message and ``info['regularization']`` -- to proximal-point regularization: it solves
-BLCP(M + rho_k I, q - rho_k z_k, lo, hi) repeatedly, warm-started, until the *unregularized*
-natural-map residual is within tolerance. rho_k starts at 0.1 ||M||_inf (well conditioned, so
+per run). The residual check judges every answer as any other. A singular basis with no such
+variable (dependent free or friction columns) stops the pivoting with ``SINGULAR_BASIS``. A run
+from a warm start that fails so, or cycles, is first repeated from the bounds (the warm set is a
+guess; ``info['warm_start_failed']`` says it failed). Then the front door falls back --
+explicitly, and it says so in the message and ``info['regularization']`` -- to proximal-point
+regularization: it solves BLCP(M + rho_k I, q - rho_k z_k, lo, hi) repeatedly, warm-started,
+until the *unregularized* natural-map residual is within tolerance. rho_k starts at 0.1 ||M||_inf (well conditioned, so
 block pivoting is fast) and shrinks tenfold per outer iteration down to ``regularization`` x
 ||M||_inf. For monotone problems (positive semidefinite M, including the saddle-point matrices
 of the stepper) the fixed point of this iteration solves the original problem, so no bias is
@@ -573,6 +574,38 @@ def run(problem, options: Options, tolerance: float, warm_start: np.ndarray | No
         tolerance,
         {"regularization": None},
     )
+    if not first.success and use_warm:
+        # A warm start is a guess: a set that cycles or meets a singular basis (degenerate,
+        # redundant contacts) says nothing of the problem. Pivot again from the bounds first.
+        z, w, active_set, code, cold, relative, worst, residual, violation = pivot_and_measure(
+            problem.M,
+            problem.q,
+            problem.lo,
+            problem.hi,
+            np.zeros(n, np.int8),
+            False,
+            max_iterations,
+            options.max_stall,
+            options.pivot_tolerance,
+        )
+        second = result_from_kernel(
+            z,
+            w,
+            active_set,
+            _CODE_TO_STATUS[code],
+            iterations + cold,
+            relative,
+            worst,
+            residual,
+            violation,
+            f"basic-set pivoting: the warm start ended on {first.status.name.lower()} after {iterations} "
+            f"iterations; from the bounds, {_CODE_TO_TEXT[code]} after {cold} more",
+            NAME,
+            tolerance,
+            {"regularization": None, "warm_start_failed": first.status.name.lower()},
+        )
+        if second.success:
+            return second
     if first.success or options.regularization == 0.0:
         return first
     # The fallback restarts from the initial active set: the failed run's last set is often

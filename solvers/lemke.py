@@ -22,7 +22,7 @@ from dataclasses import dataclass
 import numpy as np
 from numba import njit
 
-from .judice_pires import _basic_solve
+from .judice_pires import _basic_solve, _minimum_norm_solve
 from .options import check_count, check_positive
 from .reformulate import eliminate_free_or_report, split_boxes
 from .result import Status, measure, relative_residual
@@ -147,7 +147,7 @@ def lemke_with_basis(M, q, max_pivots, pivot_tolerance):
 
 
 @njit(cache=True)
-def polish(M, q, x, basic_mask):
+def polish(M, q, x, basic_mask, minimum_norm=False):
     """Recompute the solution of the complementary basis Lemke ended on directly: with
     F = the basic z variables of that basis, solve M_FF x_F = -q_F by LU with one refinement step
     (:func:`solvers.judice_pires._basic_solve`) and set the rest to 0. The pivots' product-form
@@ -155,7 +155,12 @@ def polish(M, q, x, basic_mask):
     all rows); the direct solve is componentwise backward stable. A degenerate basic variable
     that comes out at -rounding is put at 0. Returns (x, ok); ok is False if the basic system is
     singular or the answer is not finite (then the caller keeps Lemke's own x, as it does when
-    that measures better)."""
+    that measures better).
+
+    ``minimum_norm``: solve the basic system as a possibly singular one instead
+    (:func:`solvers.judice_pires._minimum_norm_solve`): redundant contacts (a box on four
+    coplanar corners) leave Lemke on a basis whose matrix is singular but consistent, where LU
+    returns noise and the product form's x carries the pivots' rounding."""
     n = q.shape[0]
     basic = np.empty(n, np.int64)
     k = 0
@@ -171,7 +176,10 @@ def polish(M, q, x, basic_mask):
         r[a] = -q[basic[a]]
         for b in range(k):
             A[a, b] = M[basic[a], basic[b]]
-    y, ok = _basic_solve(A, r)
+    if minimum_norm:
+        y, ok = _minimum_norm_solve(A, r, np.abs(A).sum(axis=1).max(), np.abs(r).max())
+    else:
+        y, ok = _basic_solve(A, r)
     if not ok:
         return x, False
     out = np.zeros(n)
@@ -228,11 +236,14 @@ def run(problem, options: Options, tolerance: float):
     z, relative = answer(xs)
     polished = False
     if code == _SOLVED:
-        candidate, ok = polish(Ms, qs, xs, basic)
-        if ok:
-            z_polished, relative_polished = answer(candidate)
-            if relative_polished <= relative:
-                xs, z, relative, polished = candidate, z_polished, relative_polished, True
+        for minimum_norm in (False, True):  # the second only where the first leaves a singular basis's noise
+            if minimum_norm and relative <= tolerance:
+                break
+            candidate, ok = polish(Ms, qs, xs, basic, minimum_norm)
+            if ok:
+                z_polished, relative_polished = answer(candidate)
+                if relative_polished <= relative:
+                    xs, z, relative, polished = candidate, z_polished, relative_polished, True
     cleaned = False
     if code in (_SOLVED, _RAY) and not relative <= tolerance:
         # degenerate basic variables at rounding level of the equilibrated solution (6e-33 where 0

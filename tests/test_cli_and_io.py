@@ -99,6 +99,9 @@ def test_python_dash_m_lcpdyn_scenes_lists_every_scene():
         "wheelset-klingel": "[run+reproduce]",
         "wheelset-hunting": "[run+stability+reproduce]",
         "chain-on-box": "[run]",
+        "wheel-into-boxes": "[run]",
+        "crate-on-half-car": "[run]",
+        "ball-on-beam": "[run]",
     }
     for heading, _ in blocks.values():  # each with its one-line description
         assert len(heading.split()) > 2

@@ -148,6 +148,21 @@ def test_pairs_on_one_body_excluded_pairs_and_world_pairs_are_not_tested(coal):
     assert {tuple(p) for p in excluded.body.tolist()} == {(1, 2)}
 
 
+def test_a_body_excluded_from_the_world_meets_only_bodies(coal):
+    """``(body, None)``: the body never against the world's colliders (a wheel whose ground
+    contact is declared), still against other bodies; ``(None, None)`` is refused, named."""
+    a, b = _bodies(2)
+    colliders = [Collider(a, Sphere(0.5)), Collider(b, Sphere(0.5)), Collider(None, HalfSpace())]
+    positions = np.array([[0.0, 0, 0.4], [0.9, 0, 0.6]])
+    R = np.stack([np.eye(3)] * 2)
+    touching = CollisionWorld(colliders, [a, b]).detect(positions, R)
+    assert {tuple(p) for p in touching.body.tolist()} == {(0, -1), (0, 1)}
+    excluded = CollisionWorld(colliders, [a, b], exclude=[(a, None)]).detect(positions, R)
+    assert {tuple(p) for p in excluded.body.tolist()} == {(0, 1)}
+    with pytest.raises(ValueError, match="None, None"):
+        CollisionWorld(colliders, [a, b], exclude=[(None, None)])
+
+
 def test_broad_phase_passes_only_neighbours_of_a_grid(coal):
     """400 spheres on a 20 x 20 grid, spacing 1.1 diameters: with a margin of 0.1 diameter every
     sphere touches its four neighbours' margins. The candidates are the 760 neighbour pairs and

@@ -199,10 +199,10 @@ def _fuzz_module():
 
 # Block Gauss–Seidel's sweep limit in the quick fuzz run. At its default (100,000) the 219 of these
 # 1,000 solves that never converge (infeasible, nonsymmetric, duplicated rows) took 200 of the
-# run's 206 s; its successes took at most 14,480 sweeps (measured 2026-11-26). The method is
+# run's 206 s; its successes took at most 14,480 sweeps (measured 2026-11-26, again 2026-11-28). The method is
 # deterministic and checks its residual every 5 sweeps, so under this cap it returns the same
 # successes, bit for bit: every success claim the default run makes is still judged.
-QUICK_FUZZ_OPTIONS = {"block-gs": {"max_sweeps": 20_000}}
+QUICK_FUZZ_OPTIONS = {"block-gs": {"max_sweeps": 15_000}}
 
 
 @pytest.mark.parametrize("method", METHOD_PARAMS)

@@ -304,6 +304,46 @@ def test_lemke_on_degenerate_polygonal_block_steps(name, notes):
     np.testing.assert_allclose(result.w, judice.w, atol=1e-9)  # the same velocities and gaps
 
 
+def _saved(name):
+    from pathlib import Path
+
+    data = np.load(Path(__file__).parent / "data" / f"{name}.npz")
+    return {key: data[key] for key in data.files}
+
+
+def test_a_warm_start_that_cycles_is_repeated_from_the_bounds():
+    """A step of ``wheel-into-boxes`` (the wheel pushing three boxes face to face, 22 detected
+    contacts, redundant normals: saved in ``tests/data``) with the active set the step before
+    left: pivoting from it cycles. It says nothing of the problem -- from the bounds Júdice–Pires
+    solves it in 5 iterations -- so the solver tries that before its proximal fallback (which
+    made no progress here, and Lemke's answer missed the tolerance: the step used to stop)."""
+    from .independent_check import check_answer
+
+    data = _saved("judice-pires-warm-start-cycles")
+    M, q, lo, hi = data["M"], data["q"], data["lo"], data["hi"]
+    result = solve(M, q, lo, hi, method="judice-pires", warm_start=data["warm"])
+    assert result.success, result.message
+    assert result.info["warm_start_failed"] == "cycling" and result.info["regularization"] is None
+    assert "the warm start ended on cycling" in result.message
+    assert check_answer(M, q, lo, hi, result.z) == []
+    assert solve(M, q, lo, hi, method="judice-pires", warm_start=data["warm"], regularization=0.0).success
+
+
+def test_lemke_ending_on_a_singular_basis_solves_it_for_its_minimum_norm_member():
+    """A step of ``chain-on-box`` under the box model (links on the box, the box on four corners:
+    redundant contacts; saved in ``tests/data``) where Júdice–Pires cycles from any start. Lemke
+    ends on a complementary basis whose matrix is singular but consistent: the product form's
+    solution carried 2e-6 of rounding, LU of the singular basis gives noise, the minimum-norm
+    solution of :func:`solvers.judice_pires._minimum_norm_solve` solves it."""
+    from .independent_check import check_answer
+
+    data = _saved("lemke-redundant-contacts-singular-basis")
+    M, q, lo, hi = data["M"], data["q"], data["lo"], data["hi"]
+    result = solve(M, q, lo, hi, method="lemke")
+    assert result.success and result.info["polished"], result.message
+    assert check_answer(M, q, lo, hi, result.z) == []
+
+
 def test_resting_block_with_indeterminate_friction_is_solved_not_rejected():
     """A step of the polygonal four-corner block resting under the paper's Eq. (7) update
     (``sliding-block``, t = 0.45 s, saved in ``tests/data``): two diagonal corners carry the
