@@ -22,7 +22,7 @@ from dataclasses import dataclass
 import numpy as np
 from numba import njit
 
-from .judice_pires import _basic_solve, _minimum_norm_solve
+from .basic_systems import basic_solve, minimum_norm_solve
 from .options import check_count, check_positive
 from .reformulate import eliminate_free_or_report, split_boxes
 from .result import Status, measure, relative_residual
@@ -150,7 +150,7 @@ def lemke_with_basis(M, q, max_pivots, pivot_tolerance):
 def polish(M, q, x, basic_mask, minimum_norm=False):
     """Recompute the solution of the complementary basis Lemke ended on directly: with
     F = the basic z variables of that basis, solve M_FF x_F = -q_F by LU with one refinement step
-    (:func:`solvers.judice_pires._basic_solve`) and set the rest to 0. The pivots' product-form
+    (:func:`solvers.basic_systems.basic_solve`) and set the rest to 0. The pivots' product-form
     updates accumulate rounding at the scale of the largest rows (the covering vector couples
     all rows); the direct solve is componentwise backward stable. A degenerate basic variable
     that comes out at -rounding is put at 0. Returns (x, ok); ok is False if the basic system is
@@ -158,7 +158,7 @@ def polish(M, q, x, basic_mask, minimum_norm=False):
     that measures better).
 
     ``minimum_norm``: solve the basic system as a possibly singular one instead
-    (:func:`solvers.judice_pires._minimum_norm_solve`): redundant contacts (a box on four
+    (:func:`solvers.basic_systems.minimum_norm_solve`): redundant contacts (a box on four
     coplanar corners) leave Lemke on a basis whose matrix is singular but consistent, where LU
     returns noise and the product form's x carries the pivots' rounding."""
     n = q.shape[0]
@@ -177,9 +177,9 @@ def polish(M, q, x, basic_mask, minimum_norm=False):
         for b in range(k):
             A[a, b] = M[basic[a], basic[b]]
     if minimum_norm:
-        y, ok = _minimum_norm_solve(A, r, np.abs(A).sum(axis=1).max(), np.abs(r).max())
+        y, ok = minimum_norm_solve(A, r, np.abs(A).sum(axis=1).max(), np.abs(r).max())
     else:
-        y, ok = _basic_solve(A, r)
+        y, ok = basic_solve(A, r)
     if not ok:
         return x, False
     out = np.zeros(n)

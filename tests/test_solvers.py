@@ -334,7 +334,7 @@ def test_lemke_ending_on_a_singular_basis_solves_it_for_its_minimum_norm_member(
     redundant contacts; saved in ``tests/data``) where Júdice–Pires cycles from any start. Lemke
     ends on a complementary basis whose matrix is singular but consistent: the product form's
     solution carried 2e-6 of rounding, LU of the singular basis gives noise, the minimum-norm
-    solution of :func:`solvers.judice_pires._minimum_norm_solve` solves it."""
+    solution of :func:`solvers.basic_systems.minimum_norm_solve` solves it."""
     from .independent_check import check_answer
 
     data = _saved("lemke-redundant-contacts-singular-basis")
