@@ -651,7 +651,7 @@ class BodyContactSimulation:
                 pair = (z[n + c :].reshape(c, 2), lower[n + c :].reshape(c, 2), upper[n + c :].reshape(c, 2))
             else:
                 pair = (None, None, None)
-            moved = bounds_moved(normal_force, latest, self.bound_change, *pair)
+            moved = bounds_moved(normal_force, latest, self.bound_change, *pair, rows.body[members])
             if not moved.any():
                 break
             normal_force = np.where(moved, latest, normal_force)  # only where it matters
@@ -822,7 +822,7 @@ class BodyContactSimulation:
             latest = np.maximum(z[0::3], 0.0) / h
             friction = z.reshape(c, 3)[:, 1:]
             moved = bounds_moved(normal_force, latest, self.bound_change, friction, lo_cm.reshape(c, 3)[:, 1:],
-                                  hi_cm.reshape(c, 3)[:, 1:])  # fmt: skip
+                                  hi_cm.reshape(c, 3)[:, 1:], rows.body[members])  # fmt: skip
             if not moved.any():
                 break
             normal_force = np.where(moved, latest, normal_force)  # only where it matters

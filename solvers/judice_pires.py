@@ -40,7 +40,10 @@ still fail it reports the singular basis it first met (at most n variables are p
 per run). The residual check judges every answer as any other. A singular basis with no such
 variable (dependent free or friction columns) stops the pivoting with ``SINGULAR_BASIS``. A run
 from a warm start that fails so, or cycles, is first repeated from the bounds (the warm set is a
-guess; ``info['warm_start_failed']`` says it failed). Then the front door falls back --
+guess; ``info['warm_start_failed']`` says it failed), and where the block rule fails from there
+too, by single least-index pivots from the start (``info['single_pivots']``: on a degenerate
+problem that is not a P-matrix either rule can cycle where the other does not). Then the front
+door falls back --
 explicitly, and it says so in the message and ``info['regularization']`` -- to proximal-point
 regularization: it solves BLCP(M + rho_k I, q - rho_k z_k, lo, hi) repeatedly, warm-started,
 until the *unregularized* natural-map residual is within tolerance. rho_k starts at 0.1 ||M||_inf (well conditioned, so
@@ -421,10 +424,16 @@ def run(problem, options: Options, tolerance: float, warm_start: np.ndarray | No
         tolerance,
         {"regularization": None},
     )
-    if not first.success and use_warm:
-        # A warm start is a guess: a set that cycles or meets a singular basis (degenerate,
-        # redundant contacts) says nothing of the problem. Pivot again from the bounds first.
-        z, w, active_set, code, cold, relative, worst, residual, violation = pivot_and_measure(
+    # Other pivoting paths before the proximal fallback. A warm start is a guess: a set that cycles
+    # or meets a singular basis (degenerate, redundant contacts) says nothing of the problem, so
+    # pivot again from the bounds. On a degenerate problem that is not a P-matrix the block rule
+    # can still cycle where single pivots by the least-index rule from the start do not (and the
+    # other way round): that path is the last one tried.
+    stalls = [options.max_stall] if use_warm else []
+    if options.max_stall != 1:
+        stalls.append(1)
+    for stall in stalls if not first.success else []:
+        z, w, active_set, code, more, relative, worst, residual, violation = pivot_and_measure(
             problem.M,
             problem.q,
             problem.lo,
@@ -432,24 +441,30 @@ def run(problem, options: Options, tolerance: float, warm_start: np.ndarray | No
             np.zeros(n, np.int8),
             False,
             max_iterations,
-            options.max_stall,
+            stall,
             options.pivot_tolerance,
         )
+        path = "from the bounds" if stall == options.max_stall else "from the bounds by single pivots"
         second = result_from_kernel(
             z,
             w,
             active_set,
             _CODE_TO_STATUS[code],
-            iterations + cold,
+            iterations + more,
             relative,
             worst,
             residual,
             violation,
-            f"basic-set pivoting: the warm start ended on {first.status.name.lower()} after {iterations} "
-            f"iterations; from the bounds, {_CODE_TO_TEXT[code]} after {cold} more",
+            f"basic-set pivoting: {'the warm start' if use_warm else 'the block rule'} ended on "
+            f"{first.status.name.lower()} after {iterations} iterations; {path}, {_CODE_TO_TEXT[code]} "
+            f"after {more} more",
             NAME,
             tolerance,
-            {"regularization": None, "warm_start_failed": first.status.name.lower()},
+            {
+                "regularization": None,
+                "warm_start_failed": first.status.name.lower() if use_warm else None,
+                "single_pivots": stall == 1,
+            },
         )
         if second.success:
             return second

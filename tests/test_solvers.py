@@ -329,6 +329,21 @@ def test_a_warm_start_that_cycles_is_repeated_from_the_bounds():
     assert solve(M, q, lo, hi, method="judice-pires", warm_start=data["warm"], regularization=0.0).success
 
 
+def test_where_the_block_rule_cycles_single_pivots_from_the_bounds_solve():
+    """The step where ``wheel-into-boxes``' row comes to rest (saved in ``tests/data``): the block
+    rule cycles from the warm start and from the bounds (a degenerate problem, not a P-matrix),
+    and both Lemkes -- ours and Siconos' -- end on a basis whose answer misses the tolerance
+    (1.2e-7, 6.9e-7). Single pivots by the least-index rule from the start solve it."""
+    from .independent_check import check_answer
+
+    data = _saved("judice-pires-block-rule-cycles")
+    M, q, lo, hi = data["M"], data["q"], data["lo"], data["hi"]
+    result = solve(M, q, lo, hi, method="judice-pires", warm_start=data["warm"])
+    assert result.success, result.message
+    assert result.info["single_pivots"] and result.info["warm_start_failed"] == "cycling"
+    assert check_answer(M, q, lo, hi, result.z) == []
+
+
 def test_lemke_ending_on_a_singular_basis_solves_it_for_its_minimum_norm_member():
     """A step of ``chain-on-box`` under the box model (links on the box, the box on four corners:
     redundant contacts; saved in ``tests/data``) where Júdice–Pires cycles from any start. Lemke

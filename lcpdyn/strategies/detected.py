@@ -131,7 +131,7 @@ def _bounded(sim, state, k, det, rhs, u, e_N, h):
         pair = (None, None, None)
         if nf == 2 * R:
             pair = tuple(x[n + m + R :].reshape(R, 2)[r:] for x in (result.z, lo, hi))
-        moved = bounds_moved(normal[r:], np.maximum(latest[r:], 0.0), options.bound_change, *pair)
+        moved = bounds_moved(normal[r:], np.maximum(latest[r:], 0.0), options.bound_change, *pair, det.rows.body)
         if not moved.any():
             break
         normal[r:] = np.where(moved, np.maximum(latest[r:], 0.0), normal[r:])
