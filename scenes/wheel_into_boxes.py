@@ -12,10 +12,11 @@ pair is excluded), found at every step by collision detection and solved with th
 (:mod:`lcpdyn.detected_contacts`).
 
 The boxes are taller than the wheel's radius, so the rim strikes a box face at the wheel's
-centre height, horizontally. Rolling without slip, the wheel then resists a horizontal push at
-its centre with the mass m_eff = m + I/r^2 = 3m/2 (the ground's rolling rows supply the rest),
-so without friction the first impact is one between m_eff and the box: Newton's law with
-coefficient e gives
+centre height, horizontally; at the default side 2r that push goes through the box's centre, so
+the box does not turn (the closed forms below assume it). Rolling without slip, the wheel then
+resists a horizontal push at its centre with the mass m_eff = m + I/r^2 = 3m/2 (the ground's
+rolling rows supply the rest), so without friction the first impact is one between m_eff and the
+box: Newton's law with coefficient e gives
 
     wheel  (m_eff - e m_b)/(m_eff + m_b) v0,    box  (1 + e) m_eff/(m_eff + m_b) v0.
 
@@ -63,7 +64,7 @@ DEFAULTS = {
     "margin": 0.005,
     "gravity": 9.81,
     "dt": 1e-3,
-    "t_end": 2.0,
+    "t_end": 1.0,
 }
 
 _AXIS_Y = ((1.0, 0.0, 0.0), (0.0, 0.0, 1.0), (0.0, -1.0, 0.0))  # a cylinder's axis (its z) along body y
