@@ -164,10 +164,11 @@ from . import __version__
 from .body_contact_file import _CONTACT_ARRAYS, CONTACT_FIELDS, STEP_FIELDS
 from .collision import CollisionWorld, Contacts
 from .contact_rows import ContactRows, carried_basis, contact_rows
-from .detected_contacts import ContactProperties, bounds_moved, pair_entries, properties_of, rotation_matrices
+from .detected_contacts import ContactProperties, bounds_moved, pair_entries, properties_of
 from .friction import FRICTION_CONTACT, make_friction
 from .kernels import bounded_vectors, fill_matrix, gyroscopic_midpoint, kinetic_energy, update_positions
 from .model import Model
+from .rotation import np_rotation_matrices
 from .run.errors import EnergyWarning, RunInterrupted, SimulationError
 from .run.signals import StopOnSignal
 from .stepper import MIN_DT
@@ -438,7 +439,7 @@ class BodyContactSimulation:
     def poses(self, q) -> tuple[np.ndarray, np.ndarray]:
         """(positions (nb, 3), rotations (nb, 3, 3)) of the coordinates q."""
         Q = np.asarray(q, np.float64).reshape(-1, 7)
-        return Q[:, :3].copy(), rotation_matrices(Q[:, 3:])
+        return Q[:, :3].copy(), np_rotation_matrices(Q[:, 3:])
 
     def advance(self, state: BodyContactState) -> tuple[BodyContactState, BodyContactStep]:
         """One step from ``state``; returns the next state and what the step solved. Pure: the

@@ -27,6 +27,7 @@ import numpy as np
 
 from .collision import Collider, CollisionWorld, Contacts
 from .contact_rows import ContactRows, carried_basis, contact_rows
+from .rotation import np_rotation_matrices
 from .validation import finite_number, nonnegative
 
 __all__ = [
@@ -223,7 +224,7 @@ class CollisionSource:
         chooses mu_s where a contact stuck (slip <= ``static_threshold``, m/s)."""
         Q = np.asarray(q, np.float64).reshape(-1, 7)
         positions = Q[:, :3].copy()
-        rotations = rotation_matrices(Q[:, 3:])
+        rotations = np_rotation_matrices(Q[:, 3:])
         contacts = self.world.detect(positions, rotations)
         c, n = len(contacts), 6 * self.n_bodies
         index = np.full(c, -1, np.int64)
@@ -319,22 +320,6 @@ def pair_entries(pairs, known) -> tuple:
                 raise ValueError(f"pairs key {key!r}: {item!r} is not a collider of the world, a body or None")
         entries.append(((x, y), properties_of(f"pairs[{key!r}]", value)))
     return tuple(entries)
-
-
-def rotation_matrices(quaternion: np.ndarray) -> np.ndarray:
-    """(nb, 3, 3) rotation matrices of unit quaternions (w, x, y, z) (nb, 4)."""
-    w, x, y, z = quaternion[:, 0], quaternion[:, 1], quaternion[:, 2], quaternion[:, 3]
-    R = np.empty((quaternion.shape[0], 3, 3))
-    R[:, 0, 0] = 1 - 2 * (y * y + z * z)
-    R[:, 0, 1] = 2 * (x * y - w * z)
-    R[:, 0, 2] = 2 * (x * z + w * y)
-    R[:, 1, 0] = 2 * (x * y + w * z)
-    R[:, 1, 1] = 1 - 2 * (x * x + z * z)
-    R[:, 1, 2] = 2 * (y * z - w * x)
-    R[:, 2, 0] = 2 * (x * z - w * y)
-    R[:, 2, 1] = 2 * (y * z + w * x)
-    R[:, 2, 2] = 1 - 2 * (x * x + y * y)
-    return R
 
 
 def bounds_moved(lagged, latest, change, friction=None, lower=None, upper=None, patch=None) -> np.ndarray:

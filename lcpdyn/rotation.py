@@ -102,6 +102,12 @@ def np_rotation_matrix(q) -> np.ndarray:
     )
 
 
+def np_rotation_matrices(quaternions) -> np.ndarray:
+    """(nb, 3, 3) rotation matrices of unit quaternions (w, x, y, z), (nb, 4): :func:`np_rotation_matrix`
+    over a batch."""
+    return np.ascontiguousarray(np.moveaxis(np_rotation_matrix(np.asarray(quaternions, np.float64).T), -1, 0))
+
+
 def np_quaternion_multiply(a, b) -> np.ndarray:
     aw, ax, ay, az = a
     bw, bx, by, bz = b

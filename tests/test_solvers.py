@@ -267,6 +267,14 @@ def test_solvers_import_without_jax_or_siconos():
     subprocess.run([sys.executable, "-c", code], check=True)
 
 
+def _saved(name):
+    """The arrays of ``tests/data/<name>.npz`` (a step's problem saved from a run)."""
+    from pathlib import Path
+
+    data = np.load(Path(__file__).parent / "data" / f"{name}.npz")
+    return {key: data[key] for key in data.files}
+
+
 @pytest.mark.parametrize(
     "name, notes",
     [
@@ -289,11 +297,9 @@ def test_lemke_on_degenerate_polygonal_block_steps(name, notes):
     (:func:`solvers.lemke.polish`, a -rounding basic value put at 0) on OpenBLAS 0.3.30's
     SkylakeX kernel, the rounding-level values put on their bounds where that still measured
     worse; the message must name one of them."""
-    from pathlib import Path
-
     from .independent_check import check_answer
 
-    data = np.load(Path(__file__).parent / "data" / f"{name}.npz")
+    data = _saved(name)
     M, q, lo, hi = data["M"], data["q"], data["lo"], data["hi"]
     result = solve(M, q, lo, hi, method="lemke")
     assert result.success, result.message
@@ -302,13 +308,6 @@ def test_lemke_on_degenerate_polygonal_block_steps(name, notes):
     judice = solve(M, q, lo, hi, method="judice-pires")
     assert judice.success
     np.testing.assert_allclose(result.w, judice.w, atol=1e-9)  # the same velocities and gaps
-
-
-def _saved(name):
-    from pathlib import Path
-
-    data = np.load(Path(__file__).parent / "data" / f"{name}.npz")
-    return {key: data[key] for key in data.files}
 
 
 def test_a_warm_start_that_cycles_is_repeated_from_the_bounds():
@@ -369,13 +368,11 @@ def test_resting_block_with_indeterminate_friction_is_solved_not_rejected():
     contacts), every method's answer was rejected and the run stopped. The data-only yardstick
     now follows the couplings (``solvers.result._data_scales``); the answers are checked here
     independently."""
-    from pathlib import Path
-
     from solvers.result import data_growth
 
     from .independent_check import check_answer
 
-    data = np.load(Path(__file__).parent / "data" / "polygonal-block-resting-indeterminate-friction.npz")
+    data = _saved("polygonal-block-resting-indeterminate-friction")
     M, q, lo, hi = data["M"], data["q"], data["lo"], data["hi"]
     for method in ("lemke", "judice-pires"):
         result = solve(M, q, lo, hi, method=method)

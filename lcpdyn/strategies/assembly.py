@@ -18,7 +18,7 @@ from ..friction.base import FrictionBlock
 from ..friction.creep import RollingKinematics
 from ..kernels import block_rows, bounded_vectors, fill_matrix
 from ..kkt import SPARSE_SIZE
-from ..rotation import np_rotation_matrix
+from ..rotation import np_rotation_matrices
 from ..step_result import StepResult
 from .methods import accept_or_fallback
 
@@ -79,7 +79,7 @@ def rolling_kinematics(sim, state, k):
     if not getattr(sim.friction, "rolling_kinematics", False):
         return None
     body = k.contact_body
-    rotations = np.moveaxis(np_rotation_matrix(state.q.reshape(-1, 7)[body, 3:].T), -1, 0)  # (r, 3, 3)
+    rotations = np_rotation_matrices(state.q.reshape(-1, 7)[body, 3:])  # (r, 3, 3)
     spin = np.zeros((body.shape[0], 6))
     spin[:, 3:] = np.einsum("rji,rj->ri", rotations, k.normal)
     centre = state.v.reshape(-1, 6)[body, :3]
