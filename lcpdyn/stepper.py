@@ -49,7 +49,7 @@ from .run.loop import MAX_STEPS, state_from_file
 from .step_checks import check_inputs, check_state, flat_disk, nonfinite_kinematics
 from .step_result import StepResult
 from .step_state import StepState
-from .strategies.choice import choose_islands
+from .strategies.choice import choose_detected_islands, choose_islands
 from .strategies.condensed import solve_condensed
 from .strategies.coulomb import solve_coulomb
 from .strategies.dense import solve_lcp
@@ -261,7 +261,8 @@ class Simulation:
                 for _ in range(c.bilateral_rows)
             ]
         )
-        self._collisions = None
+        self._collisions = self._detected_groups = None
+        self._split_always = False
         if model.colliders:  # detected contacts: a contact source of this step (lcpdyn.detected_contacts)
             from .detected_contacts import CollisionSource
 
@@ -273,13 +274,14 @@ class Simulation:
                                "wheel contacts, which detected contacts do not have)")  # fmt: skip
             if options.compiled_loop:
                 refused.append("compiled_loop=True (its contact set is fixed)")
-            if options.sparse not in ("auto", False):
-                refused.append(f"sparse={options.sparse!r} (a step with detected contacts is solved whole)")
+            if options.sparse == "condensed":
+                refused.append("sparse='condensed' (a step with detected contacts is split into islands or whole)")
             if refused:
                 raise ValueError("a model with colliders does not take " + "; ".join(refused))
             self._collisions = CollisionSource(model)
             self._fused = False  # the fused kernel's problem size is fixed
-            options = options.replace(sparse=False)
+            self._detected_groups = choose_detected_islands(self, options.sparse)
+            options = options.replace(sparse=False)  # the islands of declared contacts alone do not apply
         self._islands = choose_islands(self, options.sparse)
         gravity = float(np.linalg.norm(model.gravity))
         # D_n carries the O(h) term of the scheme's modified energy (docs/theory/step.md): +h/2 P_c with v+,
@@ -310,9 +312,16 @@ class Simulation:
             fallback_method=self.fallback_method,
             gyroscopic=self.gyroscopic,
             fused=self._fused,
-            sparse="condensed" if self._condensed else self._islands is not None,
+            sparse=self._resolved_sparse(),
         )  # as resolved for this model: what parameters() records and a rebuild passes back
         self.reset()
+
+    def _resolved_sparse(self):
+        """The ``sparse`` option as resolved for this model (what a rebuild passes back): with
+        colliders the choice stays per step (``"auto"``: by size), else the strategy chosen."""
+        if self._collisions is not None:
+            return False if self._detected_groups is None else (True if self._split_always else "auto")
+        return "condensed" if self._condensed else self._islands is not None
 
     @property
     def M(self) -> np.ndarray:

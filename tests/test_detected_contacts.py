@@ -8,10 +8,10 @@ import pytest
 
 import scenes
 from lcpdyn import Model, RigidBody, Simulation
-from lcpdyn.collision import Collider, HalfSpace, Sphere
+from lcpdyn.collision import Box, Collider, HalfSpace, Sphere
 from lcpdyn.detected_contacts import ContactProperties
 from scenes import jointed_chain
-from scenes.touching import box_tower, newtons_cradle
+from scenes.touching import box_tower, newtons_cradle, solid_box, solid_sphere
 
 pytestmark = pytest.mark.filterwarnings("ignore::lcpdyn.stepper.EnergyWarning")
 
@@ -53,6 +53,83 @@ def test_the_one_step_gives_the_body_contact_steppers_answer(builder, friction, 
         assert len(out.detected) == len(before.contacts)
     assert worst <= within
     assert len(out.detected) > 0 and out.normal_force.shape == (0,)  # no declared contacts
+
+
+def _apart(sparse):
+    """Two towers of three boxes 1 m apart and a ball dropped 5 cm, 2 m from both: three islands once
+    the ball lands (a body on the world's colliders alone is its own island)."""
+    model = Model()
+    s = 0.2
+    for x in (0.0, 1.0):
+        for i in range(3):
+            box = model.add_body(solid_box(f"box {x} {i}", (s, s, s), 125.0, (x, 0.0, s / 2 + i * s)))
+            model.add_collider(Collider(box, Box((s, s, s))))
+    ball = model.add_body(solid_sphere("ball", 0.1, 500.0, (3.0, 0.0, 0.15), velocity=(0.5, 0.0, 0.0)))
+    model.add_collider(Collider(ball, Sphere(0.1)))
+    model.add_collider(Collider(None, HalfSpace(), name="ground"))
+    model.set_collisions(margin=0.005, contact=ContactProperties(mu=0.5))
+    return Simulation(model, "regularized", 1e-3, sparse=sparse)
+
+
+def _pair_loads(detected):
+    """The normal force each pair of colliders carries, summed over its contacts: unique where
+    the corners' shares of it are not (redundant contacts: any split of the load that keeps v+
+    solves the step, and the whole problem and an island may pick different ones)."""
+    pairs, index = np.unique(detected.contacts.collider, axis=0, return_inverse=True)
+    return np.bincount(index.reshape(-1), detected.normal_force, minlength=len(pairs))
+
+
+def test_detected_contacts_split_into_islands_give_the_whole_steps_answer():
+    """The step with colliders is split into islands (joints' groups joined through the detected
+    contacts, lcpdyn.strategies.detected.detected_islands; sparse=True splits every step, "auto"
+    only those of more than lcpdyn.strategies.choice.WHOLE_SIZE unknowns): apart, the two towers and the ball
+    are three problems, and the motion and the load each pair of colliders carries are the whole
+    problem's (sparse=False) to rounding. The chain of ball-jointed links (one group through its
+    joints) is an island apart from its box until it lands on it. Once redundant contacts carry
+    friction (a link's two contacts on the box's face, the box's four corners) the motion depends
+    on how the load is split among them, which the rigid problem leaves open; the island and the
+    whole solve then start from different warm starts and may split it differently
+    (test_a_jointed_chain_dropped_onto_a_box checks that motion's physics)."""
+    split, whole = _apart(True), _apart(False)
+    counts = []
+    for _ in range(150):
+        a, b = split.step(), whole.step()
+        counts.append(a.detected.islands)
+        assert b.detected.islands == 1
+        assert np.abs(split.q - whole.q).max() < 1e-12 and np.abs(split.v - whole.v).max() < 1e-10
+        assert np.abs(_pair_loads(a.detected) - _pair_loads(b.detected)).max() < 1e-9 * 9.81
+    assert counts[0] == 2 and counts[-1] == 3  # the ball in the air at first, then on the ground
+    assert split.options.sparse is True and whole.options.sparse is False
+    assert _apart("auto").options.sparse == "auto"  # what a rebuild passes back: the choice stays per step
+    scene = jointed_chain.build()
+    split, whole = scene.simulation("regularized", sparse=True), scene.simulation("regularized", sparse=False)
+    counts = []
+    for _ in range(120):
+        a, b = split.step(), whole.step()
+        counts.append(a.detected.islands)
+        if counts[-1] == 2:  # the box on the ground, the chain in the air: two problems
+            assert np.abs(split.q - whole.q).max() < 1e-12
+    assert counts[:90] == [2] * 90 and counts[-1] == 1  # the chain on the box: one island
+
+
+def test_sparse_auto_splits_a_large_step_and_poses_a_small_one_whole():
+    """sparse="auto": 60 spheres dropped into a bin are posed whole while they fall (360
+    unknowns, at most WHOLE_SIZE) and island by island once they have landed (more)."""
+    from lcpdyn.strategies.choice import WHOLE_SIZE
+    from scenes.touching import sphere_pile
+
+    model, world = sphere_pile(count=60)
+    for collider in world.colliders:
+        model.add_collider(collider)
+    model.set_collisions(margin=world.margin, contact=ContactProperties(mu=0.3))
+    sim = Simulation(model, "regularized", 1e-3)
+    seen = []
+    for _ in range(250):
+        out = sim.step()
+        seen.append((6 * 60 + 3 * len(out.detected), out.detected.islands))
+    assert all(islands == 1 for size, islands in seen if size <= WHOLE_SIZE)
+    assert all(islands > 1 for size, islands in seen if size > WHOLE_SIZE)
+    assert seen[0][0] <= WHOLE_SIZE < seen[-1][0]
 
 
 def test_newtons_cradle_keeps_energy_and_momentum_with_restitution_one():
@@ -183,10 +260,11 @@ def test_what_a_model_with_colliders_does_not_take_is_named():
     for options, named in (
         ({"position_update": "midpoint"}, "midpoint"),
         ({"compiled_loop": True}, "compiled_loop"),
-        ({"sparse": True}, "sparse"),
+        ({"sparse": "condensed"}, "condensed"),
+        ({"sparse": True, "method": "auto"}, "coulomb"),
     ):
         with pytest.raises(ValueError, match=named):
-            Simulation(model, "regularized", 1e-3, **options)
+            Simulation(model, "coulomb" if options.get("method") else "regularized", 1e-3, **options)
     with pytest.raises(ValueError, match="rolling speed"):
         Simulation(model, "creep", 1e-3)
     stranger = RigidBody("stranger", 1.0, (1.0,) * 3)

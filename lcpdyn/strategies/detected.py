@@ -8,16 +8,21 @@ import time
 from dataclasses import dataclass
 
 import numpy as np
+from scipy.sparse import coo_matrix
+from scipy.sparse.csgraph import connected_components
 
 from solvers.friction_contact import FrictionContactProblem
 from solvers.problem import BoundedLCP
+from solvers.result import Status
 
 from ..detected_contacts import DetectedSet, bounds_moved
+from ..islands import free_velocity
 from ..step_result import StepResult
 from .assembly import accept, assemble_rows, call, sparse_rows
+from .choice import WHOLE_SIZE
 from .coulomb import delassus, solve_accepted, stacked_rows
 
-__all__ = ["DetectedResult", "solve_with_detected"]
+__all__ = ["DetectedResult", "detected_islands", "solve_with_detected"]
 
 
 @dataclass(frozen=True, eq=False)
@@ -30,6 +35,7 @@ class DetectedResult:
     tangent : (c, 2, 3) the friction directions t1, t2 the step used.
     impact : (c,) bool, the contacts whose row was Newton's impact law.
     kinetic : (c,) bool, the regularized model's kinetic branch.
+    islands : the number of problems the step was solved as (:func:`detected_islands`; 1: whole).
     """
 
     contacts: object
@@ -39,6 +45,7 @@ class DetectedResult:
     tangent: np.ndarray
     impact: np.ndarray
     kinetic: np.ndarray
+    islands: int = 1
 
     def __len__(self) -> int:
         return int(self.normal_force.shape[0])
@@ -81,24 +88,147 @@ def solve_with_detected(sim, state, k, det: DetectedSet, rhs, u, e_N, h) -> tupl
     return _bounded(sim, state, k, det, rhs, u, e_N, h)
 
 
+@dataclass(frozen=True, eq=False)
+class _Part:
+    """One island of a step with detected contacts: its bodies' velocity columns, its bilateral
+    rows, its contacts (indices into the step's r declared then c detected contacts), and
+    ``whole`` when it is the whole problem in its own order."""
+
+    columns: np.ndarray
+    rows: np.ndarray
+    contacts: np.ndarray
+    whole: bool = False
+
+
+def detected_islands(sim, k, det) -> list[_Part] | None:
+    """The step's islands: the static groups of bodies that bilateral rows couple
+    (:class:`~lcpdyn.islands.BodyGroups`, chosen once by
+    :func:`~lcpdyn.strategies.choice.choose_detected_islands`) joined through this step's
+    detected contacts between two bodies (connected components). A body in no island moves
+    freely. None: the step is solved whole (no groups chosen; with ``sparse="auto"`` a problem of
+    at most :data:`~lcpdyn.strategies.choice.WHOLE_SIZE` unknowns; a row that reaches a body
+    outside its structural island; or one island that holds everything)."""
+    groups = sim._detected_groups
+    if groups is None or (len(groups.groups) and not groups.conforms(k.A_block, k.A_body)):
+        return None
+    if not sim._split_always and k.n_velocities + k.A_body.shape[0] + 3 * (k.gap.shape[0] + len(det)) <= WHOLE_SIZE:
+        return None
+    nb = groups.n_bodies
+    label = np.arange(len(groups.groups), len(groups.groups) + nb)  # a body in no group: its own label
+    for j, g in enumerate(groups.groups):
+        label[g.bodies] = j
+    used = np.zeros(nb, bool)
+    used[np.flatnonzero(label < len(groups.groups))] = True
+    body = det.rows.body
+    used[body[body >= 0]] = True
+    both = (body[:, 0] >= 0) & (body[:, 1] >= 0)
+    size = len(groups.groups) + nb
+    graph = coo_matrix((np.ones(int(both.sum())), (label[body[both, 0]], label[body[both, 1]])), shape=(size, size))
+    _, component = connected_components(graph.tocsr(), directed=False)
+    of_body = component[label]
+    of_row = np.empty(k.A_body.shape[0], np.int64)
+    for g in groups.groups:
+        of_row[g.rows] = of_body[g.bodies[0]]
+    of_contact = np.concatenate([of_body[k.contact_body], of_body[np.max(body, axis=1)]])
+    islands = np.unique(of_body[used])
+    if islands.size == 1 and used.all():
+        return None
+    parts = []
+    for island in islands:
+        bodies = np.flatnonzero(used & (of_body == island))
+        parts.append(
+            _Part(
+                columns=(6 * bodies[:, None] + np.arange(6)).reshape(-1),
+                rows=np.flatnonzero(of_row == island),
+                contacts=np.flatnonzero(of_contact == island),
+            )
+        )
+    return parts
+
+
 def _bounded(sim, state, k, det, rhs, u, e_N, h):
     n, m, r, c = k.n_velocities, k.A_body.shape[0], k.gap.shape[0], len(det)
     R = r + c
     N, D, tangent = _joined(k, det)
-    mu = np.concatenate([sim._mu_now, det.mu])
-    mu_static = np.concatenate([sim._mu_static_now, det.mu_static])
-    e = np.concatenate([e_N, det.e_N])
-    CN = np.concatenate([sim._normal_compliance, np.zeros(c)])
-    normal = np.concatenate([state.normal_force, det.normal_force])
-    friction_force = np.concatenate([state.friction_force, det.friction_force])
-    switches = None
+    arrays = {
+        "mu": np.concatenate([sim._mu_now, det.mu]),
+        "mu_static": np.concatenate([sim._mu_static_now, det.mu_static]),
+        "e": np.concatenate([e_N, det.e_N]),
+        "CN": np.concatenate([sim._normal_compliance, np.zeros(c)]),
+        "normal": np.concatenate([state.normal_force, det.normal_force]),
+        "friction_force": np.concatenate([state.friction_force, det.friction_force]),
+        # the body pairs of the contacts (a declared contact's second body is the world)
+        "pair": np.vstack([np.stack([k.contact_body, np.full(r, -1)], axis=1), det.rows.body]),
+    }
     if sim._branch is not None:  # a switch inside the step at a declared contact (lcpdyn.friction_switches)
-        switches = {
-            "branch": np.concatenate([sim._branch, np.zeros(c, np.int8)]),
-            "guess": np.concatenate([sim._guess, np.zeros((c, 2))]),
-        }
+        arrays["branch"] = np.concatenate([sim._branch, np.zeros(c, np.int8)])
+        arrays["guess"] = np.concatenate([sim._guess, np.zeros((c, 2))])
     warm = _warm_start(state, n, m, r, det) if sim._warm_capable.get(sim.method) else None
-    layout = (n, m, R)
+    parts = detected_islands(sim, k, det)
+    if parts is None:
+        parts = [_Part(np.arange(n), np.arange(m), np.arange(R), whole=True)]
+    whole = len(parts) == 1 and parts[0].whole
+    v_new = None if whole else free_velocity(sim._mass, sim._inertia, rhs)  # no island: moves freely
+    bilateral, latest = np.zeros(m), np.zeros(R)
+    world, kinetic = np.zeros((R, 3)), np.zeros(R, bool)
+    active = np.zeros(n + m + 3 * R, np.int8)  # velocities free (basic) where no island holds them
+    iterations, fallback, residual, result, K = 0, False, 0.0, None, None
+    for part in parts:
+        x = part.contacts
+        friction = np.stack([2 * x, 2 * x + 1], axis=1).reshape(-1)
+        index = np.concatenate([part.columns, n + part.rows, n + m + x, n + m + R + friction])
+        M_g = sim.M if part.whole else sim.M[np.ix_(part.columns, part.columns)]
+        A_g = k.A if part.whole else k.A[np.ix_(part.rows, part.columns)]
+        N_g = N if part.whole else N[np.ix_(x, part.columns)]
+        D_g = D if part.whole else D[np.ix_(friction, part.columns)]
+        values = arrays if part.whole else {name: a[x] for name, a in arrays.items()}
+        solved = _solve_part(
+            sim, state, part, values, M_g, A_g, N_g, D_g, tangent[x], state.v[part.columns], rhs[part.columns],
+            u[part.rows], None if warm is None else warm[index], r, h,
+        )  # fmt: skip
+        result, z, block, its, retried, K = solved
+        iterations += its
+        fallback = fallback or retried
+        residual = max(residual, result.relative_residual)
+        n_g, m_g, R_g = part.columns.size, part.rows.size, x.size
+        if part.whole:
+            v_new = z[:n].copy()
+        else:
+            v_new[part.columns] = z[:n_g]
+        bilateral[part.rows] = z[n_g : n_g + m_g]
+        latest[x] = z[n_g + m_g : n_g + m_g + R_g] / h
+        world[x] = sim.friction.world_force(z[n_g + m_g + R_g :], block, tangent[x], h)
+        kinetic[x] = np.asarray(block.kinetic, bool)
+        if active.size and result.active_set is not None and block.F.shape[0] == 2 * R_g:
+            active[index] = result.active_set
+        else:
+            active = np.zeros(0, np.int8)  # not the layout a warm start reads (_warm_start)
+    out = StepResult(
+        v=v_new,
+        normal_force=latest[:r].copy(),
+        friction_force=world[:r],
+        status=int(Status.SOLVED),  # accept() returns solved answers only
+        iterations=iterations,
+        residual=residual,
+        fallback=fallback,
+        kinetic=kinetic[:r].copy(),
+        problem=BoundedLCP(*K) if whole else None,
+        bilateral=bilateral,
+        active_set=result.active_set if whole else active,
+    )
+    return out, _detected_result(det, latest[r:], world[r:], h, kinetic[r:], len(parts))
+
+
+def _solve_part(sim, state, part, values, M, A, N, D, tangent, v, rhs, u, warm, r, h):
+    """Eq. (30) over one island (or the whole step): the friction model's block, the solve with
+    its residual check and fallback, the normal-force passes and the detected contacts' bound
+    passes. Returns (result, z, block, iterations, fallback, (K, q, lo, hi))."""
+    n_g, m_g, R_g = M.shape[0], A.shape[0], N.shape[0]
+    declared = np.flatnonzero(part.contacts < r)  # the island's declared contacts come first
+    r_g = declared.size
+    normal = values["normal"].copy()
+    switches = None if "branch" not in values else {"branch": values["branch"], "guess": values["guess"]}
+    layout = (n_g, m_g, R_g)
     passes = 1 + sim.normal_force_iterations + (1 if state.steps_done == 0 and r else 0) + sim._basis_passes
     options = sim.options
     iterations, fallback, done, extra = 0, False, 0, 0
@@ -106,10 +236,10 @@ def _bounded(sim, state, k, det, rhs, u, e_N, h):
     while True:
         start = time.perf_counter()
         if sim._basis_passes and done:  # the model's static basis from the last pass's force
-            basis_force = sim.friction.world_force(result.z[n + m + R :], block, tangent, h)
+            basis_force = sim.friction.world_force(result.z[n_g + m_g + R_g :], block, tangent, h)
         block, K, qv, lo, hi = assemble_rows(sim,
-            sim.M, k.A, N, D, tangent, state.v, rhs, u, e, CN, sim._bilateral_compliance, h, mu, mu_static,
-            normal, friction_force, None, basis_force, switches,
+            M, A, N, D, tangent, v, rhs, u, values["e"], values["CN"], sim._bilateral_compliance[part.rows], h,
+            values["mu"], values["mu_static"], normal, values["friction_force"], None, basis_force, switches,
         )  # fmt: skip
         middle = time.perf_counter()
         result = call(sim, sim.method, K, qv, lo, hi, warm, layout)
@@ -119,40 +249,25 @@ def _bounded(sim, state, k, det, rhs, u, e_N, h):
         fallback = fallback or retried
         iterations += result.iterations
         warm = result.active_set
-        latest = result.z[n + m : n + m + R] / h
+        latest = result.z[n_g + m_g : n_g + m_g + R_g] / h
         done += 1
         if done < passes:
             normal = latest.copy()
             continue
         # the detected contacts' friction bounds (docs/theory/detected-contacts.md, "Friction bounds")
-        if c == 0 or extra >= options.bound_passes:
+        if R_g == r_g or extra >= options.bound_passes:
             break
         nf = block.F.shape[0]
         pair = (None, None, None)
-        if nf == 2 * R:
-            pair = tuple(x[n + m + R :].reshape(R, 2)[r:] for x in (result.z, lo, hi))
-        moved = bounds_moved(normal[r:], np.maximum(latest[r:], 0.0), options.bound_change, *pair, det.rows.body)
+        if nf == 2 * R_g:
+            pair = tuple(x[n_g + m_g + R_g :].reshape(R_g, 2)[r_g:] for x in (result.z, lo, hi))
+        patch = values["pair"][r_g:]
+        moved = bounds_moved(normal[r_g:], np.maximum(latest[r_g:], 0.0), options.bound_change, *pair, patch)
         if not moved.any():
             break
-        normal[r:] = np.where(moved, np.maximum(latest[r:], 0.0), normal[r:])
+        normal[r_g:] = np.where(moved, np.maximum(latest[r_g:], 0.0), normal[r_g:])
         extra += 1
-    z = result.z
-    world = sim.friction.world_force(z[n + m + R :], block, tangent, h)
-    kinetic = np.asarray(block.kinetic, bool)
-    out = StepResult(
-        v=z[:n].copy(),
-        normal_force=latest[:r].copy(),
-        friction_force=world[:r],
-        status=int(result.status),
-        iterations=iterations,
-        residual=result.relative_residual,
-        fallback=fallback,
-        kinetic=kinetic[:r].copy(),
-        problem=BoundedLCP(K, qv, lo, hi),
-        bilateral=z[n : n + m],
-        active_set=result.active_set,
-    )
-    return out, _detected_result(det, latest[r:], world[r:], h, kinetic[r:])
+    return result, result.z, block, iterations, fallback, (K, qv, lo, hi)
 
 
 def _coulomb(sim, state, k, det, rhs, u, e_N, h):
@@ -189,7 +304,7 @@ def _coulomb(sim, state, k, det, rhs, u, e_N, h):
     return out, _detected_result(det, per[r:, 0], world[r:], h, np.zeros(c, bool))
 
 
-def _detected_result(det, normal_force, friction_force, h, kinetic):
+def _detected_result(det, normal_force, friction_force, h, kinetic, islands=1):
     normal = det.rows.frame[:, 0]
     impulse = h * (normal_force[:, None] * normal + friction_force)
     return DetectedResult(
@@ -200,4 +315,5 @@ def _detected_result(det, normal_force, friction_force, h, kinetic):
         tangent=det.tangent,
         impact=det.impact,
         kinetic=kinetic.copy(),
+        islands=islands,
     )
