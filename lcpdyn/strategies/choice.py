@@ -24,6 +24,8 @@ def choose_islands(sim, sparse):
     index = model.index()
     contact_body = np.array([index[id(c.body)] for c in model.contacts], np.int64)
     sim._coupled = model.n_bilateral > 0
+    if sparse is False:
+        return None  # the dense path, chosen: no structural pattern to find
     reasons = []
     if sim._coupled:
         groups = BodyGroups(

@@ -109,9 +109,11 @@ def detected_islands(sim, k, det) -> list[_Part] | None:
     at most :data:`~lcpdyn.strategies.choice.WHOLE_SIZE` unknowns; a row that reaches a body
     outside its structural island; or one island that holds everything)."""
     groups = sim._detected_groups
-    if groups is None or (len(groups.groups) and not groups.conforms(k.A_block, k.A_body)):
+    if groups is None:
         return None
     if not sim._split_always and k.n_velocities + k.A_body.shape[0] + 3 * (k.gap.shape[0] + len(det)) <= WHOLE_SIZE:
+        return None
+    if len(groups.groups) and not groups.conforms(k.A_block, k.A_body):
         return None
     nb = groups.n_bodies
     label = np.arange(len(groups.groups), len(groups.groups) + nb)  # a body in no group: its own label
@@ -186,7 +188,8 @@ def _bounded(sim, state, k, det, rhs, u, e_N, h):
             sim, state, part, values, M_g, A_g, N_g, D_g, tangent[x], state.v[part.columns], rhs[part.columns],
             u[part.rows], None if warm is None else warm[index], r, h,
         )  # fmt: skip
-        result, z, block, its, retried, K = solved
+        result, block, its, retried, K = solved
+        z = result.z
         iterations += its
         fallback = fallback or retried
         residual = max(residual, result.relative_residual)
@@ -222,10 +225,9 @@ def _bounded(sim, state, k, det, rhs, u, e_N, h):
 def _solve_part(sim, state, part, values, M, A, N, D, tangent, v, rhs, u, warm, r, h):
     """Eq. (30) over one island (or the whole step): the friction model's block, the solve with
     its residual check and fallback, the normal-force passes and the detected contacts' bound
-    passes. Returns (result, z, block, iterations, fallback, (K, q, lo, hi))."""
+    passes. Returns (result, block, iterations, fallback, (K, q, lo, hi))."""
     n_g, m_g, R_g = M.shape[0], A.shape[0], N.shape[0]
-    declared = np.flatnonzero(part.contacts < r)  # the island's declared contacts come first
-    r_g = declared.size
+    r_g = int(np.count_nonzero(part.contacts < r))  # the island's declared contacts come first
     normal = values["normal"].copy()
     switches = None if "branch" not in values else {"branch": values["branch"], "guess": values["guess"]}
     layout = (n_g, m_g, R_g)
@@ -267,7 +269,7 @@ def _solve_part(sim, state, part, values, M, A, N, D, tangent, v, rhs, u, warm, 
             break
         normal[r_g:] = np.where(moved, np.maximum(latest[r_g:], 0.0), normal[r_g:])
         extra += 1
-    return result, result.z, block, iterations, fallback, (K, qv, lo, hi)
+    return result, block, iterations, fallback, (K, qv, lo, hi)
 
 
 def _coulomb(sim, state, k, det, rhs, u, e_N, h):
