@@ -48,7 +48,7 @@ from pathlib import Path
 import numpy as np
 
 from . import __version__
-from .trajectory import (
+from .trajectory_format import (
     _H5_SUFFIXES,
     _READ_ERRORS,
     TrajectoryFileError,

@@ -203,7 +203,7 @@ def test_snapshot_restore_continues_a_run_with_detected_contacts_bit_for_bit(tmp
     """The detected contacts of the last step (the warm starts and friction history of the next)
     are part of the saved state, in memory and in a run's file."""
     from lcpdyn.rebuild import resume
-    from lcpdyn.trajectory import FIELDS, load
+    from lcpdyn.trajectory import DETECTED_FIELDS, FIELDS, load
 
     scene = jointed_chain.build(drop=0.0)
     whole = scene.simulation("regularized").run(0.06)
@@ -219,7 +219,7 @@ def test_snapshot_restore_continues_a_run_with_detected_contacts_bit_for_bit(tmp
     scene.simulation("regularized").run(0.03, out=path)
     resume(path, t_end=0.06)
     continued = load(path)
-    for field in FIELDS:
+    for field in (*FIELDS, *DETECTED_FIELDS):
         assert np.array_equal(getattr(continued, field), getattr(whole, field)), field
     assert "collisions" in continued.parameters and continued.parameters["bound_passes"] == 2
 

@@ -11,6 +11,7 @@ from solvers.result import Status
 
 from ..kernels import kinetic_energy, store_bodies, world_angular_velocity
 from ..trajectory import Health, Trajectory
+from ..trajectory_format import _RECORD_LAYOUT, no_detected
 from .energy import energy_health, energy_stop
 from .errors import EnergyWarning, SimulationError
 
@@ -86,6 +87,7 @@ class Recorder:
         self.rows = min(chunk_steps, -(-steps // record_every))
         self.blocks = []  # completed chunks (dicts of arrays)
         self.n = 0  # rows used in the current chunk
+        self.records = []  # the current chunk's detected contacts, one tuple per recorded step that has any
         self.a = self._chunk()
         self.static = {}
         self.pending = sim.__dict__.pop("_pending_health", 0)  # flags of steps done, not recorded yet
@@ -114,6 +116,7 @@ class Recorder:
             "solver_residual": np.zeros(n),
             "solver_fallback": np.zeros(n, np.int8),
             "health": np.zeros(n, np.int8),
+            "detected_count": np.zeros(n, np.int32),
         }
 
     def timing(self, i, jacobians, inner, record):
@@ -162,6 +165,7 @@ class Recorder:
             a["solver_residual"][j] = out.residual
             a["solver_fallback"][j] = out.fallback
             a["health"][j] = self.pending
+            a["detected_count"][j] = self._detected(out.detected)
             self.pending = 0
             self.n += 1
             if self.n == self.rows:
@@ -254,6 +258,7 @@ class Recorder:
             "solver_residual": relative[recorded],
             "solver_fallback": 0.0,
             "health": row_health,
+            "detected_count": 0,  # the compiled loop takes no colliders
         }
         j, take = self.n, row_health.size
         for name, values in rows.items():
@@ -262,15 +267,32 @@ class Recorder:
         if self.n == self.rows:
             self._flush(sim)
 
+    def _detected(self, detected) -> int:
+        """Keeps a recorded step's detected contacts (:class:`~lcpdyn.strategies.detected.DetectedResult`,
+        or None) for the chunk's records (:data:`lcpdyn.trajectory.DETECTED_FIELDS`); returns their number."""
+        if detected is None or len(detected) == 0:
+            return 0
+        c = detected.contacts
+        self.records.append((
+            c.collider, c.body, 0.5 * (c.point_a + c.point_b), c.normal, c.gap, detected.normal_force,
+            detected.friction_force, detected.impact, detected.kinetic,
+        ))  # fmt: skip
+        return len(detected)
+
     def _flush(self, sim):
         if self.n == 0:
             return
         block = {name: values[: self.n].copy() for name, values in self.a.items()}
-        self.blocks.append(block)
+        detected = {"detected_count": block.pop("detected_count")}
+        for j, (name, (trailing, dtype)) in enumerate(_RECORD_LAYOUT.items()):
+            parts = [np.asarray(record[j]) for record in self.records]
+            detected[name] = np.concatenate(parts).astype(dtype) if parts else np.zeros((0, *trailing), dtype)
+        self.records = []
+        self.blocks.append({**block, **detected})
         self.recorded_steps += self.n
         self.n = 0
         if self.sink.writer is not None:
-            self.sink.writer.append(block)
+            self.sink.writer.append(block, detected)
             write_resume(self.sink.writer, sim, self.pending)
 
     def warn(self):
@@ -296,6 +318,7 @@ class Recorder:
             arrays = {name: np.concatenate([b[name] for b in self.blocks]) for name in self.blocks[0]}
         else:
             arrays = {name: values[:0].copy() for name, values in self.a.items()}
+            arrays.update(no_detected(0))
         arrays.update(self.static)
         parameters = dict(sim.parameters(), record_every=self.every, status=status)
         trajectory = Trajectory(arrays, parameters, [b.name for b in sim.model.bodies])
