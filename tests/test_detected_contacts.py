@@ -55,7 +55,7 @@ def test_the_one_step_gives_the_body_contact_steppers_answer(builder, friction, 
     assert len(out.detected) > 0 and out.normal_force.shape == (0,)  # no declared contacts
 
 
-def _apart(sparse):
+def _apart(sparse, friction="regularized", **options):
     """Two towers of three boxes 1 m apart and a ball dropped 5 cm, 2 m from both: three islands once
     the ball lands (a body on the world's colliders alone is its own island)."""
     model = Model()
@@ -68,7 +68,7 @@ def _apart(sparse):
     model.add_collider(Collider(ball, Sphere(0.1)))
     model.add_collider(Collider(None, HalfSpace(), name="ground"))
     model.set_collisions(margin=0.005, contact=ContactProperties(mu=0.5))
-    return Simulation(model, "regularized", 1e-3, sparse=sparse)
+    return Simulation(model, friction, 1e-3, sparse=sparse, **options)
 
 
 def _pair_loads(detected):
@@ -110,6 +110,20 @@ def test_detected_contacts_split_into_islands_give_the_whole_steps_answer():
         if counts[-1] == 2:  # the box on the ground, the chain in the air: two problems
             assert np.abs(split.q - whole.q).max() < 1e-12
     assert counts[:90] == [2] * 90 and counts[-1] == 1  # the chain on the box: one island
+
+
+def test_the_exact_cones_step_with_detected_contacts_splits_into_islands():
+    """Exact Coulomb: each island's Delassus problem (its velocities eliminated) solved apart gives
+    the whole problem's motion within the solver's tolerance, and each pair of colliders' load."""
+    split, whole = _apart(True, "coulomb"), _apart(False, "coulomb")
+    worst = 0.0
+    for _ in range(150):
+        a, b = split.step(), whole.step()
+        assert b.detected.islands == 1 and b.problem is not None
+        worst = max(worst, float(np.abs(split.q - whole.q).max()))
+        assert np.abs(_pair_loads(a.detected) - _pair_loads(b.detected)).max() < 1e-6 * 125.0 * 0.008 * 9.81
+    assert a.detected.islands == 3 and a.problem is None
+    assert worst < 1e-9
 
 
 def test_sparse_auto_splits_a_large_step_and_poses_a_small_one_whole():
@@ -261,10 +275,9 @@ def test_what_a_model_with_colliders_does_not_take_is_named():
         ({"position_update": "midpoint"}, "midpoint"),
         ({"compiled_loop": True}, "compiled_loop"),
         ({"sparse": "condensed"}, "condensed"),
-        ({"sparse": True, "method": "auto"}, "coulomb"),
     ):
         with pytest.raises(ValueError, match=named):
-            Simulation(model, "coulomb" if options.get("method") else "regularized", 1e-3, **options)
+            Simulation(model, "regularized", 1e-3, **options)
     with pytest.raises(ValueError, match="rolling speed"):
         Simulation(model, "creep", 1e-3)
     stranger = RigidBody("stranger", 1.0, (1.0,) * 3)

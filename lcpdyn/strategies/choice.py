@@ -84,10 +84,9 @@ def choose_detected_islands(sim, sparse):
     """With colliders (:mod:`lcpdyn.detected_contacts`): the static groups of bodies that
     bilateral rows couple (:class:`~lcpdyn.islands.BodyGroups`), which each step joins through
     its detected contacts into that step's islands (:func:`lcpdyn.strategies.detected.detected_islands`);
-    or None, the step solved whole: ``sparse=False``, or the exact cone (its detected step is
-    posed whole), or a bilateral row that touches no body. ``sparse=True`` splits every step
-    (``"auto"``: the steps of more than :data:`WHOLE_SIZE` unknowns) and raises where the step
-    cannot be split."""
+    or None, the step solved whole: ``sparse=False``, or a bilateral row that touches no body.
+    ``sparse=True`` splits every step (``"auto"``: the steps of more than :data:`WHOLE_SIZE`
+    unknowns) and raises where the step cannot be split."""
     sim._split_always = sparse is True
     if sparse is False:
         return None
@@ -98,8 +97,6 @@ def choose_detected_islands(sim, sparse):
     pattern = structural_pattern(sim) if model.n_bilateral else np.zeros((0, nb), bool)
     groups = BodyGroups(nb, contact_body, pattern)
     reasons = []
-    if sim.coulomb:
-        reasons.append("the exact cone (coulomb) poses a step with detected contacts whole")
     if groups.sparsity_error is not None:
         reasons.append(f"the bilateral row of {sim._bilateral_rows[groups.sparsity_error]!r} touches no body")
     if reasons and sparse is True:

@@ -273,7 +273,9 @@ def _solve_part(sim, state, part, values, M, A, N, D, tangent, v, rhs, u, warm, 
 
 
 def _coulomb(sim, state, k, det, rhs, u, e_N, h):
-    start = time.perf_counter()
+    """The exact cone's step: per island (:func:`detected_islands`; or whole) the Delassus problem
+    W r + b of its contacts, its velocities and bilateral multipliers eliminated, solved from the
+    previous impulses with the residual check and fallback."""
     n, m, r, c = k.n_velocities, k.A_body.shape[0], k.gap.shape[0], len(det)
     R = r + c
     N, D, tangent = _joined(k, det)
@@ -281,29 +283,54 @@ def _coulomb(sim, state, k, det, rhs, u, e_N, h):
     A = sparse_rows(k.A_block, k.A_body, m, n)
     e = np.concatenate([e_N, det.e_N])
     CN = np.concatenate([sim._normal_compliance, np.zeros(c)])
-    free, response, W, b = delassus(sim, state, sim._mass, sim._inertia, A, H, rhs, u, e, CN, sim._bilateral_compliance)
     mu = np.concatenate([sim._mu_now, det.mu])
     declared = state.impulse_guess if state.impulse_guess is not None else np.zeros(3 * r)
     guess = np.concatenate([declared, det.impulse_guess.reshape(-1)])
-    result, fallback = solve_accepted(sim, state, W, b, mu, guess, start)
-    impulse = result.r
-    x = free + response @ impulse
+    parts = detected_islands(sim, k, det)
+    whole = parts is None
+    if whole:
+        parts = [_Part(np.arange(n), np.arange(m), np.arange(R), whole=True)]
+    v_new = np.zeros(n) if whole else free_velocity(sim._mass, sim._inertia, rhs)  # no island: moves freely
+    bilateral, impulse = np.zeros(m), np.zeros(3 * R)
+    iterations, fallback, residual, result = 0, False, 0.0, None
+    for part in parts:
+        start = time.perf_counter()
+        cols, x = part.columns, part.contacts
+        rows3 = (3 * x[:, None] + np.arange(3)).reshape(-1)
+        bodies = slice(None) if part.whole else cols[::6] // 6  # an island's columns: six per body
+        H_g = H if part.whole else H[np.ix_(rows3, cols)]
+        A_g = A if part.whole else A[part.rows][:, cols]
+        free, response, W, b = delassus(sim,
+            state, sim._mass[bodies], sim._inertia[bodies], A_g, H_g, rhs[cols], u[part.rows], e[x], CN[x],
+            sim._bilateral_compliance[part.rows],
+        )  # fmt: skip
+        if x.size:
+            result, retried = solve_accepted(sim, state, W, b, mu[x], guess[rows3], start)
+            fallback = fallback or retried
+            iterations += result.iterations
+            residual = max(residual, result.relative_residual)
+            impulse[rows3] = result.r
+            solution = free + response @ result.r
+        else:  # a mechanism without contacts: its bilateral system alone
+            solution = free
+        v_new[cols] = solution[: cols.size]
+        bilateral[part.rows] = solution[cols.size :]
     per = impulse.reshape(R, 3) / h
     world = per[:, 1, None] * tangent[:, 0] + per[:, 2, None] * tangent[:, 1]
     out = StepResult(
-        v=x[:n].copy(),
+        v=v_new,
         normal_force=per[:r, 0].copy(),
         friction_force=world[:r],
-        status=int(result.status),
-        iterations=result.iterations,
-        residual=result.relative_residual,
+        status=int(Status.SOLVED),  # accept() returns solved answers only
+        iterations=iterations,
+        residual=residual,
         fallback=fallback,
         kinetic=np.zeros(r, bool),
-        problem=FrictionContactProblem(W, b, mu.copy()),
-        bilateral=x[n:],
+        problem=FrictionContactProblem(W, b, mu.copy()) if whole else None,
+        bilateral=bilateral,
         impulse_guess=impulse[: 3 * r].copy(),
     )
-    return out, _detected_result(det, per[r:, 0], world[r:], h, np.zeros(c, bool))
+    return out, _detected_result(det, per[r:, 0], world[r:], h, np.zeros(c, bool), len(parts))
 
 
 def _detected_result(det, normal_force, friction_force, h, kinetic, islands=1):
