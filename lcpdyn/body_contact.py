@@ -150,15 +150,15 @@ import warnings
 from dataclasses import dataclass, field
 
 import numpy as np
-from scipy.sparse import block_diag, bmat, coo_matrix, csr_matrix, vstack
+from scipy.sparse import block_diag, coo_matrix, csr_matrix
 from scipy.sparse.csgraph import connected_components
 
 import solvers
 from solvers import friction_contact
 from solvers.result import Status
-from solvers.sparse_gauss_seidel import active_set_csr, block_gs_csr, nsgs_csr
-from solvers.sparse_measure import csr_arrays, csr_friction_contact_measure, csr_lcp_measure
-from solvers.sparse_newton import is_symmetric, projected_newton_csr, proximal_point_csr
+from solvers.sparse_gauss_seidel import nsgs_csr
+from solvers.sparse_measure import csr_arrays, csr_friction_contact_measure
+from solvers.sparse_newton import proximal_point_csr
 
 from . import __version__
 from .body_contact_file import _CONTACT_ARRAYS, CONTACT_FIELDS, STEP_FIELDS
@@ -173,6 +173,7 @@ from .run.errors import EnergyWarning, RunInterrupted, SimulationError
 from .run.signals import StopOnSignal
 from .stepper import MIN_DT
 from .strategies.methods import accept_or_fallback, choose_methods
+from .strategies.sparse_island import SparseSettings, friction_block, solve_sparse_island, two_rows
 from .trajectory import Health
 from .validation import finite_number, nonnegative, positive
 
@@ -183,8 +184,6 @@ __all__ = [
     "BodyContactStep",
     "BodyContactRun",
 ]
-
-_CHUNK = 32  # contacts per call of a friction model's block (its matrices are dense in them)
 
 
 @dataclass(frozen=True, eq=False)
@@ -377,11 +376,11 @@ class BodyContactSimulation:
         self.contact = properties_of("contact", contact if contact is not None else ContactProperties())
         self._pairs = self._pair_table(pairs or {})
         self._pair_cache: dict = {}
-        self._two_rows = False  # two friction rows per contact, contact-major, no P: the sparse path's blocks
-        if not self.coulomb:
-            probe = self.friction.block(np.eye(2), np.zeros(2), self.dt, np.ones(1), np.ones(1), np.zeros((1, 3)),
-                                        np.array([[[1.0, 0, 0], [0, 1.0, 0]]]), mu_static=np.ones(1))  # fmt: skip
-            self._two_rows = probe.F.shape[0] == 2 and probe.P is None
+        # two friction rows per contact, contact-major, no P: the sparse path's blocks
+        self._two_rows = not self.coulomb and two_rows(self.friction, self.dt)
+        self._sparse_settings = SparseSettings(
+            self.tolerance, bound_passes, self.bound_change, newton_iterations, max_sweeps, check_every
+        )
         self.evaluate = model.compile()
         self._mass, self._inertia = model.body_masses()
         self._inverse_inertia = np.linalg.inv(self._inertia)
@@ -625,7 +624,7 @@ class BodyContactSimulation:
         warm = None if prev_active is None else prev_active[members]
         iterations, fallback = 0, False
         for _ in range(1 + self.bound_passes):
-            F1, G1, P, C, cvec, lo, hi, basis, kinetic = _friction_block(
+            F1, G1, P, C, cvec, lo, hi, basis, kinetic = friction_block(
                 self.friction, slips.reshape(-1), h, mu[members], mu_static[members], normal_force,
                 friction_prev[members], rows.frame[members, 1:],
             )  # fmt: skip
@@ -735,102 +734,22 @@ class BodyContactSimulation:
         if not self._two_rows:
             return self._solve_island(state, rows, members, bodies, rhs, free, before, e_N, mu, mu_static,
                                       normal_prev, friction_prev, prev_impulse, prev_active)  # fmt: skip
-        slips = before[members, 1:]
-        D = H[np.sort(np.concatenate([np.arange(1, 3 * c, 3), np.arange(2, 3 * c, 3)]))]  # rows t1, t2 per contact
-        N = H[0::3]
-        n = H.shape[1]
-        normal_force = normal_prev[members].copy()
-        z = np.zeros(3 * c)  # per contact: h lam_N, then its two friction unknowns
         previous = np.einsum("kj,krj->kr", prev_impulse[members], rows.frame[members])
-        z[0::3] = np.maximum(previous[:, 0], 0.0)
-        iterations, fallback = 0, False
-        starts = np.arange(0, 3 * c + 1, 3)
-        order = np.empty(3 * c, np.int64)  # contact-major position of (normal rows, friction rows)
-        order[:c] = np.arange(0, 3 * c, 3)
-        order[c:] = (np.arange(0, 3 * c, 3)[:, None] + np.array([1, 2])).reshape(-1)
-        for attempt in range(1 + self.bound_passes):
-            F1, G1, P, C, cvec, lo, hi, basis, kinetic = _friction_block(
-                self.friction, slips.reshape(-1), h, mu[members], mu_static[members], normal_force,
-                friction_prev[members], rows.frame[members, 1:], sparse=True,
-            )  # fmt: skip
-            F, G = (F1 @ D).tocsr(), (G1 @ D).tocsr()
-            if attempt == 0:  # the previous friction impulse, in this step's row basis (columns of basis)
-                previous_T = h * np.einsum("krj,kj->kr", rows.frame[members, 1:], friction_prev[members])
-                warm_T = np.einsum("kji,kj->ki", basis, previous_T)
-                z[1::3] = warm_T[:, 0]
-                z[2::3] = warm_T[:, 1]
-            B = vstack([N, F]).tocsr()  # rows: normals, then friction (x_F order of the block)
-            Bt = vstack([N, G]).T.tocsr()
-            nf = F.shape[0]
-            K_red = (B @ Minv @ Bt + bmat([[csr_matrix((c, c)), csr_matrix((c, nf))], [P, C]])).tocsr()
-            q_red = np.concatenate([N @ v_free + e_N[members], F @ v_free + cvec])
-            lo_red = np.concatenate([np.zeros(c), lo])
-            hi_red = np.concatenate([np.full(c, np.inf), hi])
-            # permute to contact-major blocks (lam_N_i, x_2i, x_2i+1)
-            perm = np.argsort(order)
-            K_cm = K_red[perm][:, perm]
-            indptr, indices, data = csr_arrays(K_cm)
-            symmetric = is_symmetric(K_cm)
-            q_cm, lo_cm, hi_cm = q_red[perm], lo_red[perm], hi_red[perm]
-            z = np.clip(z, lo_cm, hi_cm)
-            # the acceptance: Peiret 2016 Eq. (30) itself, (v+, h lam_N, x_F) with v+ eliminated exactly
-            K30 = bmat([[M, -N.T, -G.T], [N, None, None], [F, P if P.nnz else None, C]], format="csr")
-            K30 = _full_shape(K30, n + c + F.shape[0])
-            k_ptr, k_idx, k_data = csr_arrays(K30)
-            q30 = np.concatenate([-rhs[columns], e_N[members], cvec])
-            lo30 = np.concatenate([np.full(n, -np.inf), np.zeros(c), lo])
-            hi30 = np.concatenate([np.full(n, np.inf), np.full(c, np.inf), hi])
-            w30 = np.empty(q30.shape[0])
-            codes = np.empty(q30.shape[0], np.int8)
-
-            def full(x):
-                x_red = x[order]
-                v = v_free + Minv @ (Bt @ x_red)
-                return np.concatenate([v, x_red])
-
-            def measure(x):
-                return csr_lcp_measure(k_ptr, k_idx, k_data, q30, lo30, hi30, full(x), w30, codes)[0]
-
-            # the active-set iteration from the warm start (one sparse factorization when the sets
-            # are unchanged), alternating with Gauss–Seidel sweeps that smooth an iterate it cycled
-            # on; then the dense path, within dense_limit
-            converged, sweeps = False, 0
-            if symmetric:  # regularized, box: a convex QP for these bounds; f decreases every iteration
-                steps, relative, converged = projected_newton_csr(K_cm, q_cm, lo_cm, hi_cm, z, self.newton_iterations,
-                                                                  self.tolerance, measure)  # fmt: skip
-                iterations += steps
-            while not converged:
-                steps, relative, converged = active_set_csr(K_cm, q_cm, lo_cm, hi_cm, z, 8, self.tolerance, measure)
-                iterations += steps
-                if converged or sweeps >= self.max_sweeps:
-                    break
-                done, relative, converged = block_gs_csr(
-                    indptr, indices, data, q_cm, lo_cm, hi_cm, starts, z, min(50, self.max_sweeps - sweeps),
-                    self.check_every, self.tolerance, measure,
-                )  # fmt: skip
-                sweeps += done
-                iterations += done
-                if converged:
-                    break
-            if not converged:
-                methods = "projected Newton, active set" if symmetric else "active set"
-                self._dense_fallback_allowed(
-                    state, members, bodies, f"{methods} and Gauss–Seidel: residual {relative:.3g}"
-                )
-                out = self._solve_island(state, rows, members, bodies, rhs, free, before, e_N, mu, mu_static,
-                                         normal_prev, friction_prev, prev_impulse, prev_active)  # fmt: skip
-                return out[0], out[1] + iterations, out[2], True, out[4]
-            latest = np.maximum(z[0::3], 0.0) / h
-            friction = z.reshape(c, 3)[:, 1:]
-            moved = bounds_moved(normal_force, latest, self.bound_change, friction, lo_cm.reshape(c, 3)[:, 1:],
-                                  hi_cm.reshape(c, 3)[:, 1:], rows.body[members])  # fmt: skip
-            if not moved.any():
-                break
-            normal_force = np.where(moved, latest, normal_force)  # only where it matters
-        x_F = z[order][c:]
-        tangential = (G1.T @ x_F).reshape(c, 2)
-        out = np.concatenate([z[0::3, None], tangential], axis=1)
-        return out, iterations, relative, fallback, np.zeros((c, 3), np.int8)
+        answer = solve_sparse_island(
+            self.friction, H, Minv, M, v_free, rhs[columns], e_N[members], before[members, 1:], h, mu[members],
+            mu_static[members], normal_prev[members], friction_prev[members], rows.frame[members, 1:],
+            previous[:, 0], h * np.einsum("krj,kj->kr", rows.frame[members, 1:], friction_prev[members]),
+            rows.body[members], self._sparse_settings,
+        )  # fmt: skip
+        if not answer.converged:
+            self._dense_fallback_allowed(
+                state, members, bodies, f"{answer.methods} and Gauss–Seidel: residual {answer.relative:.3g}"
+            )
+            out = self._solve_island(state, rows, members, bodies, rhs, free, before, e_N, mu, mu_static,
+                                     normal_prev, friction_prev, prev_impulse, prev_active)  # fmt: skip
+            return out[0], out[1] + answer.iterations, out[2], True, out[4]
+        out = np.concatenate([answer.normal[:, None], answer.tangential], axis=1)
+        return out, answer.iterations, answer.relative, False, np.zeros((c, 3), np.int8)
 
     def _dense_fallback_allowed(self, state, members, bodies, why):
         """Raises :class:`SimulationError` when the dense fallback of a large island would exceed
@@ -1022,56 +941,6 @@ def _full_shape(matrix, size):
     if matrix.shape != (size, size):
         raise ValueError(f"Eq. (30) assembled as {matrix.shape}, expected {(size, size)}")
     return matrix
-
-
-def _friction_block(model, slips, h, mu, mu_static, normal_force, friction_force, tangent, sparse=False):
-    """The model's block over c contacts with D = I (2c slip rows, module docstring), in chunks
-    of ``_CHUNK`` contacts assembled block-diagonally: (F, G (nf, 2c), P (nf, c), C (nf, nf),
-    c, lo, hi (nf,), basis (c, 2, 2), kinetic (c,)); F, G, P, C as CSR matrices with ``sparse``."""
-    c = mu.shape[0]
-    parts = []
-    for a in range(0, c, _CHUNK):
-        b = min(c, a + _CHUNK)
-        n = 2 * (b - a)
-        block = model.block(
-            np.eye(n), slips[2 * a : 2 * b], h, mu[a:b], normal_force[a:b], friction_force[a:b], tangent[a:b],
-            mu_static=mu_static[a:b],
-        )  # fmt: skip
-        parts.append((a, b, block))
-    if sparse:
-        blocks = [p[2] for p in parts]
-        F = block_diag([b.F for b in blocks], format="csr")
-        G = block_diag([b.G for b in blocks], format="csr")
-        P = block_diag([b.P if b.P is not None else np.zeros((b.F.shape[0], pb - pa)) for (pa, pb, _), b in
-                        zip(parts, blocks)], format="csr")  # fmt: skip
-        C = block_diag([b.C for b in blocks], format="csr")
-        basis = np.concatenate([b.basis for b in blocks])
-        kinetic = np.concatenate([b.kinetic for b in blocks])
-        return (F, G, P, C, np.concatenate([b.c for b in blocks]), np.concatenate([b.lo for b in blocks]),
-                np.concatenate([b.hi for b in blocks]), basis, kinetic)  # fmt: skip
-    nf = sum(p[2].F.shape[0] for p in parts)
-    F = np.zeros((nf, 2 * c))
-    G = np.zeros((nf, 2 * c))
-    P = np.zeros((nf, c))
-    C = np.zeros((nf, nf))
-    cvec, lo, hi = np.empty(nf), np.empty(nf), np.empty(nf)
-    basis = np.empty((c, 2, 2))
-    kinetic = np.empty(c, bool)
-    row = 0
-    for a, b, block in parts:
-        m = block.F.shape[0]
-        F[row : row + m, 2 * a : 2 * b] = block.F
-        G[row : row + m, 2 * a : 2 * b] = block.G
-        if block.P is not None:
-            P[row : row + m, a:b] = block.P
-        C[row : row + m, row : row + m] = block.C
-        cvec[row : row + m] = block.c
-        lo[row : row + m] = block.lo
-        hi[row : row + m] = block.hi
-        basis[a:b] = block.basis
-        kinetic[a:b] = block.kinetic
-        row += m
-    return F, G, P, C, cvec, lo, hi, basis, kinetic
 
 
 class BodyContactRun:

@@ -21,9 +21,11 @@ Per step (``docs/theory/detected-contacts.md`` derives each part):
 from __future__ import annotations
 
 import dataclasses
+import functools
 from dataclasses import dataclass
 
 import numpy as np
+import scipy.sparse as sp
 
 from .collision import Collider, CollisionWorld, Contacts
 from .contact_rows import ContactRows, carried_basis, contact_rows
@@ -134,7 +136,9 @@ class DetectedSet:
 
     contacts : what detection found (:class:`~lcpdyn.collision.Contacts`); rows its
         :class:`~lcpdyn.contact_rows.ContactRows`.
-    N (c, n), D (2c, n) : the normal and slip rows (rows 2i, 2i+1: t1, t2 of contact i).
+    H : (3c, n) CSR, per contact its normal, t1 and t2 rows over the model's velocities; ``N``
+        (c, n) and ``D`` (2c, n, rows 2i, 2i+1: t1, t2 of contact i) the same rows as dense
+        arrays, made on first use (a large step's islands take their rows from H).
     tangent : (c, 2, 3) t1, t2 (world).
     e_N : (c,) the normal rows' right-hand side (module docstring); impact (c,) bool.
     mu, mu_static : (c,) the coefficients this step applies (mu_s where a model whose coefficient
@@ -147,8 +151,7 @@ class DetectedSet:
 
     contacts: Contacts
     rows: ContactRows
-    N: np.ndarray
-    D: np.ndarray
+    H: sp.csr_matrix
     tangent: np.ndarray
     e_N: np.ndarray
     impact: np.ndarray
@@ -161,6 +164,33 @@ class DetectedSet:
 
     def __len__(self) -> int:
         return len(self.contacts)
+
+    @functools.cached_property
+    def N(self) -> np.ndarray:
+        return self.H[0::3].toarray()
+
+    @functools.cached_property
+    def D(self) -> np.ndarray:
+        D = np.empty((2 * len(self), self.H.shape[1]))
+        D[0::2], D[1::2] = self.H[1::3].toarray(), self.H[2::3].toarray()
+        return D
+
+
+def contact_matrix(rows: ContactRows, n: int) -> sp.csr_matrix:
+    """H (3c, n) CSR of c contacts' rows (:class:`~lcpdyn.contact_rows.ContactRows`: per contact
+    and side a (3, 6) block over a body's six velocities, -1 the world) over n velocities."""
+    c = rows.body.shape[0]
+    data, row_index, col_index = [], [], []
+    for side in range(2):
+        body = rows.body[:, side]
+        on = np.flatnonzero(body >= 0)
+        r_idx = np.broadcast_to(3 * on[:, None, None] + np.arange(3)[None, :, None], (on.size, 3, 6))
+        c_idx = np.broadcast_to(6 * body[on][:, None, None] + np.arange(6)[None, None, :], (on.size, 3, 6))
+        data.append(rows.blocks[on, side].reshape(-1))
+        row_index.append(r_idx.reshape(-1))
+        col_index.append(c_idx.reshape(-1))
+    entries = (np.concatenate(data), (np.concatenate(row_index), np.concatenate(col_index)))
+    return sp.csr_matrix(entries, shape=(3 * c, n))
 
 
 class CollisionSource:
@@ -239,14 +269,7 @@ class CollisionSource:
                 t1[kept] = previous.contact_tangent[index[kept], 0]
                 tangent = carried_basis(contacts.normal, t1)
         rows = contact_rows(contacts, positions, rotations, tangent)
-        H = np.zeros((3 * c, n))
-        for side in range(2):
-            body = rows.body[:, side]
-            for i in np.flatnonzero(body >= 0):
-                H[3 * i : 3 * i + 3, 6 * body[i] : 6 * body[i] + 6] += rows.blocks[i, side]
-        N = H[0::3]
-        D = np.empty((2 * c, n))
-        D[0::2], D[1::2] = H[1::3], H[2::3]
+        H = contact_matrix(rows, n)
         before = (H @ np.asarray(v, np.float64)).reshape(c, 3)
         mu, mu_static, e = np.empty(c), np.empty(c), np.empty(c)
         for i, (a, b) in enumerate(contacts.collider):
@@ -265,8 +288,7 @@ class CollisionSource:
         return DetectedSet(
             contacts=contacts,
             rows=rows,
-            N=N,
-            D=D,
+            H=H,
             tangent=frame[:, 1:].copy(),
             e_N=e_N,
             impact=impact,

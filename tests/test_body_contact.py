@@ -13,11 +13,13 @@ import numpy as np
 import pytest
 
 from lcpdyn import Model, RigidBody
-from lcpdyn.body_contact import _CHUNK, BodyContactSimulation, ContactProperties, _friction_block
+from lcpdyn.body_contact import BodyContactSimulation, ContactProperties
 from lcpdyn.collision import Box, Collider, CollisionWorld, HalfSpace, Sphere
 from lcpdyn.contact_rows import carried_basis, contact_rows, tangent_basis
 from lcpdyn.friction import make_friction
 from lcpdyn.stepper import SimulationError
+from lcpdyn.strategies.sparse_island import CHUNK as _CHUNK
+from lcpdyn.strategies.sparse_island import friction_block as _friction_block
 from tests.engine_helpers import readme_example
 
 BOUNDED = ("regularized", "box", "polygonal", "continuous")
@@ -115,8 +117,8 @@ def test_contact_rows_are_the_material_velocity_jacobians(coal):
 
 @pytest.mark.parametrize("name", BOUNDED)
 def test_friction_block_over_identity_slip_rows_is_the_full_block(name):
-    """_friction_block asks the model for its rows with D = I over the slip rows and multiplies
-    by D afterwards: for every lcpdyn model this is the block it gives for the full D."""
+    """friction_block (lcpdyn.strategies.sparse_island) asks the model for its rows with D = I over
+    the slip rows and multiplies by D afterwards: for every lcpdyn model this is the block it gives for the full D."""
     rng = np.random.default_rng(2)
     model = make_friction(name)
     r, n, h = 40, 30, 1e-3  # more contacts than one chunk

@@ -52,7 +52,23 @@ class DetectedResult:
 
 
 def _joined(k, det: DetectedSet):
-    return np.vstack([k.N, det.N]), np.vstack([k.D, det.D]), np.concatenate([k.tangent, det.tangent])
+    return np.vstack([k.N, det.N]), np.vstack([k.D, det.D])
+
+
+def _part_rows(k, det: DetectedSet, x, columns):
+    """H (3 R_g, n_g) dense: per contact of the island (``x``, indices into the r declared then c
+    detected contacts, declared first) its normal, t1 and t2 rows over the island's columns --
+    the detected ones taken from the step's sparse rows, never the whole dense (c, n)."""
+    r = k.gap.shape[0]
+    declared, detected = x[x < r], x[x >= r] - r
+    H = np.empty((3 * x.size, columns.size))
+    d = declared.size
+    H[0 : 3 * d : 3] = k.N[np.ix_(declared, columns)]
+    H[1 : 3 * d : 3] = k.D[np.ix_(2 * declared, columns)]
+    H[2 : 3 * d : 3] = k.D[np.ix_(2 * declared + 1, columns)]
+    rows = (3 * detected[:, None] + np.arange(3)).reshape(-1)
+    H[3 * d :] = det.H[rows][:, columns].toarray()
+    return H
 
 
 def _warm_start(state, n, m, r, det):
@@ -151,7 +167,7 @@ def detected_islands(sim, k, det) -> list[_Part] | None:
 def _bounded(sim, state, k, det, rhs, u, e_N, h):
     n, m, r, c = k.n_velocities, k.A_body.shape[0], k.gap.shape[0], len(det)
     R = r + c
-    N, D, tangent = _joined(k, det)
+    tangent = np.concatenate([k.tangent, det.tangent])
     arrays = {
         "mu": np.concatenate([sim._mu_now, det.mu]),
         "mu_static": np.concatenate([sim._mu_static_now, det.mu_static]),
@@ -170,6 +186,8 @@ def _bounded(sim, state, k, det, rhs, u, e_N, h):
     if parts is None:
         parts = [_Part(np.arange(n), np.arange(m), np.arange(R), whole=True)]
     whole = len(parts) == 1 and parts[0].whole
+    if whole:
+        N, D = _joined(k, det)
     v_new = None if whole else free_velocity(sim._mass, sim._inertia, rhs)  # no island: moves freely
     bilateral, latest = np.zeros(m), np.zeros(R)
     world, kinetic = np.zeros((R, 3)), np.zeros(R, bool)
@@ -181,8 +199,12 @@ def _bounded(sim, state, k, det, rhs, u, e_N, h):
         index = np.concatenate([part.columns, n + part.rows, n + m + x, n + m + R + friction])
         M_g = sim.M if part.whole else sim.M[np.ix_(part.columns, part.columns)]
         A_g = k.A if part.whole else k.A[np.ix_(part.rows, part.columns)]
-        N_g = N if part.whole else N[np.ix_(x, part.columns)]
-        D_g = D if part.whole else D[np.ix_(friction, part.columns)]
+        if part.whole:
+            N_g, D_g = N, D
+        else:
+            H_g = _part_rows(k, det, x, part.columns)
+            N_g, D_g = H_g[0::3], np.empty((2 * x.size, part.columns.size))
+            D_g[0::2], D_g[1::2] = H_g[1::3], H_g[2::3]
         values = arrays if part.whole else {name: a[x] for name, a in arrays.items()}
         solved = _solve_part(
             sim, state, part, values, M_g, A_g, N_g, D_g, tangent[x], state.v[part.columns], rhs[part.columns],
@@ -278,8 +300,7 @@ def _coulomb(sim, state, k, det, rhs, u, e_N, h):
     previous impulses with the residual check and fallback."""
     n, m, r, c = k.n_velocities, k.A_body.shape[0], k.gap.shape[0], len(det)
     R = r + c
-    N, D, tangent = _joined(k, det)
-    H = stacked_rows(N, D)
+    tangent = np.concatenate([k.tangent, det.tangent])
     A = sparse_rows(k.A_block, k.A_body, m, n)
     e = np.concatenate([e_N, det.e_N])
     CN = np.concatenate([sim._normal_compliance, np.zeros(c)])
@@ -298,7 +319,7 @@ def _coulomb(sim, state, k, det, rhs, u, e_N, h):
         cols, x = part.columns, part.contacts
         rows3 = (3 * x[:, None] + np.arange(3)).reshape(-1)
         bodies = slice(None) if part.whole else cols[::6] // 6  # an island's columns: six per body
-        H_g = H if part.whole else H[np.ix_(rows3, cols)]
+        H_g = stacked_rows(*_joined(k, det)) if part.whole else _part_rows(k, det, x, cols)
         A_g = A if part.whole else A[part.rows][:, cols]
         free, response, W, b = delassus(sim,
             state, sim._mass[bodies], sim._inertia[bodies], A_g, H_g, rhs[cols], u[part.rows], e[x], CN[x],

@@ -1,0 +1,232 @@
+"""One large island of contacts between free rigid bodies (a pile) solved on its sparse Delassus form:
+Peiret 2016 Eq. (30) with the velocities eliminated, never assembled dense, for the bounded-LCP models
+whose block has two friction rows per contact and no coupling P (regularized, box), judged by the
+framework's residual of Eq. (30) itself computed on the sparse problem (:mod:`solvers.sparse_measure`).
+
+With W = B M^-1 B^T over B = [N; F] (and B_G = [N; G]), the island's problem in (h lam_N, x_F) is
+
+    [ N M^-1 N^T + C_N   N M^-1 G^T     ] [ h lam_N ]   [ N v* + e_N ]
+    [ F M^-1 N^T         F M^-1 G^T + C ] [ x_F     ] + [ F v* + c   ]  complementary to the bounds,
+
+v+ = v* + M^-1 B_G^T (h lam_N, x_F). Where its matrix is symmetric (F = G and a diagonal C: tested on
+the matrix, not on the model's name) it is the optimality condition of a convex quadratic program in
+the bounds of this pass, solved by Bertsekas' projected Newton method
+(:func:`solvers.sparse_newton.projected_newton_csr`); otherwise, or if that does not converge, the
+primal-dual active-set iteration alternating with block Gauss–Seidel sweeps over the contacts
+(:mod:`solvers.sparse_gauss_seidel`). The friction bounds follow the normal forces that jump as in the
+dense step (docs/theory/detected-contacts.md, "Friction bounds"). The model's block is asked for with
+D = I over the island's slip rows and the known slips D v and multiplied by the island's D (every model
+whose rows of a contact are combinations of that contact's two slip rows gives exactly the block it
+gives for the full D)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from scipy.sparse import block_diag, bmat, csr_matrix, vstack
+
+from solvers.sparse_gauss_seidel import active_set_csr, block_gs_csr
+from solvers.sparse_measure import csr_arrays, csr_lcp_measure
+from solvers.sparse_newton import is_symmetric, projected_newton_csr
+
+from ..detected_contacts import bounds_moved
+
+__all__ = ["SparseSettings", "SparseAnswer", "friction_block", "solve_sparse_island", "two_rows", "body_matrices"]
+
+CHUNK = 32  # contacts per call of a friction model's block (its matrices are dense in them)
+
+
+@dataclass(frozen=True)
+class SparseSettings:
+    """The sparse island solve's limits: ``newton_iterations`` of projected Newton, ``max_sweeps``
+    Gauss–Seidel sweeps (measured every ``check_every``), the tolerance of the framework's relative
+    residual, and the friction-bound passes (``bound_passes``, ``bound_change``)."""
+
+    tolerance: float
+    bound_passes: int = 2
+    bound_change: float = 0.5
+    newton_iterations: int = 500
+    max_sweeps: int = 2000
+    check_every: int = 10
+
+
+@dataclass(frozen=True, eq=False)
+class SparseAnswer:
+    """The island's answer: ``v`` v+ (n_g,), ``normal`` h lam_N (c,), ``tangential`` (c, 2) the
+    friction impulse along (t1, t2) (N s), ``x_F`` the model's friction unknowns and their bounds
+    ``lo``, ``hi``, ``kinetic`` (c,) the regularized model's branch; ``iterations``, the framework's
+    ``relative`` residual of Eq. (30), ``converged`` (relative <= tolerance), ``methods`` tried."""
+
+    v: np.ndarray
+    normal: np.ndarray
+    tangential: np.ndarray
+    x_F: np.ndarray
+    lo: np.ndarray
+    hi: np.ndarray
+    kinetic: np.ndarray
+    iterations: int
+    relative: float
+    converged: bool
+    methods: str
+
+
+def two_rows(model, h) -> bool:
+    """Whether ``model``'s block has two friction rows per contact and no P (the sparse path's
+    contact-major blocks of three unknowns), probed on one contact."""
+    probe = model.block(
+        np.eye(2), np.zeros(2), h, np.ones(1), np.ones(1), np.zeros((1, 3)), np.array([[[1.0, 0, 0], [0, 1.0, 0]]]),
+        mu_static=np.ones(1),
+    )  # fmt: skip
+    return probe.F.shape[0] == 2 and probe.P is None
+
+
+def body_matrices(mass, inertia, inverse_inertia):
+    """(M^-1, M) of free rigid bodies (masses (nb,), inertias and their inverses (nb, 3, 3)) as
+    block-diagonal CSR matrices over their six velocities each."""
+    nb = mass.shape[0]
+    inverse = np.zeros((nb, 6, 6))
+    full = np.zeros((nb, 6, 6))
+    for j in range(nb):
+        inverse[j, :3, :3] = np.eye(3) / mass[j]
+        inverse[j, 3:, 3:] = inverse_inertia[j]
+        full[j, :3, :3] = np.eye(3) * mass[j]
+        full[j, 3:, 3:] = inertia[j]
+    return block_diag(list(inverse), format="csr"), block_diag(list(full), format="csr")
+
+
+def friction_block(model, slips, h, mu, mu_static, normal_force, friction_force, tangent, sparse=False):
+    """The model's block over c contacts with D = I (2c slip rows), in chunks of :data:`CHUNK`
+    contacts assembled block-diagonally: (F, G (nf, 2c), P (nf, c), C (nf, nf), c, lo, hi (nf,),
+    basis (c, 2, 2), kinetic (c,)); F, G, P, C as CSR matrices with ``sparse``."""
+    c = mu.shape[0]
+    parts = []
+    for a in range(0, c, CHUNK):
+        b = min(c, a + CHUNK)
+        n = 2 * (b - a)
+        block = model.block(
+            np.eye(n), slips[2 * a : 2 * b], h, mu[a:b], normal_force[a:b], friction_force[a:b], tangent[a:b],
+            mu_static=mu_static[a:b],
+        )  # fmt: skip
+        parts.append((a, b, block))
+    blocks = [p[2] for p in parts]
+    vectors = tuple(np.concatenate([getattr(b, name) for b in blocks]) for name in ("c", "lo", "hi"))
+    basis = np.concatenate([b.basis for b in blocks])
+    kinetic = np.concatenate([b.kinetic for b in blocks])
+    if sparse:
+        F = block_diag([b.F for b in blocks], format="csr")
+        G = block_diag([b.G for b in blocks], format="csr")
+        P = block_diag([b.P if b.P is not None else np.zeros((b.F.shape[0], pb - pa)) for (pa, pb, _), b in
+                        zip(parts, blocks)], format="csr")  # fmt: skip
+        C = block_diag([b.C for b in blocks], format="csr")
+        return (F, G, P, C, *vectors, basis, kinetic)
+    nf = sum(b.F.shape[0] for b in blocks)
+    F = np.zeros((nf, 2 * c))
+    G = np.zeros((nf, 2 * c))
+    P = np.zeros((nf, c))
+    C = np.zeros((nf, nf))
+    row = 0
+    for a, b, block in parts:
+        m = block.F.shape[0]
+        F[row : row + m, 2 * a : 2 * b] = block.F
+        G[row : row + m, 2 * a : 2 * b] = block.G
+        if block.P is not None:
+            P[row : row + m, a:b] = block.P
+        C[row : row + m, row : row + m] = block.C
+        row += m
+    return (F, G, P, C, *vectors, basis, kinetic)
+
+
+def solve_sparse_island(
+    model, H, Minv, M, v_free, rhs, e_N, slips, h, mu, mu_static, normal_force, friction_force, tangent,
+    normal_start, friction_start, pair, settings: SparseSettings,
+) -> SparseAnswer:  # fmt: skip
+    """The island's Eq. (30) on the sparse Delassus form (module docstring). H (3c, n_g) CSR: per
+    contact its normal, t1 and t2 rows over the island's velocities; M^-1, M (n_g, n_g) CSR; v_free
+    v* (n_g,) and rhs M v + h f (n_g,); e_N (c,); slips (c, 2) D v at the step's start; mu,
+    mu_static (c,); normal_force (c,) the lagged lam_N the bounds start from, friction_force (c, 3)
+    the previous world friction force (the bristle state); tangent (c, 2, 3); normal_start (c,) and
+    friction_start (c, 2) the warm start (h lam_N and the friction impulse along t1, t2); pair (c, 2)
+    the contacts' bodies (the patch rule of the bound passes)."""
+    c = H.shape[0] // 3
+    n = H.shape[1]
+    D = H[np.sort(np.concatenate([np.arange(1, 3 * c, 3), np.arange(2, 3 * c, 3)]))]  # t1, t2 per contact
+    N = H[0::3]
+    normal_force = normal_force.copy()
+    z = np.zeros(3 * c)  # per contact: h lam_N, then its two friction unknowns
+    z[0::3] = np.maximum(normal_start, 0.0)
+    iterations, relative, converged, symmetric = 0, np.inf, False, False
+    starts = np.arange(0, 3 * c + 1, 3)
+    order = np.empty(3 * c, np.int64)  # contact-major position of (normal rows, friction rows)
+    order[:c] = np.arange(0, 3 * c, 3)
+    order[c:] = (np.arange(0, 3 * c, 3)[:, None] + np.array([1, 2])).reshape(-1)
+    perm = np.argsort(order)
+    for attempt in range(1 + settings.bound_passes):
+        F1, G1, P, C, cvec, lo, hi, basis, kinetic = friction_block(
+            model, slips.reshape(-1), h, mu, mu_static, normal_force, friction_force, tangent, sparse=True
+        )
+        F, G = (F1 @ D).tocsr(), (G1 @ D).tocsr()
+        if attempt == 0:  # the previous friction impulse in this step's row basis (columns of basis)
+            warm_T = np.einsum("kji,kj->ki", basis, friction_start)
+            z[1::3], z[2::3] = warm_T[:, 0], warm_T[:, 1]
+        B = vstack([N, F]).tocsr()  # rows: normals, then friction (x_F order of the block)
+        Bt = vstack([N, G]).T.tocsr()
+        nf = F.shape[0]
+        K_red = (B @ Minv @ Bt + bmat([[csr_matrix((c, c)), csr_matrix((c, nf))], [P, C]])).tocsr()
+        q_red = np.concatenate([N @ v_free + e_N, F @ v_free + cvec])
+        lo_red, hi_red = np.concatenate([np.zeros(c), lo]), np.concatenate([np.full(c, np.inf), hi])
+        K_cm = K_red[perm][:, perm]  # contact-major blocks (h lam_N_i, x_2i, x_2i+1)
+        indptr, indices, data = csr_arrays(K_cm)
+        symmetric = is_symmetric(K_cm)
+        q_cm, lo_cm, hi_cm = q_red[perm], lo_red[perm], hi_red[perm]
+        z = np.clip(z, lo_cm, hi_cm)
+        # the acceptance: Eq. (30) itself, (v+, h lam_N, x_F) with v+ recovered exactly
+        K30 = bmat([[M, -N.T, -G.T], [N, None, None], [F, P if P.nnz else None, C]], format="csr")
+        if K30.shape != (n + c + nf,) * 2:
+            raise ValueError(f"Eq. (30) assembled as {K30.shape}, expected {(n + c + nf,) * 2}")
+        k_ptr, k_idx, k_data = csr_arrays(K30)
+        q30 = np.concatenate([-rhs, e_N, cvec])
+        lo30 = np.concatenate([np.full(n, -np.inf), np.zeros(c), lo])
+        hi30 = np.concatenate([np.full(n, np.inf), np.full(c, np.inf), hi])
+        w30, codes = np.empty(q30.shape[0]), np.empty(q30.shape[0], np.int8)
+
+        def full(x, Bt=Bt):
+            x_red = x[order]
+            return np.concatenate([v_free + Minv @ (Bt @ x_red), x_red])
+
+        def measure(x, k_ptr=k_ptr, k_idx=k_idx, k_data=k_data, q30=q30, lo30=lo30, hi30=hi30, full=full):
+            return csr_lcp_measure(k_ptr, k_idx, k_data, q30, lo30, hi30, full(x), w30, codes)[0]
+
+        converged, sweeps = False, 0
+        if symmetric:  # regularized, box: a convex QP for these bounds; f decreases every iteration
+            steps, relative, converged = projected_newton_csr(
+                K_cm, q_cm, lo_cm, hi_cm, z, settings.newton_iterations, settings.tolerance, measure
+            )
+            iterations += steps
+        while not converged:  # active sets, smoothed by Gauss–Seidel sweeps where they cycle
+            steps, relative, converged = active_set_csr(K_cm, q_cm, lo_cm, hi_cm, z, 8, settings.tolerance, measure)
+            iterations += steps
+            if converged or sweeps >= settings.max_sweeps:
+                break
+            done, relative, converged = block_gs_csr(
+                indptr, indices, data, q_cm, lo_cm, hi_cm, starts, z, min(50, settings.max_sweeps - sweeps),
+                settings.check_every, settings.tolerance, measure,
+            )  # fmt: skip
+            sweeps += done
+            iterations += done
+        if not converged:
+            break
+        latest = np.maximum(z[0::3], 0.0) / h
+        friction = z.reshape(c, 3)[:, 1:]
+        moved = bounds_moved(normal_force, latest, settings.bound_change, friction, lo_cm.reshape(c, 3)[:, 1:],
+                             hi_cm.reshape(c, 3)[:, 1:], pair)  # fmt: skip
+        if not moved.any():
+            break
+        normal_force = np.where(moved, latest, normal_force)  # only where it matters
+    x = full(z)
+    x_F = x[n + c :]
+    return SparseAnswer(
+        v=x[:n], normal=x[n : n + c], tangential=(G1.T @ x_F).reshape(c, 2), x_F=x_F, lo=lo, hi=hi,
+        kinetic=np.asarray(kinetic, bool), iterations=iterations, relative=float(relative), converged=converged,
+        methods="projected Newton, active set" if symmetric else "active set",
+    )  # fmt: skip
