@@ -49,7 +49,7 @@ from .run.loop import MAX_STEPS, state_from_file
 from .step_checks import check_inputs, check_state, flat_disk, nonfinite_kinematics
 from .step_result import StepResult
 from .step_state import StepState
-from .strategies.choice import choose_detected_islands, choose_islands
+from .strategies.choice import choose_detected_islands, choose_islands, choose_sparse_settings
 from .strategies.condensed import solve_condensed
 from .strategies.coulomb import solve_coulomb
 from .strategies.dense import solve_lcp
@@ -261,7 +261,7 @@ class Simulation:
                 for _ in range(c.bilateral_rows)
             ]
         )
-        self._collisions = self._detected_groups = None
+        self._collisions = self._detected_groups = self._sparse_settings = None
         self._split_always = False
         if model.colliders:  # detected contacts: a contact source of this step (lcpdyn.detected_contacts)
             from .detected_contacts import CollisionSource
@@ -281,6 +281,7 @@ class Simulation:
             self._collisions = CollisionSource(model)
             self._fused = False  # the fused kernel's problem size is fixed
             self._detected_groups = choose_detected_islands(self, options.sparse)
+            self._sparse_settings = choose_sparse_settings(self, options)
             options = options.replace(sparse=False)  # the islands of declared contacts alone do not apply
         self._islands = choose_islands(self, options.sparse)
         gravity = float(np.linalg.norm(model.gravity))

@@ -104,6 +104,21 @@ def choose_detected_islands(sim, sparse):
     return None if reasons else groups
 
 
+def choose_sparse_settings(sim, options):
+    """With colliders: the settings of the sparse solve of large islands of detected contacts
+    (:func:`~lcpdyn.strategies.sparse_island.sparse_applies`), or None where it never applies:
+    ``sparse=False`` (every step posed dense, as asked), the exact cone, a model whose block is
+    not two friction rows per contact without P, one that passes over its basis, or extra
+    normal-force passes (``normal_force_iterations``, which the sparse solve does not make)."""
+    from .sparse_island import SparseSettings, two_rows
+
+    if options.sparse is False or sim.coulomb or sim._basis_passes or options.normal_force_iterations:
+        return None
+    if not two_rows(sim.friction, sim.dt):
+        return None
+    return SparseSettings(sim.tolerance, options.bound_passes, options.bound_change)
+
+
 def structural_pattern(sim) -> np.ndarray:
     """(m, nb) bool: the bodies each bilateral row can touch -- the pattern of A at the
     initial state and at two random states (random positions, unit quaternions, velocities

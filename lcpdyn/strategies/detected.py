@@ -21,6 +21,7 @@ from ..step_result import StepResult
 from .assembly import accept, assemble_rows, call, sparse_rows
 from .choice import WHOLE_SIZE
 from .coulomb import delassus, solve_accepted, stacked_rows
+from .sparse_island import answer_codes, body_matrices, dense_fallback_allowed, solve_sparse_island, sparse_applies
 
 __all__ = ["DetectedResult", "detected_islands", "solve_with_detected"]
 
@@ -36,6 +37,8 @@ class DetectedResult:
     impact : (c,) bool, the contacts whose row was Newton's impact law.
     kinetic : (c,) bool, the regularized model's kinetic branch.
     islands : the number of problems the step was solved as (:func:`detected_islands`; 1: whole).
+    sparse : how many of them were solved on their sparse Delassus form
+        (:func:`~lcpdyn.strategies.sparse_island.sparse_applies`).
     """
 
     contacts: object
@@ -46,6 +49,7 @@ class DetectedResult:
     impact: np.ndarray
     kinetic: np.ndarray
     islands: int = 1
+    sparse: int = 0
 
     def __len__(self) -> int:
         return int(self.normal_force.shape[0])
@@ -186,26 +190,42 @@ def _bounded(sim, state, k, det, rhs, u, e_N, h):
     if parts is None:
         parts = [_Part(np.arange(n), np.arange(m), np.arange(R), whole=True)]
     whole = len(parts) == 1 and parts[0].whole
-    if whole:
-        N, D = _joined(k, det)
-    v_new = None if whole else free_velocity(sim._mass, sim._inertia, rhs)  # no island: moves freely
+    v_new = np.zeros(n) if whole else free_velocity(sim._mass, sim._inertia, rhs)  # no island: moves freely
     bilateral, latest = np.zeros(m), np.zeros(R)
     world, kinetic = np.zeros((R, 3)), np.zeros(R, bool)
     active = np.zeros(n + m + 3 * R, np.int8)  # velocities free (basic) where no island holds them
-    iterations, fallback, residual, result, K = 0, False, 0.0, None, None
+    iterations, fallback, residual, result, K, sparse = 0, False, 0.0, None, None, 0
     for part in parts:
         x = part.contacts
         friction = np.stack([2 * x, 2 * x + 1], axis=1).reshape(-1)
         index = np.concatenate([part.columns, n + part.rows, n + m + x, n + m + R + friction])
+        values = arrays if part.whole else {name: a[x] for name, a in arrays.items()}
+        if sparse_applies(sim, part.rows.size, x, r):
+            answer = _sparse_part(sim, state, part, values, det, rhs, tangent[x], r, h)
+            if answer.converged:
+                v_new[part.columns] = answer.v
+                latest[x] = answer.normal / h
+                world[x] = (
+                    answer.tangential[:, 0, None] * tangent[x, 0] + answer.tangential[:, 1, None] * tangent[x, 1]
+                ) / h
+                kinetic[x] = answer.kinetic
+                if active.size:
+                    active[index] = answer_codes(answer)
+                iterations += answer.iterations
+                residual = max(residual, answer.relative)
+                sparse += 1
+                continue
+            dense_fallback_allowed(sim, state, part, answer)
+            iterations += answer.iterations
+            fallback = True
         M_g = sim.M if part.whole else sim.M[np.ix_(part.columns, part.columns)]
         A_g = k.A if part.whole else k.A[np.ix_(part.rows, part.columns)]
         if part.whole:
-            N_g, D_g = N, D
+            N_g, D_g = _joined(k, det)
         else:
             H_g = _part_rows(k, det, x, part.columns)
             N_g, D_g = H_g[0::3], np.empty((2 * x.size, part.columns.size))
             D_g[0::2], D_g[1::2] = H_g[1::3], H_g[2::3]
-        values = arrays if part.whole else {name: a[x] for name, a in arrays.items()}
         solved = _solve_part(
             sim, state, part, values, M_g, A_g, N_g, D_g, tangent[x], state.v[part.columns], rhs[part.columns],
             u[part.rows], None if warm is None else warm[index], r, h,
@@ -237,11 +257,29 @@ def _bounded(sim, state, k, det, rhs, u, e_N, h):
         residual=residual,
         fallback=fallback,
         kinetic=kinetic[:r].copy(),
-        problem=BoundedLCP(*K) if whole else None,
+        problem=BoundedLCP(*K) if whole and K is not None else None,
         bilateral=bilateral,
-        active_set=result.active_set if whole else active,
+        active_set=result.active_set if whole and result is not None else active,
     )
-    return out, _detected_result(det, latest[r:], world[r:], h, kinetic[r:], len(parts))
+    return out, _detected_result(det, latest[r:], world[r:], h, kinetic[r:], len(parts), sparse)
+
+
+def _sparse_part(sim, state, part, values, det, rhs, tangent, r, h):
+    """One island of detected contacts between free bodies on its sparse Delassus form
+    (:func:`~lcpdyn.strategies.sparse_island.solve_sparse_island`), its rows taken from the step's
+    sparse H, warm-started from the contacts' previous impulses."""
+    x, columns = part.contacts, part.columns
+    detected = x - r
+    bodies = columns[::6] // 6  # an island's columns: six per body
+    H = det.H[(3 * detected[:, None] + np.arange(3)).reshape(-1)][:, columns].tocsr()
+    inertia = sim._inertia[bodies]
+    Minv, M = body_matrices(sim._mass[bodies], inertia, np.linalg.inv(inertia))
+    guess = det.impulse_guess[detected]
+    return solve_sparse_island(
+        sim.friction, H, Minv, M, Minv @ rhs[columns], rhs[columns], values["e"],
+        (H @ state.v[columns]).reshape(-1, 3)[:, 1:], h, values["mu"], values["mu_static"], values["normal"],
+        values["friction_force"], tangent, guess[:, 0], guess[:, 1:], values["pair"], sim._sparse_settings,
+    )  # fmt: skip
 
 
 def _solve_part(sim, state, part, values, M, A, N, D, tangent, v, rhs, u, warm, r, h):
@@ -354,7 +392,7 @@ def _coulomb(sim, state, k, det, rhs, u, e_N, h):
     return out, _detected_result(det, per[r:, 0], world[r:], h, np.zeros(c, bool), len(parts))
 
 
-def _detected_result(det, normal_force, friction_force, h, kinetic, islands=1):
+def _detected_result(det, normal_force, friction_force, h, kinetic, islands=1, sparse=0):
     normal = det.rows.frame[:, 0]
     impulse = h * (normal_force[:, None] * normal + friction_force)
     return DetectedResult(
@@ -366,4 +404,5 @@ def _detected_result(det, normal_force, friction_force, h, kinetic, islands=1):
         impact=det.impact,
         kinetic=kinetic.copy(),
         islands=islands,
+        sparse=sparse,
     )

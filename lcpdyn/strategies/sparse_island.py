@@ -32,9 +32,27 @@ from solvers.sparse_newton import is_symmetric, projected_newton_csr
 
 from ..detected_contacts import bounds_moved
 
-__all__ = ["SparseSettings", "SparseAnswer", "friction_block", "solve_sparse_island", "two_rows", "body_matrices"]
+__all__ = [
+    "SPARSE_CONTACTS",
+    "DENSE_LIMIT",
+    "SparseSettings",
+    "SparseAnswer",
+    "answer_codes",
+    "body_matrices",
+    "dense_fallback_allowed",
+    "friction_block",
+    "solve_sparse_island",
+    "sparse_applies",
+    "two_rows",
+]
 
 CHUNK = 32  # contacts per call of a friction model's block (its matrices are dense in them)
+SPARSE_CONTACTS = 64
+"""An island (or a whole step) of more detected contacts than this, between free bodies (no bilateral
+row, no declared contact), is solved on its sparse Delassus form (:func:`sparse_applies`)."""
+DENSE_LIMIT = 2000
+"""Where the sparse solve of an island fails, its dense Eq. (30) is solved instead (a recorded
+fallback) up to this many unknowns; beyond, the step stops with the island named."""
 
 
 @dataclass(frozen=True)
@@ -69,6 +87,45 @@ class SparseAnswer:
     relative: float
     converged: bool
     methods: str
+
+
+def sparse_applies(sim, bilateral_rows: int, contacts: np.ndarray, declared: int) -> bool:
+    """Whether one part of a step with detected contacts (``contacts``: its indices among the
+    ``declared`` then detected contacts, sorted) goes to the sparse solve: the simulation allows it
+    (:attr:`sim._sparse_settings`: colliders, ``sparse`` not False, a model of two friction rows per
+    contact without P), the part has no bilateral row and no declared contact, and more than
+    :data:`SPARSE_CONTACTS` contacts."""
+    return (
+        sim._sparse_settings is not None
+        and bilateral_rows == 0
+        and contacts.size > SPARSE_CONTACTS
+        and contacts[0] >= declared
+        and sim._branch is None
+    )
+
+
+def answer_codes(answer: SparseAnswer) -> np.ndarray:
+    """Active-set codes of an island's answer in the layout of Eq. (30) (velocities basic, then
+    per contact its normal unknown, then its two friction unknowns): a warm start for the next step."""
+    n, c = answer.v.shape[0], answer.normal.shape[0]
+    codes = np.zeros(n + 3 * c, np.int8)
+    codes[n : n + c] = np.where(answer.normal > 0.0, 0, -1)
+    width = 1e-12 * np.maximum(np.abs(answer.lo), np.abs(answer.hi))
+    codes[n + c :] = np.where(answer.x_F <= answer.lo + width, -1, np.where(answer.x_F >= answer.hi - width, 1, 0))
+    return codes
+
+
+def dense_fallback_allowed(sim, state, part, answer: SparseAnswer) -> None:
+    """Raises the step's error when the dense fallback of an island whose sparse solve failed
+    would exceed :data:`DENSE_LIMIT` unknowns (its dense matrix and pivoting would take minutes)."""
+    size = part.columns.size + 3 * part.contacts.size
+    if size > DENSE_LIMIT:
+        raise sim._step_error(
+            state,
+            f"the sparse solve of an island of {part.contacts.size} detected contacts did not converge "
+            f"({answer.methods} and Gauss–Seidel: residual {answer.relative:.3g}) and its dense fallback "
+            f"({size} unknowns) exceeds DENSE_LIMIT = {DENSE_LIMIT}",
+        )
 
 
 def two_rows(model, h) -> bool:

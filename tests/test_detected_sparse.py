@@ -1,0 +1,82 @@
+"""Large islands of detected contacts in the one step: a pile's island solved on its sparse Delassus form
+(lcpdyn.strategies.sparse_island), against the dense Eq. (30) of the same step, and what happens when
+the sparse solve fails."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+import pytest
+
+import lcpdyn.strategies.detected as detected_strategy
+import lcpdyn.strategies.sparse_island as sparse_island
+from lcpdyn import Simulation
+from lcpdyn.detected_contacts import ContactProperties
+from lcpdyn.run.errors import SimulationError
+from scenes.touching import sphere_pile
+
+pytestmark = pytest.mark.filterwarnings("ignore::lcpdyn.stepper.EnergyWarning")
+
+
+def _pile(sparse):
+    """60 spheres poured into a narrow bin (nine a layer): after 250 steps one island of some 110
+    contacts, more than SPARSE_CONTACTS."""
+    model, world = sphere_pile(count=60, half_width=0.1)
+    for collider in world.colliders:
+        model.add_collider(collider)
+    model.set_collisions(margin=world.margin, contact=ContactProperties(mu=0.3))
+    return Simulation(model, "regularized", 1e-3, sparse=sparse)
+
+
+@pytest.fixture(scope="module")
+def poured():
+    """The pile's state once its island is large, and the steps' counts of sparse solves."""
+    sim = _pile("auto")
+    counts = []
+    for _ in range(250):
+        out = sim.step()
+        counts.append((len(out.detected), out.detected.islands, out.detected.sparse))
+    return sim.snapshot(), counts
+
+
+def test_a_piles_large_island_is_solved_sparse_and_gives_the_dense_steps_answer(poured):
+    """From the same state, the island on its sparse Delassus form and the dense Eq. (30) of the whole
+    step (sparse=False) give the same v+ and loads within the solver's tolerance (1e-9 of each
+    row's scale): the bounded LCP's v+ is unique (M > 0), so the motion does not depend on the path."""
+    saved, counts = poured
+    assert counts[-1][0] > sparse_island.SPARSE_CONTACTS and counts[-1][2] == 1
+    assert all(s == 0 for c, _, s in counts if c <= sparse_island.SPARSE_CONTACTS)
+    a, b = _pile("auto"), _pile(False)
+    a.restore(saved)
+    b.restore(saved)
+    for _ in range(3):
+        x, y = a.step(), b.step()
+        assert x.detected.sparse == 1 and y.detected.sparse == 0 and not x.fallback
+        assert x.residual <= a.tolerance
+        assert np.abs(a.v - b.v).max() < 1e-9
+        load = y.detected.normal_force.sum()
+        assert abs(x.detected.normal_force.sum() - load) < 1e-8 * load
+
+
+def test_a_failed_sparse_solve_falls_back_to_the_dense_problem_or_names_the_island(poured, monkeypatch):
+    """A sparse solve that does not converge is replaced by the island's dense Eq. (30), recorded as a
+    fallback (the answer still passes the independent check); beyond DENSE_LIMIT unknowns the step
+    stops with an error naming the island and the limit."""
+    saved, _ = poured
+    solve = sparse_island.solve_sparse_island
+
+    def failing(*args, **kwargs):
+        return dataclasses.replace(solve(*args, **kwargs), converged=False, relative=0.5)
+
+    monkeypatch.setattr(detected_strategy, "solve_sparse_island", failing)
+    a, b = _pile("auto"), _pile(False)
+    a.restore(saved)
+    b.restore(saved)
+    x = a.step()
+    b.step()
+    assert x.fallback and x.detected.sparse == 0 and x.residual <= a.tolerance
+    assert np.abs(a.v - b.v).max() < 1e-12
+    monkeypatch.setattr(sparse_island, "DENSE_LIMIT", 100)
+    with pytest.raises(SimulationError, match=r"island of \d+ detected contacts did not converge .*DENSE_LIMIT = 100"):
+        a.step()
