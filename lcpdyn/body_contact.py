@@ -156,9 +156,6 @@ from scipy.sparse.csgraph import connected_components
 import solvers
 from solvers import friction_contact
 from solvers.result import Status
-from solvers.sparse_gauss_seidel import nsgs_csr
-from solvers.sparse_measure import csr_arrays, csr_friction_contact_measure
-from solvers.sparse_newton import proximal_point_csr
 
 from . import __version__
 from .body_contact_file import _CONTACT_ARRAYS, CONTACT_FIELDS, STEP_FIELDS
@@ -173,7 +170,13 @@ from .run.errors import EnergyWarning, RunInterrupted, SimulationError
 from .run.signals import StopOnSignal
 from .stepper import MIN_DT
 from .strategies.methods import accept_or_fallback, choose_methods
-from .strategies.sparse_island import SparseSettings, friction_block, solve_sparse_island, two_rows
+from .strategies.sparse_island import (
+    SparseSettings,
+    friction_block,
+    solve_sparse_coulomb,
+    solve_sparse_island,
+    two_rows,
+)
 from .trajectory import Health
 from .validation import finite_number, nonnegative, positive
 
@@ -379,8 +382,9 @@ class BodyContactSimulation:
         # two friction rows per contact, contact-major, no P: the sparse path's blocks
         self._two_rows = not self.coulomb and two_rows(self.friction, self.dt)
         self._sparse_settings = SparseSettings(
-            self.tolerance, bound_passes, self.bound_change, newton_iterations, max_sweeps, check_every
-        )
+            self.tolerance, bound_passes, self.bound_change, newton_iterations, max_sweeps, check_every,
+            proximal_iterations,
+        )  # fmt: skip
         self.evaluate = model.compile()
         self._mass, self._inertia = model.body_masses()
         self._inverse_inertia = np.linalg.inv(self._inertia)
@@ -703,30 +707,12 @@ class BodyContactSimulation:
         columns = (6 * bodies[:, None] + np.arange(6)).reshape(-1)
         v_free = free[columns]
         if self.coulomb:
-            W = (H @ Minv @ H.T).tocsr()
-            W = ((W + W.T) * 0.5).tocsr()
-            indptr, indices, data = csr_arrays(W)
-            b = H @ v_free
-            b[0::3] += e_N[members]
-            m = mu[members]
-            r = np.einsum("kj,krj->kr", prev_impulse[members], rows.frame[members]).reshape(-1)
-            r[0::3] = np.maximum(r[0::3], 0.0)
-            u = np.empty(3 * c)
-
-            def measure(x):
-                return csr_friction_contact_measure(indptr, indices, data, b, m, x, u)[0]
-
-            # NSGS from the warm start (a resting pile converges in a few sweeps; a pour in a few
-            # hundred); where it stalls, the proximal-point Newton from its iterate (module docstring)
-            sweeps, relative, converged = nsgs_csr(
-                indptr, indices, data, b, m, r, self.max_sweeps, self.check_every, self.tolerance, measure
+            start = np.einsum("kj,krj->kr", prev_impulse[members], rows.frame[members])
+            r, sweeps, relative, converged = solve_sparse_coulomb(
+                H, Minv, v_free, e_N[members], mu[members], start, self._sparse_settings
             )
-            if not converged and self.proximal_iterations:
-                steps, relative, converged = proximal_point_csr(W, b, m, r, self.proximal_iterations, self.tolerance,
-                                                                measure)  # fmt: skip
-                sweeps += steps
             if converged:
-                return r.reshape(c, 3), sweeps, relative, False, None
+                return r, sweeps, relative, False, None
             self._dense_fallback_allowed(state, members, bodies, f"NSGS and proximal Newton: residual {relative:.3g}")
             out = self._solve_island(state, rows, members, bodies, rhs, free, before, e_N, mu, mu_static, normal_prev,
                                      friction_prev, prev_impulse, prev_active)  # fmt: skip

@@ -19,14 +19,14 @@ from scenes.touching import sphere_pile
 pytestmark = pytest.mark.filterwarnings("ignore::lcpdyn.stepper.EnergyWarning")
 
 
-def _pile(sparse):
+def _pile(sparse, friction="regularized"):
     """60 spheres poured into a narrow bin (nine a layer): after 250 steps one island of some 110
     contacts, more than SPARSE_CONTACTS."""
     model, world = sphere_pile(count=60, half_width=0.1)
     for collider in world.colliders:
         model.add_collider(collider)
     model.set_collisions(margin=world.margin, contact=ContactProperties(mu=0.3))
-    return Simulation(model, "regularized", 1e-3, sparse=sparse)
+    return Simulation(model, friction, 1e-3, sparse=sparse)
 
 
 @pytest.fixture(scope="module")
@@ -80,3 +80,21 @@ def test_a_failed_sparse_solve_falls_back_to_the_dense_problem_or_names_the_isla
     monkeypatch.setattr(sparse_island, "DENSE_LIMIT", 100)
     with pytest.raises(SimulationError, match=r"island of \d+ detected contacts did not converge .*DENSE_LIMIT = 100"):
         a.step()
+
+
+def test_the_exact_cones_large_island_is_solved_by_sparse_nsgs():
+    """Exact Coulomb: NSGS on the island's sparse Delassus operator (then proximal Newton where it
+    stalls) against the dense Delassus problem of the whole step, from the same state: both within
+    the solver's tolerance of the one exact answer, so v+ agrees to the tolerance's order."""
+    sim = _pile("auto", "coulomb")
+    for _ in range(250):
+        out = sim.step()
+    assert out.detected.sparse == 1 and out.problem is None
+    dense = _pile(False, "coulomb")
+    dense.restore(sim.snapshot())
+    for _ in range(3):
+        x, y = sim.step(), dense.step()
+        assert x.detected.sparse == 1 and not x.fallback and x.residual <= sim.tolerance
+        assert np.abs(sim.v - dense.v).max() < 1e-6
+        load = y.detected.normal_force.sum()
+        assert abs(x.detected.normal_force.sum() - load) < 1e-7 * load

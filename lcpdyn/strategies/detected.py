@@ -21,7 +21,14 @@ from ..step_result import StepResult
 from .assembly import accept, assemble_rows, call, sparse_rows
 from .choice import WHOLE_SIZE
 from .coulomb import delassus, solve_accepted, stacked_rows
-from .sparse_island import answer_codes, body_matrices, dense_fallback_allowed, solve_sparse_island, sparse_applies
+from .sparse_island import (
+    answer_codes,
+    body_matrices,
+    dense_fallback_allowed,
+    solve_sparse_coulomb,
+    solve_sparse_island,
+    sparse_applies,
+)
 
 __all__ = ["DetectedResult", "detected_islands", "solve_with_detected"]
 
@@ -215,7 +222,9 @@ def _bounded(sim, state, k, det, rhs, u, e_N, h):
                 residual = max(residual, answer.relative)
                 sparse += 1
                 continue
-            dense_fallback_allowed(sim, state, part, answer)
+            dense_fallback_allowed(
+                sim, state, part, f"{answer.methods} and Gauss–Seidel: residual {answer.relative:.3g}"
+            )
             iterations += answer.iterations
             fallback = True
         M_g = sim.M if part.whole else sim.M[np.ix_(part.columns, part.columns)]
@@ -264,17 +273,23 @@ def _bounded(sim, state, k, det, rhs, u, e_N, h):
     return out, _detected_result(det, latest[r:], world[r:], h, kinetic[r:], len(parts), sparse)
 
 
+def _sparse_rows(sim, det, detected, columns):
+    """(H (3c, n_g) CSR, M^-1, M (n_g, n_g) CSR) of an island of the ``detected`` contacts over
+    its bodies' ``columns`` (six per body)."""
+    bodies = columns[::6] // 6
+    H = det.H[(3 * detected[:, None] + np.arange(3)).reshape(-1)][:, columns].tocsr()
+    inertia = sim._inertia[bodies]
+    Minv, M = body_matrices(sim._mass[bodies], inertia, np.linalg.inv(inertia))
+    return H, Minv, M
+
+
 def _sparse_part(sim, state, part, values, det, rhs, tangent, r, h):
     """One island of detected contacts between free bodies on its sparse Delassus form
     (:func:`~lcpdyn.strategies.sparse_island.solve_sparse_island`), its rows taken from the step's
     sparse H, warm-started from the contacts' previous impulses."""
     x, columns = part.contacts, part.columns
-    detected = x - r
-    bodies = columns[::6] // 6  # an island's columns: six per body
-    H = det.H[(3 * detected[:, None] + np.arange(3)).reshape(-1)][:, columns].tocsr()
-    inertia = sim._inertia[bodies]
-    Minv, M = body_matrices(sim._mass[bodies], inertia, np.linalg.inv(inertia))
-    guess = det.impulse_guess[detected]
+    H, Minv, M = _sparse_rows(sim, det, x - r, columns)
+    guess = det.impulse_guess[x - r]
     return solve_sparse_island(
         sim.friction, H, Minv, M, Minv @ rhs[columns], rhs[columns], values["e"],
         (H @ state.v[columns]).reshape(-1, 3)[:, 1:], h, values["mu"], values["mu_static"], values["normal"],
@@ -351,11 +366,28 @@ def _coulomb(sim, state, k, det, rhs, u, e_N, h):
         parts = [_Part(np.arange(n), np.arange(m), np.arange(R), whole=True)]
     v_new = np.zeros(n) if whole else free_velocity(sim._mass, sim._inertia, rhs)  # no island: moves freely
     bilateral, impulse = np.zeros(m), np.zeros(3 * R)
-    iterations, fallback, residual, result = 0, False, 0.0, None
+    iterations, fallback, residual, result, sparse = 0, False, 0.0, None, 0
     for part in parts:
         start = time.perf_counter()
         cols, x = part.columns, part.contacts
         rows3 = (3 * x[:, None] + np.arange(3)).reshape(-1)
+        if sparse_applies(sim, part.rows.size, x, r):
+            H_s, Minv, _ = _sparse_rows(sim, det, x - r, cols)
+            middle = time.perf_counter()
+            answer, sweeps, relative, converged = solve_sparse_coulomb(
+                H_s, Minv, Minv @ rhs[cols], e[x], mu[x], guess[rows3].reshape(-1, 3), sim._sparse_settings
+            )
+            sim._clock[0] += middle - start
+            sim._clock[1] += time.perf_counter() - middle
+            iterations += sweeps
+            if converged:
+                impulse[rows3] = answer.reshape(-1)
+                v_new[cols] = Minv @ (rhs[cols] + H_s.T @ answer.reshape(-1))
+                residual = max(residual, relative)
+                sparse += 1
+                continue
+            dense_fallback_allowed(sim, state, part, f"NSGS and proximal Newton: residual {relative:.3g}")
+            fallback = True
         bodies = slice(None) if part.whole else cols[::6] // 6  # an island's columns: six per body
         H_g = stacked_rows(*_joined(k, det)) if part.whole else _part_rows(k, det, x, cols)
         A_g = A if part.whole else A[part.rows][:, cols]
@@ -385,11 +417,11 @@ def _coulomb(sim, state, k, det, rhs, u, e_N, h):
         residual=residual,
         fallback=fallback,
         kinetic=np.zeros(r, bool),
-        problem=FrictionContactProblem(W, b, mu.copy()) if whole else None,
+        problem=FrictionContactProblem(W, b, mu.copy()) if whole and not sparse else None,
         bilateral=bilateral,
         impulse_guess=impulse[: 3 * r].copy(),
     )
-    return out, _detected_result(det, per[r:, 0], world[r:], h, np.zeros(c, bool), len(parts))
+    return out, _detected_result(det, per[r:, 0], world[r:], h, np.zeros(c, bool), len(parts), sparse)
 
 
 def _detected_result(det, normal_force, friction_force, h, kinetic, islands=1, sparse=0):

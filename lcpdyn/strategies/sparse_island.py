@@ -26,9 +26,9 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.sparse import block_diag, bmat, csr_matrix, vstack
 
-from solvers.sparse_gauss_seidel import active_set_csr, block_gs_csr
-from solvers.sparse_measure import csr_arrays, csr_lcp_measure
-from solvers.sparse_newton import is_symmetric, projected_newton_csr
+from solvers.sparse_gauss_seidel import active_set_csr, block_gs_csr, nsgs_csr
+from solvers.sparse_measure import csr_arrays, csr_friction_contact_measure, csr_lcp_measure
+from solvers.sparse_newton import is_symmetric, projected_newton_csr, proximal_point_csr
 
 from ..detected_contacts import bounds_moved
 
@@ -41,6 +41,7 @@ __all__ = [
     "body_matrices",
     "dense_fallback_allowed",
     "friction_block",
+    "solve_sparse_coulomb",
     "solve_sparse_island",
     "sparse_applies",
     "two_rows",
@@ -58,8 +59,10 @@ fallback) up to this many unknowns; beyond, the step stops with the island named
 @dataclass(frozen=True)
 class SparseSettings:
     """The sparse island solve's limits: ``newton_iterations`` of projected Newton, ``max_sweeps``
-    Gauss–Seidel sweeps (measured every ``check_every``), the tolerance of the framework's relative
-    residual, and the friction-bound passes (``bound_passes``, ``bound_change``)."""
+    Gauss–Seidel sweeps (measured every ``check_every``), ``proximal_iterations`` outer iterations
+    of the exact cone's proximal-point Newton, the tolerance of the framework's relative residual,
+    and the friction-bound passes (``bound_passes``, ``bound_change``); ``bounded``: a bounded-LCP
+    model's block has two friction rows per contact without P (else its islands stay dense)."""
 
     tolerance: float
     bound_passes: int = 2
@@ -67,6 +70,8 @@ class SparseSettings:
     newton_iterations: int = 500
     max_sweeps: int = 2000
     check_every: int = 10
+    proximal_iterations: int = 50
+    bounded: bool = True
 
 
 @dataclass(frozen=True, eq=False)
@@ -92,11 +97,13 @@ class SparseAnswer:
 def sparse_applies(sim, bilateral_rows: int, contacts: np.ndarray, declared: int) -> bool:
     """Whether one part of a step with detected contacts (``contacts``: its indices among the
     ``declared`` then detected contacts, sorted) goes to the sparse solve: the simulation allows it
-    (:attr:`sim._sparse_settings`: colliders, ``sparse`` not False, a model of two friction rows per
-    contact without P), the part has no bilateral row and no declared contact, and more than
-    :data:`SPARSE_CONTACTS` contacts."""
+    (:attr:`sim._sparse_settings`: colliders, ``sparse`` not False; the exact cone, or a model of
+    two friction rows per contact without P), the part has no bilateral row and no declared contact,
+    and more than :data:`SPARSE_CONTACTS` contacts."""
+    settings = sim._sparse_settings
     return (
-        sim._sparse_settings is not None
+        settings is not None
+        and (sim.coulomb or settings.bounded)
         and bilateral_rows == 0
         and contacts.size > SPARSE_CONTACTS
         and contacts[0] >= declared
@@ -115,16 +122,16 @@ def answer_codes(answer: SparseAnswer) -> np.ndarray:
     return codes
 
 
-def dense_fallback_allowed(sim, state, part, answer: SparseAnswer) -> None:
+def dense_fallback_allowed(sim, state, part, why: str) -> None:
     """Raises the step's error when the dense fallback of an island whose sparse solve failed
-    would exceed :data:`DENSE_LIMIT` unknowns (its dense matrix and pivoting would take minutes)."""
+    (``why``: the methods tried and the residual they reached) would exceed :data:`DENSE_LIMIT`
+    unknowns (its dense matrix and pivoting would take minutes)."""
     size = part.columns.size + 3 * part.contacts.size
     if size > DENSE_LIMIT:
         raise sim._step_error(
             state,
             f"the sparse solve of an island of {part.contacts.size} detected contacts did not converge "
-            f"({answer.methods} and Gauss–Seidel: residual {answer.relative:.3g}) and its dense fallback "
-            f"({size} unknowns) exceeds DENSE_LIMIT = {DENSE_LIMIT}",
+            f"({why}) and its dense fallback ({size} unknowns) exceeds DENSE_LIMIT = {DENSE_LIMIT}",
         )
 
 
@@ -287,3 +294,35 @@ def solve_sparse_island(
         kinetic=np.asarray(kinetic, bool), iterations=iterations, relative=float(relative), converged=converged,
         methods="projected Newton, active set" if symmetric else "active set",
     )  # fmt: skip
+
+
+def solve_sparse_coulomb(H, Minv, v_free, e_N, mu, start, settings: SparseSettings):
+    """The exact cone's island on its sparse Delassus operator W = H M^-1 H^T, u = W r + b with
+    b = H v* + (e_N, 0, 0) per contact: NSGS from ``start`` (c, 3) (the previous impulses in this
+    step's contact frames; a resting pile converges in a few sweeps, a pour in a few hundred), then,
+    where it stalls, the proximal-point loop around the semismooth Alart–Curnier Newton with sparse
+    LU from its iterate (:func:`solvers.sparse_newton.proximal_point_csr`), judged by the
+    framework's friction-contact residual computed on the sparse problem. Returns (r (c, 3),
+    sweeps, relative residual, converged)."""
+    c = H.shape[0] // 3
+    W = (H @ Minv @ H.T).tocsr()
+    W = ((W + W.T) * 0.5).tocsr()
+    indptr, indices, data = csr_arrays(W)
+    b = H @ v_free
+    b[0::3] += e_N
+    r = np.array(start, np.float64).reshape(-1)
+    r[0::3] = np.maximum(r[0::3], 0.0)
+    u = np.empty(3 * c)
+
+    def measure(x):
+        return csr_friction_contact_measure(indptr, indices, data, b, mu, x, u)[0]
+
+    sweeps, relative, converged = nsgs_csr(
+        indptr, indices, data, b, mu, r, settings.max_sweeps, settings.check_every, settings.tolerance, measure
+    )
+    if not converged and settings.proximal_iterations:
+        steps, relative, converged = proximal_point_csr(
+            W, b, mu, r, settings.proximal_iterations, settings.tolerance, measure
+        )
+        sweeps += steps
+    return r.reshape(c, 3), sweeps, float(relative), converged
