@@ -1,13 +1,14 @@
 """Bodies touching bodies at scale: a pile of spheres poured into a bin and a tower of boxes
-(``scenes.touching``), stepped by ``lcpdyn.body_contact`` under each friction model, against
-MuJoCo on the same scenes in the same run.
+(``scenes.touching``), stepped by the one step of ``lcpdyn.stepper.Simulation`` (the scene's
+colliders in its model: detected contacts, large islands on their sparse Delassus form) under each
+friction model, against MuJoCo on the same scenes in the same run.
 
 For each scene and model: the scene is built and stepped for ``--settle`` seconds (the pour; the
 first step, which compiles the row Jacobians and loads the Numba kernels, is reported apart as
 ``first_step_s``), then ``--steps`` more steps are timed one by one: ``step_ms`` their median wall
-time, ``detection_share`` the median share of broad and narrow phase in a step, ``contacts``
-and ``largest_island`` per step (median), ``iterations`` (median; pivots, active-set
-iterations or sweeps summed over the islands), ``fallbacks`` (steps whose first method failed),
+time (``step_cpu_ms`` CPU), ``contacts``, ``islands`` and ``sparse_islands`` per step (median),
+``iterations`` (median; pivots, active-set iterations or sweeps summed over the islands),
+``fallbacks`` (steps whose first method failed),
 ``penetration_max`` the deepest penetration over the timed steps (m and in sphere radii), the
 energy at the end and whether the run completed. A model whose own pour stops (a solve that
 fails; reported as ``own_pour`` with the time and the error) is then timed from the regularized
@@ -63,51 +64,57 @@ def run_lcpdyn(kind: str, count: int, model: str, settle: float, steps: int, tol
     ``poured`` (a state of the same scene, from another model's pour) the timed steps start from
     it and the pour is skipped. The entry's ``state`` (not written to the JSON) is the state after
     the pour, for another model to start from."""
-    from lcpdyn.body_contact import BodyContactSimulation, ContactProperties
+    from lcpdyn import Simulation
+    from lcpdyn.detected_contacts import ContactProperties
 
     start = time.perf_counter()
-    scene, world = _scene(kind, count)
-    sim = BodyContactSimulation(scene, world, model, 1e-3, contact=ContactProperties(mu=MU), tolerance=tolerance,
-                                method="auto" if model == "coulomb" and kind == "tower" else None)  # fmt: skip
-    state = sim.initial_state() if poured is None else poured
+    scene = _scene(kind, count)
+    scene.set_collisions(contact=ContactProperties(mu=MU))
+    sim = Simulation(scene, model, 1e-3, tolerance=tolerance,
+                     method="auto" if model == "coulomb" and kind == "tower" else None)  # fmt: skip
+    if poured is not None:  # another model's poured positions and velocities, without its warm starts
+        state = sim.snapshot()
+        state.update({name: poured[name] for name in ("q", "v", "t", "steps_done")})
+        sim.restore(state)
     out = {"scene": kind, "model": model, "bodies": len(scene.bodies), "tolerance": tolerance, "completed": True,
            "poured_with": model if poured is None else "regularized"}  # fmt: skip
     try:
-        state, _ = sim.advance(state)
+        sim.step()
         out["first_step_s"] = time.perf_counter() - start
         settle_start = time.perf_counter()
         if poured is None:
             for _ in range(max(0, int(round(settle / 1e-3)) - 1)):
-                state, _ = sim.advance(state)
+                sim.step()
         out["settle_s"] = time.perf_counter() - settle_start
-        out["state"] = state
+        out["state"] = sim.snapshot()
         records = []
         for _ in range(steps):
-            t0 = time.perf_counter()
-            state, step = sim.advance(state)
-            wall = time.perf_counter() - t0
-            gap = step.contacts.gap
-            records.append((wall, step.timing["detection"] / wall, len(gap), step.largest_island, step.iterations,
-                            step.fallback, float(max(0.0, -gap.min())) if gap.size else 0.0))  # fmt: skip
+            t0, c0 = time.perf_counter(), time.process_time()
+            step = sim.step()
+            wall, cpu = time.perf_counter() - t0, time.process_time() - c0
+            d = step.detected
+            records.append((wall, cpu, len(d), d.islands, d.sparse, step.iterations, step.fallback,
+                            float(max(0.0, -d.contacts.gap.min())) if len(d) else 0.0))  # fmt: skip
     except Exception as exc:  # a failed step is a result: reported, not hidden
         out["completed"] = False
         out["error"] = f"{type(exc).__name__}: {exc}"
         out["stopped_at"] = float(getattr(exc, "time", float("nan")))
         return out
-    wall, share, contacts, largest, iterations, fallback, penetration = (np.array(x) for x in zip(*records))
-    energy, kinetic, _ = sim.energy(state.q, state.v, state.t)
+    wall, cpu, contacts, islands, sparse, iterations, fallback, penetration = (np.array(x) for x in zip(*records))
+    energy = sim.energy()
     out.update(
         step_ms=float(np.median(wall) * 1e3),
         step_ms_mean=float(np.mean(wall) * 1e3),
-        detection_share=float(np.median(share)),
+        step_cpu_ms=float(np.median(cpu) * 1e3),
         contacts=float(np.median(contacts)),
-        largest_island=float(np.median(largest)),
+        islands=float(np.median(islands)),
+        sparse_islands=float(np.median(sparse)),
         iterations=float(np.median(iterations)),
         fallbacks=int(fallback.sum()),
         penetration_max=float(penetration.max()),
         penetration_in_radii=float(penetration.max() / RADIUS) if kind == "pile" else None,
         energy_end=float(energy),
-        kinetic_end=float(kinetic),
+        kinetic_end=float(0.5 * sim.v @ (sim.M @ sim.v)),
     )
     return out
 
@@ -116,7 +123,7 @@ def mjcf(kind: str, count: int, solver: str, timeconst: float | None = None) -> 
     """The scene in MJCF: the same bodies (positions, sizes, densities), walls, mu; with
     ``timeconst`` every geom's ``solref`` is (timeconst, 1), critically damped (MuJoCo's default is
     (0.02, 1))."""
-    scene, world = _scene(kind, count)
+    scene = _scene(kind, count)
     q, _ = scene.initial_state()
     bodies = []
     for i in range(len(scene.bodies)):
@@ -207,7 +214,7 @@ def save(report: dict, out: Path, complete: bool) -> None:
 def table(report: dict) -> str:
     lines = [f"bench_pile (lcpdyn {report['lcpdyn_version']}, git {report['git']}): {report['machine']}", ""]
     peers = " / ".join(_variant(*v) for v in MUJOCO_VARIANTS)
-    lines.append("| scene | engine | bodies | contacts | step ms | detection share | iterations | fallbacks "
+    lines.append("| scene | engine | bodies | contacts | step ms | islands (sparse) | iterations | fallbacks "
                  f"| max penetration (radii) | ratio to MuJoCo {peers} |")  # fmt: skip
     lines.append("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
     notes = []
@@ -227,7 +234,8 @@ def table(report: dict) -> str:
         pen = entry["penetration_in_radii"]
         lines.append(
             f"| {entry['scene']} | lcpdyn {entry['model']} | {entry['bodies']} | {entry['contacts']:.0f} | "
-            f"{entry['step_ms']:.1f} | {entry['detection_share']:.2f} | {entry['iterations']:.0f} | "
+            f"{entry['step_ms']:.1f} | {entry['islands']:.0f} ({entry['sparse_islands']:.0f}) | "
+            f"{entry['iterations']:.0f} | "
             f"{entry['fallbacks']} | {entry['penetration_max']:.2e} m"
             + (f" ({pen:.2e})" if pen is not None else "")
             + f" | {ratios or 'n/a'} |"

@@ -1,6 +1,8 @@
-"""Scenes of bodies touching bodies, for :class:`lcpdyn.body_contact.BodyContactSimulation`: each
-builder returns ``(model, world)`` -- the bodies with gravity and the
-:class:`~lcpdyn.collision.CollisionWorld` of their shapes -- with every number a parameter.
+"""Scenes of bodies touching bodies: each builder returns a :class:`~lcpdyn.model.Model` -- the
+bodies with gravity, their colliders and the world's, and the detection margin
+(:meth:`~lcpdyn.model.Model.set_collisions`; the contact properties are the caller's) -- with every
+number a parameter, for :class:`lcpdyn.stepper.Simulation` (detected contacts in the one step).
+:func:`collision_world` gives the same colliders as a :class:`~lcpdyn.collision.CollisionWorld`.
 
 * :func:`sphere_pile`: ``count`` spheres poured into a box-shaped bin (a floor and four walls, as
   half-spaces) from a jittered grid above it;
@@ -22,7 +24,28 @@ import numpy as np
 from lcpdyn import Model, RigidBody
 from lcpdyn.collision import Box, Collider, CollisionWorld, Cylinder, HalfSpace, Sphere
 
-__all__ = ["sphere_pile", "box_tower", "newtons_cradle", "wheel_over_curb", "solid_sphere", "solid_box"]
+__all__ = [
+    "sphere_pile",
+    "box_tower",
+    "newtons_cradle",
+    "wheel_over_curb",
+    "solid_sphere",
+    "solid_box",
+    "collision_world",
+]
+
+
+def _with_colliders(model: Model, colliders, margin) -> Model:
+    for collider in colliders:
+        model.add_collider(collider)
+    model.set_collisions(margin=margin)
+    return model
+
+
+def collision_world(model: Model) -> CollisionWorld:
+    """The model's colliders, bodies and margin as a :class:`~lcpdyn.collision.CollisionWorld`
+    (what :class:`lcpdyn.body_contact.BodyContactSimulation` takes)."""
+    return CollisionWorld(model.colliders, model.bodies, margin=model.collisions.margin)
 
 
 def solid_sphere(name, radius, density, position, velocity=(0.0, 0.0, 0.0)) -> RigidBody:
@@ -69,7 +92,7 @@ def sphere_pile(count=500, radius=0.025, half_width=0.25, density=1000.0, drop=0
         z = drop + radius + layer * 2.4 * radius
         bodies.append(model.add_body(solid_sphere(f"sphere {i}", radius, density, (x, y, z))))
     colliders = [Collider(b, Sphere(radius)) for b in bodies] + bin_walls(half_width)
-    return model, CollisionWorld(colliders, bodies, margin=0.1 * radius if margin is None else margin)
+    return _with_colliders(model, colliders, 0.1 * radius if margin is None else margin)
 
 
 def box_tower(count=10, size=0.2, density=125.0, margin=0.005):
@@ -79,7 +102,7 @@ def box_tower(count=10, size=0.2, density=125.0, margin=0.005):
     bodies = [model.add_body(solid_box(f"box {i}", (size,) * 3, density, (0.0, 0.0, size / 2 + i * size)))
               for i in range(int(count))]  # fmt: skip
     colliders = [Collider(b, Box((size,) * 3)) for b in bodies] + [Collider(None, HalfSpace(), name="ground")]
-    return model, CollisionWorld(colliders, bodies, margin=margin)
+    return _with_colliders(model, colliders, margin)
 
 
 def newtons_cradle(count=3, radius=0.05, gap=0.0, speed=1.0, density=955.0, margin=0.002):
@@ -89,7 +112,7 @@ def newtons_cradle(count=3, radius=0.05, gap=0.0, speed=1.0, density=955.0, marg
     bodies = [model.add_body(solid_sphere("ball 0", radius, density, (-2 * radius - 0.05, 0, 0), (speed, 0, 0)))]
     for i in range(1, int(count)):
         bodies.append(model.add_body(solid_sphere(f"ball {i}", radius, density, ((2 * radius + gap) * (i - 1), 0, 0))))
-    return model, CollisionWorld([Collider(b, Sphere(radius)) for b in bodies], bodies, margin=margin)
+    return _with_colliders(model, [Collider(b, Sphere(radius)) for b in bodies], margin)
 
 
 def wheel_over_curb(radius=0.3, width=0.1, mass=10.0, speed=3.0, height=0.05, distance=1.0, margin=0.005):
@@ -116,4 +139,4 @@ def wheel_over_curb(radius=0.3, width=0.1, mass=10.0, speed=3.0, height=0.05, di
         Collider(None, HalfSpace(), name="ground"),
         Collider(None, Box((1.0, 1.0, 2 * height)), position=(distance + 0.5, 0.0, 0.0), name="curb"),
     ]
-    return model, CollisionWorld(colliders, [wheel], margin=margin)
+    return _with_colliders(model, colliders, margin)
