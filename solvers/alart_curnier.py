@@ -73,6 +73,7 @@ from numba import njit
 
 from .contact_measure import _contact_errors, _measure_given, _measure_statics, framework_residual
 from .contact_result import AUTO, NEWTON, FrictionContactResult, measure_friction_contact
+from .lapack import lu_solve
 from .options import check_count, check_positive
 from .result import Status
 
@@ -571,9 +572,8 @@ def _dense_direction(J, phi, scale):
             shift = (10.0 ** (attempt * 4 - 16)) * scale
             for i in range(n):
                 M[i, i] += shift
-        try:
-            d = np.linalg.solve(M, rhs)
-        except Exception:  # noqa: BLE001 -- numba raises LinAlgError on an exactly singular J
+        d, ok = lu_solve(M, rhs)
+        if not ok:  # an exactly singular J (lu_solve: no exception, which would leak in compiled code)
             continue
         if np.all(np.isfinite(d)):
             return d, attempt
@@ -660,9 +660,8 @@ def _reduced_direction(W, A, B, phi, scale, J):
         M = JR.copy()
         for i in range(3 * m):
             M[i, i] += shift
-        try:
-            dR = np.linalg.solve(M, rhs)
-        except Exception:  # noqa: BLE001 -- numba raises LinAlgError on an exactly singular J
+        dR, ok = lu_solve(M, rhs)
+        if not ok:  # an exactly singular J
             continue
         if not np.all(np.isfinite(dR)):
             continue

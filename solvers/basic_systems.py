@@ -9,6 +9,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from .lapack import lu_solve
+
 _EPS = float(np.finfo(float).eps)
 RANK_TOLERANCE = 1e3 * _EPS  # relative pivot size below which a basic column counts as dependent
 REFINE = 8.0 * _EPS  # componentwise backward error beyond which a basic solve is refined
@@ -20,9 +22,8 @@ def basic_solve(A, r):
     backward error max_i |r - A x|_i / (|r| + |A| |x|)_i exceeds 8 eps (Skeel 1980: one step
     of fixed-precision refinement makes LU componentwise backward stable). Returns (x, ok):
     ok is False for an exactly singular LU."""
-    try:
-        x = np.linalg.solve(A, r)
-    except Exception:  # exactly singular LU
+    x, ok = lu_solve(A, r)
+    if not ok:  # exactly singular LU
         return r, False
     m = r.shape[0]
     res = r - A @ x if m > 0 else r.copy()
@@ -37,10 +38,10 @@ def basic_solve(A, r):
             refine = True
             break
     if refine:
-        try:
-            x = x + np.linalg.solve(A, res)
-        except Exception:
+        correction, ok = lu_solve(A, res)
+        if not ok:
             return r, False
+        x = x + correction
     return x, True
 
 

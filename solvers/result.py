@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from numba import njit
 
+from .lapack import lu_inverse
 from .scaling import equilibrate
 
 __all__ = [
@@ -472,9 +473,8 @@ def basis_singular(M, lo, hi, z):
     norm = _norm_1(As)
     if norm == 0.0:
         return True
-    try:
-        inverse = np.linalg.inv(As)
-    except Exception:
+    inverse, ok = lu_inverse(As)
+    if not ok:  # no inverse (lu_inverse: no exception, which would leak in compiled code)
         return True
     return not norm * _norm_1(inverse) <= _SINGULAR_CONDITION
 
