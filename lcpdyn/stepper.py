@@ -22,6 +22,7 @@ import time
 import numpy as np
 
 import solvers
+from solvers import friction_contact
 from solvers.options import build_options
 
 from . import __version__
@@ -213,7 +214,12 @@ class Simulation:
             self.friction, options.method or self.friction.default_method, options.fallback_method
         )
         self.solver_options = options.solver_options
-        if not self.coulomb:
+        if self.coulomb:  # named before any step, as the bounded-LCP methods' options are (build_options)
+            known = friction_contact.options_fields(self.method)
+            unknown = sorted(set(self.solver_options) - set(known))
+            if unknown:
+                raise ValueError(f"unknown solver_options {unknown} for method {self.method!r}; known: {sorted(known)}")
+        else:
             self._options, self._warm_capable, self._blocks_by_contact = {}, {}, {}
             for name in {self.method, self.fallback_method} - {None}:
                 module = solvers.METHODS[name]

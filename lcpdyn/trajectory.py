@@ -61,6 +61,7 @@ from .trajectory_format import (
     _temporary_name,
     _text,
     check_output_path,
+    foreign_format_problem,
     no_detected,
 )
 from .trajectory_writer import TrajectoryWriter, _AtomicWriter, read_resume_state, refuse_existing
@@ -269,6 +270,9 @@ def _read_h5(path):
     try:
         with file:
             attrs = file.attrs
+            foreign = foreign_format_problem(attrs)
+            if foreign is not None:
+                raise _Problem(foreign)
             if "steps" not in attrs:
                 raise _Problem("an HDF5 file but not an lcpdyn trajectory (no 'steps' attribute)")
             version = attrs.get("format_version", _FORMAT_VERSION)

@@ -115,6 +115,24 @@ _RECORD_LAYOUT = {
 assert {_COUNT_FIELD, *_RECORD_LAYOUT} == set(DETECTED_FIELDS)
 
 
+_BODY_CONTACT_FORMAT = "lcpdyn body-contact run"
+
+
+def foreign_format_problem(attrs) -> str | None:
+    """Why an HDF5 file with these root attributes is not a trajectory this lcpdyn reads, where
+    its format says so: a run of the former ``BodyContactSimulation``; else None."""
+    kind = attrs.get("format")
+    if isinstance(kind, bytes):
+        kind = kind.decode("utf-8", "replace")
+    if kind == _BODY_CONTACT_FORMAT:
+        return (
+            "a run of BodyContactSimulation (format 'lcpdyn body-contact run'), which lcpdyn no longer has: "
+            "Simulation takes detected contacts, the colliders in its Model (Model.add_collider), so rerun "
+            "the scene there; this file's datasets (t, q, v, energy, contact_*) are plain HDF5 that h5py reads"
+        )
+    return None
+
+
 def no_detected(steps: int) -> dict:
     """The detected-contact fields of ``steps`` steps without a detected contact."""
     out = {_COUNT_FIELD: np.zeros(steps, _COUNT_DTYPE)}

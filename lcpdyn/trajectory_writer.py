@@ -39,6 +39,7 @@ from .trajectory_format import (
     _text,
     check_output_path,
     detected_problem,
+    foreign_format_problem,
     no_detected,
 )
 
@@ -609,6 +610,9 @@ def read_resume_state(path) -> dict:
     file = _open_h5_or_report(path)
     try:
         with file:
+            foreign = foreign_format_problem(file.attrs)
+            if foreign is not None:
+                raise TrajectoryFileError(path, foreign)
             group = file.get("resume")
             if not isinstance(group, h5py.Group):
                 raise TrajectoryFileError(path, "holds no resume state (no 'resume' group)")

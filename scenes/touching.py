@@ -43,8 +43,8 @@ def _with_colliders(model: Model, colliders, margin) -> Model:
 
 
 def collision_world(model: Model) -> CollisionWorld:
-    """The model's colliders, bodies and margin as a :class:`~lcpdyn.collision.CollisionWorld`
-    (what :class:`lcpdyn.body_contact.BodyContactSimulation` takes)."""
+    """The model's colliders, bodies and margin as a :class:`~lcpdyn.collision.CollisionWorld`:
+    detection alone, without a step (``world.detect(positions, rotations)``)."""
     return CollisionWorld(model.colliders, model.bodies, margin=model.collisions.margin)
 
 

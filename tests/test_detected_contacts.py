@@ -11,7 +11,7 @@ from lcpdyn import Model, RigidBody, Simulation
 from lcpdyn.collision import Box, Collider, HalfSpace, Sphere
 from lcpdyn.detected_contacts import ContactProperties
 from scenes import jointed_chain
-from scenes.touching import box_tower, collision_world, newtons_cradle, solid_box, solid_sphere
+from scenes.touching import box_tower, newtons_cradle, solid_box, solid_sphere
 
 pytestmark = pytest.mark.filterwarnings("ignore::lcpdyn.stepper.EnergyWarning")
 
@@ -21,37 +21,6 @@ def _one_engine(builder, contact):
     model = builder()
     model.set_collisions(contact=contact)
     return model
-
-
-@pytest.mark.parametrize(
-    "builder, friction, steps, contact, options, within",
-    [
-        (box_tower, "regularized", 20, ContactProperties(mu=0.5), {}, 1e-15),
-        (box_tower, "box", 20, ContactProperties(mu=0.5), {}, 1e-15),
-        (box_tower, "coulomb", 20, ContactProperties(mu=0.5), {"method": "auto"}, 1e-9),
-        (newtons_cradle, "regularized", 120, ContactProperties(mu=0.0, restitution=1.0), {}, 1e-15),
-    ],
-)
-def test_the_one_step_gives_the_body_contact_steppers_answer(builder, friction, steps, contact, options, within):
-    """A scene of free bodies and colliders: Simulation's step with the colliders in the model
-    and BodyContactSimulation's step (which solves each island alone) give the same motion --
-    the same rows, restitution law, bounds passes and warm starts. Exact Coulomb within its
-    solver's tolerance (the whole problem and the island problem are solved apart)."""
-    from lcpdyn.body_contact import BodyContactSimulation
-
-    model = builder()
-    world = collision_world(model)
-    old = BodyContactSimulation(model, world, friction, 1e-3, contact=contact, **options)
-    state = old.initial_state()
-    sim = Simulation(_one_engine(builder, contact), friction, 1e-3, **options)
-    worst = 0.0
-    for _ in range(steps):
-        state, before = old.advance(state)
-        out = sim.step()
-        worst = max(worst, float(np.abs(sim.q - state.q).max()), float(np.abs(sim.v - state.v).max()) * 1e-3)
-        assert len(out.detected) == len(before.contacts)
-    assert worst <= within
-    assert len(out.detected) > 0 and out.normal_force.shape == (0,)  # no declared contacts
 
 
 def _apart(sparse, friction="regularized", **options):
@@ -145,7 +114,7 @@ def test_sparse_auto_splits_a_large_step_and_poses_a_small_one_whole():
 
 def test_newtons_cradle_keeps_energy_and_momentum_with_restitution_one():
     """Three touching balls, e = 1, no friction: the row takes the impact as one body --
-    striker (1 - k)/(1 + k) v, the row 2/(1 + k) v for k = 2 (lcpdyn.body_contact's docstring)."""
+    striker (1 - k)/(1 + k) v, the row 2/(1 + k) v for k = 2 (docs/theory/detected-contacts.md)."""
     model = _one_engine(newtons_cradle, ContactProperties(mu=0.0, restitution=1.0))
     sim = Simulation(model, "regularized", 1e-3)
     for _ in range(200):

@@ -152,3 +152,20 @@ def test_the_writer_refuses_records_that_do_not_match_their_counts_before_writin
         with h5py.File(path, "r+") as file:
             file["detected_point"].resize(1, axis=0)
         load(path)
+
+
+def test_a_file_of_the_former_body_contact_stepper_is_refused_saying_what_to_do(tmp_path):
+    """BodyContactSimulation is gone (the one step does what it did): its files, format 'lcpdyn
+    body-contact run', are refused by load and by a resume with a message that says so and how to
+    go on, not read as a damaged trajectory."""
+    from lcpdyn.trajectory import read_resume_state
+
+    path = tmp_path / "pour.h5"
+    with h5py.File(path, "w") as file:
+        file.attrs["format"] = "lcpdyn body-contact run"
+        file.attrs["steps"] = np.int64(2)
+        file.create_dataset("t", data=np.zeros(3))
+        file.create_group("resume")
+    for read in (load, read_resume_state):
+        with pytest.raises(TrajectoryFileError, match="BodyContactSimulation .* rerun the scene there"):
+            read(path)

@@ -54,8 +54,9 @@ is, only what the model says of itself:
     True for a law of rolling contact that needs more than the slips (the creep law,
     :class:`~lcpdyn.friction.Creep`): ``block`` then also gets ``rolling=``
     :class:`~lcpdyn.friction.creep.RollingKinematics` -- each contact's spin row n . omega
-    (r, n) and rolling speed V (r,) -- from :class:`lcpdyn.stepper.Simulation` (body-to-body
-    contact, :mod:`lcpdyn.body_contact`, has no rolling kinematics and refuses such a model).
+    (r, n) and rolling speed V (r,) -- from :class:`lcpdyn.stepper.Simulation` (detected
+    contacts, :mod:`lcpdyn.detected_contacts`, have no rolling kinematics: a model with colliders
+    refuses such a law).
 ``basis_passes`` (optional, default 0)
     Extra passes of the step in which ``block`` also gets ``basis_force=`` the last pass's world
     friction force (r, 3): the regularized model's ``static_bound="cone"`` aligns its static
