@@ -155,6 +155,7 @@ def test_friction_block_over_identity_slip_rows_is_the_full_block(name):
     F, G, P, C, c, lo, hi, basis, kinetic = _friction_block(
         model, D @ v, h, mu, mu_static, normal_force, friction_force, tangent
     )
+    F, G, P, C = (x.toarray() for x in (F, G, P, C))  # CSR
     if name == "polygonal":  # rows chunk by chunk: each chunk's directions, then its slacks
         k = model.directions
         chunks = [(a, min(r, a + _CHUNK)) for a in range(0, r, _CHUNK)]

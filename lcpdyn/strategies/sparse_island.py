@@ -159,10 +159,10 @@ def body_matrices(mass, inertia, inverse_inertia):
     return block_diag(list(inverse), format="csr"), block_diag(list(full), format="csr")
 
 
-def friction_block(model, slips, h, mu, mu_static, normal_force, friction_force, tangent, sparse=False):
+def friction_block(model, slips, h, mu, mu_static, normal_force, friction_force, tangent):
     """The model's block over c contacts with D = I (2c slip rows), in chunks of :data:`CHUNK`
-    contacts assembled block-diagonally: (F, G (nf, 2c), P (nf, c), C (nf, nf), c, lo, hi (nf,),
-    basis (c, 2, 2), kinetic (c,)); F, G, P, C as CSR matrices with ``sparse``."""
+    contacts assembled block-diagonally: (F, G (nf, 2c), P (nf, c), C (nf, nf) as CSR matrices,
+    c, lo, hi (nf,), basis (c, 2, 2), kinetic (c,))."""
     c = mu.shape[0]
     parts = []
     for a in range(0, c, CHUNK):
@@ -175,29 +175,13 @@ def friction_block(model, slips, h, mu, mu_static, normal_force, friction_force,
         parts.append((a, b, block))
     blocks = [p[2] for p in parts]
     vectors = tuple(np.concatenate([getattr(b, name) for b in blocks]) for name in ("c", "lo", "hi"))
+    F = block_diag([b.F for b in blocks], format="csr")
+    G = block_diag([b.G for b in blocks], format="csr")
+    P = block_diag([b.P if b.P is not None else np.zeros((b.F.shape[0], pb - pa)) for (pa, pb, _), b in
+                    zip(parts, blocks)], format="csr")  # fmt: skip
+    C = block_diag([b.C for b in blocks], format="csr")
     basis = np.concatenate([b.basis for b in blocks])
     kinetic = np.concatenate([b.kinetic for b in blocks])
-    if sparse:
-        F = block_diag([b.F for b in blocks], format="csr")
-        G = block_diag([b.G for b in blocks], format="csr")
-        P = block_diag([b.P if b.P is not None else np.zeros((b.F.shape[0], pb - pa)) for (pa, pb, _), b in
-                        zip(parts, blocks)], format="csr")  # fmt: skip
-        C = block_diag([b.C for b in blocks], format="csr")
-        return (F, G, P, C, *vectors, basis, kinetic)
-    nf = sum(b.F.shape[0] for b in blocks)
-    F = np.zeros((nf, 2 * c))
-    G = np.zeros((nf, 2 * c))
-    P = np.zeros((nf, c))
-    C = np.zeros((nf, nf))
-    row = 0
-    for a, b, block in parts:
-        m = block.F.shape[0]
-        F[row : row + m, 2 * a : 2 * b] = block.F
-        G[row : row + m, 2 * a : 2 * b] = block.G
-        if block.P is not None:
-            P[row : row + m, a:b] = block.P
-        C[row : row + m, row : row + m] = block.C
-        row += m
     return (F, G, P, C, *vectors, basis, kinetic)
 
 
@@ -227,7 +211,7 @@ def solve_sparse_island(
     perm = np.argsort(order)
     for attempt in range(1 + settings.bound_passes):
         F1, G1, P, C, cvec, lo, hi, basis, kinetic = friction_block(
-            model, slips.reshape(-1), h, mu, mu_static, normal_force, friction_force, tangent, sparse=True
+            model, slips.reshape(-1), h, mu, mu_static, normal_force, friction_force, tangent
         )
         F, G = (F1 @ D).tocsr(), (G1 @ D).tocsr()
         if attempt == 0:  # the previous friction impulse in this step's row basis (columns of basis)
