@@ -152,7 +152,9 @@ case "$cmd" in
     setup
     case "${1:-all}" in
       solvers) shift; exec $VENV/bin/python benchmarks/bench_solvers.py "$@" ;;
-      wheel) shift; exec $VENV/bin/python benchmarks/bench_wheel.py "$@" ;;
+      wheel) shift; $VENV/bin/python -m pip install -q --disable-pip-version-check -e ".[bench]" 2>/dev/null \
+               || echo "dev.sh: MuJoCo could not be installed; bench_wheel skips its peer" >&2
+             exec $VENV/bin/python benchmarks/bench_wheel.py "$@" ;;
       fc3d) shift; exec $VENV/bin/python benchmarks/bench_fc3d.py "$@" ;;
       approximations) shift; exec $VENV/bin/python benchmarks/bench_fc3d_approximations.py "$@" ;;
       beam) shift; $VENV/bin/python -m pip install -q --disable-pip-version-check -e ".[bench]" 2>/dev/null \

@@ -53,6 +53,8 @@ import numpy as np  # noqa: E402
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+import mujoco_wheel  # noqa: E402  (benchmarks/, this script's folder)
+
 
 def grid(runs: int) -> dict:
     """A mu x theta grid of ``runs`` points (10 x 10 for 100; the first runs of it for fewer)."""
@@ -158,30 +160,9 @@ def batch_mode(sizes, t_end: float, checked: int = 8) -> dict:
     return out
 
 
-def mjcf(scene) -> str:
-    p = scene.parameters
-    body = scene.model.bodies[0]
-    x, y, z = (float(c) for c in body.position)
-    half = 0.005
-    z += half * math.sin(math.radians(p["theta_deg"]))  # the rim's edge, not its mid-plane, on the ground
-    w, a, b, c = (float(v) for v in body.orientation)
-    inertia = " ".join(f"{v:.17g}" for v in body.inertia_matrix.diagonal())
-    return (
-        f'<mujoco><option timestep="1e-3" gravity="0 0 {-p["gravity"]}" cone="elliptic"/>'
-        f'<worldbody><geom type="plane" size="0 0 1" friction="{p["mu"]} 0 0"/>'
-        f'<body name="wheel" pos="{x} {y} {z}" quat="{w} {a} {b} {c}"><freejoint/>'
-        f'<inertial pos="0 0 0" mass="{p["mass"]}" diaginertia="{inertia}"/>'
-        f'<geom type="cylinder" size="{p["radius"]} {half}" zaxis="0 1 0" mass="0" friction="{p["mu"]} 0 0"/>'
-        "</body></worldbody></mujoco>"
-    )
-
-
 def mujoco_serial(runs: int, t_end: float) -> dict | None:
-    try:
-        import mujoco
-    except ImportError:
+    if not mujoco_wheel.available():
         return None
-    from lcpdyn.rotation import np_rotation_matrix
     from scenes import wheel
 
     points = [(mu, theta) for theta in grid(runs)["theta_deg"] for mu in grid(runs)["mu"]][:runs]
@@ -191,22 +172,14 @@ def mujoco_serial(runs: int, t_end: float) -> dict | None:
     for mu, theta in points:
         start = time.perf_counter()
         scene = wheel.build(mu=mu, theta_deg=theta, t_end=t_end)
-        model = mujoco.MjModel.from_xml_string(mjcf(scene))
-        data = mujoco.MjData(model)
-        body = scene.model.bodies[0]
-        R = np_rotation_matrix(body.orientation)
-        data.qvel[:3] = body.velocity
-        data.qvel[3:] = R.T @ np.asarray(body.angular_velocity)  # MuJoCo's free joint: angular velocity in body frame
-        middle = time.perf_counter()
-        for _ in range(steps):
-            mujoco.mj_step(model, data)
-        end = time.perf_counter()
-        build += middle - start
-        run_time += end - middle
-        finite += bool(np.all(np.isfinite(data.qpos)))
+        build += time.perf_counter() - start
+        measured = mujoco_wheel.run(scene, steps)
+        build += measured["build_s"]
+        run_time += measured["wall_s"]
+        finite += measured["finite"]
     return {
         "runs": runs,
-        "version": mujoco.__version__,
+        "version": measured["version"],
         "steps_per_run": steps,
         "wall_s": run_time,
         "build_s": build,

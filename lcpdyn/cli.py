@@ -265,10 +265,14 @@ def _parser() -> argparse.ArgumentParser:
     )
     run.add_argument(
         "--compiled-loop",
-        action="store_true",
-        help="run chunks of steps as one compiled call (small scenes: regularized or box, no bilateral rows, "
+        nargs="?",
+        const="on",
+        default=None,
+        choices=("auto", "on", "off"),
+        help="chunks of steps as one compiled call (small scenes: regularized or box, no bilateral rows, "
         "compliant contacts or friction profiles; every step still checked, a refused one redone by the "
-        "ordinary step) (default: the ordinary step)",
+        "ordinary step): auto wherever the scene allows, on (the bare flag) a scene it cannot take is an "
+        "error, off the ordinary step (default: auto)",
     )
     run.add_argument("--quiet", action="store_true", help="no progress bar")
 
@@ -728,7 +732,7 @@ def _run(args) -> int:
         gyroscopic=args.gyroscopic,
         energy_check=options["energy_check"],
         energy_tolerance=options["energy_tolerance"],
-        compiled_loop=args.compiled_loop,
+        compiled_loop={None: "auto", "auto": "auto", "on": True, "off": False}[args.compiled_loop],
     )
     streamed = os.path.splitext(out)[1].lower() in STREAMED_SUFFIXES
 
@@ -761,7 +765,7 @@ def _resume(args) -> int:
             ("--set", args.set),
             ("--record-every", args.record_every),
             ("--out", args.out),
-            ("--compiled-loop", args.compiled_loop or None),
+            ("--compiled-loop", args.compiled_loop),
             ("--overwrite", args.overwrite or None),
         )
         if value is not None

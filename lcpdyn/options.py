@@ -47,7 +47,8 @@ class StepOptions:
         (>= 0) where it matters (``docs/theory/detected-contacts.md``, "Friction bounds").
     static_threshold : slip speed (m/s) below which a contact counts as sticking (>= 0).
     fused, sparse, compiled_loop : the solve strategy's choices (``sparse`` one of ``"auto"``,
-        ``True``, ``False``, ``"condensed"``).
+        ``True``, ``False``, ``"condensed"``; ``compiled_loop`` one of ``"auto"``, ``True``,
+        ``False``).
     energy_check, energy_tolerance : ``"warn"``, ``"stop"`` or ``"off"``, and the relative bound
         of the run's energy check (> 0).
     blas_threads : BLAS threads while a run runs (>= 1, or ``None`` to leave the process's
@@ -68,7 +69,7 @@ class StepOptions:
     energy_tolerance: float = 1e-3
     blas_threads: int | None = 1
     sparse: bool | str = "auto"
-    compiled_loop: bool = False
+    compiled_loop: bool | str = "auto"
     bound_passes: int = 2
     bound_change: float = 0.5
 
@@ -110,8 +111,8 @@ class StepOptions:
             raise ValueError(f"fused must be True or False, got {self.fused!r}")
         if self.sparse not in ("auto", True, False, "condensed"):
             raise ValueError(f"sparse must be 'auto', True, False or 'condensed', got {self.sparse!r}")
-        if not isinstance(self.compiled_loop, bool):
-            raise ValueError(f"compiled_loop must be True or False, got {self.compiled_loop!r}")
+        if not (isinstance(self.compiled_loop, bool) or self.compiled_loop == "auto"):
+            raise ValueError(f"compiled_loop must be 'auto', True or False, got {self.compiled_loop!r}")
         if self.energy_check not in ("warn", "stop", "off"):
             raise ValueError(f"energy_check must be 'warn', 'stop' or 'off', got {self.energy_check!r}")
         put("energy_tolerance", positive("energy_tolerance", self.energy_tolerance))

@@ -144,13 +144,18 @@ class Simulation:
         bounded LCP of the contacts alone (:func:`lcpdyn.strategies.condensed.solve_condensed`, the
         cost linear in a chain of bodies such as a beam); ``"auto"`` takes it when bilateral rows
         couple an island of more than :data:`lcpdyn.kkt.SPARSE_SIZE` velocities and rows.
-    compiled_loop : ``True``: :meth:`run` advances in chunks of steps, each chunk one compiled
-        call holding the whole step (:mod:`lcpdyn.compiled_loop`: kinematics, Eq. 30 and its
-        Júdice–Pires pivoting in one XLA program), for small scenes of the regularized or box
-        model; every step's answer is still measured by the framework's residual on the host,
-        and a step that fails anything is redone by the ordinary step. ``loop_steps`` counts the
-        steps taken each way. A scene it cannot take is a ValueError naming why. :meth:`step`
-        and :meth:`advance` always take the ordinary step. Default ``False``.
+    compiled_loop : ``"auto"`` (default) or ``True``: :meth:`run` advances in chunks of steps,
+        each chunk one compiled call holding the whole step (:mod:`lcpdyn.compiled_loop`:
+        kinematics, Eq. 30 and its Júdice–Pires pivoting in one XLA program), for small scenes of
+        the regularized or box model (:func:`lcpdyn.compiled_loop.unsupported` names what rules a
+        scene out); every step's answer is still measured by the framework's residual on the
+        host, and a step that fails anything is redone by the ordinary step. ``loop_steps``
+        counts the steps taken each way. ``"auto"`` takes it wherever it applies and the
+        ordinary step elsewhere; ``True`` makes a scene it cannot take a ValueError naming why;
+        ``False`` always takes the ordinary step. The chunk is traced and compiled at the first
+        :meth:`run` that uses it (about 2 s, once per structure in a process). :meth:`step` and
+        :meth:`advance` always take the ordinary step; ``options.compiled_loop`` records the
+        choice made (True or False).
     scene : the record of a ready scene that built ``model`` -- ``{"name": <a key of
         scenes.SCENES>, **its parameters}`` (what :meth:`scenes.scene.Scene.simulation` passes).
         Written to every output file, so that the run can be rebuilt from the file alone
@@ -278,7 +283,7 @@ class Simulation:
             if getattr(self.friction, "rolling_kinematics", False):
                 refused.append(f"friction model {self.friction.name!r} (it needs the spin and rolling speed of "
                                "wheel contacts, which detected contacts do not have)")  # fmt: skip
-            if options.compiled_loop:
+            if options.compiled_loop is True:
                 refused.append("compiled_loop=True (its contact set is fixed)")
             if options.sparse == "condensed":
                 refused.append("sparse='condensed' (a step with detected contacts is split into islands or whole)")
@@ -304,15 +309,16 @@ class Simulation:
         self._branch = self._guess = None
         self._no_branch, self._no_guess = np.zeros(len(model.contacts), np.int8), np.zeros((len(model.contacts), 2))
         self._loop = None
-        if options.compiled_loop:
+        if options.compiled_loop and self._collisions is None:  # the strategy's choice: compiled where it applies
             from .compiled_loop import CompiledLoop, unsupported
 
             reasons = unsupported(self)
-            if reasons:
+            if reasons and options.compiled_loop is True:
                 raise ValueError(
                     "compiled_loop=True: this scene cannot run in the compiled loop: " + "; ".join(reasons)
                 )
-            self._loop = CompiledLoop(self)
+            if not reasons:
+                self._loop = CompiledLoop(self)  # traced and compiled at the first run() that uses it
         self.loop_steps = {"compiled": 0, "ordinary": 0}
         self.options = options.replace(
             method=self.method,
@@ -320,6 +326,7 @@ class Simulation:
             gyroscopic=self.gyroscopic,
             fused=self._fused,
             sparse=self._resolved_sparse(),
+            compiled_loop=self._loop is not None,
         )  # as resolved for this model: what parameters() records and a rebuild passes back
         self.reset()
 
@@ -350,6 +357,10 @@ class Simulation:
         self.impulse_guess = None
         self.contacts = self.contact_impulse = self.contact_tangent = None
         self.timing = None
+        # the compiled loop's retry schedule (run.loop.step_loop): ordinary steps before it is tried
+        # again, and the next wait after a refusal -- state of the run, so that a resumed run takes
+        # the same steps in the loop as one never stopped
+        self.loop_retry = (0, 1)
         k = self.evaluate(self.q, self.v, self.t)
         kinetic = kinetic_energy(self._mass, self._inertia, self.v)
         if not math.isfinite(k.potential_energy):
@@ -724,6 +735,8 @@ class Simulation:
             from .detected_contacts import contacts_to_arrays
 
             out.update(contacts_to_arrays(self.contacts, self.contact_impulse, self.contact_tangent))
+        if self._loop is not None:
+            out["loop_retry"] = np.array(self.loop_retry, np.int64)
         return out
 
     def restore(self, state) -> None:
@@ -754,6 +767,8 @@ class Simulation:
                 raise ValueError("the state to restore lacks the detected contacts (contacts_gap, ...)")
             self.contacts, self.contact_impulse, self.contact_tangent = contacts_from_arrays(state)
         self._pending_health = int(state.get("pending_health", 0))
+        retry = state.get("loop_retry")  # absent: a state from before the schedule was kept, or no loop
+        self.loop_retry = (0, 1) if retry is None else (int(retry[0]), int(retry[1]))
 
     def run(
         self,

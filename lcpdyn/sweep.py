@@ -626,17 +626,10 @@ def _score(record, built, sim, trajectory, failure, reference) -> None:
 
 
 def _simulation(built, friction, dt, compiled_loop, **options):
-    """The Simulation of one run (or reference) of a sweep: ``compiled_loop`` True or False as
-    given, ``"auto"``: in the compiled loop where it takes the scene
-    (:func:`lcpdyn.compiled_loop.unsupported` empty), else the ordinary step."""
-    if compiled_loop != "auto":
-        return built.simulation(friction, dt=dt, compiled_loop=compiled_loop, **options)
-    from .compiled_loop import unsupported
-
-    sim = built.simulation(friction, dt=dt, **options)
-    if unsupported(sim):
-        return sim
-    return built.simulation(friction, dt=dt, compiled_loop=True, **options)
+    """The Simulation of one run (or reference) of a sweep: ``compiled_loop`` as
+    :class:`~lcpdyn.stepper.Simulation` takes it (``"auto"``: in the compiled loop where it
+    takes the scene, else the ordinary step)."""
+    return built.simulation(friction, dt=dt, compiled_loop=compiled_loop, **options)
 
 
 def _spec_from_json(text: str) -> SweepSpec:

@@ -110,7 +110,7 @@ def test_copies_the_batch_cannot_take_run_alone():
     own (a model that shares none: user functions) run by themselves, exactly as their single
     runs; a lone copy of another structure (the box model) is batched on its own."""
     wheel = scenes.build_scene("wheel", mu=POINTS[0][0], theta_deg=POINTS[0][1])
-    ordinary = wheel.simulation("regularized")
+    ordinary = wheel.simulation("regularized", compiled_loop=False)
     private = wheel.simulation("regularized", compiled_loop=True)
     private._loop._key = None  # as for a model with user functions (Model._shareable() False)
     box = wheel.simulation("box", compiled_loop=True)
@@ -221,5 +221,6 @@ def test_a_failing_batched_call_leaves_its_copies_to_their_ordinary_steps(monkey
     for run, (mu, theta) in zip(runs, POINTS, strict=False):
         assert run.completed and run.loop_steps["compiled"] == 0
         assert any("MemoryError: no room for the chunk" in w for w in run.warnings)
-        ordinary = scenes.build_scene("wheel", mu=mu, theta_deg=theta).simulation("regularized").run(0.05)
+        ordinary = scenes.build_scene("wheel", mu=mu, theta_deg=theta).simulation("regularized", compiled_loop=False)
+        ordinary = ordinary.run(0.05)
         np.testing.assert_array_equal(run.trajectory.position, ordinary.position)

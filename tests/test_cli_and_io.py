@@ -1075,18 +1075,29 @@ def test_a_run_that_fails_inside_compare_is_reported_without_a_traceback(monkeyp
 
 
 def test_run_compiled_loop_flag_runs_the_compiled_loop_and_refuses_a_scene_it_cannot(tmp_path, capsys):
-    """``lcpdyn run ... --compiled-loop``: the run is the compiled loop's (recorded in the file's
-    parameters), its motion the ordinary step's to 1e-9; a scene the loop cannot take (the
-    rolling disk's ideal rolling rows) is a usage error naming why, nothing run; --resume takes
-    the choice from the file, not from the flag."""
+    """``lcpdyn run ... --compiled-loop [auto|on|off]``: with ``on`` (or the bare flag) the run
+    is the compiled loop's (recorded in the file's parameters), its motion the ordinary step's
+    (``off``) to 1e-9; without the flag (``auto``) a scene the loop takes runs in it, the same
+    file bit for bit, and one it cannot take (the rolling disk's ideal rolling rows) runs the
+    ordinary step; with ``on`` that scene is a usage error naming why, nothing run; --resume
+    takes the choice from the file, not from the flag."""
     argv = ["run", "sliding-sphere", "--t-end", "0.05", "--quiet"]
     code, _, err = run_cli([*argv, "--compiled-loop", "--out", str(tmp_path / "c.npz")], capsys)
     assert code == 0, err
-    code, _, err = run_cli([*argv, "--out", str(tmp_path / "o.npz")], capsys)
+    code, _, err = run_cli([*argv, "--compiled-loop", "off", "--out", str(tmp_path / "o.npz")], capsys)
     assert code == 0, err
-    compiled, ordinary = load(tmp_path / "c.npz"), load(tmp_path / "o.npz")
+    code, _, err = run_cli([*argv, "--out", str(tmp_path / "a.npz")], capsys)
+    assert code == 0, err
+    compiled, ordinary, auto = load(tmp_path / "c.npz"), load(tmp_path / "o.npz"), load(tmp_path / "a.npz")
     assert compiled.parameters["compiled_loop"] is True and ordinary.parameters["compiled_loop"] is False
+    assert auto.parameters == compiled.parameters
+    np.testing.assert_array_equal(auto.velocity, compiled.velocity)
     np.testing.assert_allclose(compiled.velocity, ordinary.velocity, rtol=0, atol=1e-9)
+    code, _, err = run_cli(
+        ["run", "rolling-disk", "--t-end", "0.002", "--quiet", "--out", str(tmp_path / "r.npz")], capsys
+    )
+    assert code == 0, err
+    assert load(tmp_path / "r.npz").parameters["compiled_loop"] is False
     code, _, err = run_cli(
         ["run", "rolling-disk", "--t-end", "0.01", "--compiled-loop", "--quiet", "--out", str(tmp_path / "d.npz")],
         capsys,

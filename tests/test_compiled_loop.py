@@ -145,9 +145,33 @@ def test_what_the_compiled_loop_cannot_run(wheel):
             Simulation(wheel.model, friction, wheel.dt, compiled_loop=True)
     with pytest.raises(ValueError, match="method 'lemke'"):
         Simulation(wheel.model, "regularized", wheel.dt, method="lemke", compiled_loop=True)
-    with pytest.raises(ValueError, match="compiled_loop must be True or False"):
+    with pytest.raises(ValueError, match="compiled_loop must be 'auto', True or False"):
         Simulation(wheel.model, "regularized", wheel.dt, compiled_loop="yes")
     assert unsupported(Simulation(wheel.model, "regularized", wheel.dt)) == []
+
+
+def test_the_default_takes_the_compiled_loop_wherever_it_applies(wheel):
+    """``compiled_loop="auto"`` (the default): the wheel under regularized and box runs in the
+    compiled loop, the same run as ``compiled_loop=True`` bit for bit; a scene or model it cannot
+    take (bilateral rows, the exact cone, lemke) runs the ordinary step, with no error; the
+    choice made is what ``options`` records."""
+    runs = {}
+    for friction in ("regularized", "box"):
+        for choice in ("auto", True):
+            sim = Simulation(wheel.model, friction, wheel.dt, compiled_loop=choice)
+            assert sim.options.compiled_loop is True
+            runs[friction, choice] = sim.run(0.02)
+            assert sim.loop_steps["compiled"] >= 19
+        np.testing.assert_array_equal(runs[friction, "auto"].velocity, runs[friction, True].velocity)
+    disk = scenes.build_scene("rolling-disk")
+    for sim in (
+        Simulation(disk.model, "regularized", disk.dt),
+        Simulation(wheel.model, "coulomb", wheel.dt),
+        Simulation(wheel.model, "regularized", wheel.dt, method="lemke"),
+    ):
+        assert sim.options.compiled_loop is False and sim._loop is None
+        sim.run(0.003)
+        assert sim.loop_steps["compiled"] == 0
     spheres = scenes.build_scene("spheres", count=64)
     with pytest.raises(ValueError, match="MAX_SIZE"):
         Simulation(spheres.model, "regularized", spheres.dt, compiled_loop=True)

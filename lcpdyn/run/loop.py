@@ -111,8 +111,8 @@ def step_loop(sim, record, steps, k, stop, bar, sink):
     stops and failures) happens here, the same for every driver."""
     evaluate = sim.evaluate.unscoped
     i = 0
-    cooldown, backoff = 0, 1  # ordinary steps to take before the compiled loop is tried again
     while i < steps:
+        cooldown, backoff = sim.loop_retry  # ordinary steps to take before the compiled loop is tried again
         if sim._loop is not None and cooldown == 0:
             try:
                 done, refused = yield from compiled_chunk(sim, record, i, steps)
@@ -137,7 +137,7 @@ def step_loop(sim, record, steps, k, stop, bar, sink):
             k = evaluate(sim.q, sim.v, sim.t)
         if sim._loop is not None:
             sim.loop_steps["ordinary"] += 1
-            cooldown -= 1
+            sim.loop_retry = (cooldown - 1, backoff)
         try:
             out_step = sim.step(k)
             start = time.perf_counter()
