@@ -19,7 +19,7 @@ from .precision import float64
 from .rotation import quaternion_rate_matrix, rotation_matrix
 from .state_view import StateView
 
-__all__ = ["Kinematics", "COMPILATIONS"]
+__all__ = ["Kinematics", "HolonomicError", "COMPILATIONS"]
 
 
 @dataclass(frozen=True)
@@ -341,10 +341,35 @@ def _holonomic_group(model, group, q, t, nb, g, A, g_t):
     block over its bodies' 6 velocities each."""
     members, rows = group
     first = members[0]
-    if len(members) == 1 and not (getattr(type(first), "stack_fields", None) and first.bodies is not None):
+    if _alone(group):
         blocks, rate = _holonomic_rows(model, first, q, t, nb)
         value = first.residual(StateView(model.index(), q), t)
         return g.at[rows[0]].set(value), A.at[rows[0], : blocks.shape[1]].set(blocks), g_t.at[rows[0]].set(rate)
+    residual, numbers, q_own, k = _stacked(model, group, q)
+    value = jax.vmap(residual, in_axes=(0, 0, None))(numbers, q_own, t)
+    J = jax.vmap(jax.jacfwd(residual, argnums=1), in_axes=(0, 0, None))(numbers, q_own, t)  # (G, size, 7 k)
+    rate = jax.vmap(jax.jacfwd(residual, argnums=2), in_axes=(0, 0, None))(numbers, q_own, t)
+    blocks = jax.vmap(lambda J_, q_: _per_body_gamma(J_, q_, k))(J, q_own)  # (G, size, 6 k)
+    return (
+        g.at[rows].set(value),
+        A.at[rows, :k].set(blocks.reshape(len(members), first.size, k, 6)),
+        g_t.at[rows].set(rate),
+    )
+
+
+def _alone(group) -> bool:
+    """Whether a group of :func:`_constraint_groups` is one constraint evaluated alone."""
+    members, _ = group
+    first = members[0]
+    return len(members) == 1 and not (getattr(type(first), "stack_fields", None) and first.bodies is not None)
+
+
+def _stacked(model, group, q):
+    """(residual(numbers, q_own, t), the members' stacked numbers, their bodies' coordinates
+    (G, 7 k), k) of a stacked group: ``residual`` is the first member's with another member's
+    numbers, over that member's bodies."""
+    members, _ = group
+    first = members[0]
     index = model.index()
     bodies = np.array([[index[id(b)] for b in c.bodies] for c in members], np.int64)  # (G, k)
     k = bodies.shape[1]
@@ -361,16 +386,47 @@ def _holonomic_group(model, group, q, t, nb, g, A, g_t):
             setattr(proxy, name, value)
         return proxy.residual(_NamedView(own, q_own, None, first.name), t_)
 
-    q_own = q[coordinates]  # (G, 7 k)
-    value = jax.vmap(residual, in_axes=(0, 0, None))(numbers, q_own, t)
-    J = jax.vmap(jax.jacfwd(residual, argnums=1), in_axes=(0, 0, None))(numbers, q_own, t)  # (G, size, 7 k)
-    rate = jax.vmap(jax.jacfwd(residual, argnums=2), in_axes=(0, 0, None))(numbers, q_own, t)
-    blocks = jax.vmap(lambda J_, q_: _per_body_gamma(J_, q_, k))(J, q_own)  # (G, size, 6 k)
-    return (
-        g.at[rows].set(value),
-        A.at[rows, :k].set(blocks.reshape(len(members), first.size, k, 6)),
-        g_t.at[rows].set(rate),
-    )
+    return residual, numbers, q[coordinates], k
+
+
+def _holonomic_values(model, group, q, t, g):
+    """g(q, t) of one group of :func:`_constraint_groups` written into its rows (no Jacobians)."""
+    members, rows = group
+    if _alone(group):
+        return g.at[rows[0]].set(members[0].residual(StateView(model.index(), q), t))
+    residual, numbers, q_own, _ = _stacked(model, group, q)
+    return g.at[rows].set(jax.vmap(residual, in_axes=(0, 0, None))(numbers, q_own, t))
+
+
+class HolonomicError:
+    """``(q, t) -> (g (m_h,), finite)``: the holonomic constraints' values g(q, t) alone, compiled
+    at the first call (float64). The step's compliant rows ask for g at a
+    predicted configuration, where the whole kinematics (every Jacobian) would be wasted work."""
+
+    def __init__(self, model):
+        self._model, self._executable = model, None
+
+    def _compile(self):
+        model = self._model
+        groups = _constraint_groups(model)
+        m_h = sum(c.size for c in model.holonomic)
+
+        def values(q, t):
+            g = jnp.zeros(m_h)
+            for group in groups:
+                g = _holonomic_values(model, group, q, t, g)
+            return jnp.concatenate([g, jnp.all(jnp.isfinite(g)).astype(g.dtype)[None]])
+
+        COMPILATIONS[0] += 1
+        with float64():
+            self._executable = jax.jit(values).lower(model.initial_state()[0], np.float64(0.0)).compile()
+
+    def __call__(self, q, t):
+        if self._executable is None:
+            self._compile()
+        with float64():
+            out = np.asarray(self._executable(np.asarray(q, np.float64), np.float64(t)))
+        return out[:-1], bool(out[-1] == 1.0)
 
 
 def _per_body_gamma(J, q, k):

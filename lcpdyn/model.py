@@ -32,7 +32,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from .body import RigidBody
-from .compiled_kinematics import _CACHE_SIZE, _COMPILED, COMPILATIONS, Kinematics, _compile, _Layout
+from .compiled_kinematics import _CACHE_SIZE, _COMPILED, COMPILATIONS, HolonomicError, Kinematics, _compile, _Layout
 from .compliance import elastic_energy
 from .constraints import Holonomic, Nonholonomic
 from .contact import Contact
@@ -369,6 +369,7 @@ class Model:
         # For loops that already hold the float64 scope (Simulation.run) and pass float64 arrays:
         # entering the scope costs ~10 us per call, a third of the whole evaluation.
         evaluate.unscoped = unscoped
+        evaluate.holonomic_error = HolonomicError(self)  # g(q, t) alone, compiled at its first call
         self._compiled = evaluate
         return evaluate
 

@@ -501,12 +501,13 @@ class Simulation:
             g = -self.stabilization * g_pred / h - k.holonomic_rate
             if self._soft_rows.size:  # compliant rows (docs/theory/step.md), linearized about q~ = q + h Gamma v
                 s, stiffness, damping = self._soft_rows, self._soft_stiffness, self._soft_damping
-                ahead = self.evaluate(update_positions(state.q, v, h), v, state.t + h)
-                if not ahead.finite:
-                    message = nonfinite_kinematics(self, state, ahead)
+                q_ahead = update_positions(state.q, v, h)
+                g_ahead, finite = self.evaluate.holonomic_error(q_ahead, state.t + h)
+                if not finite:
+                    message = nonfinite_kinematics(self, state, self.evaluate(q_ahead, v, state.t + h))
                     raise self._step_error(state, "the compliant rows' predicted configuration: " + message)
                 effective = h * stiffness + damping
-                predicted = ahead.holonomic_error[s] - h * A_v[s]
+                predicted = g_ahead[s] - h * A_v[s]
                 g[s] = -(stiffness * predicted + damping * k.holonomic_rate[s]) / effective
                 self._bilateral_compliance[s] = 1.0 / (h * effective)
         u = np.concatenate([g, k.nonholonomic_rhs])

@@ -162,3 +162,25 @@ def test_nonconservative_force_and_conservative_power():
     np.testing.assert_allclose(k.sin_tilt, [np.cos(np.radians(20.0))], rtol=1e-14)
     assert k.tilt_margin == pytest.approx(np.cos(np.radians(20.0)) - 1e-6, rel=1e-14)
     assert k.finite
+
+
+def test_holonomic_error_alone_is_the_kinematics_g():
+    """The compiled g(q, t) of the holonomic constraints alone (what the compliant rows ask for at
+    their predicted configuration) equals the whole kinematics' holonomic_error, for stacked
+    beam elements beside a revolute joint evaluated alone (the incline pendulum on the paper's
+    flexible beam), at a disturbed configuration; a NaN in q is reported."""
+    from scenes import incline_pendulum
+
+    model = incline_pendulum.build(beam_elements=4).model
+    evaluate = model.compile()
+    q, v = model.initial_state()
+    rng = np.random.default_rng(3)
+    q = update_positions(q, rng.normal(scale=0.3, size=v.shape), 0.01)
+    g, finite = evaluate.holonomic_error(q, 0.25)
+    whole = evaluate(q, v, 0.25)
+    assert finite and g.shape == whole.holonomic_error.shape and g.size > 20
+    np.testing.assert_allclose(g, whole.holonomic_error, rtol=0, atol=1e-14 * max(1.0, np.abs(g).max()))
+    assert np.abs(g).max() > 1e-6  # the disturbance shows
+    q_bad = q.copy()
+    q_bad[0] = np.nan
+    assert evaluate.holonomic_error(q_bad, 0.25)[1] is False
