@@ -17,7 +17,7 @@ and tolerance (a resting contact's slip is 1e-12 of it or less), far below a rea
 block 0.02 degrees past atan mu_s slides 8e-4 of it in its first millisecond)."""
 
 
-def friction_switches(sim, state, k, rhs, v_end, out) -> bool:
+def friction_switches(sim, work, state, k, rhs, v_end, out) -> bool:
     """Sets what the step's second solve takes on ``sim`` and returns True, or returns False;
     ``state`` the step's start, ``k`` its kinematics, ``rhs`` Eq. (30)'s momentum rows, ``v_end``
     the first solve's end velocity, ``out`` its :class:`~lcpdyn.step_result.StepResult`.
@@ -35,9 +35,9 @@ def friction_switches(sim, state, k, rhs, v_end, out) -> bool:
         return False
     # the cheap gates first: this runs after every step's solve (the regularized model's included)
     if switches is None:
-        candidates = (sim._mu_now == sim.mu_static) & (sim.mu_static > sim.mu)  # given mu_s
+        candidates = (work.mu == sim.mu_static) & (sim.mu_static > sim.mu)  # given mu_s
     else:
-        two = sim._mu_static_now > sim._mu_now
+        two = work.mu_static > work.mu
         candidates = two | out.kinetic  # a breakaway needs mu_s > mu_k, a reversal a kinetic branch
     if not candidates.any():
         return False
@@ -46,7 +46,7 @@ def friction_switches(sim, state, k, rhs, v_end, out) -> bool:
         slid = candidates & (np.sqrt((end**2).sum(axis=1)) > _scale(sim, k, rhs))
         if not slid.any():
             return False
-        sim._mu_now = np.where(slid, sim.mu, sim._mu_now)
+        work.mu = np.where(slid, sim.mu, work.mu)
         return True
     scale = _scale(sim, k, rhs) if two.any() else np.zeros(k.gap.size)  # (a reversal needs none)
     start = block_rows(k.D_block, k.contact_body, state.v)
@@ -54,7 +54,7 @@ def friction_switches(sim, state, k, rhs, v_end, out) -> bool:
     decided = switches(start, end, out.kinetic, change, sim.dt, two, scale)
     if decided is None:
         return False
-    sim._branch, sim._guess = decided
+    work.branch, work.guess = decided
     return True
 
 

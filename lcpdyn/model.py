@@ -373,6 +373,46 @@ class Model:
         self._compiled = evaluate
         return evaluate
 
+    def record(self) -> dict:
+        """The model as plain data, as every output file records it: its bodies (name, mass,
+        inertia, initial pose and velocities), declared contacts (type, body, mu, mu_s, the normal
+        law's coefficients, whether a friction profile is set, the plane, the radius) and gravity."""
+        return {
+            "bodies": [
+                {
+                    "name": b.name,
+                    "mass": b.mass,
+                    "inertia": b.inertia_matrix.tolist(),
+                    "position": b.position.tolist(),
+                    "orientation": b.orientation.tolist(),
+                    "velocity": b.velocity.tolist(),
+                    "angular_velocity": b.angular_velocity.tolist(),
+                }
+                for b in self.bodies
+            ],
+            "contacts": [
+                {
+                    "type": type(c).__name__,
+                    "body": c.body.name,
+                    "mu": c.mu,
+                    "mu_static": c.mu_static,
+                    "normal_law": None
+                    if c.normal_law is None
+                    else {
+                        "type": type(c.normal_law).__name__,
+                        "coefficients": list(c.normal_law.coefficients),
+                        "damping": c.normal_law.damping,
+                    },
+                    "friction_profile": c.friction_profile is not None,
+                    "plane_normal": c.plane.normal.tolist(),
+                    "plane_point": c.plane.point.tolist(),
+                    **({"radius": c.radius} if hasattr(c, "radius") else {}),
+                }
+                for c in self.contacts
+            ],
+            "gravity": self.gravity.tolist(),
+        }
+
     def _shareable(self) -> bool:
         """Whether everything the kinematics traces is in the packed numbers (no user functions)."""
         return not (self.forces or self.holonomic or self.nonholonomic) and all(

@@ -31,28 +31,72 @@ def _integer(name, value, least, alternative=""):
 
 @dataclasses.dataclass(frozen=True)
 class StepOptions:
-    """How :class:`lcpdyn.stepper.Simulation` steps and runs (its docstring says what each
-    field does; ``docs/theory/step.md`` derives the schemes).
+    """How :class:`lcpdyn.stepper.Simulation` steps and runs (``docs/theory/step.md`` derives the
+    schemes and measures their costs).
 
-    method, fallback_method, solver_options, tolerance : the solver of Eq. (30) (or of the exact
-        cone's problem), its fallback (``"auto"``: chosen for the method; ``None``: none), its
-        options (a mapping, copied) and the acceptance bound on the framework's relative
-        residual. ``method=None`` takes the friction model's default.
-    position_update, gyroscopic, stabilization : the scheme (``"symplectic"``, ``"paper"``,
-        ``"midpoint"``), the treatment of omega x I omega (``None``: ``"explicit"`` with
-        ``"paper"``, else ``"midpoint"``) and beta in [0, 1] for penetration and drift.
-    normal_force_iterations : extra passes toward mu lam_N+ (>= 0).
+    method : solver; default the friction model's (``judice-pires``; ``lemke`` for polygonal;
+        ``nsgs`` for coulomb). Any of :data:`solvers.METHODS` for the LCP models, any of
+        ``solvers.friction_contact.METHODS`` for coulomb.
+    tolerance : acceptance bound on the framework's relative residual.
+    position_update : ``"symplectic"`` (default: q+ with v+), ``"paper"`` (Eq. 7, known v) or
+        ``"midpoint"`` (Moreau's midpoint scheme, second order on smooth phases); docs/theory/step.md says
+        why and what each costs.
+    gyroscopic : ``"midpoint"`` (implicit midpoint rule for omega x I omega, energy-conserving) or
+        ``"explicit"`` (the paper's c at the known omega); default: ``"midpoint"`` with the v+
+        update, ``"explicit"`` with ``"paper"``.
+    energy_check : ``"warn"`` (default), ``"stop"`` or ``"off"`` -- what
+        :meth:`~lcpdyn.stepper.Simulation.run` does about a step whose energy rises more than
+        ``energy_tolerance`` (docs/theory/step.md, "Run health").
+    energy_tolerance : relative to the run's energy scale S_n, > 0 (default 1e-3).
+    stabilization : beta in [0, 1] for penetration and holonomic drift (docs/theory/step.md).
+    normal_force_iterations : extra fixed-point passes toward mu lam_N+ (>= 0).
+    fallback_method : method used when the first fails (``"auto"``, the default, picks it: lemke
+        for judice-pires and vice versa; for coulomb ``prox`` after nsgs and newton, nsgs after
+        the others); ``None`` stops at the first failure. (Here ``"auto"`` means "pick"; the
+        friction-contact *method* named ``auto`` can be the main method, not the fallback.)
+    solver_options : dict of options for ``method`` (see each method's ``Options``).
+    static_threshold : slip speed (m/s) below which a contact counts as sticking when choosing
+        between mu_s and mu_k for box, polygonal and coulomb (the regularized model uses its v_th).
+    fused : for ``regularized`` and ``box`` with ``judice-pires``, assemble and run the first
+        pivoting pass in one compiled call (:func:`lcpdyn.kernels.fused_step`). Same problem, same
+        algorithm, same residual test, bit-identical results; ``False`` runs the general path
+        (separately timed assembly and solve).
+    blas_threads : BLAS threads while :meth:`~lcpdyn.stepper.Simulation.run` runs (threadpoolctl, scoped to the run and
+        restored after it; default 1). The per-step dense work is small (a few to a few hundred
+        unknowns): threads cost more in synchronization than they bring. ``None`` leaves the
+        process's setting alone.
+    sparse : ``"auto"`` (default), ``True`` or ``False``: solve the step island by island
+        (:mod:`lcpdyn.islands`: one small problem per body with contacts, cost linear in the
+        number of bodies) instead of as one dense problem. ``"auto"`` takes the islands whenever
+        the step splits into several -- two or more bodies and no bilateral rows (joints and
+        ideal rolling couple velocities), and for coulomb the method nsgs -- and the dense path
+        otherwise. Regularized and box with judice-pires on the fused path run every island in
+        one compiled loop; any other bounded-LCP model (polygonal, continuous, a user's model
+        through the friction-model protocol) or method assembles and solves each island from the
+        model's block. ``True`` raises if the step does not split. With one body the island is
+        the dense problem itself; the two compiled loops may still differ in rounding, which on
+        a statically indeterminate contact set (a block on four corners) can pick another of its
+        equally valid load sharings. ``"condensed"``: eliminate the velocities and bilateral
+        multipliers by the sparse KKT factorization (:func:`lcpdyn.kkt.solve_kkt`) and solve the
+        bounded LCP of the contacts alone (:func:`lcpdyn.strategies.condensed.solve_condensed`, the
+        cost linear in a chain of bodies such as a beam); ``"auto"`` takes it when bilateral rows
+        couple an island of more than :data:`lcpdyn.kkt.SPARSE_SIZE` velocities and rows.
+    compiled_loop : ``"auto"`` (default) or ``True``: :meth:`~lcpdyn.stepper.Simulation.run`
+        advances in chunks of steps, each chunk one compiled call holding the whole step (:mod:`lcpdyn.compiled_loop`:
+        kinematics, Eq. 30 and its Júdice–Pires pivoting in one XLA program), for small scenes of
+        the regularized or box model (:func:`lcpdyn.compiled_loop.unsupported` names what rules a
+        scene out); every step's answer is still measured by the framework's residual on the
+        host, and a step that fails anything is redone by the ordinary step. ``Simulation.loop_steps``
+        counts the steps taken each way. ``"auto"`` takes it wherever it applies and the
+        ordinary step elsewhere; ``True`` makes a scene it cannot take a ValueError naming why;
+        ``False`` always takes the ordinary step. The chunk is traced and compiled at the first
+        :meth:`~lcpdyn.stepper.Simulation.run` that uses it (about 2 s, once per structure in a process).
+        :meth:`~lcpdyn.stepper.Simulation.step` and
+        :meth:`~lcpdyn.stepper.Simulation.advance` always take the ordinary step; ``options.compiled_loop`` records the
+        choice made (True or False).
     bound_passes, bound_change : at most ``bound_passes`` (>= 0) more solves of a step whose
         detected contacts' friction bounds mu lam_N moved by more than the share ``bound_change``
         (>= 0) where it matters (``docs/theory/detected-contacts.md``, "Friction bounds").
-    static_threshold : slip speed (m/s) below which a contact counts as sticking (>= 0).
-    fused, sparse, compiled_loop : the solve strategy's choices (``sparse`` one of ``"auto"``,
-        ``True``, ``False``, ``"condensed"``; ``compiled_loop`` one of ``"auto"``, ``True``,
-        ``False``).
-    energy_check, energy_tolerance : ``"warn"``, ``"stop"`` or ``"off"``, and the relative bound
-        of the run's energy check (> 0).
-    blas_threads : BLAS threads while a run runs (>= 1, or ``None`` to leave the process's
-        setting alone); not recorded, as it changes no number of the run.
     """
 
     method: str | None = None

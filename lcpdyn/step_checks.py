@@ -7,6 +7,7 @@ from __future__ import annotations
 import numpy as np
 
 from .kernels import all_finite, first_nonfinite
+from .run.errors import step_error
 
 _EMPTY = np.zeros(0)
 
@@ -62,7 +63,7 @@ def check_inputs(sim, state, rhs, e_N, u):
     j = first_nonfinite(rhs)
     if j >= 0:
         body = sim.model.bodies[j // 6].name
-        raise sim._step_error(
+        raise step_error(
             state,
             f"body {body!r}: the momentum M v + h f of the step is not finite (entry {j} = {float(rhs[j])!r})",
         )
@@ -70,10 +71,10 @@ def check_inputs(sim, state, rhs, e_N, u):
     if j >= 0:
         law = sim.model.contacts[j].normal_law
         what = "gap term Phi~/h" if law is None else f"compliant row of its {type(law).__name__}"
-        raise sim._step_error(state, f"{sim.model.describe_contact(j)}: the {what} is not finite ({float(e_N[j])!r})")
+        raise step_error(state, f"{sim.model.describe_contact(j)}: the {what} is not finite ({float(e_N[j])!r})")
     j = first_nonfinite(u)
     if j >= 0:
-        raise sim._step_error(
+        raise step_error(
             state,
             f"constraint {sim._bilateral_rows[j]!r}: the right-hand side u of its row is not finite ({float(u[j])!r})",
         )
@@ -90,7 +91,7 @@ def check_state(sim, state, q, v, out):
         j = first_nonfinite(array)
         if j >= 0:
             body = sim.model.bodies[j // size].name
-            raise sim._step_error(
+            raise step_error(
                 state,
                 f"body {body!r}: the {names[j % size]} became non-finite in the step "
                 f"({float(array[j])!r}); the solve returned v+ = {out.v.tolist()}",
@@ -99,7 +100,7 @@ def check_state(sim, state, q, v, out):
         j = first_nonfinite(getattr(out, key).reshape(-1))
         if j >= 0:
             contact = j if key == "normal_force" else j // 3
-            raise sim._step_error(
+            raise step_error(
                 state,
                 f"{sim.model.describe_contact(contact)}: the {key.replace('_', ' ')} is not "
                 f"finite ({float(getattr(out, key).reshape(-1)[j])!r})",

@@ -38,6 +38,8 @@ class StepResult:
         active set, or the friction-contact reactions), or None.
     detected : what the step did at the contacts the model's colliders made
         (:class:`~lcpdyn.strategies.detected.DetectedResult`), or None for a model without colliders.
+    mu : (r,) the friction coefficient each declared contact had in the step (mu(t) of a friction
+        profile; mu_k or mu_s as the contact slid or stuck), or None where no step set it.
     """
 
     v: np.ndarray
@@ -57,3 +59,4 @@ class StepResult:
     active_set: np.ndarray | None = None
     impulse_guess: np.ndarray | None = None
     detected: object = None
+    mu: np.ndarray | None = None

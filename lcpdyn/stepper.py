@@ -27,14 +27,12 @@ from solvers.options import build_options
 
 from . import __version__
 from .compiled_loop import CHUNK_STEPS
-from .compliance import force_and_slope
 from .forces import BodyForce
 from .friction import FRICTION_CONTACT, compiled_rows, make_friction
 from .friction_switches import friction_switches
 from .kernels import (
     GYROSCOPIC_NEWTON_ITERATIONS,
     GYROSCOPIC_NEWTON_TOLERANCE,
-    block_rows,
     gap_terms_blocks,
     gyroscopic_midpoint,
     kinetic_energy,
@@ -45,11 +43,14 @@ from .kernels import (
 from .model import Model
 from .options import POSITION_UPDATES, StepOptions
 from .run import loop as run_loop
-from .run.errors import EnergyWarning, RunInterrupted, SimulationError
+from .run.errors import EnergyWarning, RunInterrupted, SimulationError, step_error
 from .run.loop import MAX_STEPS, state_from_file
+from .run.snapshot import restore, snapshot
 from .step_checks import check_inputs, check_state, flat_disk, nonfinite_kinematics
 from .step_result import StepResult
+from .step_rows import coefficients_now, compliant_contact_rows, midpoint_rows
 from .step_state import StepState
+from .step_work import StepWork
 from .strategies.choice import choose_detected_islands, choose_islands, choose_sparse_settings
 from .strategies.condensed import solve_condensed
 from .strategies.coulomb import solve_coulomb
@@ -97,65 +98,7 @@ class Simulation:
         replaces that field (``Simulation(m, dt=1e-3, tolerance=1e-10)`` is
         ``Simulation(m, dt=1e-3, options=StepOptions(tolerance=1e-10))``). ``self.options`` holds
         them as resolved for this model (the method and fallback chosen, the strategy taken):
-        what every output file records.
-    method : solver; default the friction model's (``judice-pires``; ``lemke`` for polygonal;
-        ``nsgs`` for coulomb). Any of :data:`solvers.METHODS` for the LCP models, any of
-        ``solvers.friction_contact.METHODS`` for coulomb.
-    tolerance : acceptance bound on the framework's relative residual.
-    position_update : ``"symplectic"`` (default: q+ with v+), ``"paper"`` (Eq. 7, known v) or
-        ``"midpoint"`` (Moreau's midpoint scheme, second order on smooth phases); see the module
-        docstring for why and what each costs.
-    gyroscopic : ``"midpoint"`` (implicit midpoint rule for omega x I omega, energy-conserving) or
-        ``"explicit"`` (the paper's c at the known omega); default: ``"midpoint"`` with the v+
-        update, ``"explicit"`` with ``"paper"``.
-    energy_check : ``"warn"`` (default), ``"stop"`` or ``"off"`` -- what :meth:`run` does about a
-        step whose energy rises more than ``energy_tolerance`` (docs/theory/step.md, "Run health").
-    energy_tolerance : relative to the run's energy scale S_n, > 0 (default 1e-3).
-    stabilization : beta in [0, 1] for penetration and holonomic drift (docs/theory/step.md).
-    normal_force_iterations : extra fixed-point passes toward mu lam_N+ (>= 0).
-    fallback_method : method used when the first fails (``"auto"``, the default, picks it: lemke
-        for judice-pires and vice versa; for coulomb ``prox`` after nsgs and newton, nsgs after
-        the others); ``None`` stops at the first failure. (Here ``"auto"`` means "pick"; the
-        friction-contact *method* named ``auto`` can be the main method, not the fallback.)
-    solver_options : dict of options for ``method`` (see each method's ``Options``).
-    static_threshold : slip speed (m/s) below which a contact counts as sticking when choosing
-        between mu_s and mu_k for box, polygonal and coulomb (the regularized model uses its v_th).
-    fused : for ``regularized`` and ``box`` with ``judice-pires``, assemble and run the first
-        pivoting pass in one compiled call (:func:`lcpdyn.kernels.fused_step`). Same problem, same
-        algorithm, same residual test, bit-identical results; ``False`` runs the general path
-        (separately timed assembly and solve).
-    blas_threads : BLAS threads while :meth:`run` runs (threadpoolctl, scoped to the run and
-        restored after it; default 1). The per-step dense work is small (a few to a few hundred
-        unknowns): threads cost more in synchronization than they bring. ``None`` leaves the
-        process's setting alone.
-    sparse : ``"auto"`` (default), ``True`` or ``False``: solve the step island by island
-        (:mod:`lcpdyn.islands`: one small problem per body with contacts, cost linear in the
-        number of bodies) instead of as one dense problem. ``"auto"`` takes the islands whenever
-        the step splits into several -- two or more bodies and no bilateral rows (joints and
-        ideal rolling couple velocities), and for coulomb the method nsgs -- and the dense path
-        otherwise. Regularized and box with judice-pires on the fused path run every island in
-        one compiled loop; any other bounded-LCP model (polygonal, continuous, a user's model
-        through the friction-model protocol) or method assembles and solves each island from the
-        model's block. ``True`` raises if the step does not split. With one body the island is
-        the dense problem itself; the two compiled loops may still differ in rounding, which on
-        a statically indeterminate contact set (a block on four corners) can pick another of its
-        equally valid load sharings. ``"condensed"``: eliminate the velocities and bilateral
-        multipliers by the sparse KKT factorization (:func:`lcpdyn.kkt.solve_kkt`) and solve the
-        bounded LCP of the contacts alone (:func:`lcpdyn.strategies.condensed.solve_condensed`, the
-        cost linear in a chain of bodies such as a beam); ``"auto"`` takes it when bilateral rows
-        couple an island of more than :data:`lcpdyn.kkt.SPARSE_SIZE` velocities and rows.
-    compiled_loop : ``"auto"`` (default) or ``True``: :meth:`run` advances in chunks of steps,
-        each chunk one compiled call holding the whole step (:mod:`lcpdyn.compiled_loop`:
-        kinematics, Eq. 30 and its Júdice–Pires pivoting in one XLA program), for small scenes of
-        the regularized or box model (:func:`lcpdyn.compiled_loop.unsupported` names what rules a
-        scene out); every step's answer is still measured by the framework's residual on the
-        host, and a step that fails anything is redone by the ordinary step. ``loop_steps``
-        counts the steps taken each way. ``"auto"`` takes it wherever it applies and the
-        ordinary step elsewhere; ``True`` makes a scene it cannot take a ValueError naming why;
-        ``False`` always takes the ordinary step. The chunk is traced and compiled at the first
-        :meth:`run` that uses it (about 2 s, once per structure in a process). :meth:`step` and
-        :meth:`advance` always take the ordinary step; ``options.compiled_loop`` records the
-        choice made (True or False).
+        what every output file records. What each option does: :class:`~lcpdyn.options.StepOptions`.
     scene : the record of a ready scene that built ``model`` -- ``{"name": <a key of
         scenes.SCENES>, **its parameters}`` (what :meth:`scenes.scene.Scene.simulation` passes).
         Written to every output file, so that the run can be rebuilt from the file alone
@@ -212,7 +155,6 @@ class Simulation:
                 "configuration v+ moves)"
             )
         self._soft_rows, self._soft_stiffness, self._soft_damping = soft, stiffness[soft], damping[soft]
-        self._bilateral_compliance = np.zeros(model.n_bilateral)
         self.coulomb = self.friction.formulation == FRICTION_CONTACT  # the exact cone's problem
         self._basis_passes = int(getattr(self.friction, "basis_passes", 0))
         self.method, self.fallback_method = choose_methods(
@@ -255,7 +197,6 @@ class Simulation:
             (i, c.friction_profile) for i, c in enumerate(model.contacts) if c.friction_profile is not None
         ]
         self._compliant = [(i, c.normal_law) for i, c in enumerate(model.contacts) if c.normal_law is not None]
-        self._normal_compliance = np.zeros(len(model.contacts))
         self.n_holonomic = sum(c.size for c in model.holonomic)
         self._disks = [i for i, c in enumerate(model.contacts) if c.tilt_of is not None]  # contacts with a tilt check
         self.has_disks = bool(self._disks)
@@ -306,8 +247,6 @@ class Simulation:
         size = model.n_velocities + model.n_bilateral + len(model.contacts)
         self._size = size + (2 * len(model.contacts) if self._rows is not None else 0)
         self._no_warm = np.zeros(self._size, np.int8)
-        self._branch = self._guess = None
-        self._no_branch, self._no_guess = np.zeros(len(model.contacts), np.int8), np.zeros((len(model.contacts), 2))
         self._loop = None
         if options.compiled_loop and self._collisions is None:  # the strategy's choice: compiled where it applies
             from .compiled_loop import CompiledLoop, unsupported
@@ -336,6 +275,10 @@ class Simulation:
         if self._collisions is not None:
             return False if self._detected_groups is None else (True if self._split_always else "auto")
         return "condensed" if self._condensed else self._islands is not None
+
+    CACHES = ("_dense_mass", "_mass_blocks")
+    """Attributes a step may fill on first use: numbers of the model (the dense mass matrix, the
+    islands' mass blocks), built once, never state."""
 
     @property
     def M(self) -> np.ndarray:
@@ -382,39 +325,7 @@ class Simulation:
             "dt": self.dt,
             "friction": self.friction.parameters(),
             **self.options.record(collisions=self._collisions is not None),
-            "bodies": [
-                {
-                    "name": b.name,
-                    "mass": b.mass,
-                    "inertia": b.inertia_matrix.tolist(),
-                    "position": b.position.tolist(),
-                    "orientation": b.orientation.tolist(),
-                    "velocity": b.velocity.tolist(),
-                    "angular_velocity": b.angular_velocity.tolist(),
-                }
-                for b in self.model.bodies
-            ],
-            "contacts": [
-                {
-                    "type": type(c).__name__,
-                    "body": c.body.name,
-                    "mu": c.mu,
-                    "mu_static": c.mu_static,
-                    "normal_law": None
-                    if c.normal_law is None
-                    else {
-                        "type": type(c.normal_law).__name__,
-                        "coefficients": list(c.normal_law.coefficients),
-                        "damping": c.normal_law.damping,
-                    },
-                    "friction_profile": c.friction_profile is not None,
-                    "plane_normal": c.plane.normal.tolist(),
-                    "plane_point": c.plane.point.tolist(),
-                    **({"radius": c.radius} if hasattr(c, "radius") else {}),
-                }
-                for c in self.model.contacts
-            ],
-            "gravity": self.model.gravity.tolist(),
+            **self.model.record(),
             **({"collisions": self._collisions.record()} if self._collisions is not None else {}),
             **({"scene": self.scene} if self.scene is not None else {}),
         }
@@ -470,8 +381,6 @@ class Simulation:
                     f"{getattr(value, 'shape', type(value).__name__)}"
                 )
         begin = time.perf_counter()
-        self._clock = [0.0, 0.0]
-        self._branch = self._guess = None  # a friction switch inside the step (lcpdyn.friction_switches)
         midpoint = self.position_update == "midpoint"
         if midpoint:  # Moreau's midpoint scheme (docs/theory/step.md): Eq. (30) over h/2 at q_m = q + h/2 v
             q_start = update_positions(state.q, state.v, 0.5 * self.dt)
@@ -481,20 +390,22 @@ class Simulation:
             k = kinematics or self.evaluate(state.q, state.v, state.t)
         h = self._h_solve
         if not k.finite:
-            raise self._step_error(state, nonfinite_kinematics(self, state, k))
+            raise step_error(state, nonfinite_kinematics(self, state, k))
         if k.tilt_margin < 0.0:
-            raise self._step_error(state, flat_disk(self, k))
+            raise step_error(state, flat_disk(self, k))
         n, r, m = k.n_velocities, k.gap.shape[0], k.A_body.shape[0]
         v = state.v
-        self._mu_now, self._mu_static_now = self._coefficients_now(state, k)
+        mu, mu_static = coefficients_now(self, state, k)
+        # this step's own numbers for the strategies (lcpdyn.step_work): the simulation holds none of them
+        work = StepWork(mu, mu_static, np.zeros(r), np.zeros(m))
         paper = self.position_update == "paper"
         g = k.holonomic_error
         if midpoint:
-            e_N, g = self._midpoint_rows(state, k, q_start, v)
+            e_N, g = midpoint_rows(self, state, k, q_start, v)
         else:
             e_N = gap_terms_blocks(k.gap, k.N_block, k.contact_body, v, h, paper, self.stabilization)
         if self._compliant:
-            e_N = self._compliant_rows(k, v, h, paper, e_N)
+            e_N = compliant_contact_rows(self, k, v, h, paper, e_N, work.normal_compliance)
         if g.size and not midpoint:  # A v+ = -dg/dt - beta g~/h (rheonomic rate, drift at the configuration v+ moves)
             A_v = np.einsum("mkj,mkj->m", k.A_block[: g.size], v.reshape(-1, 6)[k.A_body[: g.size]])  # pads are 0
             g_pred = g + h * (A_v + k.holonomic_rate) if paper else g
@@ -505,11 +416,11 @@ class Simulation:
                 g_ahead, finite = self.evaluate.holonomic_error(q_ahead, state.t + h)
                 if not finite:
                     message = nonfinite_kinematics(self, state, self.evaluate(q_ahead, v, state.t + h))
-                    raise self._step_error(state, "the compliant rows' predicted configuration: " + message)
+                    raise step_error(state, "the compliant rows' predicted configuration: " + message)
                 effective = h * stiffness + damping
                 predicted = g_ahead[s] - h * A_v[s]
                 g[s] = -(stiffness * predicted + damping * k.holonomic_rate[s]) / effective
-                self._bilateral_compliance[s] = 1.0 / (h * effective)
+                work.bilateral_compliance[s] = 1.0 / (h * effective)
         u = np.concatenate([g, k.nonholonomic_rhs])
         if self.gyroscopic == "midpoint":
             rhs, newton, body = gyroscopic_midpoint(
@@ -519,7 +430,7 @@ class Simulation:
                 rhs = 0.5 * (rhs + momentum(self._mass, self._inertia, v))
             if not newton <= _NEWTON_TOLERANCE:
                 omega = float(np.linalg.norm(v[6 * body + 3 : 6 * body + 6]))
-                raise self._step_error(
+                raise step_error(
                     state,
                     f"body {self.model.bodies[body].name!r}: the implicit midpoint step of the "
                     f"gyroscopic term did not converge (relative residual {newton:.3g} after "
@@ -539,7 +450,7 @@ class Simulation:
             split, state = False, dataclasses.replace(state, active_set=None, impulse_guess=None)
 
         def solve(state, rhs, e_N, g, u):
-            """Eq. (30) (twice in the midpoint scheme) with this step's coefficients ``_mu_now``."""
+            """Eq. (30) (twice in the midpoint scheme) with this step's coefficients ``work.mu``."""
             forces = None
             first = out = None
             for _pass in range(2 if midpoint else 1):
@@ -547,9 +458,9 @@ class Simulation:
                     first = out
                     forces = self.evaluate(q_start, out.v, state.t + h)
                     if not forces.finite:
-                        raise self._step_error(state, nonfinite_kinematics(self, state, forces))
+                        raise step_error(state, nonfinite_kinematics(self, state, forces))
                     rhs = momentum(self._mass, self._inertia, v) + h * forces.force
-                    e_N, g = self._midpoint_rows(state, k, q_start, 2.0 * out.v - v)
+                    e_N, g = midpoint_rows(self, state, k, q_start, 2.0 * out.v - v)
                     u = np.concatenate([g, k.nonholonomic_rhs])
                     state = dataclasses.replace(
                         state,
@@ -558,15 +469,15 @@ class Simulation:
                     )
                 check_inputs(self, state, rhs, e_N, u)
                 if detected is not None:
-                    out, out.detected = solve_with_detected(self, state, k, detected, rhs, u, e_N, h)
+                    out, out.detected = solve_with_detected(self, work, state, k, detected, rhs, u, e_N, h)
                 elif split:
-                    out = solve_islands(self, state, k, rhs, u, e_N, h)
+                    out = solve_islands(self, work, state, k, rhs, u, e_N, h)
                 elif self.coulomb:
-                    out = solve_coulomb(self, state, k, rhs, u, e_N, h)
+                    out = solve_coulomb(self, work, state, k, rhs, u, e_N, h)
                 elif self._condensed:
-                    out = solve_condensed(self, state, k, rhs, u, e_N, h)
+                    out = solve_condensed(self, work, state, k, rhs, u, e_N, h)
                 else:
-                    out = solve_lcp(self, state, k, rhs, u, e_N, h, n, m, r)
+                    out = solve_lcp(self, work, state, k, rhs, u, e_N, h, n, m, r)
                     if self._islands is not None:  # a whole step of an island run: its active set is out of order
                         out.active_set = None
             if first is not None:
@@ -576,7 +487,7 @@ class Simulation:
 
         start = state
         state, out, first, forces = solve(start, rhs, e_N, g, u)
-        if friction_switches(self, start, k, rhs, 2.0 * out.v - v if midpoint else out.v, out):
+        if friction_switches(self, work, start, k, rhs, 2.0 * out.v - v if midpoint else out.v, out):
             tried = out
             state, out, first, forces = solve(start, rhs, e_N, g, u)
             out.iterations += tried.iterations
@@ -589,16 +500,16 @@ class Simulation:
         out.gap = k.gap
         q_new = update_positions(q_start, v if paper else v_new, h)
         check_state(self, state, q_new, v_new, out)
-        work = 0.0
+        done = 0.0  # the work of non-conservative loads and driven constraints, J
         if self._nonconservative:  # h f_nc . (v + v+)/2; with compliant rows h f_nc . v+ ("Run health")
             f_nc = (k if first is None else forces).nonconservative_force
             if self._soft_rows.size:
-                work = self.dt * float(f_nc @ v_new)
+                done = self.dt * float(f_nc @ v_new)
             else:
-                work = 0.5 * self.dt * float(f_nc @ (v + v_new))
+                done = 0.5 * self.dt * float(f_nc @ (v + v_new))
         if self._driven:  # (h lam) . u_drive
-            work += float(out.bilateral @ np.concatenate([-k.holonomic_rate, k.nonholonomic_rhs]))
-        out.work = work
+            done += float(out.bilateral @ np.concatenate([-k.holonomic_rate, k.nonholonomic_rhs]))
+        out.work = done
         following = StepState(
             q_new,
             v_new,
@@ -611,165 +522,24 @@ class Simulation:
             *(() if out.detected is None else (out.detected.contacts, out.detected.impulse, out.detected.tangent)),
         )
         total = time.perf_counter() - begin
-        out.timing = (self._clock[0], self._clock[1], total - self._clock[0] - self._clock[1])
+        out.timing = (work.clock[0], work.clock[1], total - work.clock[0] - work.clock[1])
+        out.mu = work.mu
         return following, out
-
-    def branch_arrays(self):
-        """(branch (r,) int8, guess (r, 2)) for the compiled kernels: this step's switches, or none."""
-        if self._branch is None:
-            return self._no_branch, self._no_guess
-        return self._branch, self._guess
 
     # --- health checks (docs/theory/step.md, "Run health") -----------------------------------
     def _error(self, message, result=None) -> SimulationError:
-        return self._step_error(self.state, message, result)
-
-    @staticmethod
-    def _step_error(state, message, result=None) -> SimulationError:
-        return SimulationError(message, state.steps_done, state.t, result=result)
-
-    def _midpoint_rows(self, state, k, q_mid, guess):
-        """Moreau's midpoint scheme (docs/theory/step.md): the gap rows' e_N and the holonomic rows'
-        right-hand sides in terms of v_m, from the constraints at the next midpoint
-        q_m' = q_m + h v+, predicted at q_m + h v^ (``guess`` v^ of v+: the known v in the first
-        pass, the first pass's v+ in the second) and linearized about it with the N at q_m:
-        Phi(q_m') = Phi^ + h N (v+ - v^), v+ = 2 v_m - v, so Phi(q_m') >= 0 reads
-        N v_m - N (v + v^)/2 + Phi^/(2h) >= 0 (scaled by 1/2; the same with A, g for the holonomic
-        rows, whose predicted g^ holds the rheonomic motion up to t + 3h/2). The linearization
-        errs by h (N(q^) - N(q_m)) (v+ - v^) = O(h^2 |v+ - v^|): O(h^3) in the first pass, O(h^4)
-        in the second -- what a local error O(h^3) needs. Of the penetration or drift at q_m only
-        the fraction ``stabilization`` is removed."""
-        h, v = self.dt, state.v
-        beta = self.stabilization
-        ahead_q = update_positions(update_positions(q_mid, guess, 0.5 * h), guess, 0.5 * h)  # as q_m' is made
-        ahead = self.evaluate(ahead_q, guess, state.t + 1.5 * h)
-        if not ahead.finite:
-            raise self._step_error(
-                state, "the midpoint scheme's predicted configuration: " + nonfinite_kinematics(self, state, ahead)
-            )
-        both = (v + guess).reshape(-1, 6)
-        closing = 0.5 * np.einsum("ij,ij->i", k.N_block, both[k.contact_body])
-        target = ahead.gap - (1.0 - beta) * np.minimum(k.gap, 0.0)
-        e_N = target / (2.0 * h) - closing
-        g = k.holonomic_error
-        if g.size:
-            A_v = 0.5 * np.einsum("mkj,mkj->m", k.A_block[: g.size], both[k.A_body[: g.size]])  # pads are 0
-            g = A_v - (ahead.holonomic_error - (1.0 - beta) * g) / (2.0 * h)
-        return e_N, g
-
-    def _compliant_rows(self, k, v, h, paper, e_N):
-        """Compliant contacts (:mod:`lcpdyn.compliance`): their rows become
-        N v+ + C_N h lam_N+ - F(a~)/(F' h + c) >= 0 at the predicted approach a~ = -Phi~."""
-        e_N = e_N.copy()
-        for i, law in self._compliant:
-            approach = -(
-                k.gap[i] + h * (k.N_block[i] @ v[6 * k.contact_body[i] : 6 * k.contact_body[i] + 6])
-                if paper
-                else k.gap[i]
-            )
-            force, slope = force_and_slope(law, approach)
-            # the damper acts only in contact: ahead of it (a~ <= 0) the spring alone decides whether
-            # the step closes the gap, so no force acts before the surfaces touch
-            effective = slope * h + (law.damping if approach > 0.0 else 0.0)
-            self._normal_compliance[i] = 1.0 / (h * effective)
-            e_N[i] = -force / effective
-        return e_N
-
-    def _coefficients_now(self, state, k):
-        """(mu, mu_s) per contact for this step: friction profiles mu(t) first; then, with
-        mu_s > mu_k, mu is mu_k where the contact slid in the previous step (|D v| >
-        ``static_threshold``) and mu_s where it stuck -- unless the friction model
-        ``chooses_static_coefficient`` (:mod:`lcpdyn.friction.base`): then it gets mu_k and mu_s
-        as they are (the regularized model applies mu_s in its own static branch)."""
-        mu, mu_static = self.mu, self.mu_static
-        if self._profiles:
-            mu, mu_static = mu.copy(), mu_static.copy()
-            for i, profile in self._profiles:
-                try:
-                    value = float(profile(state.t))
-                except Exception as exc:  # a user function: report it as the step's failure, keep the run
-                    raise self._step_error(
-                        state,
-                        f"friction_profile of {self.model.describe_contact(i)} raised {type(exc).__name__}: {exc}",
-                    ) from exc
-                if not (np.isfinite(value) and value >= 0):
-                    raise self._step_error(
-                        state,
-                        f"friction_profile of {self.model.describe_contact(i)} gave mu = {value!r} "
-                        "(must be finite and >= 0)",
-                    )
-                mu[i] = mu_static[i] = value
-        if not self._two_coefficients or self.friction.chooses_static_coefficient:
-            return mu, mu_static
-        slip = block_rows(k.D_block, k.contact_body, state.v)
-        sliding = np.sqrt((slip**2).sum(axis=1)) > self.static_threshold
-        return np.where(sliding, mu, mu_static), mu_static
+        return step_error(self.state, message, result)
 
     # --- runs ---------------------------------------------------------------------------
-    # Everything a step reads that earlier steps wrote: a snapshot of these continues a run
-    # bit for bit (:meth:`snapshot`, :meth:`restore`).
-    _STATE = (
-        "q",
-        "v",
-        "t",
-        "steps_done",
-        "normal_force",
-        "friction_force",
-        "active_set",
-        "impulse_guess",
-        "_potential_start",
-        "_work",
-        "_lowest",
-        "_scale",
-    )
-
     def snapshot(self) -> dict:
-        """The mutable state of the run (copies): position and velocity, time, warm starts, the
-        previous step's forces and the energy budget (and, with colliders, the last step's
-        detected contacts). :meth:`restore` of it continues the run exactly as if it had not
-        stopped."""
-        out = {
-            name: (None if getattr(self, name) is None else np.array(getattr(self, name), copy=True))
-            for name in self._STATE
-        }
-        if self._collisions is not None:
-            from .detected_contacts import contacts_to_arrays
-
-            out.update(contacts_to_arrays(self.contacts, self.contact_impulse, self.contact_tangent))
-        if self._loop is not None:
-            out["loop_retry"] = np.array(self.loop_retry, np.int64)
-        return out
+        """The mutable state of the run (copies; :func:`lcpdyn.run.snapshot.snapshot`):
+        :meth:`restore` of it continues the run exactly as if it had not stopped."""
+        return snapshot(self)
 
     def restore(self, state) -> None:
         """Continue from a :meth:`snapshot`, or from the file of a stopped run (a path to an .h5
         written by :meth:`run` with ``out=``; its parameters must be this simulation's)."""
-        if not isinstance(state, dict):
-            state = state_from_file(self, state)
-        missing = [name for name in self._STATE if name not in state]
-        if missing:
-            raise ValueError(f"the state to restore lacks {missing}")
-        for name in self._STATE:
-            value = state[name]
-            if value is None:
-                setattr(self, name, None)
-            elif name in ("t", "_potential_start", "_work", "_lowest", "_scale"):
-                setattr(self, name, float(value))
-            elif name == "steps_done":
-                setattr(self, name, int(value))
-            else:
-                value = np.array(value, copy=True)
-                if name == "active_set":
-                    value = value.astype(np.int8)
-                setattr(self, name, value)
-        if self._collisions is not None:
-            from .detected_contacts import contacts_from_arrays
-
-            if "contacts_gap" not in state:
-                raise ValueError("the state to restore lacks the detected contacts (contacts_gap, ...)")
-            self.contacts, self.contact_impulse, self.contact_tangent = contacts_from_arrays(state)
-        self._pending_health = int(state.get("pending_health", 0))
-        retry = state.get("loop_retry")  # absent: a state from before the schedule was kept, or no loop
-        self.loop_retry = (0, 1) if retry is None else (int(retry[0]), int(retry[1]))
+        restore(self, state_from_file(self, state) if not isinstance(state, dict) else state)
 
     def run(
         self,

@@ -79,3 +79,49 @@ def test_advance_from_another_state_and_bad_input():
     with pytest.raises(SimulationError, match="step 0"):
         sim.advance(broken)
     _same(sim.state, start)  # a failed step changes nothing
+
+
+def _attributes(sim) -> dict:
+    """Every attribute of ``sim``: its identity, and an array's bytes or a list's members' identities."""
+    out = {}
+    for name, value in vars(sim).items():
+        if name in Simulation.CACHES:  # the model's numbers, built on first use
+            continue
+        if isinstance(value, np.ndarray):
+            out[name] = (id(value), value.tobytes())
+        elif isinstance(value, list):
+            out[name] = (id(value), tuple(map(id, value)))
+        else:
+            out[name] = id(value)
+    return out
+
+
+@pytest.mark.parametrize(
+    "scene, friction, parameters, before",
+    [
+        ("half-car", "regularized", {}, 3),  # compliant tyres, friction profiles mu(t), joints
+        ("incline-pendulum", "regularized", {"beam_elements": 2}, 3),  # compliant bilateral rows (the beam)
+        ("incline-block", "coulomb", {"angle_deg": 31.0, "mu": 0.3, "mu_static": 0.6}, 0),  # a breakaway
+        ("incline-block", "regularized", {"angle_deg": 31.0, "mu": 0.3, "mu_static": 0.6}, 0),  # its switch
+        ("crate-on-half-car", "regularized", {}, 3),  # detected contacts beside declared ones
+    ],
+)
+def test_advance_writes_nothing_outside_what_it_returns(scene, friction, parameters, before):
+    """``advance(state)`` leaves every attribute of the simulation as it was -- the step's own
+    numbers (its mu, the compliances of compliant rows, a friction switch's branch, the phase
+    clock) live in the step (``lcpdyn.step_work``) and what it returns (``StepResult.mu``) --
+    on the paths that have such numbers: compliant contacts and profiles, compliant beam rows, a
+    breakaway under coulomb and the regularized model's switch, detected contacts."""
+    built = scenes.SCENES[scene].build(**parameters)
+    sim = built.simulation(friction)
+    for _ in range(before):
+        sim.step()
+    kept = _attributes(sim)
+    following, out = sim.advance(sim.state)
+    assert _attributes(sim) == kept
+    assert out.mu is not None and out.mu.shape == (len(built.model.contacts),)
+    if scene == "incline-block":  # the breakaway: mu_k from the first step (issue 44, item 1)
+        assert out.mu[0] == 0.3 and following.v[0] != 0.0
+    out_step = sim.step()  # the same step on the simulation's own state
+    np.testing.assert_array_equal(out_step.v, out.v)
+    np.testing.assert_array_equal(out_step.mu, out.mu)

@@ -30,3 +30,9 @@ class RunInterrupted(SimulationError):
 class EnergyWarning(RuntimeWarning):
     """Issued at the end of :meth:`Simulation.run` when steps were flagged ``ENERGY_GAIN``
     (docs/theory/step.md, "Run health")."""
+
+
+def step_error(state, message, result=None) -> SimulationError:
+    """The failure of the step from ``state`` (a :class:`~lcpdyn.step_state.StepState`), with its
+    message (and the result so far)."""
+    return SimulationError(message, state.steps_done, state.t, result=result)

@@ -201,7 +201,6 @@ def compiled_chunk(sim, record, i, steps):
     sim.t = sim.steps_done * sim.dt
     sim.normal_force, sim.friction_force = chunk.normal_force[j].copy(), chunk.friction_force[j].copy()
     sim.active_set, sim.impulse_guess = active[j].copy(), None
-    sim._mu_now = chunk.mu[j].copy()
     record.store_chunk(i, first, sim, chunk, relative, health)
     end = time.perf_counter()
     rows = min(accepted, max(0, sim.timing.shape[0] - i))

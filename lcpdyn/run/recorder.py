@@ -158,7 +158,7 @@ class Recorder:
             a["contact_slip_velocity"][j] = out.slip_world
             a["contact_gap"][j] = out.gap
             a["contact_kinetic"][j] = out.kinetic
-            a["contact_mu"][j] = sim._mu_now
+            a["contact_mu"][j] = out.mu
             a["energy"][j] = energy
             a["solver_status"][j] = out.status
             a["solver_iterations"][j] = out.iterations

@@ -50,23 +50,15 @@ def friction_on_end_velocity(block: FrictionBlock, v: np.ndarray) -> FrictionBlo
     return dataclasses.replace(block, c=0.5 * (block.c - block.F @ v), lo=0.5 * block.lo, hi=0.5 * block.hi)
 
 
-def switch_arguments(sim, contacts=slice(None)) -> dict:
-    """The ``branch`` and ``guess`` keywords of a friction model's ``block`` for a switch inside
-    the step (:meth:`lcpdyn.friction.Regularized.switches`), for ``contacts``; empty when none."""
-    if sim._branch is None:
-        return {}
-    return {"branch": sim._branch[contacts], "guess": sim._guess[contacts]}
-
-
-def assemble(sim, state, k, rhs, u, e_N, h, n, m, r, normal_force, basis_force=None):
+def assemble(sim, work, state, k, rhs, u, e_N, h, n, m, r, normal_force, basis_force=None):
     """Eq. (30) with the friction model's block (see :mod:`lcpdyn.friction`)."""
     rolling = rolling_kinematics(sim, state, k)
     if rolling is not None:
         rolling = RollingKinematics(_scatter(rolling.spin, k.contact_body, k.n_velocities), rolling.speed)
     return assemble_rows(sim,
-        sim.M, k.A, k.N, k.D, k.tangent, state.v, rhs, u, e_N, sim._normal_compliance,
-        sim._bilateral_compliance, h, sim._mu_now, sim._mu_static_now, normal_force, state.friction_force,
-        rolling, basis_force, switch_arguments(sim),
+        sim.M, k.A, k.N, k.D, k.tangent, state.v, rhs, u, e_N, work.normal_compliance,
+        work.bilateral_compliance, h, work.mu, work.mu_static, normal_force, state.friction_force,
+        rolling, basis_force, work.switch_arguments(),
     )  # fmt: skip
 
 

@@ -12,10 +12,11 @@ from solvers.problem import BoundedLCP
 from ..compiled_kinematics import _scatter
 from ..friction.creep import RollingKinematics
 from ..kkt import solve_kkt
-from .assembly import accept, bounded_result, call, rolling_kinematics, sparse_rows, switch_arguments
+from ..run.errors import step_error
+from .assembly import accept, bounded_result, call, rolling_kinematics, sparse_rows
 
 
-def solve_condensed(sim, state, k, rhs, u, e_N, h):
+def solve_condensed(sim, work, state, k, rhs, u, e_N, h):
     """Eq. (30) with its free unknowns eliminated (``sparse="condensed"``). With
     K_ff = [[M, -A^T], [A, C_A]] the velocities and bilateral multipliers, the free rows give
 
@@ -49,8 +50,8 @@ def solve_condensed(sim, state, k, rhs, u, e_N, h):
         if sim._basis_passes and done:
             extra["basis_force"] = sim.friction.world_force(result.z[r:], block, k.tangent, h)
         block = sim.friction.block(
-            D, state.v, h, sim._mu_now, normal_force, state.friction_force, k.tangent,
-            mu_static=sim._mu_static_now, **extra, **switch_arguments(sim),
+            D, state.v, h, work.mu, normal_force, state.friction_force, k.tangent,
+            mu_static=work.mu_static, **extra, **work.switch_arguments(),
         )  # fmt: skip
         nf = block.F.shape[0]
         right = np.zeros((n + m, 1 + r + nf))
@@ -58,13 +59,13 @@ def solve_condensed(sim, state, k, rhs, u, e_N, h):
         right[:n, 1 : 1 + r] = N.T
         right[:n, 1 + r :] = block.G.T
         try:
-            solution = solve_kkt(sim._mass, sim._inertia, A, right, sim._bilateral_compliance)
+            solution = solve_kkt(sim._mass, sim._inertia, A, right, work.bilateral_compliance)
         except np.linalg.LinAlgError as exc:
-            raise sim._step_error(state, f"{exc} -- the step cannot eliminate the velocities") from exc
+            raise step_error(state, f"{exc} -- the step cannot eliminate the velocities") from exc
         free, response = solution[:, 0], solution[:, 1:]
         rows = np.vstack([N, block.F])
         W = rows @ response[:n]
-        W[:r, :r] += np.diag(sim._normal_compliance)
+        W[:r, :r] += np.diag(work.normal_compliance)
         if block.P is not None:
             W[r:, :r] += block.P
         W[r:, r:] += block.C
@@ -75,8 +76,7 @@ def solve_condensed(sim, state, k, rhs, u, e_N, h):
         hi = np.concatenate([np.full(r, np.inf), block.hi])
         middle = time.perf_counter()
         result = call(sim, sim.method, W, b, lo, hi, warm, (0, 0, r))
-        sim._clock[0] += middle - start
-        sim._clock[1] += time.perf_counter() - middle
+        work.time(start, middle, time.perf_counter())
         result, retried = accept(
             sim, state, result, lambda method, W=W, b=b, lo=lo, hi=hi: call(sim, method, W, b, lo, hi, None, (0, 0, r))
         )

@@ -15,11 +15,12 @@ from ..compiled_kinematics import _scatter
 from ..islands import coulomb_islands as coulomb_island_kernel
 from ..islands import free_velocity
 from ..kkt import solve_kkt
+from ..run.errors import step_error
 from ..step_result import StepResult
 from .assembly import EMPTY, accept, sparse_rows
 
 
-def coulomb_groups(sim, state, k, rhs, u, e_N, h):
+def coulomb_groups(sim, work, state, k, rhs, u, e_N, h):
     """The exact cone island by island when bilateral rows couple bodies: each island's
     velocities and bilateral multipliers eliminated (:func:`lcpdyn.kkt.solve_kkt`, a sparse
     factorization for large islands), its Delassus problem solved by NSGS from the previous
@@ -41,10 +42,10 @@ def coulomb_groups(sim, state, k, rhs, u, e_N, h):
         A_g = sim._groups.rows_matrix(j, k.A_block, k.A_body)
         free, response, W, b = delassus(sim,
             state, sim._mass[g.bodies], sim._inertia[g.bodies], A_g, H,
-            rhs[g.columns], u[g.rows], e_N[c], sim._normal_compliance[c], sim._bilateral_compliance[g.rows],
+            rhs[g.columns], u[g.rows], e_N[c], work.normal_compliance[c], work.bilateral_compliance[g.rows],
         )  # fmt: skip
         middle = time.perf_counter()
-        mu, start_guess = sim._mu_now[c], None if guess is None else guess[rows]
+        mu, start_guess = work.mu[c], None if guess is None else guess[rows]
         if c.size:
             result = solve_fc(sim, W, b, mu, start_guess, sim.method)
             result, retried = accept(
@@ -59,8 +60,7 @@ def coulomb_groups(sim, state, k, rhs, u, e_N, h):
             x = free
         v_new[g.columns] = x[:n_g]
         bilateral[g.rows] = x[n_g:]
-        sim._clock[0] += middle - start
-        sim._clock[1] += time.perf_counter() - middle
+        work.time(start, middle, time.perf_counter())
     per = impulse.reshape(r, 3) / h
     friction = per[:, 1, None] * k.tangent[:, 0] + per[:, 2, None] * k.tangent[:, 1]
     return StepResult(
@@ -77,7 +77,7 @@ def coulomb_groups(sim, state, k, rhs, u, e_N, h):
     )
 
 
-def coulomb_islands(sim, state, k, rhs, e_N, h):
+def coulomb_islands(sim, work, state, k, rhs, e_N, h):
     from solvers.contact_result import measure_friction_contact
     from solvers.local_coulomb import _grid
 
@@ -92,10 +92,10 @@ def coulomb_islands(sim, state, k, rhs, e_N, h):
         sim._inertia,
         rhs,
         e_N,
-        sim._normal_compliance,
+        work.normal_compliance,
         k.N_block,
         k.D_block,
-        sim._mu_now,
+        work.mu,
         islands.order,
         islands.starts,
         islands.bodies,
@@ -123,7 +123,7 @@ def coulomb_islands(sim, state, k, rhs, e_N, h):
         W_j = W[pw : pw + size * size].reshape(size, size)
         b_j = b[pb : pb + size]
         rows = (3 * contacts[:, None] + np.arange(3)).reshape(-1)
-        mu = sim._mu_now[contacts]
+        mu = work.mu[contacts]
         first = measure_friction_contact(
             W_j, b_j, mu, impulse[rows], Status.MAX_ITERATIONS, int(sweeps[j]),
             f"NSGS (exact local solves) on island {j}: no convergence in {int(sweeps[j])} sweeps",
@@ -144,8 +144,8 @@ def coulomb_islands(sim, state, k, rhs, e_N, h):
         body = islands.bodies[j]
         response_j = response[6 * pb : 6 * pb + 6 * size].reshape(6, size)
         v_new[6 * body : 6 * body + 6] = free[6 * body : 6 * body + 6] + response_j @ result.r
-    sim._clock[0] += middle - start  # the islands' Delassus matrices and NSGS (one compiled call)
-    sim._clock[1] += time.perf_counter() - middle  # failed islands, velocities
+    # assembly: the islands' Delassus matrices and NSGS (one compiled call); solve: failed islands, velocities
+    work.time(start, middle, time.perf_counter())
     per = impulse.reshape(r, 3) / h
     friction = per[:, 1, None] * k.tangent[:, 0] + per[:, 2, None] * k.tangent[:, 1]
     out = StepResult(
@@ -161,23 +161,23 @@ def coulomb_islands(sim, state, k, rhs, e_N, h):
         impulse_guess=impulse,
     )
     if len(islands) == 1 and len(sim.model.bodies) == 1:
-        out.problem = FrictionContactProblem(W.reshape(3 * r, 3 * r), b, sim._mu_now.copy())
+        out.problem = FrictionContactProblem(W.reshape(3 * r, 3 * r), b, work.mu.copy())
     return out
 
 
-def solve_coulomb(sim, state, k, rhs, u, e_N, h):
+def solve_coulomb(sim, work, state, k, rhs, u, e_N, h):
     start = time.perf_counter()
     n, r = k.n_velocities, k.gap.shape[0]
     H = stacked_rows(k.N, k.D)
     A = sparse_rows(k.A_block, k.A_body, k.A_body.shape[0], n)  # not the dense (m, n): a beam's grows as N^2
     free, response, W, b = delassus(
-        sim, state, sim._mass, sim._inertia, A, H, rhs, u, e_N, sim._normal_compliance, sim._bilateral_compliance
+        sim, state, sim._mass, sim._inertia, A, H, rhs, u, e_N, work.normal_compliance, work.bilateral_compliance
     )
     if sim.position_update == "midpoint":  # u = 2 H v_m + ...: the slip at v+ = 2 v_m - v (docs/theory/step.md)
         W, b = 2.0 * W, 2.0 * b
         b[1::3] -= H[1::3] @ state.v
         b[2::3] -= H[2::3] @ state.v
-    result, fallback = solve_accepted(sim, state, W, b, sim._mu_now, state.impulse_guess, start)
+    result, fallback = solve_accepted(sim, work, state, W, b, work.mu, state.impulse_guess, start)
     impulse = result.r
     x = free + response @ impulse
     per = impulse.reshape(r, 3) / h
@@ -191,7 +191,7 @@ def solve_coulomb(sim, state, k, rhs, u, e_N, h):
         residual=result.relative_residual,
         fallback=fallback,
         kinetic=np.zeros(r, bool),
-        problem=FrictionContactProblem(W, b, sim._mu_now.copy()),
+        problem=FrictionContactProblem(W, b, work.mu.copy()),
         bilateral=x[n:],
         impulse_guess=impulse,
     )
@@ -210,7 +210,7 @@ def delassus(sim, state, mass, inertia, A, H, rhs, u, e_N, CN, CA):
     try:
         solution = solve_kkt(mass, inertia, A, right, CA)
     except np.linalg.LinAlgError as exc:
-        raise sim._step_error(state, f"{exc} -- the step cannot eliminate the velocities") from exc
+        raise step_error(state, f"{exc} -- the step cannot eliminate the velocities") from exc
     free, response = solution[:, 0], solution[:, 1:]
     W = H @ response[:n]
     W = 0.5 * (W + W.T)
@@ -228,14 +228,13 @@ def stacked_rows(N, D):
     return H
 
 
-def solve_accepted(sim, state, W, b, mu, guess, start):
+def solve_accepted(sim, work, state, W, b, mu, guess, start):
     """(result, fallback) of the Delassus problem W r + b solved by the simulation's method from
     ``guess``, with the residual check and fallback; the assembly time since ``start`` and the
     solve time go to the step's clock."""
     middle = time.perf_counter()
     result = solve_fc(sim, W, b, mu, guess, sim.method)
-    sim._clock[0] += middle - start
-    sim._clock[1] += time.perf_counter() - middle
+    work.time(start, middle, time.perf_counter())
     return accept(sim, state, result, lambda method: solve_fc(sim, W, b, mu, guess, method))
 
 

@@ -20,7 +20,7 @@ class Basis:
         self.basis, self.kinetic = basis, kinetic
 
 
-def solve_lcp(sim, state, k, rhs, u, e_N, h, n, m, r):
+def solve_lcp(sim, work, state, k, rhs, u, e_N, h, n, m, r):
     normal_force = state.normal_force
     passes = 1 + sim.normal_force_iterations + (1 if state.steps_done == 0 and r else 0) + sim._basis_passes
     iterations = 0
@@ -30,18 +30,17 @@ def solve_lcp(sim, state, k, rhs, u, e_N, h, n, m, r):
     for done in range(passes):
         start = time.perf_counter()
         if sim._fused:
-            block, K, qv, lo, hi, result = fused_pass(sim, state, k, rhs, u, e_N, h, normal_force, warm)
+            block, K, qv, lo, hi, result = fused_pass(sim, work, state, k, rhs, u, e_N, h, normal_force, warm)
             middle = time.perf_counter()
             if result is None:  # pivoting did not converge: the full method (proximal fallback)
                 result = call(sim, sim.method, K, qv, lo, hi, warm, (n, m, r))
         else:
             if sim._basis_passes and done:  # the model's static basis from the last pass's force
                 basis_force = sim.friction.world_force(result.z[n + m + r :], block, k.tangent, h)
-            block, K, qv, lo, hi = assemble(sim, state, k, rhs, u, e_N, h, n, m, r, normal_force, basis_force)
+            block, K, qv, lo, hi = assemble(sim, work, state, k, rhs, u, e_N, h, n, m, r, normal_force, basis_force)
             middle = time.perf_counter()
             result = call(sim, sim.method, K, qv, lo, hi, warm, (n, m, r))
-        sim._clock[0] += middle - start
-        sim._clock[1] += time.perf_counter() - middle
+        work.time(start, middle, time.perf_counter())
         result, retried = accept(sim, state, result, lambda method: call(sim, method, K, qv, lo, hi, None, (n, m, r)))
         fallback = fallback or retried
         iterations += result.iterations
@@ -54,7 +53,7 @@ def solve_lcp(sim, state, k, rhs, u, e_N, h, n, m, r):
     )  # fmt: skip
 
 
-def fused_pass(sim, state, k, rhs, u, e_N, h, normal_force, warm):
+def fused_pass(sim, work, state, k, rhs, u, e_N, h, normal_force, warm):
     """The regularized/box model with judice-pires in one compiled call
     (:func:`lcpdyn.kernels.fused_step`); the same problem and the same first pivoting run as
     the general path, and the same residual test. Returns (block, K, q, lo, hi, result or None
@@ -72,18 +71,18 @@ def fused_pass(sim, state, k, rhs, u, e_N, h, normal_force, warm):
             rhs,
             u,
             e_N,
-            sim._normal_compliance,
-            sim._bilateral_compliance,
+            work.normal_compliance,
+            work.bilateral_compliance,
             state.v,
             h,
-            sim._mu_now,
-            sim._mu_static_now,
+            work.mu,
+            work.mu_static,
             normal_force,
             state.friction_force,
             rows.compliance,
             rows.velocity_threshold,
             rows.rigid_box,
-            *sim.branch_arrays(),
+            *work.switch_arrays(),
             warm if use_warm else sim._no_warm,
             use_warm,
             options.max_iterations or default_max_iterations(sim._size),

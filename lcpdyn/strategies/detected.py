@@ -107,12 +107,12 @@ def _warm_start(state, n, m, r, det):
     return out
 
 
-def solve_with_detected(sim, state, k, det: DetectedSet, rhs, u, e_N, h) -> tuple[StepResult, DetectedResult]:
+def solve_with_detected(sim, work, state, k, det: DetectedSet, rhs, u, e_N, h) -> tuple[StepResult, DetectedResult]:
     """(the declared contacts' StepResult, the detected contacts' :class:`DetectedResult`) of one
     step posed whole over both."""
     if sim.coulomb:
-        return _coulomb(sim, state, k, det, rhs, u, e_N, h)
-    return _bounded(sim, state, k, det, rhs, u, e_N, h)
+        return _coulomb(sim, work, state, k, det, rhs, u, e_N, h)
+    return _bounded(sim, work, state, k, det, rhs, u, e_N, h)
 
 
 @dataclass(frozen=True, eq=False)
@@ -175,23 +175,23 @@ def detected_islands(sim, k, det) -> list[_Part] | None:
     return parts
 
 
-def _bounded(sim, state, k, det, rhs, u, e_N, h):
+def _bounded(sim, work, state, k, det, rhs, u, e_N, h):
     n, m, r, c = k.n_velocities, k.A_body.shape[0], k.gap.shape[0], len(det)
     R = r + c
     tangent = np.concatenate([k.tangent, det.tangent])
     arrays = {
-        "mu": np.concatenate([sim._mu_now, det.mu]),
-        "mu_static": np.concatenate([sim._mu_static_now, det.mu_static]),
+        "mu": np.concatenate([work.mu, det.mu]),
+        "mu_static": np.concatenate([work.mu_static, det.mu_static]),
         "e": np.concatenate([e_N, det.e_N]),
-        "CN": np.concatenate([sim._normal_compliance, np.zeros(c)]),
+        "CN": np.concatenate([work.normal_compliance, np.zeros(c)]),
         "normal": np.concatenate([state.normal_force, det.normal_force]),
         "friction_force": np.concatenate([state.friction_force, det.friction_force]),
         # the body pairs of the contacts (a declared contact's second body is the world)
         "pair": np.vstack([np.stack([k.contact_body, np.full(r, -1)], axis=1), det.rows.body]),
     }
-    if sim._branch is not None:  # a switch inside the step at a declared contact (lcpdyn.friction_switches)
-        arrays["branch"] = np.concatenate([sim._branch, np.zeros(c, np.int8)])
-        arrays["guess"] = np.concatenate([sim._guess, np.zeros((c, 2))])
+    if work.branch is not None:  # a switch inside the step at a declared contact (lcpdyn.friction_switches)
+        arrays["branch"] = np.concatenate([work.branch, np.zeros(c, np.int8)])
+        arrays["guess"] = np.concatenate([work.guess, np.zeros((c, 2))])
     warm = _warm_start(state, n, m, r, det) if sim._warm_capable.get(sim.method) else None
     parts = detected_islands(sim, k, det)
     if parts is None:
@@ -207,8 +207,8 @@ def _bounded(sim, state, k, det, rhs, u, e_N, h):
         friction = np.stack([2 * x, 2 * x + 1], axis=1).reshape(-1)
         index = np.concatenate([part.columns, n + part.rows, n + m + x, n + m + R + friction])
         values = arrays if part.whole else {name: a[x] for name, a in arrays.items()}
-        if sparse_applies(sim, part.rows.size, x, r):
-            answer = _sparse_part(sim, state, part, values, det, rhs, tangent[x], r, h)
+        if sparse_applies(sim, work, part.rows.size, x, r):
+            answer = _sparse_part(sim, work, state, part, values, det, rhs, tangent[x], r, h)
             if answer.converged:
                 v_new[part.columns] = answer.v
                 latest[x] = answer.normal / h
@@ -236,7 +236,7 @@ def _bounded(sim, state, k, det, rhs, u, e_N, h):
             N_g, D_g = H_g[0::3], np.empty((2 * x.size, part.columns.size))
             D_g[0::2], D_g[1::2] = H_g[1::3], H_g[2::3]
         solved = _solve_part(
-            sim, state, part, values, M_g, A_g, N_g, D_g, tangent[x], state.v[part.columns], rhs[part.columns],
+            sim, work, state, part, values, M_g, A_g, N_g, D_g, tangent[x], state.v[part.columns], rhs[part.columns],
             u[part.rows], None if warm is None else warm[index], r, h,
         )  # fmt: skip
         result, block, its, retried, K = solved
@@ -283,7 +283,7 @@ def _sparse_rows(sim, det, detected, columns):
     return H, Minv, M
 
 
-def _sparse_part(sim, state, part, values, det, rhs, tangent, r, h):
+def _sparse_part(sim, work, state, part, values, det, rhs, tangent, r, h):
     """One island of detected contacts between free bodies on its sparse Delassus form
     (:func:`~lcpdyn.strategies.sparse_island.solve_sparse_island`), its rows taken from the step's
     sparse H, warm-started from the contacts' previous impulses."""
@@ -297,7 +297,7 @@ def _sparse_part(sim, state, part, values, det, rhs, tangent, r, h):
     )  # fmt: skip
 
 
-def _solve_part(sim, state, part, values, M, A, N, D, tangent, v, rhs, u, warm, r, h):
+def _solve_part(sim, work, state, part, values, M, A, N, D, tangent, v, rhs, u, warm, r, h):
     """Eq. (30) over one island (or the whole step): the friction model's block, the solve with
     its residual check and fallback, the normal-force passes and the detected contacts' bound
     passes. Returns (result, block, iterations, fallback, (K, q, lo, hi))."""
@@ -315,13 +315,12 @@ def _solve_part(sim, state, part, values, M, A, N, D, tangent, v, rhs, u, warm, 
         if sim._basis_passes and done:  # the model's static basis from the last pass's force
             basis_force = sim.friction.world_force(result.z[n_g + m_g + R_g :], block, tangent, h)
         block, K, qv, lo, hi = assemble_rows(sim,
-            M, A, N, D, tangent, v, rhs, u, values["e"], values["CN"], sim._bilateral_compliance[part.rows], h,
+            M, A, N, D, tangent, v, rhs, u, values["e"], values["CN"], work.bilateral_compliance[part.rows], h,
             values["mu"], values["mu_static"], normal, values["friction_force"], None, basis_force, switches,
         )  # fmt: skip
         middle = time.perf_counter()
         result = call(sim, sim.method, K, qv, lo, hi, warm, layout)
-        sim._clock[0] += middle - start
-        sim._clock[1] += time.perf_counter() - middle
+        work.time(start, middle, time.perf_counter())
         result, retried = accept(sim, state, result, lambda method: call(sim, method, K, qv, lo, hi, None, layout))
         fallback = fallback or retried
         iterations += result.iterations
@@ -347,7 +346,7 @@ def _solve_part(sim, state, part, values, M, A, N, D, tangent, v, rhs, u, warm, 
     return result, block, iterations, fallback, (K, qv, lo, hi)
 
 
-def _coulomb(sim, state, k, det, rhs, u, e_N, h):
+def _coulomb(sim, work, state, k, det, rhs, u, e_N, h):
     """The exact cone's step: per island (:func:`detected_islands`; or whole) the Delassus problem
     W r + b of its contacts, its velocities and bilateral multipliers eliminated, solved from the
     previous impulses with the residual check and fallback."""
@@ -356,8 +355,8 @@ def _coulomb(sim, state, k, det, rhs, u, e_N, h):
     tangent = np.concatenate([k.tangent, det.tangent])
     A = sparse_rows(k.A_block, k.A_body, m, n)
     e = np.concatenate([e_N, det.e_N])
-    CN = np.concatenate([sim._normal_compliance, np.zeros(c)])
-    mu = np.concatenate([sim._mu_now, det.mu])
+    CN = np.concatenate([work.normal_compliance, np.zeros(c)])
+    mu = np.concatenate([work.mu, det.mu])
     declared = state.impulse_guess if state.impulse_guess is not None else np.zeros(3 * r)
     guess = np.concatenate([declared, det.impulse_guess.reshape(-1)])
     parts = detected_islands(sim, k, det)
@@ -371,14 +370,13 @@ def _coulomb(sim, state, k, det, rhs, u, e_N, h):
         start = time.perf_counter()
         cols, x = part.columns, part.contacts
         rows3 = (3 * x[:, None] + np.arange(3)).reshape(-1)
-        if sparse_applies(sim, part.rows.size, x, r):
+        if sparse_applies(sim, work, part.rows.size, x, r):
             H_s, Minv, _ = _sparse_rows(sim, det, x - r, cols)
             middle = time.perf_counter()
             answer, sweeps, relative, converged = solve_sparse_coulomb(
                 H_s, Minv, Minv @ rhs[cols], e[x], mu[x], guess[rows3].reshape(-1, 3), sim._sparse_settings
             )
-            sim._clock[0] += middle - start
-            sim._clock[1] += time.perf_counter() - middle
+            work.time(start, middle, time.perf_counter())
             iterations += sweeps
             if converged:
                 impulse[rows3] = answer.reshape(-1)
@@ -393,10 +391,10 @@ def _coulomb(sim, state, k, det, rhs, u, e_N, h):
         A_g = A if part.whole else A[part.rows][:, cols]
         free, response, W, b = delassus(sim,
             state, sim._mass[bodies], sim._inertia[bodies], A_g, H_g, rhs[cols], u[part.rows], e[x], CN[x],
-            sim._bilateral_compliance[part.rows],
+            work.bilateral_compliance[part.rows],
         )  # fmt: skip
         if x.size:
-            result, retried = solve_accepted(sim, state, W, b, mu[x], guess[rows3], start)
+            result, retried = solve_accepted(sim, work, state, W, b, mu[x], guess[rows3], start)
             fallback = fallback or retried
             iterations += result.iterations
             residual = max(residual, result.relative_residual)

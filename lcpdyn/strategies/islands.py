@@ -15,21 +15,21 @@ from ..friction.base import world_kernel
 from ..friction.creep import RollingKinematics
 from ..islands import free_velocity, lcp_islands
 from ..step_result import StepResult
-from .assembly import EMPTY, accept, assemble_rows, call, rolling_kinematics, switch_arguments
+from .assembly import EMPTY, accept, assemble_rows, call, rolling_kinematics
 from .coulomb import coulomb_groups, coulomb_islands
 
 
-def solve_islands(sim, state, k, rhs, u, e_N, h):
+def solve_islands(sim, work, state, k, rhs, u, e_N, h):
     """The step solved island by island (:mod:`lcpdyn.islands`): the same problem as the dense
     path, split by body (or by group of bodies coupled by bilateral rows); an island whose
     first solve fails goes through the full method and its fallback like the dense problem
     does."""
     if sim.coulomb:
         if sim._coupled:
-            return coulomb_groups(sim, state, k, rhs, u, e_N, h)
-        return coulomb_islands(sim, state, k, rhs, e_N, h)
+            return coulomb_groups(sim, work, state, k, rhs, u, e_N, h)
+        return coulomb_islands(sim, work, state, k, rhs, e_N, h)
     if not sim._fused or sim._coupled:
-        return solve_islands_general(sim, state, k, rhs, u, e_N, h)
+        return solve_islands_general(sim, work, state, k, rhs, u, e_N, h)
     islands = sim._islands
     rows = sim._rows
     options = sim._options[sim.method]
@@ -46,20 +46,20 @@ def solve_islands(sim, state, k, rhs, u, e_N, h):
             sim._inertia,
             rhs,
             e_N,
-            sim._normal_compliance,
+            work.normal_compliance,
             k.N_block,
             k.D_block,
             k.tangent,
             state.v,
             h,
-            sim._mu_now,
-            sim._mu_static_now,
+            work.mu,
+            work.mu_static,
             normal_force,
             state.friction_force,
             rows.compliance,
             rows.velocity_threshold,
             rows.rigid_box,
-            *sim.branch_arrays(),
+            *work.switch_arrays(),
             islands.order,
             islands.starts,
             islands.bodies,
@@ -90,8 +90,7 @@ def solve_islands(sim, state, k, rhs, u, e_N, h):
             v_new[6 * body : 6 * body + 6] = result.z[:6]
             impulse_N[contacts] = result.z[6 : 6 + contacts.size]
             impulse_T[contacts] = result.z[6 + contacts.size :].reshape(-1, 2)
-        sim._clock[0] += middle - start
-        sim._clock[1] += time.perf_counter() - middle
+        work.time(start, middle, time.perf_counter())
         warm = active
         normal_force = impulse_N / h
     friction_force = np.empty((r, 3))
@@ -113,7 +112,7 @@ def solve_islands(sim, state, k, rhs, u, e_N, h):
     return out
 
 
-def solve_islands_general(sim, state, k, rhs, u, e_N, h):
+def solve_islands_general(sim, work, state, k, rhs, u, e_N, h):
     """The step island by island for any bounded-LCP friction model assembled from its
     ``block`` (polygonal, continuous, a user's model), any method but the fused
     judice-pires, or islands of bodies coupled by bilateral rows: each island's Eq. (30)
@@ -149,10 +148,10 @@ def solve_islands_general(sim, state, k, rhs, u, e_N, h):
             assembled = assemble_rows(sim,
                 blocks[j], sim._groups.rows_matrix(j, k.A_block, k.A_body), _scatter(k.N_block[c], g.slot, n_g),
                 _scatter(k.D_block[c].reshape(-1, 6), np.repeat(g.slot, 2), n_g), k.tangent[c],
-                state.v[cols], rhs[cols], u[g.rows], e_N[c], sim._normal_compliance[c],
-                sim._bilateral_compliance[g.rows], h, sim._mu_now[c], sim._mu_static_now[c], normal_force[c],
+                state.v[cols], rhs[cols], u[g.rows], e_N[c], work.normal_compliance[c],
+                work.bilateral_compliance[g.rows], h, work.mu[c], work.mu_static[c], normal_force[c],
                 state.friction_force[c], island_rolling,
-                None if not (sim._basis_passes and done) else basis_force[c], switch_arguments(sim, c),
+                None if not (sim._basis_passes and done) else basis_force[c], work.switch_arguments(c),
             )  # fmt: skip
             problems.append((g, *assembled))
         offsets = np.cumsum([0] + [p[3].shape[0] for p in problems])
@@ -179,8 +178,7 @@ def solve_islands_general(sim, state, k, rhs, u, e_N, h):
             bilateral[g.rows] = result.z[n_g : n_g + m_g]
             impulse_N[g.contacts] = result.z[n_g + m_g : n_g + m_g + r_g]
             unknowns.append(result.z[n_g + m_g + r_g :])
-        sim._clock[0] += middle - start
-        sim._clock[1] += time.perf_counter() - middle
+        work.time(start, middle, time.perf_counter())
         warm = active
         normal_force = impulse_N / h
     friction_force = np.empty((r, 3))

@@ -31,6 +31,7 @@ from solvers.sparse_measure import csr_arrays, csr_friction_contact_measure, csr
 from solvers.sparse_newton import is_symmetric, projected_newton_csr, proximal_point_csr
 
 from ..detected_contacts import bounds_moved
+from ..run.errors import step_error
 
 __all__ = [
     "SPARSE_CONTACTS",
@@ -94,7 +95,7 @@ class SparseAnswer:
     methods: str
 
 
-def sparse_applies(sim, bilateral_rows: int, contacts: np.ndarray, declared: int) -> bool:
+def sparse_applies(sim, work, bilateral_rows: int, contacts: np.ndarray, declared: int) -> bool:
     """Whether one part of a step with detected contacts (``contacts``: its indices among the
     ``declared`` then detected contacts, sorted) goes to the sparse solve: the simulation allows it
     (:attr:`sim._sparse_settings`: colliders, ``sparse`` not False; the exact cone, or a model of
@@ -107,7 +108,7 @@ def sparse_applies(sim, bilateral_rows: int, contacts: np.ndarray, declared: int
         and bilateral_rows == 0
         and contacts.size > SPARSE_CONTACTS
         and contacts[0] >= declared
-        and sim._branch is None
+        and work.branch is None
     )
 
 
@@ -128,7 +129,7 @@ def dense_fallback_allowed(sim, state, part, why: str) -> None:
     unknowns (its dense matrix and pivoting would take minutes)."""
     size = part.columns.size + 3 * part.contacts.size
     if size > DENSE_LIMIT:
-        raise sim._step_error(
+        raise step_error(
             state,
             f"the sparse solve of an island of {part.contacts.size} detected contacts did not converge "
             f"({why}) and its dense fallback ({size} unknowns) exceeds DENSE_LIMIT = {DENSE_LIMIT}",

@@ -1,0 +1,57 @@
+"""What one step works out for its solve strategies and keeps to itself: :class:`StepWork`.
+
+:meth:`lcpdyn.stepper.Simulation.advance` makes one for each step and passes it to the strategy
+that solves the step (:mod:`lcpdyn.strategies`) and to the friction switches
+(:mod:`lcpdyn.friction_switches`); the simulation holds none of it, so a step writes nothing
+outside the state and result it returns."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+__all__ = ["StepWork"]
+
+
+@dataclass(eq=False)
+class StepWork:
+    """The step's own numbers besides the model's and the state's.
+
+    mu, mu_static : (r,) the friction coefficients of the declared contacts for this step (friction
+        profiles mu(t), then mu_k where a contact slid in the previous step and mu_s where it stuck;
+        a switch inside the step may give a contact mu_k).
+    normal_compliance : (r,) C_N of compliant contacts (1 / (h (F' h + c)), :mod:`lcpdyn.compliance`),
+        0 for rigid ones.
+    bilateral_compliance : (m,) the compliance of compliant bilateral rows (beams, constraints with a
+        stiffness; docs/theory/step.md), 0 for rigid rows.
+    branch, guess : a friction switch inside the step (:meth:`lcpdyn.friction.Regularized.switches`):
+        the branch per contact (int8) and the guess (r, 2); None when there is none.
+    clock : [assembly, solve] seconds spent so far, for ``StepResult.timing``."""
+
+    mu: np.ndarray
+    mu_static: np.ndarray
+    normal_compliance: np.ndarray
+    bilateral_compliance: np.ndarray
+    branch: np.ndarray | None = None
+    guess: np.ndarray | None = None
+    clock: list = field(default_factory=lambda: [0.0, 0.0])
+
+    def switch_arrays(self):
+        """(branch (r,) int8, guess (r, 2)) for the compiled kernels: this step's switch, or none."""
+        if self.branch is None:
+            r = self.mu.shape[0]
+            return np.zeros(r, np.int8), np.zeros((r, 2))
+        return self.branch, self.guess
+
+    def switch_arguments(self, contacts=slice(None)) -> dict:
+        """The ``branch`` and ``guess`` keywords of a friction model's ``block`` for this step's
+        switch, for ``contacts``; empty when none."""
+        if self.branch is None:
+            return {}
+        return {"branch": self.branch[contacts], "guess": self.guess[contacts]}
+
+    def time(self, start: float, middle: float, end: float) -> None:
+        """Adds an assembly phase [start, middle] and a solve phase [middle, end] (s)."""
+        self.clock[0] += middle - start
+        self.clock[1] += end - middle
