@@ -7,7 +7,7 @@ holds the whole step: the kinematics (the model's own traced function, as
 the friction model's rows (regularized, Peiret 2016 Eqs. 9-20 and 25-27; box), the bounded
 MLCP of Eq. (30) and its solution by Júdice–Pires' basic-set pivoting (Júdice & Pires, JOTA
 74(3) 1992, as :mod:`solvers.judice_pires`: block exchanges of every infeasible variable while
-the number of infeasibilities sets new minima, at most ``_BLOCK_STALL`` exchanges without one,
+the number of infeasibilities sets new minima, at most three exchanges without one,
 then Murty's single exchange of the least infeasible index, which ends on any P-matrix), and
 the position update. At one
 contact the per-step cost is that of the arithmetic, not of a Python call and a JAX dispatch
@@ -53,6 +53,9 @@ from numba import njit
 from solvers.result import _measure_kernel
 
 from .compiled_kinematics import _Layout
+from .compiled_pivoting import inverse3 as _inverse3
+from .compiled_pivoting import midpoint as _midpoint
+from .compiled_pivoting import pivot as _pivot
 from .friction import compiled_rows
 from .kernels import GYROSCOPIC_NEWTON_TOLERANCE, kinetic_energy
 from .precision import float64
@@ -66,8 +69,6 @@ CHUNK_STEPS = 512
 """Steps per compiled call (the outputs of a chunk are kept until the host has checked them)."""
 MAX_SIZE = 96
 """Largest Eq. (30) (velocities + normal + friction unknowns) the compiled loop takes."""
-_BLOCK_STALL = 3  # block exchanges allowed without a new lowest infeasibility count
-_ROUNDING = 1e-12  # infeasibility below this fraction of a row's or bound's own size is rounding
 _COMPILED: OrderedDict = OrderedDict()  # structure key -> executable, shared by models of one structure
 COMPILATIONS = [0]
 """How many chunk functions this process traced and compiled (a sweep over numbers adds none)."""
@@ -306,117 +307,6 @@ def batched_chunk(loop: CompiledLoop, copies: int, length: int):
 
 
 # --- the traced step ---------------------------------------------------------------------------
-
-
-_NEWTON_STEPS = 4  # unrolled Newton steps of the gyroscopic midpoint equation (then judged converged or not)
-
-
-def _midpoint(I, omega, torque, h, tolerance):
-    """One body's gyroscopic midpoint rows I omega* + h tau (:func:`lcpdyn.kernels.
-    gyroscopic_midpoint`: F(x) = 2 I x + h x x I x - 2 I omega = 0 by Newton from x = omega,
-    Cramer's rule for the 3 x 3 Jacobian) and whether the relative residual reached
-    ``tolerance``. Here ``_NEWTON_STEPS`` full steps, unrolled -- no backtracking, no continuation
-    in h: a step they do not converge is the ordinary step's, which has both."""
-    target = 2.0 * I @ omega
-    rotating = jnp.any(target != 0.0)
-    c = 0.5 * jnp.cross(omega, target)
-    scale = jnp.linalg.norm(target) * (1.0 + h * jnp.linalg.norm(omega))
-    x = omega
-    for _ in range(_NEWTON_STEPS):
-        Ix = I @ x
-        F = 2.0 * Ix + h * jnp.cross(x, Ix) - target
-        skew = jnp.array([[0.0, -x[2], x[1]], [x[2], 0.0, -x[0]], [-x[1], x[0], 0.0]])
-        skew_Ix = jnp.array([[0.0, -Ix[2], Ix[1]], [Ix[2], 0.0, -Ix[0]], [-Ix[1], Ix[0], 0.0]])
-        J = 2.0 * I + h * (skew @ I - skew_Ix)
-        cof = jnp.stack([jnp.cross(J[1], J[2]), jnp.cross(J[2], J[0]), jnp.cross(J[0], J[1])])  # rows: adj(J)^T
-        det = J[0] @ cof[0]
-        x = x - (cof.T @ F) / det
-    Ix = I @ x
-    norm = jnp.linalg.norm(2.0 * Ix + h * jnp.cross(x, Ix) - target)
-    converged = ~rotating | (norm <= tolerance * scale)
-    rows = jnp.where(rotating, I @ (2.0 * x - omega) + h * torque + h * c, I @ omega + h * torque)
-    return rows, converged
-
-
-def _inverse3(I):
-    """The inverse of a 3 x 3 matrix by its adjugate (no LAPACK call: batched over many scenes,
-    XLA would call LAPACK once per matrix)."""
-    cof = jnp.stack([jnp.cross(I[1], I[2]), jnp.cross(I[2], I[0]), jnp.cross(I[0], I[1])])  # rows: adj(I)^T
-    return cof.T / (I[0] @ cof[0])
-
-
-_UNROLLED = 24  # basic systems up to this size are eliminated by unrolled code, larger ones by LAPACK
-
-
-def _eliminate(A, b):
-    """A x = b by Gaussian elimination without row exchanges, unrolled over the static size:
-    A is a principal submatrix of the Delassus matrix bordered by the identity (symmetric
-    positive definite whenever the basic rows are independent, where no exchange is needed).
-    A singular one gives non-finite x, which the caller reports."""
-    size = b.shape[0]
-    if size > _UNROLLED:
-        return jnp.linalg.solve(A, b)
-    rows = jnp.arange(size)
-    for k in range(size):
-        factor = jnp.where(rows > k, A[:, k] / A[k, k], 0.0)
-        A = A - factor[:, None] * A[k][None, :]
-        b = b - factor * b[k]
-    x = jnp.zeros(size)
-    for k in range(size - 1, -1, -1):
-        x = x.at[k].set((b[k] - A[k] @ x) / A[k, k])
-    return x
-
-
-def _pivot(W, rhs, lo, hi, codes, max_iterations):
-    """Júdice–Pires basic-set pivoting (module docstring) on the contact unknowns' bounded LCP
-    w = W y + rhs, lo <= y <= hi -- Eq. (30) with the velocities eliminated through the
-    block-diagonal M (the same basic sets as on Eq. 30 itself, smaller systems): returns
-    (y, basic solves, converged, final codes)."""
-    size = rhs.shape[0]
-    fixed = lo == hi
-    codes = jnp.where(fixed, -1, codes).astype(jnp.int8)
-    eye = jnp.eye(size)
-    index = jnp.arange(size)
-    bound = jnp.maximum(jnp.abs(lo), jnp.where(jnp.isfinite(hi), jnp.abs(hi), 0.0))
-
-    def solve(codes):
-        basic = codes == 0
-        value = jnp.where(codes < 0, lo, jnp.where(codes > 0, hi, 0.0))
-        both = basic[:, None] & basic[None, :]
-        A = jnp.where(both, W, eye)
-        y = _eliminate(A, jnp.where(basic, -rhs - W @ value, value))
-        w = W @ y + rhs
-        row = jnp.abs(rhs) + jnp.abs(W) @ jnp.abs(y)
-        slack = _ROUNDING * jnp.maximum(bound, jnp.abs(y))
-        below = basic & (y < lo - slack)
-        above = basic & (y > hi + slack)
-        wrong = ((codes < 0) & ~fixed & (w < -_ROUNDING * row)) | ((codes > 0) & (w > _ROUNDING * row))
-        return y, below, above, below | above | wrong
-
-    def going(c):
-        _, y, infeasible, _, _, _, _, k = c
-        return jnp.any(infeasible) & (k < max_iterations) & jnp.all(jnp.isfinite(y))
-
-    def step(c):
-        codes, y, infeasible, below, above, best, stall, k = c
-        count = jnp.sum(infeasible)
-        improved = count < best
-        block = improved | (stall > 0)
-        least = jnp.min(jnp.where(infeasible, index, size))
-        chosen = jnp.where(block, infeasible, index == least)
-        new = jnp.where(below, -1, jnp.where(above, 1, 0)).astype(jnp.int8)
-        codes = jnp.where(chosen, new, codes)
-        best = jnp.minimum(best, count)
-        stall = jnp.where(improved, _BLOCK_STALL, stall - jnp.where(block, 1, 0))
-        y, below, above, infeasible = solve(codes)
-        return codes, y, infeasible, below, above, best, stall, k + 1
-
-    y, below, above, infeasible = solve(codes)
-    carry = (codes, y, infeasible, below, above, jnp.asarray(size + 1), jnp.asarray(_BLOCK_STALL), 0)
-    codes, y, infeasible, _, _, _, _, k = jax.lax.while_loop(going, step, carry)
-    solved = ~jnp.any(infeasible) & jnp.all(jnp.isfinite(y))
-    y = jnp.clip(y, lo, hi)  # rounding-level excursions onto their bounds (the host judges the answer)
-    return y, k + 1, solved, codes  # basic solves, as judice-pires counts them
 
 
 def _chunk_function(model, layout, static, newton_tolerance):

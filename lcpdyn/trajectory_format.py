@@ -1,6 +1,7 @@
 """The trajectory file format's definitions and checks, shared by the reader
 (:mod:`lcpdyn.trajectory`) and the HDF5 writer (:mod:`lcpdyn.trajectory_writer`): the fields
-and their layouts, the errors, and the checks of arrays, names, paths and text that both apply."""
+and their layouts, the errors, the checks of arrays, names, paths and text that both apply, and
+:func:`read_resume_state` (the state a stopped run's file continues from)."""
 
 from __future__ import annotations
 
@@ -426,3 +427,48 @@ def _fits(array: np.ndarray, dtype: np.dtype) -> np.ndarray:
     if not np.array_equal(cast, array, equal_nan=dtype.kind == "f"):
         raise ValueError(f"values do not fit in {dtype}")
     return cast
+
+
+def read_resume_state(path) -> dict:
+    """The state written by :meth:`lcpdyn.trajectory_writer.TrajectoryWriter.write_resume_state`: a dict with ``q``,
+    ``v`` (arrays), ``t`` (float, s), ``steps_done`` (int), ``warm_start`` and ``extra`` (dicts of
+    arrays, None where None was written), ``trajectory_steps`` (int: the file's steps when it was
+    written) and ``status`` (the file's status). Raises :class:`TrajectoryFileError` when the file
+    is not an HDF5 trajectory, holds no resume state, or is damaged."""
+    import h5py
+
+    if _sniff(path) != "hdf5":
+        raise TrajectoryFileError(path, "is an .npz; only HDF5 trajectories hold a resume state")
+    file = _open_h5_or_report(path)
+    try:
+        with file:
+            foreign = foreign_format_problem(file.attrs)
+            if foreign is not None:
+                raise TrajectoryFileError(path, foreign)
+            group = file.get("resume")
+            if not isinstance(group, h5py.Group):
+                raise TrajectoryFileError(path, "holds no resume state (no 'resume' group)")
+            missing = [name for name in ("q", "v", "t", "steps_done", "warm_start", "extra") if name not in group]
+            if missing:
+                raise TrajectoryFileError(path, f"the resume state lacks {missing}")
+            state = {
+                "q": group["q"][()],
+                "v": group["v"][()],
+                "t": float(group["t"][()]),
+                "steps_done": int(group["steps_done"][()]),
+                "trajectory_steps": int(group.attrs["trajectory_steps"]),
+                "status": _text(file.attrs["status"], "'status'") if "status" in file.attrs else None,
+            }
+            for name in ("warm_start", "extra"):
+                sub = group[name]
+                entries = {key: np.asarray(item[()]) for key, item in sub.items()}
+                for key in _names(sub.attrs.get("none", np.array([], dtype=str)), f"{name} 'none'"):
+                    entries[key] = None
+                state[name] = entries
+    except TrajectoryFileError:
+        raise
+    except _Problem as exc:
+        raise TrajectoryFileError(path, str(exc)) from None
+    except _READ_ERRORS as exc:
+        raise TrajectoryFileError(path, f"the resume state is corrupted ({type(exc).__name__}: {exc})") from exc
+    return state
