@@ -1158,7 +1158,15 @@ def test_a_signal_while_the_command_line_starts_exits_cleanly(monkeypatch, capsy
         os.kill(os.getpid(), signal_number)
         raise AssertionError("the signal should have stopped the parser")
 
+    # Python's own Ctrl-C handler, as an interactive start gives it: a suite started in the
+    # background of a non-interactive shell inherits SIGINT ignored, and then no Ctrl-C reaches
+    # the command line at all (lcpdyn leaves an ignored SIGINT ignored, as its parent asked)
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
     monkeypatch.setattr(cli, "_parser", interrupted)
-    code, _, stderr = run_cli(["scenes"], capsys)
+    try:
+        code, _, stderr = run_cli(["scenes"], capsys)
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
     name = "SIGINT" if signal_number == signal.SIGINT else "SIGTERM"
     assert code == 128 + signal_number and stderr.strip() == f"lcpdyn: interrupted by {name}"
