@@ -421,7 +421,8 @@ def _interrupted(exc, out, streamed, t_end) -> int:
 
 # --- lcpdyn compare / demo ------------------------------------------------------------------------
 def _compare(args) -> int:
-    from .compare import compare, format_table, write_figures, write_json
+    from .compare import compare, format_table, write_json
+    from .compare_figures import write_figures
 
     module = _scene_module(args.scene)
     parameters = _parse_sets(args.set)

@@ -13,7 +13,8 @@ import pytest
 
 import scenes
 from lcpdyn import metrics
-from lcpdyn.compare import PAPER, _suptitle, compare, format_table, published_values, write_figures, write_json
+from lcpdyn.compare import PAPER, compare, format_table, published_values, write_json
+from lcpdyn.compare_figures import _suptitle, write_figures
 from lcpdyn.trajectory import Trajectory
 
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"

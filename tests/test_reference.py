@@ -177,7 +177,8 @@ def test_compare_takes_the_exact_reference(tmp_path):
     """``compare(..., reference="exact")``: the sliding sphere's reference run is the closed form
     (1e-8 m) sampled every reference_dt, its slide -> roll at the first sample after t*, and the
     models are scored against it; a scene of two bodies is refused, naming why."""
-    from lcpdyn.compare import compare, format_table, write_figures, write_json
+    from lcpdyn.compare import compare, format_table, write_json
+    from lcpdyn.compare_figures import write_figures
     from scenes.blocks import SlidingSphere
 
     p = {**SlidingSphere.DEFAULTS, "t_end": 0.5}
