@@ -1,0 +1,85 @@
+"""The checks of the ``lcpdyn`` command line (:mod:`lcpdyn.cli`) made before anything runs: the
+output paths (suffix, directory, permissions), ``--set`` values, and units of scene parameters.
+A failed check is a :class:`UsageError`: one line, exit code 2, nothing run."""
+
+from __future__ import annotations
+
+import os
+
+import numpy as np
+
+from .cli_parser import plot_suffixes as _plot_suffixes
+from .scene_collection import scene_collection
+
+RUN_SUFFIXES = (".npz", ".h5", ".hdf5")  # lcpdyn.trajectory writes these (Trajectory.save, TrajectoryWriter)
+STREAMED_SUFFIXES = (".h5", ".hdf5")  # written as the run goes (Simulation.run(out=...)), resumable
+JSON_SUFFIXES = (".json",)
+
+
+class UsageError(ValueError):
+    """A bad command line: reported in one line, exit code 2, nothing run."""
+
+
+def _parse_sets(items) -> dict:
+    out = {}
+    for item in items or []:
+        if "=" not in item:
+            raise UsageError(f"--set expects KEY=VALUE, got {item!r}")
+        key, value = (part.strip() for part in item.split("=", 1))
+        if key in out and out[key] != value:  # the last would win silently: refused, as sweep --grid does
+            raise UsageError(f"--set {key} is given twice, as {out[key]!r} and {value!r}; give it once")
+        out[key] = value
+    return out
+
+
+def _unit(name: str) -> str:
+    PARAMETER_UNITS = scene_collection().PARAMETER_UNITS
+
+    return PARAMETER_UNITS.get(name, "?")
+
+
+def _with_unit(value, name: str) -> str:
+    unit = _unit(name)
+    text = f"{value:.6g}" if isinstance(value, (float, np.floating)) else str(value)
+    return text + ("" if unit == "-" else f" {unit}")
+
+
+# --- output paths, checked before anything runs ---------------------------------------------------
+def _check_writable_directory(directory: str, what: str) -> None:
+    if not os.path.isdir(directory):
+        state = "is not a directory" if os.path.exists(directory) else "does not exist"
+        raise UsageError(f"{what}: the directory {directory} {state}")
+    if not os.access(directory, os.W_OK | os.X_OK):
+        raise UsageError(f"{what}: the directory {directory} is not writable")
+
+
+def _check_output(path, suffixes, option: str) -> str:
+    """``path`` if a file can be written there under exactly that name: a supported suffix, not a
+    directory, its directory existing and writable, the file (if any) writable."""
+    name = os.fspath(path)
+    suffix = os.path.splitext(name)[1]
+    if suffix.lower() not in suffixes:
+        got = f"suffix {suffix!r}" if suffix else "no suffix"
+        raise UsageError(f"{option} {name}: {got}; the name must end in {', '.join(suffixes)}")
+    if os.path.isdir(name):
+        raise UsageError(f"{option} {name}: is a directory")
+    _check_writable_directory(os.path.dirname(os.path.abspath(name)), f"{option} {name}")
+    if os.path.exists(name) and not os.access(name, os.W_OK):
+        raise UsageError(f"{option} {name}: the file exists and is not writable")
+    return name
+
+
+def _check_out_dir(path) -> str:
+    """``--out-dir``: an existing writable directory, or one to create in an existing writable one."""
+    name = os.fspath(path)
+    if os.path.exists(name):
+        if not os.path.isdir(name):
+            raise UsageError(f"--out-dir {name}: exists and is not a directory")
+        _check_writable_directory(name, f"--out-dir {name}")
+    else:
+        _check_writable_directory(os.path.dirname(os.path.abspath(name)), f"--out-dir {name}")
+    return name
+
+
+def _check_plot(path, option="--plot"):
+    return None if path is None else _check_output(path, _plot_suffixes(), option)
