@@ -61,8 +61,8 @@ from .kernels import GYROSCOPIC_NEWTON_TOLERANCE, kinetic_energy
 from .precision import float64
 
 __all__ = [
-    "CompiledLoop", "Chunk", "unsupported", "measure", "measure_batch", "batched_chunk",
-    "CHUNK_STEPS", "MAX_SIZE", "COMPILATIONS",
+    "CompiledLoop", "Chunk", "unsupported", "declined_by_auto", "REDUNDANT_CONTACTS", "measure",
+    "measure_batch", "batched_chunk", "CHUNK_STEPS", "MAX_SIZE", "COMPILATIONS",
 ]  # fmt: skip
 
 CHUNK_STEPS = 512
@@ -103,6 +103,26 @@ def unsupported(sim) -> list[str]:
     if not model.contacts:
         reasons.append("no contacts")
     return reasons
+
+
+REDUNDANT_CONTACTS = 4
+"""``compiled_loop="auto"`` leaves to the ordinary step a scene with a body on this many rigid
+contacts or more (a box on its four corners): at rest on them the contacts are redundant, every
+basic system is singular, and the loop hands each such step back (module docstring) -- it would
+cost its compile and its refused chunks and take no step."""
+
+
+def declined_by_auto(sim) -> list[str]:
+    """Why ``compiled_loop="auto"`` leaves a scene the loop could take to the ordinary step (empty:
+    it takes it): a body on :data:`REDUNDANT_CONTACTS` rigid contacts or more."""
+    counts: dict = {}
+    for c in sim.model.contacts:
+        counts[c.body.name] = counts.get(c.body.name, 0) + 1
+    return [
+        f"body {name!r} rests on {count} contacts (redundant: singular bases the loop hands back)"
+        for name, count in counts.items()
+        if count >= REDUNDANT_CONTACTS
+    ]
 
 
 class Chunk(NamedTuple):

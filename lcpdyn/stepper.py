@@ -249,14 +249,14 @@ class Simulation:
         self._no_warm = np.zeros(self._size, np.int8)
         self._loop = None
         if options.compiled_loop and self._collisions is None:  # the strategy's choice: compiled where it applies
-            from .compiled_loop import CompiledLoop, unsupported
+            from .compiled_loop import CompiledLoop, declined_by_auto, unsupported
 
             reasons = unsupported(self)
             if reasons and options.compiled_loop is True:
                 raise ValueError(
                     "compiled_loop=True: this scene cannot run in the compiled loop: " + "; ".join(reasons)
                 )
-            if not reasons:
+            if not reasons and (options.compiled_loop is True or not declined_by_auto(self)):
                 self._loop = CompiledLoop(self)  # traced and compiled at the first run() that uses it
         self.loop_steps = {"compiled": 0, "ordinary": 0}
         self.options = options.replace(

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import scenes
-from lcpdyn.compiled_loop import Chunk, unsupported
+from lcpdyn.compiled_loop import Chunk, declined_by_auto, unsupported
 from lcpdyn.rebuild import resume
 from lcpdyn.stepper import Simulation
 from lcpdyn.trajectory import load
@@ -153,8 +153,10 @@ def test_what_the_compiled_loop_cannot_run(wheel):
 def test_the_default_takes_the_compiled_loop_wherever_it_applies(wheel):
     """``compiled_loop="auto"`` (the default): the wheel under regularized and box runs in the
     compiled loop, the same run as ``compiled_loop=True`` bit for bit; a scene or model it cannot
-    take (bilateral rows, the exact cone, lemke) runs the ordinary step, with no error; the
-    choice made is what ``options`` records."""
+    take (bilateral rows, the exact cone, lemke) runs the ordinary step, with no error, and so
+    does a body on four contacts (the sliding block: redundant at rest, every basic system
+    singular, each step handed back), which ``True`` still runs in the loop; the choice made is
+    what ``options`` records."""
     runs = {}
     for friction in ("regularized", "box"):
         for choice in ("auto", True):
@@ -164,10 +166,14 @@ def test_the_default_takes_the_compiled_loop_wherever_it_applies(wheel):
             assert sim.loop_steps["compiled"] >= 19
         np.testing.assert_array_equal(runs[friction, "auto"].velocity, runs[friction, True].velocity)
     disk = scenes.build_scene("rolling-disk")
+    block = scenes.build_scene("sliding-block")  # four corners: redundant at rest, the loop would hand back every step
+    assert declined_by_auto(Simulation(block.model, "regularized", block.dt, compiled_loop=False))
+    assert Simulation(block.model, "regularized", block.dt, compiled_loop=True)._loop is not None  # asked: taken
     for sim in (
         Simulation(disk.model, "regularized", disk.dt),
         Simulation(wheel.model, "coulomb", wheel.dt),
         Simulation(wheel.model, "regularized", wheel.dt, method="lemke"),
+        Simulation(block.model, "regularized", block.dt),
     ):
         assert sim.options.compiled_loop is False and sim._loop is None
         sim.run(0.003)
