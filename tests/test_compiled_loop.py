@@ -220,3 +220,25 @@ def test_a_reversed_kinetic_slip_is_handed_to_the_ordinary_step():
     slips[0, 0, 0] = -1.0  # against the state's own slip (+2 m/s): the first step
     kinetic[:] = True
     assert _first_reversal(sim, SimpleNamespace(slip_world=slips, kinetic=kinetic), 4) == 0
+
+
+def test_a_run_continued_from_a_snapshot_takes_the_same_steps_in_the_loop():
+    """The sliding block on its four corners under ``compiled_loop=True``: the loop hands its
+    singular steps back and waits 1, 2, 4, ... ordinary steps before trying again. That schedule
+    is state of the run (``loop_retry``, in the snapshot and a file's resume state): a run
+    stopped at 0.1 s and continued from its snapshot in a new simulation takes the same steps in
+    the loop and gives the uninterrupted run's motion bit for bit (before, the schedule restarted
+    and the continued run differed in the last bits)."""
+    block = scenes.build_scene("sliding-block")
+    whole_sim = Simulation(block.model, "regularized", block.dt, compiled_loop=True)
+    whole = whole_sim.run(0.2)
+    first = Simulation(block.model, "regularized", block.dt, compiled_loop=True)
+    head = first.run(0.1)
+    assert first.loop_retry != (0, 1)  # stopped in the middle of a wait
+    second = Simulation(block.model, "regularized", block.dt, compiled_loop=True)
+    second.restore(first.snapshot())
+    tail = second.run(0.2)
+    steps = {k: first.loop_steps[k] + second.loop_steps[k] for k in ("compiled", "ordinary")}
+    assert steps == whole_sim.loop_steps and steps["compiled"] > 0 and steps["ordinary"] > 0
+    np.testing.assert_array_equal(np.concatenate([head.position, tail.position]), whole.position)
+    np.testing.assert_array_equal(np.concatenate([head.velocity, tail.velocity]), whole.velocity)
