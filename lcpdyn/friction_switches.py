@@ -18,9 +18,10 @@ block 0.02 degrees past atan mu_s slides 8e-4 of it in its first millisecond).""
 
 
 def friction_switches(sim, work, state, k, rhs, v_end, out) -> bool:
-    """Sets what the step's second solve takes on ``sim`` and returns True, or returns False;
-    ``state`` the step's start, ``k`` its kinematics, ``rhs`` Eq. (30)'s momentum rows, ``v_end``
-    the first solve's end velocity, ``out`` its :class:`~lcpdyn.step_result.StepResult`.
+    """Sets what the step's second solve takes on ``work`` (the step's
+    :class:`~lcpdyn.step_work.StepWork`) and returns True, or returns False; ``state`` the step's
+    start, ``k`` its kinematics, ``rhs`` Eq. (30)'s momentum rows, ``v_end`` the first solve's end
+    velocity, ``out`` its :class:`~lcpdyn.step_result.StepResult`.
 
     * A model whose coefficient the stepper chooses (coulomb, box, polygonal): a contact given
       mu_s that slid all the same -- static friction cannot hold it -- gets mu_k.
