@@ -91,7 +91,9 @@ def run_reference(scene: str, parameters: dict, reference: dict, t_end: float, c
                 trajectory = exact_coulomb(built.model, t_end, samples, rtol=EXACT_RTOL).as_trajectory(built.model)
             else:
                 # as the runs of the grid: a reference that is one of them is that run
-                sim = _simulation(built, ref.friction, ref.dt, compiled_loop, position_update=ref.position_update)
+                sim = built.simulation(
+                    ref.friction, dt=ref.dt, compiled_loop=compiled_loop, position_update=ref.position_update
+                )
                 trajectory = sim.run(t_end)
             kind = "exact" if ref.friction == "exact" else "stepper"
             error = reference_error(
@@ -242,7 +244,8 @@ def _prepare(spec, run, reference):
     point = spec.scene_points()[run["point"]]
     options = {k: v for k, v in run.items() if k not in ("point", "friction", "dt")}
     built = build_scene(spec.scene, **spec.fixed, **point, t_end=spec.t_end)
-    sim = _simulation(built, run["friction"], run["dt"], options.pop("compiled_loop", spec.compiled_loop), **options)
+    options.setdefault("compiled_loop", spec.compiled_loop)
+    sim = built.simulation(run["friction"], dt=run["dt"], **options)
     return built, sim
 
 
@@ -269,13 +272,6 @@ def _score(record, built, sim, trajectory, failure, reference) -> None:
         record["status"] = "completed"
     else:
         record["reason"] = _failure(failure)  # scored over the steps done, and failed
-
-
-def _simulation(built, friction, dt, compiled_loop, **options):
-    """The Simulation of one run (or reference) of a sweep: ``compiled_loop`` as
-    :class:`~lcpdyn.stepper.Simulation` takes it (``"auto"``: in the compiled loop where it
-    takes the scene, else the ordinary step)."""
-    return built.simulation(friction, dt=dt, compiled_loop=compiled_loop, **options)
 
 
 def _spec_from_json(text: str) -> SweepSpec:
