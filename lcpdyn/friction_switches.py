@@ -48,6 +48,7 @@ def friction_switches(sim, work, state, k, rhs, v_end, out) -> bool:
         if not slid.any():
             return False
         work.mu = np.where(slid, sim.mu, work.mu)
+        work.switched = slid
         return True
     scale = _scale(sim, k, rhs) if two.any() else np.zeros(k.gap.size)  # (a reversal needs none)
     start = block_rows(k.D_block, k.contact_body, state.v)
@@ -56,6 +57,7 @@ def friction_switches(sim, work, state, k, rhs, v_end, out) -> bool:
     if decided is None:
         return False
     work.branch, work.guess = decided
+    work.switched = work.branch != 0
     return True
 
 

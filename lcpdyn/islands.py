@@ -78,6 +78,22 @@ class Islands:
     def __len__(self):
         return len(self.bodies)
 
+    def subset(self, keep: np.ndarray) -> tuple[Islands, np.ndarray]:
+        """(the islands ``keep`` (bool per island) as islands of their own, the indices of their rows
+        in this partition's stacked island vectors): a step's second solve of the islands whose
+        friction switched (:mod:`lcpdyn.strategies.second_solve`)."""
+        keep = np.asarray(keep, bool)
+        counts, sizes = np.diff(self.starts), np.diff(self.offsets)
+        part = object.__new__(Islands)
+        part.order = self.order[np.repeat(keep, counts)]
+        part.bodies = self.bodies[keep]
+        part.starts = np.concatenate([[0], np.cumsum(counts[keep])]).astype(np.int64)
+        part.offsets = np.concatenate([[0], np.cumsum(sizes[keep])]).astype(np.int64)
+        part.matrix_offsets = np.concatenate([[0], np.cumsum(sizes[keep] ** 2)]).astype(np.int64)
+        part.size = int(part.offsets[-1])
+        rows = np.flatnonzero(np.repeat(keep, sizes)).astype(np.int64)
+        return part, rows
+
 
 def row_bodies(A_block: np.ndarray, A_body: np.ndarray, n_bodies: int) -> np.ndarray:
     """(m, nb) bool: which bodies each bilateral row touches -- a nonzero or non-finite entry

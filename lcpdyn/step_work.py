@@ -11,7 +11,23 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-__all__ = ["StepWork"]
+__all__ = ["IslandAnswers", "StepWork"]
+
+
+@dataclass(frozen=True, eq=False)
+class IslandAnswers:
+    """What an island strategy's solve of a step leaves for the step's second solve
+    (:mod:`lcpdyn.strategies.second_solve`), per island j of its partition.
+
+    residuals : (islands,) the relative residual of island j's answer.
+    offsets : (islands + 1,) where island j's entries begin in the stacked active set, or None.
+    sparse : (islands,) bool, island j solved on its sparse Delassus form, or None.
+    impulse : the stacked impulses (normal, t1, t2 per contact) of an exact-cone solve, or None."""
+
+    residuals: np.ndarray
+    offsets: np.ndarray | None = None
+    sparse: np.ndarray | None = None
+    impulse: np.ndarray | None = None
 
 
 @dataclass(eq=False)
@@ -27,7 +43,13 @@ class StepWork:
         stiffness; docs/theory/step.md), 0 for rigid rows.
     branch, guess : a friction switch inside the step (:meth:`lcpdyn.friction.Regularized.switches`):
         the branch per contact (int8) and the guess (r, 2); None when there is none.
-    clock : [assembly, solve] seconds spent so far, for ``StepResult.timing``."""
+    clock : [assembly, solve] seconds spent so far, for ``StepResult.timing``.
+    switched : (r,) bool, the contacts whose friction switched inside the step, or None.
+    first : the step's first solve (a :class:`~lcpdyn.step_result.StepResult`) while its second
+        runs after a switch: an island strategy solves again only the islands that hold a
+        switched contact (:mod:`lcpdyn.strategies.second_solve`); None otherwise, and in the
+        midpoint scheme, whose second pass couples the islands through the forces.
+    islands : what an island strategy's solve leaves for a second (:class:`IslandAnswers`), or None."""
 
     mu: np.ndarray
     mu_static: np.ndarray
@@ -36,6 +58,9 @@ class StepWork:
     branch: np.ndarray | None = None
     guess: np.ndarray | None = None
     clock: list = field(default_factory=lambda: [0.0, 0.0])
+    switched: np.ndarray | None = None
+    first: object = None
+    islands: IslandAnswers | None = None
 
     def switch_arrays(self):
         """(branch (r,) int8, guess (r, 2)) for the compiled kernels: this step's switch, or none."""

@@ -489,6 +489,7 @@ class Simulation:
         state, out, first, forces = solve(start, rhs, e_N, g, u)
         if friction_switches(self, work, start, k, rhs, 2.0 * out.v - v if midpoint else out.v, out):
             tried = out
+            work.first = None if midpoint else out  # the islands without a switch keep their answer
             state, out, first, forces = solve(start, rhs, e_N, g, u)
             out.iterations += tried.iterations
             out.fallback = out.fallback or tried.fallback

@@ -17,7 +17,9 @@ from ..islands import free_velocity
 from ..kkt import solve_kkt
 from ..run.errors import step_error
 from ..step_result import StepResult
+from ..step_work import IslandAnswers
 from .assembly import EMPTY, accept, sparse_rows
+from .second_solve import islands_to_solve, kept_answer
 
 
 def coulomb_groups(sim, work, state, k, rhs, u, e_N, h):
@@ -30,8 +32,13 @@ def coulomb_groups(sim, work, state, k, rhs, u, e_N, h):
     impulse = np.zeros(3 * r)
     bilateral = np.zeros(m)
     guess = state.impulse_guess
-    iterations, fallback, residual = 0, False, 0.0
-    for j, g in enumerate(sim._groups.groups):
+    iterations, fallback = 0, False
+    groups = sim._groups.groups
+    again = islands_to_solve(work, [g.contacts for g in groups])  # a second solve: the switched islands
+    residual = np.zeros(len(groups)) if again is None else work.islands.residuals.copy()
+    for j, g in enumerate(groups):
+        if again is not None and not again[j]:
+            continue
         start = time.perf_counter()
         c, n_g = g.contacts, g.columns.size
         H = np.empty((3 * c.size, n_g))
@@ -53,7 +60,7 @@ def coulomb_groups(sim, work, state, k, rhs, u, e_N, h):
             )
             fallback = fallback or retried
             iterations += result.iterations
-            residual = max(residual, result.relative_residual)
+            residual[j] = result.relative_residual
             impulse[rows] = result.r
             x = free + response @ result.r
         else:  # a mechanism without contacts: its bilateral system alone
@@ -61,20 +68,37 @@ def coulomb_groups(sim, work, state, k, rhs, u, e_N, h):
         v_new[g.columns] = x[:n_g]
         bilateral[g.rows] = x[n_g:]
         work.time(start, middle, time.perf_counter())
+    work.islands = IslandAnswers(residual)
     per = impulse.reshape(r, 3) / h
     friction = per[:, 1, None] * k.tangent[:, 0] + per[:, 2, None] * k.tangent[:, 1]
-    return StepResult(
+    out = StepResult(
         v=v_new,
         normal_force=per[:, 0].copy(),
         friction_force=friction,
         status=int(Status.SOLVED),
         iterations=iterations,
-        residual=residual,
+        residual=float(residual.max()) if residual.size else 0.0,
         fallback=fallback,
         kinetic=np.zeros(r, bool),
         bilateral=bilateral,
         impulse_guess=impulse,
     )
+    if again is None:
+        return out
+    solved = [g for g, redo in zip(groups, again) if redo]
+    contacts = _joined([g.contacts for g in solved])
+    return kept_answer(
+        work,
+        out,
+        columns=_joined([g.columns for g in solved]),
+        contacts=contacts,
+        rows=_joined([g.rows for g in solved]),
+        impulse=(3 * contacts[:, None] + np.arange(3)).reshape(-1),
+    )
+
+
+def _joined(indices):
+    return np.concatenate(indices).astype(np.int64) if indices else np.zeros(0, np.int64)
 
 
 def coulomb_islands(sim, work, state, k, rhs, e_N, h):
@@ -85,6 +109,9 @@ def coulomb_islands(sim, work, state, k, rhs, e_N, h):
     options = sim._nsgs_options
     r = k.gap.shape[0]
     guess = state.impulse_guess if state.impulse_guess is not None else np.zeros(3 * r)
+    again = islands_to_solve(work, islands.order, islands.starts)  # a second solve: the switched islands
+    if again is not None:
+        islands, _ = islands.subset(again)
     start = time.perf_counter()
     phis, grid_cos, grid_sin = _grid(options.grid_points)
     impulse, v_new, free, response, W, b, sweeps, relative, *_ = coulomb_island_kernel(
@@ -146,6 +173,10 @@ def coulomb_islands(sim, work, state, k, rhs, e_N, h):
         v_new[6 * body : 6 * body + 6] = free[6 * body : 6 * body + 6] + response_j @ result.r
     # assembly: the islands' Delassus matrices and NSGS (one compiled call); solve: failed islands, velocities
     work.time(start, middle, time.perf_counter())
+    if again is not None:  # the islands without a switch keep their first answer
+        relative, kept = work.islands.residuals.copy(), relative
+        relative[again] = kept
+    work.islands = IslandAnswers(relative)
     per = impulse.reshape(r, 3) / h
     friction = per[:, 1, None] * k.tangent[:, 0] + per[:, 2, None] * k.tangent[:, 1]
     out = StepResult(
@@ -160,6 +191,11 @@ def coulomb_islands(sim, work, state, k, rhs, e_N, h):
         bilateral=EMPTY,
         impulse_guess=impulse,
     )
+    if again is not None:
+        contacts = islands.order
+        columns = (6 * islands.bodies[:, None] + np.arange(6)).reshape(-1)
+        impulse_rows = (3 * contacts[:, None] + np.arange(3)).reshape(-1)
+        return kept_answer(work, out, columns=columns, contacts=contacts, impulse=impulse_rows)
     if len(islands) == 1 and len(sim.model.bodies) == 1:
         out.problem = FrictionContactProblem(W.reshape(3 * r, 3 * r), b, work.mu.copy())
     return out

@@ -18,9 +18,11 @@ from solvers.result import Status
 from ..detected_contacts import DetectedSet, bounds_moved
 from ..islands import free_velocity
 from ..step_result import StepResult
+from ..step_work import IslandAnswers
 from .assembly import accept, assemble_rows, call, sparse_rows
 from .choice import WHOLE_SIZE
 from .coulomb import delassus, solve_accepted, stacked_rows
+from .second_solve import islands_to_solve
 from .sparse_island import (
     answer_codes,
     body_matrices,
@@ -201,8 +203,20 @@ def _bounded(sim, work, state, k, det, rhs, u, e_N, h):
     bilateral, latest = np.zeros(m), np.zeros(R)
     world, kinetic = np.zeros((R, 3)), np.zeros(R, bool)
     active = np.zeros(n + m + 3 * R, np.int8)  # velocities free (basic) where no island holds them
-    iterations, fallback, residual, result, K, sparse = 0, False, 0.0, None, None, 0
-    for part in parts:
+    iterations, fallback, result, K = 0, False, None, None
+    residual, on_sparse = np.zeros(len(parts)), np.zeros(len(parts), bool)
+    again = None if whole else islands_to_solve(work, [part.contacts[part.contacts < r] for part in parts])
+    if again is not None:  # a second solve: the islands without a switched contact keep their first answer
+        first = work.first
+        v_new, bilateral = first.v.copy(), first.bilateral.copy()
+        latest = np.concatenate([first.normal_force, first.detected.normal_force])
+        world = np.concatenate([first.friction_force, first.detected.friction_force])
+        kinetic = np.concatenate([first.kinetic, first.detected.kinetic])
+        active = first.active_set.copy()
+        residual, on_sparse = work.islands.residuals.copy(), work.islands.sparse.copy()
+    for j, part in enumerate(parts):
+        if again is not None and not again[j]:
+            continue
         x = part.contacts
         friction = np.stack([2 * x, 2 * x + 1], axis=1).reshape(-1)
         index = np.concatenate([part.columns, n + part.rows, n + m + x, n + m + R + friction])
@@ -219,8 +233,7 @@ def _bounded(sim, work, state, k, det, rhs, u, e_N, h):
                 if active.size:
                     active[index] = answer_codes(answer)
                 iterations += answer.iterations
-                residual = max(residual, answer.relative)
-                sparse += 1
+                residual[j], on_sparse[j] = answer.relative, True
                 continue
             dense_fallback_allowed(
                 sim, state, part, f"{answer.methods} and Gauss–Seidel: residual {answer.relative:.3g}"
@@ -243,7 +256,7 @@ def _bounded(sim, work, state, k, det, rhs, u, e_N, h):
         z = result.z
         iterations += its
         fallback = fallback or retried
-        residual = max(residual, result.relative_residual)
+        residual[j], on_sparse[j] = result.relative_residual, False
         n_g, m_g, R_g = part.columns.size, part.rows.size, x.size
         if part.whole:
             v_new = z[:n].copy()
@@ -257,13 +270,15 @@ def _bounded(sim, work, state, k, det, rhs, u, e_N, h):
             active[index] = result.active_set
         else:
             active = np.zeros(0, np.int8)  # not the layout a warm start reads (_warm_start)
+    work.islands = IslandAnswers(residual, sparse=on_sparse)
+    sparse = int(on_sparse.sum())
     out = StepResult(
         v=v_new,
         normal_force=latest[:r].copy(),
         friction_force=world[:r],
         status=int(Status.SOLVED),  # accept() returns solved answers only
         iterations=iterations,
-        residual=residual,
+        residual=float(residual.max()) if residual.size else 0.0,
         fallback=fallback,
         kinetic=kinetic[:r].copy(),
         problem=BoundedLCP(*K) if whole and K is not None else None,
@@ -365,8 +380,17 @@ def _coulomb(sim, work, state, k, det, rhs, u, e_N, h):
         parts = [_Part(np.arange(n), np.arange(m), np.arange(R), whole=True)]
     v_new = np.zeros(n) if whole else free_velocity(sim._mass, sim._inertia, rhs)  # no island: moves freely
     bilateral, impulse = np.zeros(m), np.zeros(3 * R)
-    iterations, fallback, residual, result, sparse = 0, False, 0.0, None, 0
-    for part in parts:
+    iterations, fallback, result = 0, False, None
+    residual, on_sparse = np.zeros(len(parts)), np.zeros(len(parts), bool)
+    again = None if whole else islands_to_solve(work, [part.contacts[part.contacts < r] for part in parts])
+    if again is not None:  # a second solve: the islands without a switched contact keep their first answer
+        first = work.first
+        v_new, bilateral = first.v.copy(), first.bilateral.copy()
+        impulse = work.islands.impulse.copy()
+        residual, on_sparse = work.islands.residuals.copy(), work.islands.sparse.copy()
+    for j, part in enumerate(parts):
+        if again is not None and not again[j]:
+            continue
         start = time.perf_counter()
         cols, x = part.columns, part.contacts
         rows3 = (3 * x[:, None] + np.arange(3)).reshape(-1)
@@ -381,8 +405,7 @@ def _coulomb(sim, work, state, k, det, rhs, u, e_N, h):
             if converged:
                 impulse[rows3] = answer.reshape(-1)
                 v_new[cols] = Minv @ (rhs[cols] + H_s.T @ answer.reshape(-1))
-                residual = max(residual, relative)
-                sparse += 1
+                residual[j], on_sparse[j] = relative, True
                 continue
             dense_fallback_allowed(sim, state, part, f"NSGS and proximal Newton: residual {relative:.3g}")
             fallback = True
@@ -397,13 +420,15 @@ def _coulomb(sim, work, state, k, det, rhs, u, e_N, h):
             result, retried = solve_accepted(sim, work, state, W, b, mu[x], guess[rows3], start)
             fallback = fallback or retried
             iterations += result.iterations
-            residual = max(residual, result.relative_residual)
+            residual[j], on_sparse[j] = result.relative_residual, False
             impulse[rows3] = result.r
             solution = free + response @ result.r
         else:  # a mechanism without contacts: its bilateral system alone
             solution = free
         v_new[cols] = solution[: cols.size]
         bilateral[part.rows] = solution[cols.size :]
+    work.islands = IslandAnswers(residual, sparse=on_sparse, impulse=impulse)
+    sparse = int(on_sparse.sum())
     per = impulse.reshape(R, 3) / h
     world = per[:, 1, None] * tangent[:, 0] + per[:, 2, None] * tangent[:, 1]
     out = StepResult(
@@ -412,7 +437,7 @@ def _coulomb(sim, work, state, k, det, rhs, u, e_N, h):
         friction_force=world[:r],
         status=int(Status.SOLVED),  # accept() returns solved answers only
         iterations=iterations,
-        residual=residual,
+        residual=float(residual.max()) if residual.size else 0.0,
         fallback=fallback,
         kinetic=np.zeros(r, bool),
         problem=FrictionContactProblem(W, b, mu.copy()) if whole and not sparse else None,

@@ -15,8 +15,10 @@ from ..friction.base import world_kernel
 from ..friction.creep import RollingKinematics
 from ..islands import free_velocity, lcp_islands
 from ..step_result import StepResult
+from ..step_work import IslandAnswers
 from .assembly import EMPTY, accept, assemble_rows, call, rolling_kinematics
 from .coulomb import coulomb_groups, coulomb_islands
+from .second_solve import islands_to_solve, kept_answer
 
 
 def solve_islands(sim, work, state, k, rhs, u, e_N, h):
@@ -37,6 +39,11 @@ def solve_islands(sim, work, state, k, rhs, u, e_N, h):
     normal_force = state.normal_force
     passes = 1 + sim.normal_force_iterations + (1 if state.steps_done == 0 and r else 0)
     warm = state.active_set
+    again = islands_to_solve(work, islands.order, islands.starts)  # a second solve: the switched islands
+    if again is not None:
+        everywhere = islands
+        islands, stacked = everywhere.subset(again)
+        warm = warm[stacked] if warm is not None and warm.shape[0] == everywhere.size else None
     iterations, fallback = 0, False
     for _ in range(passes):
         start = time.perf_counter()
@@ -95,6 +102,10 @@ def solve_islands(sim, work, state, k, rhs, u, e_N, h):
         normal_force = impulse_N / h
     friction_force = np.empty((r, 3))
     world_kernel(impulse_T, basis, k.tangent, h, friction_force)
+    if again is not None:  # the islands without a switch keep their first answer
+        relative, kept = work.islands.residuals.copy(), relative
+        relative[again] = kept
+    work.islands = IslandAnswers(relative)
     out = StepResult(
         v=v_new,
         normal_force=normal_force,
@@ -107,6 +118,9 @@ def solve_islands(sim, work, state, k, rhs, u, e_N, h):
         bilateral=EMPTY,
         active_set=active,
     )
+    if again is not None:
+        columns = (6 * islands.bodies[:, None] + np.arange(6)).reshape(-1)
+        return kept_answer(work, out, columns=columns, contacts=islands.order, active=stacked)
     if len(islands) == 1 and len(sim.model.bodies) == 1:  # the whole problem (the dense path's)
         out.problem = BoundedLCP(K.reshape(islands.size, islands.size), q, lo, hi)
     return out
@@ -119,7 +133,10 @@ def solve_islands_general(sim, work, state, k, rhs, u, e_N, h):
     over its bodies' velocities, its bilateral rows and its contacts, assembled and solved
     as the dense problem is (same method, warm start, fallback and residual check), so the
     cost grows with the number of islands, not with the cube of the whole system."""
-    groups = sim._groups.groups
+    groups = list(enumerate(sim._groups.groups))
+    again = islands_to_solve(work, [g.contacts for _, g in groups])  # a second solve: the switched islands
+    if again is not None:
+        groups = [groups[j] for j in np.flatnonzero(again)]
     r, m = k.gap.shape[0], k.A_body.shape[0]
     blocks = group_mass_blocks(
         sim,
@@ -130,6 +147,9 @@ def solve_islands_general(sim, work, state, k, rhs, u, e_N, h):
     normal_force = state.normal_force
     passes = 1 + sim.normal_force_iterations + (1 if state.steps_done == 0 and r else 0) + sim._basis_passes
     warm = state.active_set
+    if again is not None:  # the switched islands' entries of the whole warm start
+        stacked = _entries(work.islands.offsets, groups)
+        warm = warm[stacked] if warm is not None and warm.shape[0] == work.islands.offsets[-1] else None
     iterations, fallback = 0, False
     rolling = rolling_kinematics(sim, state, k)
     basis_force = np.zeros((r, 3)) if sim._basis_passes else None
@@ -140,7 +160,7 @@ def solve_islands_general(sim, work, state, k, rhs, u, e_N, h):
             for (g, block, *_), x in zip(problems, unknowns):
                 basis_force[g.contacts] = sim.friction.world_force(x, block, k.tangent[g.contacts], h)
         problems = []
-        for j, g in enumerate(groups):
+        for j, g in groups:
             c, cols, n_g = g.contacts, g.columns, g.columns.size
             island_rolling = None
             if rolling is not None:
@@ -158,7 +178,7 @@ def solve_islands_general(sim, work, state, k, rhs, u, e_N, h):
         use_warm = warm is not None and warm.shape[0] == offsets[-1]
         active = np.empty(offsets[-1], np.int8)
         middle = time.perf_counter()
-        residual, unknowns = 0.0, []
+        residual, unknowns = np.zeros(len(problems)), []
         for j, (g, _, K, qv, lo, hi) in enumerate(problems):
             a, b = offsets[j], offsets[j + 1]
             n_g, m_g, r_g = g.columns.size, g.rows.size, g.contacts.size
@@ -172,7 +192,7 @@ def solve_islands_general(sim, work, state, k, rhs, u, e_N, h):
             )
             fallback = fallback or retried
             iterations += result.iterations
-            residual = max(residual, result.relative_residual)
+            residual[j] = result.relative_residual
             active[a:b] = result.active_set
             v_new[g.columns] = result.z[:n_g]
             bilateral[g.rows] = result.z[n_g : n_g + m_g]
@@ -187,18 +207,43 @@ def solve_islands_general(sim, work, state, k, rhs, u, e_N, h):
         c = g.contacts
         friction_force[c] = sim.friction.world_force(x, block, k.tangent[c], h)
         kinetic[c] = block.kinetic
-    return StepResult(
+    if again is None:
+        work.islands = IslandAnswers(residual, offsets)
+    else:  # the islands without a switch keep their first answer
+        residual, kept = work.islands.residuals.copy(), residual
+        residual[again] = kept
+    out = StepResult(
         v=v_new,
         normal_force=normal_force,
         friction_force=friction_force,
         status=int(Status.SOLVED),
         iterations=iterations,
-        residual=residual,
+        residual=float(residual.max()) if residual.size else 0.0,
         fallback=fallback,
         kinetic=kinetic,
         bilateral=bilateral,
         active_set=active,
     )
+    if again is None:
+        return out
+    return kept_answer(
+        work,
+        out,
+        columns=_joined([g.columns for _, g in groups]),
+        contacts=_joined([g.contacts for _, g in groups]),
+        rows=_joined([g.rows for _, g in groups]),
+        active=stacked,
+    )
+
+
+def _joined(indices):
+    return np.concatenate(indices).astype(np.int64) if indices else np.zeros(0, np.int64)
+
+
+def _entries(offsets, groups):
+    """The entries of the islands ``groups`` ((j, group) pairs) in a stacked vector whose island j
+    runs from ``offsets[j]`` to ``offsets[j + 1]``."""
+    return _joined([np.arange(offsets[j], offsets[j + 1]) for j, _ in groups])
 
 
 def group_mass_blocks(sim):
