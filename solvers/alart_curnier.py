@@ -1,79 +1,32 @@
 """Semismooth Newton on the Alart–Curnier function: ``method="newton"`` for the exact 3D
 friction-contact problem (:mod:`solvers.friction_contact`).
 
-Formulation (Alart & Curnier 1991, "A mixed formulation for frictional contact problems prone
-to Newton like solution methods", CMAME 92; in the notation of Acary, Brémond & Huber 2017,
-INRIA RR-9118, §3 "the Alart–Curnier function"). With ``u = W r + b`` and per contact ``α``
-(unknowns ordered normal, t1, t2), scalars ``ρ_N, ρ_T > 0``::
+Alart & Curnier 1991 (CMAME 92), in the notation of Acary, Brémond & Huber 2017 (INRIA RR-9118,
+§3--4): with ``u = W r + b`` and per contact ``α`` (unknowns normal, t1, t2),
+``Φ_N(r) = r_N − max(0, r_N − ρ_N u_N)``, ``Φ_T(r) = r_T − P_{D(μ max(0, r_N − ρ_N u_N))}(r_T − ρ_T u_T)``,
+zero exactly at a solution of the Coulomb problem; Newton directions ``J d = −Φ`` with
+``J = A + B W`` (generalized Jacobian, 3 x 3 blocks per contact), an Armijo line search on
+``½ |Φ|²``, ``ρ_α = 1 / |W_αα|_F``. Dense ``J`` (LAPACK, one compiled loop, separated contacts
+eliminated) up to ``dense_limit`` unknowns, sparse above (:class:`solvers.newton_operator.Operator`,
+SuperLU). The answer is judged by the framework's per-contact residual, never by ``|Φ|``.
+No global guarantee: for rank-deficient (hyperstatic) problems use :mod:`solvers.proximal_point`.
 
-    Φ_N(r) = r_N − max(0, r_N − ρ_N u_N)
-    Φ_T(r) = r_T − P_{D(μ max(0, r_N − ρ_N u_N))}(r_T − ρ_T u_T),
-
-``P_{D(R)}`` the projection onto the disk of radius ``R`` in the tangent plane. ``Φ(r) = 0``
-exactly when ``r`` solves the Coulomb problem of the module :mod:`solvers.friction_contact`
-(separation, stick, or slide with ``r_T = −μ r_N u_T / |u_T|``): the modified velocity of
-De Saxcé's formulation is not needed here because the disk radius is taken from the normal
-reaction, not from the velocity.
-
-Newton step (Christensen, Klarbring, Pang & Strömberg 1998; ABH 2017 §4): an element of the
-generalized Jacobian is ``J = A + B W`` with block-diagonal ``A = ∂Φ/∂r`` and ``B = ∂Φ/∂u``
-(3 x 3 per contact, computed case by case below); the direction solves ``J d = −Φ`` and the step
-length comes from an Armijo backtracking line search on the merit ``ψ = ½ |Φ|²`` (``J d = −Φ``
-makes ``−2ψ`` its directional derivative wherever ``Φ`` is differentiable). Linear algebra:
-for ``3nc <= dense_limit`` unknowns ``J`` is assembled dense and factorized by LAPACK inside one
-compiled loop (:func:`newton_dense`: no Python between iterations, which on the small problems
-would cost more than the arithmetic), on the contacts that are not separated only: a separated
-contact (``t_N <= 0``) has ``A_α = I``, ``B_α = 0``, so ``d_α = −Φ_α`` and the rest is
-eliminated exactly (:func:`_reduced_direction`; Confeti-ex13, 107 contacts of which 35 close:
-Newton 23.7 -> 12.3 ms). Where ``J`` is singular the direction is defined only up to its
-null space, and the reduced and the full factorization may pick different members. Above it
-``J`` is assembled in CSR on the block-row pattern of ``W`` (the three rows of contact α share
-the columns of any of them) and factorized by SuperLU (:class:`_Operator`). The framework's
-residual costs a pass over ``W`` (its parts that do not depend on ``r`` once per solve); the
-dense loop evaluates it at the start and after full Newton steps (near a solution the line
-search takes the whole step), the sparse one every iteration.
-
-Per-contact derivative blocks, with ``t_N = r_N − ρ_N u_N``, ``t_T = r_T − ρ_T u_T``,
-``R = μ max(0, t_N)``, ``n = t_T / |t_T|``:
-
-* normal: ``t_N > 0``: ``∂Φ_N/∂u_N = ρ_N`` (``Φ_N = ρ_N u_N``); else ``∂Φ_N/∂r_N = 1``;
-* tangent inside the disk (``|t_T| <= R``, stick): ``∂Φ_T/∂u_T = ρ_T I``;
-* tangent outside (slide): ``∂Φ_T/∂r_T = I − R (I − n nᵀ)/|t_T|``,
-  ``∂Φ_T/∂u_T = ρ_T R (I − n nᵀ)/|t_T|`` and, when ``t_N > 0``, ``∂Φ_T/∂r_N = −μ n``,
-  ``∂Φ_T/∂u_N = μ ρ_N n``.
-
-Scaling: ``ρ_N = ρ_T = 1 / |W_αα|_F`` per contact (the Frobenius norm of the contact's diagonal
-block: within a factor √3 of its largest eigenvalue, without an eigenvalue solve), so both halves
-of ``Φ`` are forces and the method is unchanged when the contacts are rescaled one by one.
-
-Convergence and what the answer is worth: local quadratic convergence near a nondegenerate
-solution; no global guarantee (``J`` is singular when stuck contacts outnumber the independent
-directions of ``W`` -- a rank-deficient, hyperstatic problem -- and the Coulomb problem is not
-monotone). A singular ``J`` is regularized by a shift ``ε |J|_F I`` (counted in
-``info["regularized_steps"]``); a failed line search takes the smallest step and is counted. The
-answer is judged by the framework's per-contact residual, never by ``|Φ|``. For the rank-deficient
-problems use the proximal-point loop (:mod:`solvers.proximal_point`), whose inner problems have
-a nonsingular ``J``.
-
-Differences from the references: the line search is plain Armijo backtracking on ``ψ`` (Siconos'
-NSN-AC uses a Goldstein–Price search); ``ρ`` is fixed per contact, not adapted.
+The derivation, the derivative blocks case by case, the scaling, the singular-J shift and the
+differences from Siconos' NSN-AC: docs/theory/alart-curnier.md.
 """
 
 from __future__ import annotations
 
 import math
-import warnings
 from dataclasses import dataclass
 
 import numpy as np
-import scipy.linalg
-import scipy.sparse as sp
-import scipy.sparse.linalg as spla
 from numba import njit
 
 from .contact_measure import _contact_errors, _measure_given, _measure_statics, framework_residual
 from .contact_result import AUTO, NEWTON, FrictionContactResult, measure_friction_contact
 from .lapack import lu_solve
+from .newton_operator import Operator, _assemble_dense, _matvec, contact_rho
 from .options import check_count, check_positive
 from .result import Status
 
@@ -116,51 +69,9 @@ class NewtonOptions:
         check_count("dense_limit", self.dense_limit, minimum=0)
 
 
-def contact_rho(W) -> np.ndarray:
-    """``ρ_α = 1 / |W_αα|_F`` per contact (module docstring); a zero block gets the mean of the
-    others' ρ (1 if all are zero). Shape (nc,). Compiled: on a few contacts, where Newton itself
-    takes tens of microseconds, the array version (fancy indexing) cost 35 µs of a 130 µs solve."""
-    W = np.asarray(W, dtype=np.float64)
-    return _rho_dense(W, W.shape[0] // 3)
-
-
-@njit(cache=True)
-def _rho_dense(W, nc):
-    """:func:`contact_rho` from the diagonal blocks of a dense ``W``."""
-    fro = np.empty(nc)
-    for c in range(nc):
-        k = 3 * c
-        total = 0.0
-        for i in range(3):
-            for j in range(3):
-                total += W[k + i, k + j] * W[k + i, k + j]
-        fro[c] = math.sqrt(total)
-    return _rho_of_norms(fro)
-
-
-@njit(cache=True)
-def _rho_of_norms(fro):
-    """ρ from the contacts' block norms |W_αα|_F (:func:`contact_rho`): 1 / norm where it is
-    finite and positive, elsewhere the mean of those (1 if there are none)."""
-    nc = fro.shape[0]
-    rho = np.empty(nc)
-    total = 0.0
-    count = 0
-    for c in range(nc):
-        if math.isfinite(fro[c]) and fro[c] > 0.0:
-            rho[c] = 1.0 / fro[c]
-            total += rho[c]
-            count += 1
-    fill = total / count if count else 1.0
-    for c in range(nc):
-        if not (math.isfinite(fro[c]) and fro[c] > 0.0):
-            rho[c] = fill
-    return rho
-
-
 @njit(cache=True, error_model="numpy")
 def _ac_function(u, r, mu, rho, phi):
-    """phi <- Φ(r) of the module docstring (u = W r + b given); returns ½|Φ|²."""
+    """phi <- Φ(r) (docs/theory/alart-curnier.md) (u = W r + b given); returns ½|Φ|²."""
     nc = mu.shape[0]
     merit = 0.0
     for c in range(nc):
@@ -183,7 +94,8 @@ def _ac_function(u, r, mu, rho, phi):
 
 @njit(cache=True, error_model="numpy")
 def _ac_blocks(u, r, mu, rho, A, B):
-    """A, B <- the per-contact blocks ∂Φ/∂r, ∂Φ/∂u (module docstring), shape (nc, 3, 3)."""
+    """A, B <- the per-contact blocks ∂Φ/∂r, ∂Φ/∂u, shape (nc, 3, 3) (docs/theory/alart-curnier.md,
+    "Per-contact derivative blocks")."""
     nc = mu.shape[0]
     A[:] = 0.0
     B[:] = 0.0
@@ -225,278 +137,6 @@ def _ac_blocks(u, r, mu, rho, A, B):
                 A[c, 2, 0] = -mu[c] * n2
                 B[c, 1, 0] = mu[c] * rh * n1
                 B[c, 2, 0] = mu[c] * rh * n2
-
-
-@njit(cache=True)
-def _assemble_dense(W, A, B, J):
-    """J <- blockdiag(A) + blockdiag(B) W (dense)."""
-    n = W.shape[0]
-    nc = n // 3
-    for c in range(nc):
-        k = 3 * c
-        for a in range(3):
-            for j in range(n):
-                J[k + a, j] = B[c, a, 0] * W[k, j] + B[c, a, 1] * W[k + 1, j] + B[c, a, 2] * W[k + 2, j]
-            for bb in range(3):
-                J[k + a, k + bb] += A[c, a, bb]
-
-
-@njit(cache=True)
-def _matvec(W, r, b, u):
-    """u <- W r + b (dense)."""
-    n = W.shape[0]
-    for i in range(n):
-        s = b[i]
-        for j in range(n):
-            s += W[i, j] * r[j]
-        u[i] = s
-
-
-@njit(cache=True)
-def _block_row_pattern(indptr, indices, n):
-    """For each contact c the sorted column set S_c of its three rows of W (CSR ``indptr``,
-    ``indices``) together with its own three columns. Returns (offsets (nc + 1), columns)."""
-    nc = n // 3
-    mark = np.full(n, -1, dtype=np.int64)
-    counts = np.zeros(nc + 1, dtype=np.int64)
-    for c in range(nc):
-        count = 0
-        for a in range(3):
-            row = 3 * c + a
-            for p in range(indptr[row], indptr[row + 1]):
-                j = indices[p]
-                if mark[j] != c:
-                    mark[j] = c
-                    count += 1
-        for a in range(3):
-            if mark[3 * c + a] != c:
-                mark[3 * c + a] = c
-                count += 1
-        counts[c + 1] = counts[c] + count
-    columns = np.empty(counts[nc], dtype=np.int64)
-    mark[:] = -1
-    for c in range(nc):
-        pos = counts[c]
-        for a in range(3):
-            row = 3 * c + a
-            for p in range(indptr[row], indptr[row + 1]):
-                j = indices[p]
-                if mark[j] != c:
-                    mark[j] = c
-                    columns[pos] = j
-                    pos += 1
-        for a in range(3):
-            if mark[3 * c + a] != c:
-                mark[3 * c + a] = c
-                columns[pos] = 3 * c + a
-                pos += 1
-        columns[counts[c] : counts[c + 1]].sort()
-    return counts, columns
-
-
-@njit(cache=True)
-def _gather_rows(indptr, indices, data, offsets, columns):
-    """The three rows of each contact restricted to S_c, flattened, from W in CSR (indices
-    sorted within rows; absent entries are 0): values[3 * offsets[c] + a * |S_c| + t] =
-    W[3c + a, columns[offsets[c] + t]]."""
-    nc = offsets.shape[0] - 1
-    values = np.zeros(3 * offsets[nc])
-    for c in range(nc):
-        start = offsets[c]
-        size = offsets[c + 1] - start
-        for a in range(3):
-            t = 0
-            for p in range(indptr[3 * c + a], indptr[3 * c + a + 1]):
-                j = indices[p]
-                while t < size and columns[start + t] < j:
-                    t += 1
-                if t < size and columns[start + t] == j:
-                    values[3 * start + a * size + t] = data[p]
-    return values
-
-
-def contact_rho_csr(operator) -> np.ndarray:
-    """:func:`contact_rho` of a sparse :class:`_Operator` (from its contacts' diagonal blocks)."""
-    n = operator.n
-    indptr, indices, data = operator._w
-    rows = np.repeat(np.arange(n), np.diff(indptr))
-    own = indices // 3 == rows // 3
-    squares = np.zeros(n // 3)
-    np.add.at(squares, rows[own] // 3, data[own] ** 2)
-    return _rho_of_norms(np.sqrt(squares))
-
-
-@njit(cache=True)
-def _assemble_sparse(offsets, columns, rows, A, B, indptr, indices, data):
-    """J = blockdiag(A) + blockdiag(B) W in CSR (indptr, indices, data), row pattern S_c for the
-    rows of contact c; ``rows`` from :func:`_gather_rows`."""
-    nc = offsets.shape[0] - 1
-    indptr[0] = 0
-    for c in range(nc):
-        start = offsets[c]
-        size = offsets[c + 1] - start
-        base = 3 * start
-        for a in range(3):
-            row = 3 * c + a
-            out = indptr[row]
-            for t in range(size):
-                j = columns[start + t]
-                value = (
-                    B[c, a, 0] * rows[base + t]
-                    + B[c, a, 1] * rows[base + size + t]
-                    + B[c, a, 2] * rows[base + 2 * size + t]
-                )
-                d = j - 3 * c
-                if 0 <= d < 3:
-                    value += A[c, a, d]
-                indices[out + t] = j
-                data[out + t] = value
-            indptr[row + 1] = out + size
-
-
-@njit(cache=True)
-def _csr_diagonal_positions(indptr, indices):
-    """Position of the (stored) diagonal entry of each row of a CSR matrix."""
-    n = indptr.shape[0] - 1
-    out = np.full(n, -1, dtype=np.int64)
-    for i in range(n):
-        for p in range(indptr[i], indptr[i + 1]):
-            if indices[p] == i:
-                out[i] = p
-    return out
-
-
-@njit(cache=True)
-def _diagonal_positions(offsets, columns):
-    """Position of W[i, i] in the array of :func:`_gather_rows`, for every unknown i."""
-    nc = offsets.shape[0] - 1
-    out = np.empty(3 * nc, dtype=np.int64)
-    for c in range(nc):
-        start = offsets[c]
-        size = offsets[c + 1] - start
-        for a in range(3):
-            for t in range(size):
-                if columns[start + t] == 3 * c + a:
-                    out[3 * c + a] = 3 * start + a * size + t
-    return out
-
-
-@njit(cache=True)
-def _csr_matvec(indptr, indices, data, r, b, u):
-    """u <- W r + b (W in CSR)."""
-    for i in range(b.shape[0]):
-        s = b[i]
-        for p in range(indptr[i], indptr[i + 1]):
-            s += data[p] * r[indices[p]]
-        u[i] = s
-
-
-class _Operator:
-    """``W`` (plus an optional per-unknown diagonal shift) for the Newton iterations: products
-    and the assembly of ``J = A + B (W + diag(shift))``, dense (LAPACK LU) or sparse (CSR with the
-    block-row pattern of W, SuperLU)."""
-
-    def __init__(self, W, shift, dense_limit):
-        n = W.shape[0]
-        self.n = n
-        self.dense = n <= dense_limit
-        self._shift = np.zeros(n)
-        if self.dense:
-            self.W = W  # copied by the first set_shift: the caller's W is never written
-            self._owned = False
-            self.J = np.empty((n, n))
-        else:
-            rows, cols = np.nonzero(W)
-            self._set_sparse(rows, cols, np.asarray(W, dtype=np.float64)[rows, cols])
-        if shift is not None:
-            self.set_shift(shift)
-
-    @classmethod
-    def from_csr(cls, W):
-        """The sparse operator from a scipy CSR ``W`` directly (a Delassus operator too large to
-        hold dense: :func:`solvers.sparse_newton.proximal_point_csr`)."""
-        n = W.shape[0]
-        self = cls.__new__(cls)
-        self.n = n
-        self.dense = False
-        self._shift = np.zeros(n)
-        coo = sp.coo_matrix(W)
-        self._set_sparse(coo.row, coo.col, coo.data.astype(np.float64))
-        return self
-
-    def _set_sparse(self, rows, cols, values):
-        """The CSR structures of the sparse path from W's entries in coordinates, with every
-        diagonal entry stored (an explicit zero where W has none: ``set_shift`` writes there;
-        scipy's sparse sum would drop it)."""
-        n = self.n
-        diagonal = np.arange(n)
-        rows = np.concatenate([rows, diagonal])
-        cols = np.concatenate([cols, diagonal])
-        values = np.concatenate([values, np.zeros(n)])
-        Ws = sp.coo_matrix((values, (rows, cols)), shape=(n, n)).tocsr()  # explicit zeros kept
-        Ws.sum_duplicates()
-        Ws.sort_indices()
-        indptr, indices = Ws.indptr.astype(np.int64), Ws.indices.astype(np.int64)
-        self._w = (indptr, indices, Ws.data.astype(np.float64))
-        self._w_diagonal = _csr_diagonal_positions(indptr, indices)
-        self._offsets, self._columns = _block_row_pattern(indptr, indices, self.n)
-        self._rows = _gather_rows(*self._w, self._offsets, self._columns)
-        self._rows_diagonal = _diagonal_positions(self._offsets, self._columns)
-        nnz = 3 * int(self._offsets[-1])
-        self._indptr = np.empty(self.n + 1, dtype=np.int64)
-        self._indices = np.empty(nnz, dtype=np.int64)
-        self._data = np.empty(nnz)
-
-    def set_shift(self, shift):
-        """Make the operator ``W + diag(shift)`` (replacing the previous shift)."""
-        delta = np.asarray(shift, dtype=np.float64) - self._shift
-        if self.dense:
-            if not self._owned:
-                self.W = np.array(self.W, dtype=np.float64, order="C", copy=True)
-                self._owned = True
-            self.W[np.diag_indices(self.n)] += delta
-        else:
-            self._w[2][self._w_diagonal] += delta
-            self._rows[self._rows_diagonal] += delta
-        self._shift = delta + self._shift
-
-    def velocity(self, r, b, out):
-        if self.dense:
-            _matvec(self.W, r, b, out)
-        else:
-            _csr_matvec(*self._w, r, b, out)
-        return out
-
-    def direction(self, A, B, phi):
-        """Solve J d = −Φ; returns (d, regularized?) or (None, True) if no finite d is found."""
-        if self.dense:
-            _assemble_dense(self.W, A, B, self.J)
-            scale = max(float(np.abs(self.J).max()), 1.0)
-            for attempt in range(3):
-                J = self.J if not attempt else self.J + (10.0 ** (attempt * 4 - 16)) * scale * np.eye(self.n)
-                with warnings.catch_warnings():
-                    warnings.simplefilter("ignore", scipy.linalg.LinAlgWarning)
-                    lu = scipy.linalg.lu_factor(J, check_finite=False)
-                pivots = np.abs(np.diag(lu[0]))
-                if pivots.min() <= 1e-14 * pivots.max():
-                    continue
-                d = scipy.linalg.lu_solve(lu, -phi, check_finite=False)
-                if np.all(np.isfinite(d)):
-                    return d, attempt > 0
-            return None, True
-        _assemble_sparse(self._offsets, self._columns, self._rows, A, B, self._indptr, self._indices, self._data)
-        # the CSR arrays of J are the CSC arrays of J^T: factorize J^T, solve with trans="T"
-        JT = sp.csc_matrix((self._data, self._indices, self._indptr), shape=(self.n, self.n))
-        scale = max(float(np.abs(self._data).max()), 1.0)
-        for attempt in range(3):
-            try:
-                M = JT if not attempt else JT + (10.0 ** (attempt * 4 - 16)) * scale * sp.identity(self.n, format="csc")
-                d = spla.splu(M).solve(-phi, trans="T")
-            except RuntimeError:  # "Factor is exactly singular"
-                continue
-            if np.all(np.isfinite(d)):
-                return d, attempt > 0
-        return None, True
 
 
 def newton_kernel(operator, b, mu, rho, r, max_iterations, armijo, line_search_steps, converged):
@@ -886,7 +526,7 @@ def run_newton(W, b, mu, r, options, tolerance: float, as_auto: bool = False) ->
         def converged(r_now, u_now, phi, merit):
             return residual(r_now) <= tolerance
 
-        operator = _Operator(W, None, options.dense_limit)
+        operator = Operator(W, None, options.dense_limit)
         status, iterations, info = newton_kernel(
             operator, b, mu, rho, r, options.max_iterations, options.armijo, options.line_search_steps, converged
         )

@@ -51,9 +51,10 @@ import numpy as np
 import scipy.sparse as sp
 
 from .alart_curnier import _CODE_STATUS as CODE_STATUS
-from .alart_curnier import _natural_map_error, _Operator, contact_rho, contact_rho_csr, newton_kernel, prox_dense
+from .alart_curnier import _natural_map_error, newton_kernel, prox_dense
 from .contact_measure import framework_residual
 from .contact_result import PROX, FrictionContactResult, measure_friction_contact
+from .newton_operator import Operator, contact_rho, contact_rho_csr
 from .options import check_count, check_positive
 from .result import Status
 
@@ -117,11 +118,11 @@ def proximal_point(W, b, mu, r, options: ProxOptions, outer_residual, tolerance)
     info)."""
 
     if sp.issparse(W):  # a Delassus operator too large to hold dense (a pile): sparse Newton throughout
-        operator = _Operator.from_csr(W)
+        operator = Operator.from_csr(W)
         scale = 1.0 / contact_rho_csr(operator)
     else:
         scale = 1.0 / contact_rho(W)  # s_alpha = |W_aa|_F
-        operator = _Operator(W, None, options.dense_limit)
+        operator = Operator(W, None, options.dense_limit)
     inner_total = failures = 0
     relative = outer_residual(r)
     sigma = options.sigma

@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 import solvers
-from solvers import alart_curnier, friction_contact
+from solvers import alart_curnier, friction_contact, newton_operator
 from solvers.friction_contact import solve_friction_contact
 from solvers.result import Status
 
@@ -140,7 +140,7 @@ def test_sparse_path_equals_dense_path(method):
 
 
 def test_sparse_operator_keeps_the_pattern_and_shift():
-    """_Operator: J = blockdiag(A) + blockdiag(B)(W + diag(shift)) assembled sparse equals the
+    """newton_operator.Operator: J = blockdiag(A) + blockdiag(B)(W + diag(shift)) assembled sparse equals the
     dense product; changing the shift replaces (not adds to) the previous one."""
     rng = np.random.default_rng(0)
     W, _, _ = random_bodies(6, 1, unique=True)
@@ -148,7 +148,7 @@ def test_sparse_operator_keeps_the_pattern_and_shift():
     n = W.shape[0]
     A = rng.standard_normal((n // 3, 3, 3))
     B = rng.standard_normal((n // 3, 3, 3))
-    sparse = alart_curnier._Operator(W, np.full(n, 0.5), dense_limit=0)
+    sparse = newton_operator.Operator(W, np.full(n, 0.5), dense_limit=0)
     sparse.set_shift(np.full(n, 0.25))
     dense_A = np.zeros((n, n))
     dense_B = np.zeros((n, n))
@@ -383,7 +383,7 @@ def test_newton_direction_on_the_contacts_that_are_not_separated(seed):
     rng = np.random.default_rng(seed)
     n = b.shape[0]
     nc = n // 3
-    rho = alart_curnier.contact_rho(W)
+    rho = newton_operator.contact_rho(W)
     r = rng.uniform(-0.5, 1.0, n)
     r[0::3][rng.permutation(nc)[: nc // 2]] = -1.0  # r_N - rho u_N < 0: separated blocks
     u = W @ r + b
@@ -395,7 +395,7 @@ def test_newton_direction_on_the_contacts_that_are_not_separated(seed):
     separated = sum(alart_curnier._separated(A, B, c) for c in range(nc))
     assert 0 < separated < nc
     J = np.empty((n, n))
-    alart_curnier._assemble_dense(W, A, B, J)
+    newton_operator._assemble_dense(W, A, B, J)
     full, attempt_full = alart_curnier._dense_direction(J, phi, 1.0)
     reduced, attempt = alart_curnier._reduced_direction(W, A, B, phi, 1.0, np.empty((n, n)))
     assert attempt == attempt_full == 0
@@ -428,13 +428,13 @@ def test_contact_rho_is_the_inverse_block_norm_with_the_mean_where_a_block_is_ze
     W[3:6, :] = 0.0  # contact 1: zero block (and row)
     W[:, 3:6] = 0.0
     expected = np.array([1.0 / np.linalg.norm(W[3 * c : 3 * c + 3, 3 * c : 3 * c + 3]) for c in (0, 2, 3)])
-    rho = alart_curnier.contact_rho(W)
+    rho = newton_operator.contact_rho(W)
     np.testing.assert_allclose(rho[[0, 2, 3]], expected, rtol=1e-14)
     assert rho[1] == pytest.approx(expected.mean(), rel=1e-14)
-    sparse = alart_curnier._Operator.from_csr(sp.csr_matrix(W))
-    np.testing.assert_allclose(alart_curnier.contact_rho_csr(sparse), rho, rtol=1e-15)
+    sparse = newton_operator.Operator.from_csr(sp.csr_matrix(W))
+    np.testing.assert_allclose(newton_operator.contact_rho_csr(sparse), rho, rtol=1e-15)
     W[6, 7] = np.inf  # contact 2: non-finite block
-    rho = alart_curnier.contact_rho(W)
+    rho = newton_operator.contact_rho(W)
     assert rho[2] == pytest.approx(expected[[0, 2]].mean(), rel=1e-14)
-    np.testing.assert_array_equal(alart_curnier.contact_rho(np.zeros((6, 6))), [1.0, 1.0])
-    assert alart_curnier.contact_rho(np.zeros((0, 0))).shape == (0,)
+    np.testing.assert_array_equal(newton_operator.contact_rho(np.zeros((6, 6))), [1.0, 1.0])
+    assert newton_operator.contact_rho(np.zeros((0, 0))).shape == (0,)

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from solvers import Status, alart_curnier, solve
+from solvers import Status, newton_operator, solve
 from solvers import library as L
 from solvers.friction_contact import solve_friction_contact
 from solvers.sparse_measure import csr_arrays, csr_friction_contact_measure, csr_lcp_measure
@@ -83,12 +83,12 @@ def test_the_operator_from_csr_is_the_operator_from_the_dense_matrix(seed):
     W, b, mu = random_bodies(20, seed, unique=True)
     W[np.abs(W) < 1e-3] = 0.0  # some structural zeros
     W = 0.5 * (W + W.T)
-    dense = alart_curnier._Operator(W, None, 0)
-    sparse = alart_curnier._Operator.from_csr(sp.csr_matrix(W))
+    dense = newton_operator.Operator(W, None, 0)
+    sparse = newton_operator.Operator.from_csr(sp.csr_matrix(W))
     np.testing.assert_array_equal(dense._offsets, sparse._offsets)
     np.testing.assert_array_equal(dense._columns, sparse._columns)
     np.testing.assert_array_equal(dense._rows, sparse._rows)
-    np.testing.assert_allclose(alart_curnier.contact_rho_csr(sparse), alart_curnier.contact_rho(W), rtol=1e-15)
+    np.testing.assert_allclose(newton_operator.contact_rho_csr(sparse), newton_operator.contact_rho(W), rtol=1e-15)
 
 
 def test_the_sparse_operator_stores_a_zero_diagonal_for_its_shift():
@@ -98,7 +98,7 @@ def test_the_sparse_operator_stores_a_zero_diagonal_for_its_shift():
     W[0, 3] = W[3, 0] = 0.5
     shift = np.arange(1.0, 7.0)
     r, b, out = np.ones(6), np.zeros(6), np.empty(6)
-    for operator in (alart_curnier._Operator(W, None, 0), alart_curnier._Operator.from_csr(sp.csr_matrix(W))):
+    for operator in (newton_operator.Operator(W, None, 0), newton_operator.Operator.from_csr(sp.csr_matrix(W))):
         assert (operator._w_diagonal >= 0).all()
         operator.set_shift(shift)
         np.testing.assert_allclose(operator.velocity(r, b, out), (W + np.diag(shift)) @ r, rtol=0, atol=1e-15)
