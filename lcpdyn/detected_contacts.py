@@ -246,12 +246,16 @@ class CollisionSource:
             self._cache[(a, b)] = found
         return found
 
-    def gather(self, q, v, h, previous, *, beta, paper, choose_static, static_threshold):
+    def gather(self, q, v, h, previous, *, beta, paper, choose_static, static_threshold, midpoint=False):
         """The step's :class:`DetectedSet` at positions q (7 nb,) and velocities v (6 nb,), with
         ``previous`` the step's start (a :class:`~lcpdyn.step_state.StepState`: the previous
         step's contacts, their world impulses (k, 3) and tangents (k, 2, 3), or None); ``beta`` the
         stabilization, ``paper`` Eq. (7)'s predicted gap, ``choose_static`` whether the stepper
-        chooses mu_s where a contact stuck (slip <= ``static_threshold``, m/s)."""
+        chooses mu_s where a contact stuck (slip <= ``static_threshold``, m/s). ``h`` is the whole
+        step; with ``midpoint`` (Moreau's midpoint scheme, q the step's midpoint q_m) each normal row
+        N v+ + e_N >= 0 is written in v_m = (v + v+)/2 and halved, N v_m + (e_N - N v)/2 >= 0 --
+        Phi(q_m') = Phi + h N v+ linearized with the N at q_m, as :func:`lcpdyn.step_rows.midpoint_rows`
+        with a linear prediction -- and the impulse guesses are over h/2."""
         Q = np.asarray(q, np.float64).reshape(-1, 7)
         positions = Q[:, :3].copy()
         rotations = np_rotation_matrices(Q[:, 3:])
@@ -280,6 +284,10 @@ class CollisionSource:
         e_N = np.where(predicted >= 0.0, predicted / h, beta * predicted / h)
         impact = (e > 0.0) & (before[:, 0] < -self.settings.restitution_threshold) & (gap + h * before[:, 0] < 0.0)
         e_N = np.where(impact, np.minimum(e_N, e * before[:, 0]), e_N)
+        guess = np.einsum("kj,krj->kr", impulse, rows.frame)
+        if midpoint:
+            e_N = 0.5 * (e_N - before[:, 0])
+            guess = 0.5 * guess
         if choose_static:  # box, polygonal, coulomb: mu_s where the contact stuck
             stuck = (index >= 0) & (np.hypot(before[:, 1], before[:, 2]) <= static_threshold)
             mu = np.where(stuck, mu_static, mu)
@@ -296,7 +304,7 @@ class CollisionSource:
             mu_static=mu_static,
             normal_force=np.maximum(along, 0.0) / h,
             friction_force=(impulse - along[:, None] * frame[:, 0]) / h,
-            impulse_guess=np.einsum("kj,krj->kr", impulse, frame),
+            impulse_guess=guess,
             previous=index,
         )
 

@@ -219,8 +219,6 @@ class Simulation:
             from .detected_contacts import CollisionSource
 
             refused = []
-            if position_update == "midpoint":
-                refused.append("position_update='midpoint' (use 'symplectic' or 'paper')")
             if getattr(self.friction, "rolling_kinematics", False):
                 refused.append(f"friction model {self.friction.name!r} (it needs the spin and rolling speed of "
                                "wheel contacts, which detected contacts do not have)")  # fmt: skip
@@ -441,7 +439,7 @@ class Simulation:
         detected = None
         if self._collisions is not None:
             detected = self._collisions.gather(
-                state.q, v, h, state, beta=self.stabilization, paper=paper,
+                q_start, v, self.dt, state, beta=self.stabilization, paper=paper, midpoint=midpoint,
                 choose_static=not self.friction.chooses_static_coefficient, static_threshold=self.static_threshold,
             )  # fmt: skip
         split = self._islands is not None
@@ -466,6 +464,7 @@ class Simulation:
                         state,
                         active_set=state.active_set if out.active_set is None else out.active_set,
                         impulse_guess=state.impulse_guess if out.impulse_guess is None else out.impulse_guess,
+                        **({} if detected is None else {"contacts": detected.contacts}),  # the first pass's layout
                     )
                 check_inputs(self, state, rhs, e_N, u)
                 if detected is not None:

@@ -238,7 +238,6 @@ def test_colliders_sit_beside_declared_contacts():
 def test_what_a_model_with_colliders_does_not_take_is_named():
     model = _one_engine(box_tower, ContactProperties())
     for options, named in (
-        ({"position_update": "midpoint"}, "midpoint"),
         ({"compiled_loop": True}, "compiled_loop"),
         ({"sparse": "condensed"}, "condensed"),
     ):

@@ -92,6 +92,8 @@ def _warm_start(state, n, m, r, det):
     if warm is None:
         return None
     c = len(det)
+    if state.contacts is det.contacts:  # the midpoint scheme's second pass: the first pass's layout
+        return warm if warm.shape[0] == n + m + 3 * (r + c) else None
     before = 0 if state.contacts is None else len(state.contacts)
     R0, R = r + before, r + c
     if warm.shape[0] != n + m + 3 * R0:
@@ -285,7 +287,7 @@ def _bounded(sim, work, state, k, det, rhs, u, e_N, h):
         bilateral=bilateral,
         active_set=result.active_set if whole and result is not None else active,
     )
-    return out, _detected_result(det, latest[r:], world[r:], h, kinetic[r:], len(parts), sparse)
+    return out, _detected_result(det, latest[r:], world[r:], sim.dt, kinetic[r:], len(parts), sparse)
 
 
 def _sparse_rows(sim, det, detected, columns):
@@ -416,6 +418,10 @@ def _coulomb(sim, work, state, k, det, rhs, u, e_N, h):
             state, sim._mass[bodies], sim._inertia[bodies], A_g, H_g, rhs[cols], u[part.rows], e[x], CN[x],
             work.bilateral_compliance[part.rows],
         )  # fmt: skip
+        if sim.position_update == "midpoint":  # the slip at v+ = 2 v_m - v, as solve_coulomb
+            W, b = 2.0 * W, 2.0 * b
+            b[1::3] -= H_g[1::3] @ state.v[cols]
+            b[2::3] -= H_g[2::3] @ state.v[cols]
         if x.size:
             result, retried = solve_accepted(sim, work, state, W, b, mu[x], guess[rows3], start)
             fallback = fallback or retried
@@ -444,7 +450,7 @@ def _coulomb(sim, work, state, k, det, rhs, u, e_N, h):
         bilateral=bilateral,
         impulse_guess=impulse[: 3 * r].copy(),
     )
-    return out, _detected_result(det, per[r:, 0], world[r:], h, np.zeros(c, bool), len(parts), sparse)
+    return out, _detected_result(det, per[r:, 0], world[r:], sim.dt, np.zeros(c, bool), len(parts), sparse)
 
 
 def _detected_result(det, normal_force, friction_force, h, kinetic, islands=1, sparse=0):
