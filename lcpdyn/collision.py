@@ -143,13 +143,28 @@ class Contacts:
         out = np.full(len(self), -1, np.int64)
         if len(previous) == 0 or len(self) == 0:
             return out
-        for i in range(len(self)):
-            same = np.flatnonzero((previous.collider == self.collider[i]).all(axis=1))
-            if same.size:
-                distance = np.linalg.norm(previous.local_a[same] - self.local_a[i], axis=1)
-                j = int(np.argmin(distance))
-                if distance[j] <= tolerance:
-                    out[i] = same[j]
+        # the previous contacts of each contact's pair (sorted by pair, stably: in their own order)
+        width = int(max(self.collider.max(), previous.collider.max())) + 1
+        before = previous.collider[:, 0] * width + previous.collider[:, 1]
+        order = np.argsort(before, kind="stable")
+        now = self.collider[:, 0] * width + self.collider[:, 1]
+        start = np.searchsorted(before[order], now, "left")
+        counts = np.searchsorted(before[order], now, "right") - start
+        total = int(counts.sum())
+        if total == 0:
+            return out
+        ends = np.cumsum(counts)
+        owner = np.repeat(np.arange(len(self)), counts)  # the contact each candidate is for
+        candidate = order[np.arange(total) - np.repeat(ends - counts, counts) + np.repeat(start, counts)]
+        distance = np.linalg.norm(previous.local_a[candidate] - self.local_a[owner], axis=1)
+        # per contact the nearest candidate, the first of equals (its smallest previous index)
+        has = np.flatnonzero(counts)
+        nearest = np.minimum.reduceat(distance, (ends - counts)[has])
+        at = np.flatnonzero(distance == np.repeat(nearest, counts[has]))
+        _, first = np.unique(owner[at], return_index=True)
+        chosen = at[first]
+        kept = distance[chosen] <= tolerance
+        out[owner[chosen[kept]]] = candidate[chosen[kept]]
         return out
 
 

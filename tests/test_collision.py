@@ -12,6 +12,7 @@ from lcpdyn.collision import (
     Capsule,
     Collider,
     CollisionWorld,
+    Contacts,
     ConvexMesh,
     Cylinder,
     HalfSpace,
@@ -191,6 +192,41 @@ def test_persisting_contacts_are_matched(coal):
     # the lower box turned by 0.3 rad about z: its witness points lie elsewhere on its body
     turned = world.detect(np.array([[0, 0, 0], [0.1005, 0, 1.005]]), np.stack([_rotation((0, 0, 1), 0.3), np.eye(3)]))
     assert (turned.match(before, tolerance=1e-3) == -1).all()
+
+
+def test_match_takes_the_nearest_of_its_pair_and_the_first_of_equals():
+    """Contacts.match against its definition, contact by contact, on random sets with ties (body
+    points on a 0.1 grid), empty sets and every tolerance: the nearest previous contact of the
+    same collider pair within the tolerance, the first (smallest previous index) of equally near."""
+
+    def by_definition(now, previous, tolerance):
+        out = np.full(len(now), -1, np.int64)
+        for i in range(len(now)):
+            same = np.flatnonzero((previous.collider == now.collider[i]).all(axis=1))
+            if same.size:
+                distance = np.linalg.norm(previous.local_a[same] - now.local_a[i], axis=1)
+                j = int(np.argmin(distance))
+                if distance[j] <= tolerance:
+                    out[i] = same[j]
+        return out
+
+    rng = np.random.default_rng(7)
+
+    def contacts(k, colliders):
+        pair = np.sort(rng.integers(0, colliders, (k, 2)), axis=1)
+        zero = np.zeros((k, 3))
+        points = np.round(rng.normal(size=(k, 3)), 1)
+        return Contacts(pair, pair, zero, zero, zero, np.zeros(k), points, np.zeros(k, np.int64), 0)
+
+    matched = 0
+    for _ in range(1500):
+        colliders = int(rng.integers(1, 6))
+        now, previous = contacts(int(rng.integers(0, 12)), colliders), contacts(int(rng.integers(0, 12)), colliders)
+        tolerance = float(rng.choice([0.0, 0.3, 1.0, 10.0]))
+        index = now.match(previous, tolerance)
+        np.testing.assert_array_equal(index, by_definition(now, previous, tolerance))
+        matched += int((index >= 0).sum())
+    assert matched > 1000
 
 
 @pytest.mark.parametrize(
