@@ -1,64 +1,12 @@
-"""Júdice–Pires basic-set (block principal pivoting) algorithm for the bounded LCP.
-
-Reference: J. J. Júdice and F. M. Pires, "Basic-set algorithm for a generalized linear
-complementarity problem", JOTA 74(3), 1992, pp. 391-411 -- the solver Peiret 2016 names for
-its mixed LCP with bounds (Eqs. 30-31).
-
-Algorithm
----------
-Every index i is in one of four sets (codes of :mod:`solvers.result`):
-
-* ``BASIC`` (F): w_i = 0 is imposed and z_i is computed; free variables are always here;
-* ``AT_LOWER`` (L): z_i = lo_i;  ``AT_UPPER`` (U): z_i = hi_i;  ``FIXED``: lo_i = hi_i.
-
-One iteration solves the basic system ``M_FF z_F = -(q_F + M_FN z_N)`` and computes
-``w = M z + q``. An index is *infeasible* when i in F has z_i < lo_i or z_i > hi_i, i in L has
-w_i < 0, or i in U has w_i > 0. While the number of infeasibilities keeps setting new minima,
-all infeasible indices are exchanged at once (block pivot: F -> L or U by the violated
-bound, L or U -> F). After ``max_stall`` iterations without a new minimum, only the infeasible
-index with the smallest number is exchanged (Murty's least-index single principal pivot,
-which terminates for P-matrices); the block mode resumes as soon as a new minimum is reached. A repeated active
-set in single-pivot mode is reported as ``CYCLING``.
-
-Singular basic systems
-----------------------
-Redundant contacts make the basic matrix singular (duplicate rows of N in the saddle-point
-matrix of Peiret 2016 Eq. 30, or duplicate rows/columns of a Delassus matrix). The basic system
-is solved by LU (LAPACK through Numba); a consistent singular system usually still yields one
-of its solutions, which the algorithm accepts. An exactly singular LU, or a numerically singular
-one (the lower bound ||A|| ||x|| / ||r|| on the condition number above 1/(1000 eps)), is
-solved again for its minimum-norm solution (QR of its independent rows,
-:func:`solvers.basic_systems.minimum_norm_solve`).
-Redundant contacts make it consistent with a family of solutions -- v+ is unique, the impulses
-are not -- and the minimum-norm one shares the load evenly (a box on four coplanar corners: a
-quarter of the weight each, the symmetric answer; a vertex of the family would unload two
-corners), reached in a pivot or two instead of a regularized solve. An inconsistent singular
-system meets the second remedy: Gaussian elimination with complete pivoting finds the basic
-columns that depend on the others, and one of them whose variable has a bound at zero (a
-normal impulse, lo = 0) is put on that bound and the pivoting goes on from there; should it
-still fail it reports the singular basis it first met (at most n variables are put on a bound
-per run). The residual check judges every answer as any other. A singular basis with no such
-variable (dependent free or friction columns) stops the pivoting with ``SINGULAR_BASIS``. A run
-from a warm start that fails so, or cycles, is first repeated from the bounds (the warm set is a
-guess; ``info['warm_start_failed']`` says it failed), and where the block rule fails from there
-too, by single least-index pivots from the start (``info['single_pivots']``: on a degenerate
-problem that is not a P-matrix either rule can cycle where the other does not). Then the front
-door falls back --
-explicitly, and it says so in the message and ``info['regularization']`` -- to proximal-point
-regularization: it solves BLCP(M + rho_k I, q - rho_k z_k, lo, hi) repeatedly, warm-started,
-until the *unregularized* natural-map residual is within tolerance. rho_k starts at 0.1 ||M||_inf (well conditioned, so
-block pivoting is fast) and shrinks tenfold per outer iteration down to ``regularization`` x
-||M||_inf. For monotone problems (positive semidefinite M, including the saddle-point matrices
-of the stepper) the fixed point of this iteration solves the original problem, so no bias is
-left; for others the fallback may fail, and then says so.
-
-Differences from the paper
---------------------------
-* Júdice & Pires assume a nondegenerate P-matrix; ties at a bound are broken here with a
-  relative pivoting tolerance (``pivot_tolerance`` x scale), and singular bases are handled as
-  above rather than excluded by assumption.
-* The paper's basis-update scheme is replaced by a fresh LU of the basic matrix each iteration
-  (LAPACK is fast at these sizes; the number of iterations is small).
+"""Júdice–Pires basic-set (block principal pivoting) algorithm for the bounded LCP
+(Júdice & Pires 1992, JOTA 74(3) -- the solver Peiret 2016 names for its mixed LCP with bounds,
+Eqs. 30-31): block pivots while the count of infeasible indices keeps setting new minima, Murty's
+least-index pivot after ``max_stall`` iterations without one; singular basic systems of redundant
+contacts solved for their minimum-norm member (:mod:`solvers.basic_systems`), inconsistent ones
+by fixing a dependent bounded variable; a failed warm start repeated cold, then single pivots,
+then the front door's explicit proximal-point fallback. Every answer is judged by the
+framework's per-row residual. The algorithm, its remedies and the differences from the paper:
+docs/theory/judice-pires.md.
 """
 
 from __future__ import annotations
