@@ -142,7 +142,8 @@ class DetectedSet:
     tangent : (c, 2, 3) t1, t2 (world).
     e_N : (c,) the normal rows' right-hand side (module docstring); impact (c,) bool.
     mu, mu_static : (c,) the coefficients this step applies (mu_s where a model whose coefficient
-        the stepper chooses stuck in the last step) and the pair's mu_s.
+        the stepper chooses stuck in the last step) and the pair's mu_s; mu_kinetic (c,) the
+        pair's mu_k (what a contact that slides all the same gets, :mod:`lcpdyn.friction_switches`).
     normal_force, friction_force : (c,), (c, 3) the previous step's lam_N and world friction force
         of a persisting contact (0 for a new one).
     impulse_guess : (c, 3) the previous impulse in this step's contact frame (n, t1, t2).
@@ -157,6 +158,7 @@ class DetectedSet:
     impact: np.ndarray
     mu: np.ndarray
     mu_static: np.ndarray
+    mu_kinetic: np.ndarray
     normal_force: np.ndarray
     friction_force: np.ndarray
     impulse_guess: np.ndarray
@@ -288,6 +290,7 @@ class CollisionSource:
         if midpoint:
             e_N = 0.5 * (e_N - before[:, 0])
             guess = 0.5 * guess
+        kinetic_mu = mu
         if choose_static:  # box, polygonal, coulomb: mu_s where the contact stuck
             stuck = (index >= 0) & (np.hypot(before[:, 1], before[:, 2]) <= static_threshold)
             mu = np.where(stuck, mu_static, mu)
@@ -302,6 +305,7 @@ class CollisionSource:
             impact=impact,
             mu=mu,
             mu_static=mu_static,
+            mu_kinetic=kinetic_mu,
             normal_force=np.maximum(along, 0.0) / h,
             friction_force=(impulse - along[:, None] * frame[:, 0]) / h,
             impulse_guess=guess,

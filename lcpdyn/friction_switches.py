@@ -1,6 +1,7 @@
 """Friction switches inside a step (docs/theory/step.md, "Friction switches inside the step"):
 from a step's first solve, the contacts whose friction switched within it -- a breakaway from
-static friction, a kinetic slip that reversed -- and what the step's second solve takes."""
+static friction, a kinetic slip that reversed -- and what the step's second solve takes, at the
+declared contacts and at the detected ones alike."""
 
 from __future__ import annotations
 
@@ -17,11 +18,12 @@ and tolerance (a resting contact's slip is 1e-12 of it or less), far below a rea
 block 0.02 degrees past atan mu_s slides 8e-4 of it in its first millisecond)."""
 
 
-def friction_switches(sim, work, state, k, rhs, v_end, out) -> bool:
+def friction_switches(sim, work, state, k, rhs, v_end, out, detected=None) -> bool:
     """Sets what the step's second solve takes on ``work`` (the step's
     :class:`~lcpdyn.step_work.StepWork`) and returns True, or returns False; ``state`` the step's
     start, ``k`` its kinematics, ``rhs`` Eq. (30)'s momentum rows, ``v_end`` the first solve's end
-    velocity, ``out`` its :class:`~lcpdyn.step_result.StepResult`.
+    velocity, ``out`` its :class:`~lcpdyn.step_result.StepResult`, ``detected`` the step's
+    :class:`~lcpdyn.detected_contacts.DetectedSet` (its answer in ``out.detected``) or None.
 
     * A model whose coefficient the stepper chooses (coulomb, box, polygonal): a contact given
       mu_s that slid all the same -- static friction cannot hold it -- gets mu_k.
@@ -30,10 +32,38 @@ def friction_switches(sim, work, state, k, rhs, v_end, out) -> bool:
 
     Slid: more than :data:`BREAKAWAY` of the slip's scale, the componentwise size |D| |v*| of the
     free velocity v* = M^-1 rhs (what the step's loads alone would give; a resting contact's slip
-    is rounding against it)."""
-    switches = getattr(sim.friction, "switches", None)
-    if not k.gap.size or (switches is None and (not sim._two_coefficients or sim.friction.chooses_static_coefficient)):
+    is rounding against it). ``work.switched`` marks the switched contacts, declared then detected."""
+    r, c = k.gap.shape[0], 0 if detected is None else len(detected)
+    if not r + c:
         return False
+    free = None
+
+    def scale_of(rows):
+        nonlocal free
+        if free is None:
+            free = free_velocity(sim._mass, sim._inertia, rhs)
+        return BREAKAWAY * rows(np.abs(free))
+
+    declared = _declared(sim, work, state, k, v_end, out, scale_of) if r else None
+    found = _detected(sim, work, state, detected, v_end, out.detected, scale_of) if c else None
+    if declared is None and found is None:
+        return False
+    work.switched = np.concatenate(
+        [np.zeros(r, bool) if declared is None else declared, np.zeros(c, bool) if found is None else found]
+    )
+    return True
+
+
+def _declared(sim, work, state, k, v_end, out, scale_of):
+    """The declared contacts' switches, set on ``work``; the switched contacts (r,) or None."""
+    switches = getattr(sim.friction, "switches", None)
+    if switches is None and (not sim._two_coefficients or sim.friction.chooses_static_coefficient):
+        return None
+
+    def scale():  # |D| |v*| per contact
+        free_body = lambda free: free.reshape(-1, 6)[k.contact_body]  # noqa: E731
+        return scale_of(lambda free: _norm(np.einsum("rkj,rj->rk", np.abs(k.D_block), free_body(free))))
+
     # the cheap gates first: this runs after every step's solve (the regularized model's included)
     if switches is None:
         candidates = (work.mu == sim.mu_static) & (sim.mu_static > sim.mu)  # given mu_s
@@ -41,27 +71,61 @@ def friction_switches(sim, work, state, k, rhs, v_end, out) -> bool:
         two = work.mu_static > work.mu
         candidates = two | out.kinetic  # a breakaway needs mu_s > mu_k, a reversal a kinetic branch
     if not candidates.any():
-        return False
+        return None
     end = block_rows(k.D_block, k.contact_body, v_end)
     if switches is None:
-        slid = candidates & (np.sqrt((end**2).sum(axis=1)) > _scale(sim, k, rhs))
+        slid = candidates & (_norm(end) > scale())
         if not slid.any():
-            return False
+            return None
         work.mu = np.where(slid, sim.mu, work.mu)
-        work.switched = slid
-        return True
-    scale = _scale(sim, k, rhs) if two.any() else np.zeros(k.gap.size)  # (a reversal needs none)
+        return slid
     start = block_rows(k.D_block, k.contact_body, state.v)
     change = np.einsum("rkj,rj->rk", k.tangent, out.friction_force - state.friction_force)  # base basis
-    decided = switches(start, end, out.kinetic, change, sim.dt, two, scale)
+    decided = switches(start, end, out.kinetic, change, sim.dt, two, scale() if two.any() else np.zeros(k.gap.size))
     if decided is None:
-        return False
+        return None
     work.branch, work.guess = decided
-    work.switched = work.branch != 0
-    return True
+    return work.branch != 0
 
 
-def _scale(sim, k, rhs):
-    """:data:`BREAKAWAY` times the slip's scale |D| |v*| per contact, v* = M^-1 rhs (m/s)."""
-    free = free_velocity(sim._mass, sim._inertia, rhs).reshape(-1, 6)[k.contact_body]  # (r, 6)
-    return BREAKAWAY * np.sqrt((np.einsum("rkj,rj->rk", np.abs(k.D_block), np.abs(free)) ** 2).sum(axis=1))
+def _detected(sim, work, state, det, v_end, answer, scale_of):
+    """The detected contacts' switches (``answer`` the first solve's
+    :class:`~lcpdyn.strategies.detected.DetectedResult`), set on ``work``; the switched contacts
+    (c,) or None. Their slips are the tangential rows of the step's H over both bodies."""
+    switches = getattr(sim.friction, "switches", None)
+    if switches is None and sim.friction.chooses_static_coefficient:
+        return None
+    if switches is None:
+        candidates = (det.mu == det.mu_static) & (det.mu_static > det.mu_kinetic)  # given mu_s
+    else:
+        two = det.mu_static > det.mu
+        candidates = two | answer.kinetic
+    if not candidates.any():
+        return None
+    c = len(det)
+
+    def tangential(v):
+        return (det.H @ v).reshape(c, 3)[:, 1:]
+
+    def scale():  # |H_T| |v*| per contact
+        return scale_of(lambda free: _norm((abs(det.H) @ free).reshape(c, 3)[:, 1:]))
+
+    end = tangential(v_end)
+    if switches is None:
+        slid = candidates & (_norm(end) > scale())
+        if not slid.any():
+            return None
+        work.detected_mu = np.where(slid, det.mu_kinetic, det.mu)
+        return slid
+    start = tangential(state.v)
+    change = np.einsum("ckj,cj->ck", det.tangent, answer.friction_force - det.friction_force)
+    decided = switches(start, end, answer.kinetic, change, sim.dt, two, scale() if two.any() else np.zeros(c))
+    if decided is None:
+        return None
+    work.detected_branch, work.detected_guess = decided
+    return work.detected_branch != 0
+
+
+def _norm(slip):
+    """|slip| per contact of (k, 2) components."""
+    return np.sqrt((slip**2).sum(axis=1))

@@ -44,7 +44,11 @@ class StepWork:
     branch, guess : a friction switch inside the step (:meth:`lcpdyn.friction.Regularized.switches`):
         the branch per contact (int8) and the guess (r, 2); None when there is none.
     clock : [assembly, solve] seconds spent so far, for ``StepResult.timing``.
-    switched : (r,) bool, the contacts whose friction switched inside the step, or None.
+    detected_mu, detected_branch, detected_guess : the same for the step's c detected contacts
+        (:class:`~lcpdyn.detected_contacts.DetectedSet`), where a switch inside the step set
+        them; None otherwise (their mu is then the set's own).
+    switched : (r + c,) bool, the contacts (declared, then detected) whose friction switched
+        inside the step, or None.
     first : the step's first solve (a :class:`~lcpdyn.step_result.StepResult`) while its second
         runs after a switch: an island strategy solves again only the islands that hold a
         switched contact (:mod:`lcpdyn.strategies.second_solve`); None otherwise, and in the
@@ -58,6 +62,9 @@ class StepWork:
     branch: np.ndarray | None = None
     guess: np.ndarray | None = None
     clock: list = field(default_factory=lambda: [0.0, 0.0])
+    detected_mu: np.ndarray | None = None
+    detected_branch: np.ndarray | None = None
+    detected_guess: np.ndarray | None = None
     switched: np.ndarray | None = None
     first: object = None
     islands: IslandAnswers | None = None
@@ -75,6 +82,28 @@ class StepWork:
         if self.branch is None:
             return {}
         return {"branch": self.branch[contacts], "guess": self.guess[contacts]}
+
+    def with_detected(self, det):
+        """(mu (r + c,), branch and guess over the declared then the detected contacts, or None
+        and None where no switch set a branch) for a step posed over both (:mod:`lcpdyn.strategies.detected`)."""
+        c = len(det)
+        mu = np.concatenate([self.mu, det.mu if self.detected_mu is None else self.detected_mu])
+        if self.branch is None and self.detected_branch is None:
+            return mu, None, None
+        r = self.mu.shape[0]
+        branch = np.concatenate(
+            [
+                np.zeros(r, np.int8) if self.branch is None else self.branch,
+                np.zeros(c, np.int8) if self.detected_branch is None else self.detected_branch,
+            ]
+        )
+        guess = np.concatenate(
+            [
+                np.zeros((r, 2)) if self.guess is None else self.guess,
+                np.zeros((c, 2)) if self.detected_guess is None else self.detected_guess,
+            ]
+        )
+        return mu, branch, guess
 
     def time(self, start: float, middle: float, end: float) -> None:
         """Adds an assembly phase [start, middle] and a solve phase [middle, end] (s)."""

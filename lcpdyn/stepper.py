@@ -486,7 +486,7 @@ class Simulation:
 
         start = state
         state, out, first, forces = solve(start, rhs, e_N, g, u)
-        if friction_switches(self, work, start, k, rhs, 2.0 * out.v - v if midpoint else out.v, out):
+        if friction_switches(self, work, start, k, rhs, 2.0 * out.v - v if midpoint else out.v, out, detected):
             tried = out
             work.first = None if midpoint else out  # the islands without a switch keep their answer
             state, out, first, forces = solve(start, rhs, e_N, g, u)

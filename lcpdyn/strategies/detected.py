@@ -183,8 +183,9 @@ def _bounded(sim, work, state, k, det, rhs, u, e_N, h):
     n, m, r, c = k.n_velocities, k.A_body.shape[0], k.gap.shape[0], len(det)
     R = r + c
     tangent = np.concatenate([k.tangent, det.tangent])
+    mu, branch, guess = work.with_detected(det)  # a switch inside the step (lcpdyn.friction_switches)
     arrays = {
-        "mu": np.concatenate([work.mu, det.mu]),
+        "mu": mu,
         "mu_static": np.concatenate([work.mu_static, det.mu_static]),
         "e": np.concatenate([e_N, det.e_N]),
         "CN": np.concatenate([work.normal_compliance, np.zeros(c)]),
@@ -193,9 +194,8 @@ def _bounded(sim, work, state, k, det, rhs, u, e_N, h):
         # the body pairs of the contacts (a declared contact's second body is the world)
         "pair": np.vstack([np.stack([k.contact_body, np.full(r, -1)], axis=1), det.rows.body]),
     }
-    if work.branch is not None:  # a switch inside the step at a declared contact (lcpdyn.friction_switches)
-        arrays["branch"] = np.concatenate([work.branch, np.zeros(c, np.int8)])
-        arrays["guess"] = np.concatenate([work.guess, np.zeros((c, 2))])
+    if branch is not None:
+        arrays["branch"], arrays["guess"] = branch, guess
     warm = _warm_start(state, n, m, r, det) if sim._warm_capable.get(sim.method) else None
     parts = detected_islands(sim, k, det)
     if parts is None:
@@ -207,7 +207,7 @@ def _bounded(sim, work, state, k, det, rhs, u, e_N, h):
     active = np.zeros(n + m + 3 * R, np.int8)  # velocities free (basic) where no island holds them
     iterations, fallback, result, K = 0, False, None, None
     residual, on_sparse = np.zeros(len(parts)), np.zeros(len(parts), bool)
-    again = None if whole else islands_to_solve(work, [part.contacts[part.contacts < r] for part in parts])
+    again = None if whole else islands_to_solve(work, [part.contacts for part in parts])
     if again is not None:  # a second solve: the islands without a switched contact keep their first answer
         first = work.first
         v_new, bilateral = first.v.copy(), first.bilateral.copy()
@@ -311,6 +311,7 @@ def _sparse_part(sim, work, state, part, values, det, rhs, tangent, r, h):
         sim.friction, H, Minv, M, Minv @ rhs[columns], rhs[columns], values["e"],
         (H @ state.v[columns]).reshape(-1, 3)[:, 1:], h, values["mu"], values["mu_static"], values["normal"],
         values["friction_force"], tangent, guess[:, 0], guess[:, 1:], values["pair"], sim._sparse_settings,
+        {"branch": values["branch"], "guess": values["guess"]} if "branch" in values else None,
     )  # fmt: skip
 
 
@@ -373,7 +374,7 @@ def _coulomb(sim, work, state, k, det, rhs, u, e_N, h):
     A = sparse_rows(k.A_block, k.A_body, m, n)
     e = np.concatenate([e_N, det.e_N])
     CN = np.concatenate([work.normal_compliance, np.zeros(c)])
-    mu = np.concatenate([work.mu, det.mu])
+    mu, _, _ = work.with_detected(det)  # a switch inside the step may give mu_k (lcpdyn.friction_switches)
     declared = state.impulse_guess if state.impulse_guess is not None else np.zeros(3 * r)
     guess = np.concatenate([declared, det.impulse_guess.reshape(-1)])
     parts = detected_islands(sim, k, det)
@@ -384,7 +385,7 @@ def _coulomb(sim, work, state, k, det, rhs, u, e_N, h):
     bilateral, impulse = np.zeros(m), np.zeros(3 * R)
     iterations, fallback, result = 0, False, None
     residual, on_sparse = np.zeros(len(parts)), np.zeros(len(parts), bool)
-    again = None if whole else islands_to_solve(work, [part.contacts[part.contacts < r] for part in parts])
+    again = None if whole else islands_to_solve(work, [part.contacts for part in parts])
     if again is not None:  # a second solve: the islands without a switched contact keep their first answer
         first = work.first
         v_new, bilateral = first.v.copy(), first.bilateral.copy()

@@ -108,7 +108,6 @@ def sparse_applies(sim, work, bilateral_rows: int, contacts: np.ndarray, declare
         and bilateral_rows == 0
         and contacts.size > SPARSE_CONTACTS
         and contacts[0] >= declared
-        and work.branch is None
     )
 
 
@@ -160,18 +159,20 @@ def body_matrices(mass, inertia, inverse_inertia):
     return block_diag(list(inverse), format="csr"), block_diag(list(full), format="csr")
 
 
-def friction_block(model, slips, h, mu, mu_static, normal_force, friction_force, tangent):
+def friction_block(model, slips, h, mu, mu_static, normal_force, friction_force, tangent, switches=None):
     """The model's block over c contacts with D = I (2c slip rows), in chunks of :data:`CHUNK`
     contacts assembled block-diagonally: (F, G (nf, 2c), P (nf, c), C (nf, nf) as CSR matrices,
-    c, lo, hi (nf,), basis (c, 2, 2), kinetic (c,))."""
+    c, lo, hi (nf,), basis (c, 2, 2), kinetic (c,)). ``switches``: a switch inside the step,
+    {"branch": (c,), "guess": (c, 2)} (:mod:`lcpdyn.friction_switches`), or None."""
     c = mu.shape[0]
     parts = []
     for a in range(0, c, CHUNK):
         b = min(c, a + CHUNK)
         n = 2 * (b - a)
+        extra = {} if switches is None else {name: value[a:b] for name, value in switches.items()}
         block = model.block(
             np.eye(n), slips[2 * a : 2 * b], h, mu[a:b], normal_force[a:b], friction_force[a:b], tangent[a:b],
-            mu_static=mu_static[a:b],
+            mu_static=mu_static[a:b], **extra,
         )  # fmt: skip
         parts.append((a, b, block))
     blocks = [p[2] for p in parts]
@@ -188,7 +189,7 @@ def friction_block(model, slips, h, mu, mu_static, normal_force, friction_force,
 
 def solve_sparse_island(
     model, H, Minv, M, v_free, rhs, e_N, slips, h, mu, mu_static, normal_force, friction_force, tangent,
-    normal_start, friction_start, pair, settings: SparseSettings,
+    normal_start, friction_start, pair, settings: SparseSettings, switches=None,
 ) -> SparseAnswer:  # fmt: skip
     """The island's Eq. (30) on the sparse Delassus form (module docstring). H (3c, n_g) CSR: per
     contact its normal, t1 and t2 rows over the island's velocities; M^-1, M (n_g, n_g) CSR; v_free
@@ -196,7 +197,8 @@ def solve_sparse_island(
     mu_static (c,); normal_force (c,) the lagged lam_N the bounds start from, friction_force (c, 3)
     the previous world friction force (the bristle state); tangent (c, 2, 3); normal_start (c,) and
     friction_start (c, 2) the warm start (h lam_N and the friction impulse along t1, t2); pair (c, 2)
-    the contacts' bodies (the patch rule of the bound passes)."""
+    the contacts' bodies (the patch rule of the bound passes); ``switches`` a switch inside the
+    step for the model's block (:func:`friction_block`), or None."""
     c = H.shape[0] // 3
     n = H.shape[1]
     D = H[np.sort(np.concatenate([np.arange(1, 3 * c, 3), np.arange(2, 3 * c, 3)]))]  # t1, t2 per contact
@@ -212,7 +214,7 @@ def solve_sparse_island(
     perm = np.argsort(order)
     for attempt in range(1 + settings.bound_passes):
         F1, G1, P, C, cvec, lo, hi, basis, kinetic = friction_block(
-            model, slips.reshape(-1), h, mu, mu_static, normal_force, friction_force, tangent
+            model, slips.reshape(-1), h, mu, mu_static, normal_force, friction_force, tangent, switches
         )
         F, G = (F1 @ D).tocsr(), (G1 @ D).tocsr()
         if attempt == 0:  # the previous friction impulse in this step's row basis (columns of basis)
