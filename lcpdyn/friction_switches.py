@@ -56,74 +56,82 @@ def friction_switches(sim, work, state, k, rhs, v_end, out, detected=None) -> bo
 
 def _declared(sim, work, state, k, v_end, out, scale_of):
     """The declared contacts' switches, set on ``work``; the switched contacts (r,) or None."""
-    switches = getattr(sim.friction, "switches", None)
-    if switches is None and (not sim._two_coefficients or sim.friction.chooses_static_coefficient):
+    if getattr(sim.friction, "switches", None) is None and not sim._two_coefficients:
         return None
 
-    def scale():  # |D| |v*| per contact
-        free_body = lambda free: free.reshape(-1, 6)[k.contact_body]  # noqa: E731
-        return scale_of(lambda free: _norm(np.einsum("rkj,rj->rk", np.abs(k.D_block), free_body(free))))
+    def scale(free):  # |D| |v*| per contact
+        return _norm(np.einsum("rkj,rj->rk", np.abs(k.D_block), free.reshape(-1, 6)[k.contact_body]))
 
-    # the cheap gates first: this runs after every step's solve (the regularized model's included)
-    if switches is None:
-        candidates = (work.mu == sim.mu_static) & (sim.mu_static > sim.mu)  # given mu_s
-    else:
-        two = work.mu_static > work.mu
-        candidates = two | out.kinetic  # a breakaway needs mu_s > mu_k, a reversal a kinetic branch
-    if not candidates.any():
-        return None
-    end = block_rows(k.D_block, k.contact_body, v_end)
-    if switches is None:
-        slid = candidates & (_norm(end) > scale())
-        if not slid.any():
-            return None
-        work.mu = np.where(slid, sim.mu, work.mu)
-        return slid
-    start = block_rows(k.D_block, k.contact_body, state.v)
-    change = np.einsum("rkj,rj->rk", k.tangent, out.friction_force - state.friction_force)  # base basis
-    decided = switches(start, end, out.kinetic, change, sim.dt, two, scale() if two.any() else np.zeros(k.gap.size))
+    decided = _decide(
+        sim,
+        (work.mu, sim.mu_static, sim.mu, work.mu_static > work.mu, out.kinetic),
+        lambda v: block_rows(k.D_block, k.contact_body, v),
+        (state.v, v_end),
+        lambda: np.einsum("rkj,rj->rk", k.tangent, out.friction_force - state.friction_force),  # base basis
+        lambda: scale_of(scale),
+    )
     if decided is None:
         return None
-    work.branch, work.guess = decided
-    return work.branch != 0
+    kind, value, switched = decided
+    if kind == "mu":
+        work.mu = value
+    else:
+        work.branch, work.guess = value
+    return switched
 
 
 def _detected(sim, work, state, det, v_end, answer, scale_of):
     """The detected contacts' switches (``answer`` the first solve's
     :class:`~lcpdyn.strategies.detected.DetectedResult`), set on ``work``; the switched contacts
     (c,) or None. Their slips are the tangential rows of the step's H over both bodies."""
+    c = len(det)
+    decided = _decide(
+        sim,
+        (det.mu, det.mu_static, det.mu_kinetic, det.mu_static > det.mu, answer.kinetic),
+        lambda v: (det.H @ v).reshape(c, 3)[:, 1:],
+        (state.v, v_end),
+        lambda: np.einsum("ckj,cj->ck", det.tangent, answer.friction_force - det.friction_force),
+        lambda: scale_of(lambda free: _norm((abs(det.H) @ free).reshape(c, 3)[:, 1:])),  # |H_T| |v*|
+    )
+    if decided is None:
+        return None
+    kind, value, switched = decided
+    if kind == "mu":
+        work.detected_mu = value
+    else:
+        work.detected_branch, work.detected_guess = value
+    return switched
+
+
+def _decide(sim, coefficients, slip, velocities, change, scale):
+    """The switches of one set of contacts, whoever found them: None, ("mu", the coefficients
+    with mu_k where a contact given mu_s slid, slid) or ("branch", (branch, guess) of the model's
+    ``switches``, switched). ``coefficients``: (applied mu, mu_s, mu_k, the contacts with
+    mu_s > mu_k for the model's verdict, the first solve's kinetic branch); ``slip(v)`` the
+    contacts' slips (k, 2) at velocities v; ``velocities`` (the step's start, the first solve's
+    end); ``change()`` lam_T+ - lam_T in the base basis; ``scale()`` the slip scale of
+    :data:`BREAKAWAY`. The cheap gates come first: this runs after every step's solve."""
     switches = getattr(sim.friction, "switches", None)
     if switches is None and sim.friction.chooses_static_coefficient:
         return None
+    applied, static, kinetic_mu, two, kinetic = coefficients
     if switches is None:
-        candidates = (det.mu == det.mu_static) & (det.mu_static > det.mu_kinetic)  # given mu_s
+        candidates = (applied == static) & (static > kinetic_mu)  # given mu_s
     else:
-        two = det.mu_static > det.mu
-        candidates = two | answer.kinetic
+        candidates = two | kinetic  # a breakaway needs mu_s > mu_k, a reversal a kinetic branch
     if not candidates.any():
         return None
-    c = len(det)
-
-    def tangential(v):
-        return (det.H @ v).reshape(c, 3)[:, 1:]
-
-    def scale():  # |H_T| |v*| per contact
-        return scale_of(lambda free: _norm((abs(det.H) @ free).reshape(c, 3)[:, 1:]))
-
-    end = tangential(v_end)
+    start, end = velocities
+    end = slip(end)
     if switches is None:
         slid = candidates & (_norm(end) > scale())
         if not slid.any():
             return None
-        work.detected_mu = np.where(slid, det.mu_kinetic, det.mu)
-        return slid
-    start = tangential(state.v)
-    change = np.einsum("ckj,cj->ck", det.tangent, answer.friction_force - det.friction_force)
-    decided = switches(start, end, answer.kinetic, change, sim.dt, two, scale() if two.any() else np.zeros(c))
-    if decided is None:
+        return "mu", np.where(slid, kinetic_mu, applied), slid
+    verdict = switches(slip(start), end, kinetic, change(), sim.dt, two, scale() if two.any() else np.zeros(len(two)))
+    if verdict is None:
         return None
-    work.detected_branch, work.detected_guess = decided
-    return work.detected_branch != 0
+    return "branch", verdict, verdict[0] != 0
 
 
 def _norm(slip):

@@ -223,7 +223,7 @@ def _bounded(sim, work, state, k, det, rhs, u, e_N, h):
         friction = np.stack([2 * x, 2 * x + 1], axis=1).reshape(-1)
         index = np.concatenate([part.columns, n + part.rows, n + m + x, n + m + R + friction])
         values = arrays if part.whole else {name: a[x] for name, a in arrays.items()}
-        if sparse_applies(sim, work, part.rows.size, x, r):
+        if sparse_applies(sim, part.rows.size, x, r):
             answer = _sparse_part(sim, work, state, part, values, det, rhs, tangent[x], r, h)
             if answer.converged:
                 v_new[part.columns] = answer.v
@@ -397,7 +397,7 @@ def _coulomb(sim, work, state, k, det, rhs, u, e_N, h):
         start = time.perf_counter()
         cols, x = part.columns, part.contacts
         rows3 = (3 * x[:, None] + np.arange(3)).reshape(-1)
-        if sparse_applies(sim, work, part.rows.size, x, r):
+        if sparse_applies(sim, part.rows.size, x, r):
             H_s, Minv, _ = _sparse_rows(sim, det, x - r, cols)
             middle = time.perf_counter()
             answer, sweeps, relative, converged = solve_sparse_coulomb(

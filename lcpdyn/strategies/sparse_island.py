@@ -95,7 +95,7 @@ class SparseAnswer:
     methods: str
 
 
-def sparse_applies(sim, work, bilateral_rows: int, contacts: np.ndarray, declared: int) -> bool:
+def sparse_applies(sim, bilateral_rows: int, contacts: np.ndarray, declared: int) -> bool:
     """Whether one part of a step with detected contacts (``contacts``: its indices among the
     ``declared`` then detected contacts, sorted) goes to the sparse solve: the simulation allows it
     (:attr:`sim._sparse_settings`: colliders, ``sparse`` not False; the exact cone, or a model of
