@@ -18,7 +18,7 @@ and tolerance (a resting contact's slip is 1e-12 of it or less), far below a rea
 block 0.02 degrees past atan mu_s slides 8e-4 of it in its first millisecond)."""
 
 
-def friction_switches(sim, work, state, k, rhs, v_end, out, detected=None) -> bool:
+def friction_switches(sim, work, state, k, rhs, v_end, out, detected=None, slips=None) -> bool:
     """Sets what the step's second solve takes on ``work`` (the step's
     :class:`~lcpdyn.step_work.StepWork`) and returns True, or returns False; ``state`` the step's
     start, ``k`` its kinematics, ``rhs`` Eq. (30)'s momentum rows, ``v_end`` the first solve's end
@@ -32,7 +32,9 @@ def friction_switches(sim, work, state, k, rhs, v_end, out, detected=None) -> bo
 
     Slid: more than :data:`BREAKAWAY` of the slip's scale, the componentwise size |D| |v*| of the
     free velocity v* = M^-1 rhs (what the step's loads alone would give; a resting contact's slip
-    is rounding against it). ``work.switched`` marks the switched contacts, declared then detected."""
+    is rounding against it). ``work.switched`` marks the switched contacts, declared then detected.
+    ``slips``: the declared contacts' (start, end) slips (r, 2) where the scheme gives them (the
+    midpoint scheme's :class:`~lcpdyn.midpoint_friction.FrictionPoint`), else D v and D v_end."""
     r, c = k.gap.shape[0], 0 if detected is None else len(detected)
     if not r + c:
         return False
@@ -44,7 +46,7 @@ def friction_switches(sim, work, state, k, rhs, v_end, out, detected=None) -> bo
             free = free_velocity(sim._mass, sim._inertia, rhs)
         return BREAKAWAY * rows(np.abs(free))
 
-    declared = _declared(sim, work, state, k, v_end, out, scale_of) if r else None
+    declared = _declared(sim, work, state, k, v_end, out, scale_of, slips) if r else None
     found = _detected(sim, work, state, detected, v_end, out.detected, scale_of) if c else None
     if declared is None and found is None:
         return False
@@ -54,7 +56,7 @@ def friction_switches(sim, work, state, k, rhs, v_end, out, detected=None) -> bo
     return True
 
 
-def _declared(sim, work, state, k, v_end, out, scale_of):
+def _declared(sim, work, state, k, v_end, out, scale_of, slips=None):
     """The declared contacts' switches, set on ``work``; the switched contacts (r,) or None."""
     if getattr(sim.friction, "switches", None) is None and not sim._two_coefficients:
         return None
@@ -65,8 +67,8 @@ def _declared(sim, work, state, k, v_end, out, scale_of):
     decided = _decide(
         sim,
         (work.mu, sim.mu_static, sim.mu, work.mu_static > work.mu, out.kinetic),
-        lambda v: block_rows(k.D_block, k.contact_body, v),
-        (state.v, v_end),
+        (lambda v: block_rows(k.D_block, k.contact_body, v)) if slips is None else (lambda slip: slip),
+        (state.v, v_end) if slips is None else slips,
         lambda: np.einsum("rkj,rj->rk", k.tangent, out.friction_force - state.friction_force),  # base basis
         lambda: scale_of(scale),
     )

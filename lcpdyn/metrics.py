@@ -416,18 +416,26 @@ def static_force_ratio(trajectory, velocity_threshold: float = 0.01, contact=Non
     }
 
 
-def slip_transitions(trajectory, velocity_threshold: float = 0.01, contact=None) -> dict:
+def slip_transitions(trajectory, velocity_threshold: float = 0.01, contact=None, locate: bool = False) -> dict:
     """Times (s) of slide-to-roll (``to_roll``) and roll-to-slide (``to_slide``) transitions of the
     selected contacts (default all), judged by |v_T| against ``velocity_threshold`` (m/s) at the
     end of each step; a step counts as sliding when any selected contact slides, so with several
     contacts ``to_roll`` is when the last one stops. The time is that of the first step in the new
-    state. ``first_roll`` is the first slide-to-roll time (NaN if the contacts never stop sliding)."""
+    state, or with ``locate`` the time inside the step at which the largest |v_T| crosses the
+    threshold: to_slide by linear interpolation between the step's two ends, to_roll by the
+    linear extrapolation of the two steps before (a stop ends the step at rest, so the step's own
+    end says only that the crossing came before it), kept within the step. ``first_roll`` is the
+    first slide-to-roll time (NaN if the contacts never stop sliding)."""
     chosen = _selection(trajectory, contact)
     speed = np.linalg.norm(np.asarray(trajectory.contact_slip_velocity)[:, chosen], axis=2)
     sliding = (speed > velocity_threshold).any(axis=1)
     change = np.flatnonzero(sliding[1:] != sliding[:-1]) + 1
-    to_roll = [float(trajectory.t[i]) for i in change if not sliding[i]]
-    to_slide = [float(trajectory.t[i]) for i in change if sliding[i]]
+    t = np.asarray(trajectory.t, float)
+    times = t[change]
+    if locate and change.size:
+        times = _located(t, speed.max(axis=1), change, sliding, velocity_threshold)
+    to_roll = [float(x) for x, i in zip(times, change) if not sliding[i]]
+    to_slide = [float(x) for x, i in zip(times, change) if sliding[i]]
     return {
         "to_roll": to_roll,
         "to_slide": to_slide,
@@ -435,3 +443,19 @@ def slip_transitions(trajectory, velocity_threshold: float = 0.01, contact=None)
         "sliding_at_start": bool(sliding[0]),
         "sliding_at_end": bool(sliding[-1]),
     }
+
+
+def _located(t, speed, change, sliding, threshold):
+    """The threshold crossings of ``speed`` inside the steps ending at ``change`` (slip_transitions)."""
+    out = t[change].copy()
+    for j, i in enumerate(change):
+        if sliding[i]:  # rising through the threshold between steps i - 1 and i
+            a, b = speed[i - 1], speed[i]
+            x = t[i - 1] + (t[i] - t[i - 1]) * (threshold - a) / (b - a)
+        elif i >= 2 and speed[i - 2] > speed[i - 1]:  # falling: the slip's trend before the stop
+            a, b = speed[i - 2], speed[i - 1]
+            x = t[i - 1] + (t[i - 1] - t[i - 2]) * (b - threshold) / (a - b)
+        else:
+            continue
+        out[j] = min(max(x, t[i - 1]), t[i])
+    return out

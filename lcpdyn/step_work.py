@@ -53,7 +53,9 @@ class StepWork:
         runs after a switch: an island strategy solves again only the islands that hold a
         switched contact (:mod:`lcpdyn.strategies.second_solve`); None otherwise, and in the
         midpoint scheme, whose second pass couples the islands through the forces.
-    islands : what an island strategy's solve leaves for a second (:class:`IslandAnswers`), or None."""
+    islands : what an island strategy's solve leaves for a second (:class:`IslandAnswers`), or None.
+    friction_point : in Moreau's midpoint scheme, where each declared contact's friction law is
+        written (:class:`lcpdyn.midpoint_friction.FrictionPoint`); None otherwise."""
 
     mu: np.ndarray
     mu_static: np.ndarray
@@ -68,6 +70,7 @@ class StepWork:
     switched: np.ndarray | None = None
     first: object = None
     islands: IslandAnswers | None = None
+    friction_point: object = None
 
     def switch_arrays(self):
         """(branch (r,) int8, guess (r, 2)) for the compiled kernels: this step's switch, or none."""

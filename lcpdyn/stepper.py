@@ -40,6 +40,7 @@ from .kernels import (
     slip_world_blocks,
     update_positions,
 )
+from .midpoint_friction import friction_point, stops
 from .model import Model
 from .options import POSITION_UPDATES, StepOptions
 from .run import loop as run_loop
@@ -396,6 +397,8 @@ class Simulation:
         mu, mu_static = coefficients_now(self, state, k)
         # this step's own numbers for the strategies (lcpdyn.step_work): the simulation holds none of them
         work = StepWork(mu, mu_static, np.zeros(r), np.zeros(m))
+        if midpoint and r and self._collisions is None:  # where each friction law is written (lcpdyn.midpoint_friction)
+            work.friction_point = friction_point(self, state, k, np.maximum(mu, mu_static))
         paper = self.position_update == "paper"
         g = k.holonomic_error
         if midpoint:
@@ -464,6 +467,7 @@ class Simulation:
                         state,
                         active_set=state.active_set if out.active_set is None else out.active_set,
                         impulse_guess=state.impulse_guess if out.impulse_guess is None else out.impulse_guess,
+                        normal_force=out.normal_force,  # lam_N over the step, for models that bound with it
                         **({} if detected is None else {"contacts": detected.contacts}),  # the first pass's layout
                     )
                 check_inputs(self, state, rhs, e_N, u)
@@ -486,7 +490,13 @@ class Simulation:
 
         start = state
         state, out, first, forces = solve(start, rhs, e_N, g, u)
-        if friction_switches(self, work, start, k, rhs, 2.0 * out.v - v if midpoint else out.v, out, detected):
+        point = work.friction_point
+        slips = None if point is None else (point.start, point.end_slip(k, out.v))
+        again = friction_switches(self, work, start, k, rhs, 2.0 * out.v - v if midpoint else out.v, out, detected,
+                                  slips)  # fmt: skip
+        if point is not None and (stopped := stops(point, k, out.v)).any():  # stopped within the step: end law
+            work.friction_point, again = point.with_end(stopped), True
+        if again:
             tried = out
             work.first = None if midpoint else out  # the islands without a switch keep their answer
             state, out, first, forces = solve(start, rhs, e_N, g, u)
@@ -496,7 +506,11 @@ class Simulation:
         if midpoint:  # v_m solved: v+ = 2 v_m - v, q+ = q_m + h/2 v+; impulses over the whole step
             v_new = out.v = 2.0 * v_new - v
             out.bilateral = 2.0 * out.bilateral
-        out.slip_world = slip_world_blocks(k.D_block, k.contact_body, v_new, k.tangent)
+        if work.friction_point is None:
+            out.slip_world = slip_world_blocks(k.D_block, k.contact_body, v_new, k.tangent)
+        else:  # the slip at the step's end, J(q+) v+ ~ 2 J(q_m) v_m - J(q) v
+            end = work.friction_point.end_slip(k, 0.5 * (v + v_new))
+            out.slip_world = end[:, 0, None] * k.tangent[:, 0] + end[:, 1, None] * k.tangent[:, 1]
         out.gap = k.gap
         q_new = update_positions(q_start, v if paper else v_new, h)
         check_state(self, state, q_new, v_new, out)

@@ -153,3 +153,19 @@ def test_models_assembled_from_their_block_split_into_islands_like_the_dense_pro
     assert np.all(islands.solver_status == 0)
     for field in ("position", "velocity", "angular_velocity", "contact_normal_force", "contact_friction_force"):
         np.testing.assert_allclose(getattr(islands, field), getattr(dense, field), rtol=0, atol=1e-9, err_msg=field)
+
+
+def test_a_user_friction_model_takes_the_midpoint_scheme_laws():
+    """The same cubes under Moreau's midpoint scheme, which writes each law at the middle or at
+    the end of the step from the user's own block (docs/theory/step.md, "Friction in the
+    midpoint scheme"): the stops are second-order close to v0^2 / (2 mu a_k g) -- where the
+    first-order step is within v0 h -- and the cubes then stay at rest."""
+    model = _cubes([(2.0, 0.0, 0.0), (0.0, 2.0, 0.0), (0.0, 0.0, 0.0)])
+    run = Simulation(model, Orthotropic(along_t1=0.6, along_t2=1.5), H, position_update="midpoint").run(1.0)
+    assert np.all(run.solver_status == 0)
+    moved = run.position[-1] - run.initial_position
+    deceleration = MU * np.array([0.6, 1.5]) * G
+    assert moved[0, 0] == pytest.approx(4.0 / (2 * deceleration[0]), abs=deceleration[0] * H**2)
+    assert moved[1, 1] == pytest.approx(4.0 / (2 * deceleration[1]), abs=deceleration[1] * H**2)
+    np.testing.assert_allclose(moved[2], 0.0, atol=1e-12)
+    assert np.abs(run.velocity[run.t > 0.75]).max() < 1e-10

@@ -565,6 +565,22 @@ def test_slip_transitions_of_several_contacts_stop_when_the_last_one_does():
     assert metrics.slip_transitions(run, contact=0)["first_roll"] == pytest.approx(t[2])
 
 
+def test_slip_transitions_located_inside_the_step():
+    """A slip falling at 1 m/s^2 through 0.0035 m/s (to rest at step 4) and rising from rest at
+    t = 6.5 ms at 2 m/s^2: located, the stop's crossing of 1e-4 m/s is its line's (extrapolated from
+    the two steps before it), the start's that of the line between its step's ends."""
+    t = grid(1e-3, 10)
+    speed = np.where(t < 3.5e-3, 3.5e-3 - t, 0.0) + np.where(t > 6.5e-3, 2.0 * (t - 6.5e-3), 0.0)
+    slip = np.zeros((10, 2, 3))
+    slip[:, 0, 0] = speed
+    run = two_contacts(t, [1.0, 1.0], [1.0, 1.0], slip=slip)
+    plain = metrics.slip_transitions(run, 1e-4, contact=0)
+    located = metrics.slip_transitions(run, 1e-4, contact=0, locate=True)
+    assert plain["to_roll"] == pytest.approx([4e-3]) and plain["to_slide"] == pytest.approx([7e-3])
+    assert located["to_roll"] == pytest.approx([3.4e-3], abs=1e-15)
+    assert located["to_slide"] == pytest.approx([6.1e-3], abs=1e-15)  # 0 at 6 ms, 1e-3 m/s at 7 ms
+
+
 # --- mu read from the trajectory --------------------------------------------------------------
 def test_mu_is_read_from_the_trajectory_parameters():
     t = grid(1e-3, 4)

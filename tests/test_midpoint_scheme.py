@@ -94,8 +94,9 @@ def test_double_pendulum_of_ball_joints_is_second_order():
 
 
 def test_block_stops_where_it_should_and_stays_stopped():
-    """Friction rows at v+: a block sliding at 2 m/s with mu = 0.4 stops at v^2/(2 mu g) and its
-    velocity is zero afterwards (written at v_m, sticking would leave it alternating in sign)."""
+    """A block sliding at 2 m/s with mu = 0.4 stops at v^2/(2 mu g) and its velocity is zero
+    afterwards: the law at the step's end where it stops (written at v_m, sticking would leave
+    it alternating in sign; docs/theory/step.md, "Friction in the midpoint scheme")."""
     for friction in ("regularized", "box", "coulomb"):
         model = Model(gravity=(0.0, 0.0, -G))
         body = model.add_body(RigidBody("block", 3.0, (0.1, 0.1, 0.1), velocity=(2.0, 0.0, 0.0)))

@@ -48,6 +48,10 @@ is, only what the model says of itself:
     this step's coefficients, ``normal_force`` lam_N (r,) the previous step's normal force (N),
     ``friction_force`` (r, 3) the previous world friction force (N), ``tangent`` (r, 2, 3) the
     base bases.
+    In Moreau's midpoint scheme ``block`` is also called over velocities extended by one unknown
+    per slip component (D as [D, I], v as [v, 0]), which gives the map T of its rows from the
+    slips, F = T D (:func:`lcpdyn.midpoint_friction.midpoint_block`): a model's rows are to be
+    linear in the slips D v, whatever n is.
 ``world_force(x, block, tangent, h)`` (bounded LCP only)
     The world friction force (r, 3) in N from the solved unknowns x_F and the block.
 ``rolling_kinematics`` (optional, default False)

@@ -18,6 +18,7 @@ from ..friction.base import FrictionBlock
 from ..friction.creep import RollingKinematics
 from ..kernels import block_rows, bounded_vectors, fill_matrix
 from ..kkt import SPARSE_SIZE
+from ..midpoint_friction import midpoint_block
 from ..rotation import np_rotation_matrices
 from ..step_result import StepResult
 from .methods import accept_or_fallback
@@ -46,7 +47,8 @@ def friction_on_end_velocity(block: FrictionBlock, v: np.ndarray) -> FrictionBlo
     whole step h -- rows F v+ + C x + P (h lam_N) + c = w over impulses x in [lo, hi] -- as rows
     in the midpoint velocity v_m = (v + v+)/2 and the impulses over h/2 (x' = x/2, h/2 lam_N):
     F v_m + C x' + P (h/2 lam_N) + (c - F v)/2 = w/2, x' in [lo/2, hi/2]. Each row is the model's
-    own, halved, so the friction law holds at the end velocity v+ as in the first-order step."""
+    own, halved, so the friction law holds at the end velocity v+ as in the first-order step
+    (detected contacts; declared ones take :func:`lcpdyn.midpoint_friction.midpoint_block`)."""
     return dataclasses.replace(block, c=0.5 * (block.c - block.F @ v), lo=0.5 * block.lo, hi=0.5 * block.hi)
 
 
@@ -59,6 +61,7 @@ def assemble(sim, work, state, k, rhs, u, e_N, h, n, m, r, normal_force, basis_f
         sim.M, k.A, k.N, k.D, k.tangent, state.v, rhs, u, e_N, work.normal_compliance,
         work.bilateral_compliance, h, work.mu, work.mu_static, normal_force, state.friction_force,
         rolling, basis_force, work.switch_arguments(),
+        work.friction_point,
     )  # fmt: skip
 
 
@@ -83,18 +86,22 @@ def rolling_kinematics(sim, state, k):
 def assemble_rows(
     sim,
     M, A, N, D, tangent, v, rhs, u, e_N, CN, CA, h, mu, mu_static, normal_force, friction_force,
-    rolling=None, basis_force=None, switches=None,
+    rolling=None, basis_force=None, switches=None, point=None,
 ):  # fmt: skip
     """(block, K, q, lo, hi) of Eq. (30) over the velocities of M and the contacts of N: the
     whole problem (:func:`assemble`) or one island's (:func:`lcpdyn.strategies.islands.solve_islands_general`);
     ``rolling`` the contacts' :class:`~lcpdyn.friction.creep.RollingKinematics` over the same
     velocities, for a model that asks for them; ``basis_force`` the last pass's world friction
-    force in a model's ``basis_passes`` (:mod:`lcpdyn.friction.base`)."""
+    force in a model's ``basis_passes`` (:mod:`lcpdyn.friction.base`); ``point`` the midpoint
+    scheme's :class:`~lcpdyn.midpoint_friction.FrictionPoint` (declared contacts), or None."""
     extra = {} if rolling is None else {"rolling": rolling}
     extra.update(switches or {})  # a switch inside the step (switch_arguments)
     if basis_force is not None:
         extra["basis_force"] = basis_force
-    if sim.position_update == "midpoint":  # the model's rows over the whole step, written on v+
+    if sim.position_update == "midpoint" and point is not None:  # each law where its FrictionPoint says
+        block = midpoint_block(sim.friction, D, v, sim.dt, mu, normal_force, friction_force, tangent, mu_static,
+                               extra, point)  # fmt: skip
+    elif sim.position_update == "midpoint":  # the model's rows over the whole step, written on v+
         block = sim.friction.block(
             D, v, sim.dt, mu, normal_force, friction_force, tangent, mu_static=mu_static, **extra
         )

@@ -209,10 +209,13 @@ def solve_coulomb(sim, work, state, k, rhs, u, e_N, h):
     free, response, W, b = delassus(
         sim, state, sim._mass, sim._inertia, A, H, rhs, u, e_N, work.normal_compliance, work.bilateral_compliance
     )
-    if sim.position_update == "midpoint":  # u = 2 H v_m + ...: the slip at v+ = 2 v_m - v (docs/theory/step.md)
+    if sim.position_update == "midpoint":  # u = 2 H v_m + ...: each law at its FrictionPoint (docs/theory/step.md)
         W, b = 2.0 * W, 2.0 * b
-        b[1::3] -= H[1::3] @ state.v
-        b[2::3] -= H[2::3] @ state.v
+        if work.friction_point is None:  # the slip at v+ = 2 v_m - v
+            b[1::3] -= H[1::3] @ state.v
+            b[2::3] -= H[2::3] @ state.v
+        else:  # 2 J(q_m) v_m - J(q) v at the step's end, 2 J(q_m) v_m at its middle
+            b.reshape(-1, 3)[:, 1:] -= work.friction_point.law_slip
     result, fallback = solve_accepted(sim, work, state, W, b, work.mu, state.impulse_guess, start)
     impulse = result.r
     x = free + response @ impulse
