@@ -79,7 +79,8 @@ def unsupported(sim) -> list[str]:
     """Why the compiled loop cannot run ``sim``'s scene (empty: it can)."""
     model = sim.model
     reasons = []
-    if sim.coulomb or compiled_rows(sim.friction, sim.dt) is None:
+    rows = None if sim.coulomb else compiled_rows(sim.friction, sim.dt)
+    if rows is None:
         reasons.append(f"friction model {sim.friction.name!r} (the loop builds the regularized and box rows)")
     if sim._two_coefficients:  # (a reversed kinetic slip, the other switch, is handed over step by step: run.loop)
         reasons.append("mu_s != mu_k (the loop does not solve a breakaway step again, docs/theory/step.md)")
@@ -168,6 +169,7 @@ class CompiledLoop:
             sim.gyroscopic == "midpoint",
             bool(sim._two_coefficients and not sim.friction.chooses_static_coefficient),
             bool(sim._nonconservative),
+            1 + (sim._basis_passes if rows.cone else 0),  # the passes of one step
         )
         with float64():
             self.numbers = (
@@ -332,7 +334,8 @@ def batched_chunk(loop: CompiledLoop, copies: int, length: int):
 def _chunk_function(model, layout, static, newton_tolerance):
     """The traced chunk (module docstring): ``(q, v, steps_done, normal_force, friction_force,
     codes, steps, floats, ints, mu, mu_static, constants) -> (done, per-step outputs...)``."""
-    nb, r, rigid_box, paper, midpoint, two_coefficients, nonconservative = static
+    nb, r, rigid_box, paper, midpoint, two_coefficients, nonconservative, passes = static
+    cone = passes > 1
     n = 6 * nb
     body = layout.contact_body  # static: the structure
     columns = 6 * body[:, None] + np.arange(6)
@@ -367,37 +370,56 @@ def _chunk_function(model, layout, static, newton_tolerance):
             angular = jnp.einsum("bij,bj->bi", inertia, omega) + h * torque
             newton_ok = True
         momentum = jnp.concatenate([linear, angular], axis=1).reshape(n)
-        # the friction rows (lcpdyn.friction.regularized.regularized_block, lcpdyn.friction.box.box_block)
-        if rigid_box:
-            F_block = D_block
-            C = jnp.zeros(2 * r)
-            c = jnp.zeros(2 * r)
-            bound = h * mu_now * normal_force
-            basis = jnp.broadcast_to(jnp.eye(2), (r, 2, 2))
-            kinetic = jnp.zeros(r, bool)
-        else:
+        previous = jnp.einsum("rkj,rj->rk", tangent, friction_force)  # the previous force, base basis
+        M = jnp.zeros((n, n))
+        inverse = jnp.zeros((n, n))
+        for b in range(nb):
+            M = M.at[6 * b : 6 * b + 3, 6 * b : 6 * b + 3].set(mass[b] * jnp.eye(3))
+            M = M.at[6 * b + 3 : 6 * b + 6, 6 * b + 3 : 6 * b + 6].set(inertia[b])
+            inverse = inverse.at[6 * b : 6 * b + 3, 6 * b : 6 * b + 3].set(jnp.eye(3) / mass[b])
+            inverse = inverse.at[6 * b + 3 : 6 * b + 6, 6 * b + 3 : 6 * b + 6].set(_inverse3(inertia[b]))
+        N = jnp.zeros((r, n)).at[contact_rows[:, None], columns].set(N_block)
+
+        def friction_rows(normal_force, basis_force):
+            """(F_block (r, 2, 6), C, c, bound (2r,), basis, kinetic): lcpdyn.friction.regularized.regularized_block,
+            lcpdyn.friction.box.box_block; ``basis_force`` (r, 2) in the base basis (static_bound="cone")."""
+            if rigid_box:
+                bound = h * mu_now * normal_force
+                return (D_block, jnp.zeros(2 * r), jnp.zeros(2 * r), bound.repeat(2),
+                        jnp.broadcast_to(jnp.eye(2), (r, 2, 2)), jnp.zeros(r, bool))  # fmt: skip
             speed = jnp.sqrt(slip[:, 0] ** 2 + slip[:, 1] ** 2)
-            previous = jnp.einsum("rkj,rj->rk", tangent, friction_force)
             magnitude = jnp.sqrt(previous[:, 0] ** 2 + previous[:, 1] ** 2)
             kinetic = speed > v_th
             kinetic_bound = mu_now * normal_force
+            static_bound = mu_static * normal_force
             safe_speed = jnp.where(kinetic, speed, 1.0)
             safe_magnitude = jnp.where(magnitude > 0.0, magnitude, 1.0)
-            e1 = jnp.where(
-                kinetic, slip[:, 0] / safe_speed, jnp.where(magnitude > 0.0, -previous[:, 0] / safe_magnitude, 1.0)
-            )
-            e2 = jnp.where(
-                kinetic, slip[:, 1] / safe_speed, jnp.where(magnitude > 0.0, -previous[:, 1] / safe_magnitude, 0.0)
-            )
-            target = jnp.where(kinetic, -kinetic_bound, -magnitude)
-            bound = h * jnp.where(kinetic, kinetic_bound, mu_static * normal_force)
+            s1 = jnp.where(magnitude > 0.0, -previous[:, 0] / safe_magnitude, 1.0)  # static: against lam_T
+            s2 = jnp.where(magnitude > 0.0, -previous[:, 1] / safe_magnitude, 0.0)
+            target = -magnitude
+            second_c = jnp.zeros(r)
+            transverse = h * static_bound
+            if cone:  # the basis of the force to keep in the cone; the bristle still pulls toward lam_T
+                along = jnp.sqrt(basis_force[:, 0] ** 2 + basis_force[:, 1] ** 2)
+                safe_along = jnp.where(along > 0.0, along, 1.0)
+                s1 = jnp.where(along > 0.0, -basis_force[:, 0] / safe_along, s1)
+                s2 = jnp.where(along > 0.0, -basis_force[:, 1] / safe_along, s2)
+                target = previous[:, 0] * s1 + previous[:, 1] * s2
+                anchor = -previous[:, 0] * s2 + previous[:, 1] * s1
+                second_c = -compliance * h * anchor
+                transverse = h * jnp.sqrt(jnp.maximum(static_bound**2 - along**2, 0.0))
+            e1 = jnp.where(kinetic, slip[:, 0] / safe_speed, s1)
+            e2 = jnp.where(kinetic, slip[:, 1] / safe_speed, s2)
+            target = jnp.where(kinetic, -kinetic_bound, target)
             second = jnp.where(
                 kinetic & (kinetic_bound > 0.0),
                 speed / (jnp.where(kinetic_bound > 0.0, kinetic_bound, 1.0) * h),
                 compliance,
             )
             C = jnp.stack([jnp.full(r, compliance), second], axis=1).reshape(2 * r)
-            c = jnp.stack([-compliance * h * target, jnp.zeros(r)], axis=1).reshape(2 * r)
+            c = jnp.stack([-compliance * h * target, jnp.where(kinetic, 0.0, second_c)], axis=1).reshape(2 * r)
+            first_bound = h * jnp.where(kinetic, kinetic_bound, static_bound)
+            bound = jnp.stack([first_bound, jnp.where(kinetic, first_bound, transverse)], axis=1).reshape(2 * r)
             F_block = jnp.stack(
                 [
                     e1[:, None] * D_block[:, 0] + e2[:, None] * D_block[:, 1],
@@ -406,43 +428,52 @@ def _chunk_function(model, layout, static, newton_tolerance):
                 axis=1,
             )
             basis = jnp.stack([jnp.stack([e1, -e2], axis=1), jnp.stack([e2, e1], axis=1)], axis=1)
-        # Eq. (30): K = [[M, -N^T, -F^T], [N, 0, 0], [F, 0, C]]
-        M = jnp.zeros((n, n))
-        for b in range(nb):
-            M = M.at[6 * b : 6 * b + 3, 6 * b : 6 * b + 3].set(mass[b] * jnp.eye(3))
-            M = M.at[6 * b + 3 : 6 * b + 6, 6 * b + 3 : 6 * b + 6].set(inertia[b])
-        N = jnp.zeros((r, n)).at[contact_rows[:, None], columns].set(N_block)
-        F = jnp.zeros((r, 2, n)).at[contact_rows[:, None, None], np.arange(2)[None, :, None], columns[:, None, :]]
-        F = F.set(F_block).reshape(2 * r, n)
-        K = jnp.block(
-            [
-                [M, -N.T, -F.T],
-                [N, jnp.zeros((r, r)), jnp.zeros((r, 2 * r))],
-                [F, jnp.zeros((2 * r, r)), jnp.diag(C)],
-            ]
-        )
-        rhs = jnp.concatenate([-momentum, e_N, c])
-        lo = jnp.concatenate([jnp.full(n, -jnp.inf), jnp.zeros(r), -bound.repeat(2)])
-        hi = jnp.concatenate([jnp.full(n, jnp.inf), jnp.full(r, jnp.inf), bound.repeat(2)])
-        # the velocities eliminated: v+ = M^-1 (M v* + h f + J^T y), J = [N; F], y the contact unknowns
-        J = jnp.concatenate([N, F])
-        inverse = jnp.zeros((n, n))
-        for b in range(nb):
-            inverse = inverse.at[6 * b : 6 * b + 3, 6 * b : 6 * b + 3].set(jnp.eye(3) / mass[b])
-            inverse = inverse.at[6 * b + 3 : 6 * b + 6, 6 * b + 3 : 6 * b + 6].set(_inverse3(inertia[b]))
-        response = inverse @ J.T
-        free = inverse @ momentum
-        W = J @ response + jnp.diag(jnp.concatenate([jnp.zeros(r), C]))
-        y, iterations, solved, _ = _pivot(W, J @ free + rhs[n:], lo[n:], hi[n:], codes[n:], max_iterations)
-        # the next step starts from this answer's active set, exactly as the host derives it from
-        # the measured active set (_initial_set): a step's result does not depend on where a
-        # chunk begins, and a restored run continues bit for bit
-        codes = codes.at[n:].set(jnp.where(y <= lo[n:], -1, jnp.where(y >= hi[n:], 1, 0)).astype(jnp.int8))
-        z = jnp.concatenate([free + response @ y, y])
+            return F_block, C, c, bound, basis, kinetic
+
+        def solve(normal_force, basis_force, codes):
+            """One pass of Eq. (30): K = [[M, -N^T, -F^T], [N, 0, 0], [F, 0, C]], the velocities
+            eliminated, v+ = M^-1 (M v* + h f + J^T y), J = [N; F], y the contact unknowns."""
+            F_block, C, c, bound, basis, kinetic = friction_rows(normal_force, basis_force)
+            F = jnp.zeros((r, 2, n)).at[contact_rows[:, None, None], np.arange(2)[None, :, None], columns[:, None, :]]
+            F = F.set(F_block).reshape(2 * r, n)
+            K = jnp.block(
+                [
+                    [M, -N.T, -F.T],
+                    [N, jnp.zeros((r, r)), jnp.zeros((r, 2 * r))],
+                    [F, jnp.zeros((2 * r, r)), jnp.diag(C)],
+                ]
+            )
+            rhs = jnp.concatenate([-momentum, e_N, c])
+            lo = jnp.concatenate([jnp.full(n, -jnp.inf), jnp.zeros(r), -bound])
+            hi = jnp.concatenate([jnp.full(n, jnp.inf), jnp.full(r, jnp.inf), bound])
+            J = jnp.concatenate([N, F])
+            response = inverse @ J.T
+            free = inverse @ momentum
+            W = J @ response + jnp.diag(jnp.concatenate([jnp.zeros(r), C]))
+            y, iterations, solved, _ = _pivot(W, J @ free + rhs[n:], lo[n:], hi[n:], codes[n:], max_iterations)
+            # the next step (or pass) starts from this answer's active set, exactly as the host derives it
+            # from the measured active set (_initial_set): a step's result does not depend on where a
+            # chunk begins, and a restored run continues bit for bit
+            codes = codes.at[n:].set(jnp.where(y <= lo[n:], -1, jnp.where(y >= hi[n:], 1, 0)).astype(jnp.int8))
+            z = jnp.concatenate([free + response @ y, y])
+            in_base = jnp.einsum("rij,rj->ri", basis, z[n + r :].reshape(r, 2)) / h
+            return z, codes, iterations, solved, K, rhs, lo, hi, kinetic, in_base
+
+        if cone:  # the cone's passes (lcpdyn.strategies.dense): each from the last pass's force and lam_N
+
+            def one_pass(_, carry):
+                normal_force, basis_force, codes, iterations, solved = carry
+                z, codes, its, ok, *_, in_base = solve(normal_force, basis_force, codes)
+                return z[n : n + r] / h, in_base, codes, iterations + its, solved & ok
+
+            start = (normal_force, previous, codes, jnp.asarray(0, jnp.int64), jnp.asarray(True))
+            normal_force, basis_force, codes, earlier, all_solved = jax.lax.fori_loop(0, passes - 1, one_pass, start)
+            z, codes, iterations, solved, K, rhs, lo, hi, kinetic, in_base = solve(normal_force, basis_force, codes)
+            iterations, solved = iterations + earlier, solved & all_solved
+        else:
+            z, codes, iterations, solved, K, rhs, lo, hi, kinetic, in_base = solve(normal_force, previous, codes)
         v_new = z[:n]
         impulse_N = z[n : n + r]
-        impulse_T = z[n + r :].reshape(r, 2)
-        in_base = jnp.einsum("rij,rj->ri", basis, impulse_T) / h
         friction_world = jnp.einsum("rk,rkj->rj", in_base, tangent)
         slip_new = jnp.einsum("rkj,rj->rk", D_block, v_new.reshape(nb, 6)[body])
         slip_world = jnp.einsum("rk,rkj->rj", slip_new, tangent)

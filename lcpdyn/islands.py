@@ -264,6 +264,8 @@ def lcp_islands(
     compliance,
     v_th,
     box,
+    cone,
+    basis_force,
     branch,
     guess,
     order,
@@ -278,7 +280,8 @@ def lcp_islands(
     pivot_tolerance,
 ):
     """Each island's rows (module docstring) with the regularized (or, ``box``, the box) friction
-    block, and one Júdice–Pires run with the framework's residual on each, as
+    block (``cone``: its static branch in the cone about ``basis_force`` (r, 3)), and one
+    Júdice–Pires run with the framework's residual on each, as
     :func:`lcpdyn.kernels.fused_step` does for the whole problem.
 
     Returns (v+ (n,), h lam_N (r,), friction impulses (r, 2) in each contact's basis, basis (r, 2, 2),
@@ -320,6 +323,7 @@ def lcp_islands(
         gl = np.empty((nc, 2))
         nfl = np.empty(nc)
         ffl = np.empty((nc, 3))
+        bfl = np.empty((nc, 3))
         CNl = np.empty(nc)
         eNl = np.empty(nc)
         for a in range(nc):
@@ -332,6 +336,7 @@ def lcp_islands(
                 tl[a, 0, j] = tangent[i, 0, j]
                 tl[a, 1, j] = tangent[i, 1, j]
                 ffl[a, j] = friction_force[i, j]
+                bfl[a, j] = basis_force[i, j]
             mul[a] = mu[i]
             musl[a] = mu_static[i]
             brl[a] = branch[i]
@@ -346,7 +351,7 @@ def lcp_islands(
             box_block(Dl, h, mul, nfl, F, C, c, bound, bl, kl)
         else:
             regularized_block(
-                Dl, vl, h, mul, musl, nfl, ffl, tl, compliance, v_th, F, C, c, bound, bl, kl, False, ffl, brl, gl
+                Dl, vl, h, mul, musl, nfl, ffl, tl, compliance, v_th, F, C, c, bound, bl, kl, cone, bfl, brl, gl
             )
         _body_matrix(mass, inertia, bodies[k], Mb)
         K = np.zeros((s, s))

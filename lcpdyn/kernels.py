@@ -225,6 +225,8 @@ def fused_step(
     compliance,
     v_th,
     box,
+    cone,
+    basis_force,
     branch,
     guess,
     warm,
@@ -234,7 +236,8 @@ def fused_step(
     pivot_tolerance,
 ):
     """Friction block, Eq. (30) matrix and one Júdice–Pires run with the framework's residual,
-    in one compiled call (the regularized or box model with ``judice-pires``). Returns
+    in one compiled call (the regularized or box model with ``judice-pires``; ``cone``, the
+    regularized model's static branch in the cone about ``basis_force`` (r, 3)). Returns
     (K, q, lo, hi, basis, kinetic, z, w, active_set, code, iterations, relative, worst, residual, violation)
     with the outputs of :func:`solvers.judice_pires.pivot_and_measure`."""
     n, m, r = M.shape[0], A.shape[0], N.shape[0]
@@ -260,8 +263,8 @@ def fused_step(
             bound,
             basis,
             kinetic,
-            False,
-            friction_force,
+            cone,
+            basis_force,
             branch,
             guess,
         )

@@ -42,6 +42,26 @@ def test_compiled_loop_follows_the_ordinary_step(wheel, friction):
     assert np.all(sim.timing[1:, 2] > 0.0)  # the compiled call is timed as the solve
 
 
+def test_compiled_loop_takes_the_static_branch_in_the_cone(wheel):
+    """static_bound="cone" (its three more passes per step, each from the last pass's force and
+    normal force): the wheel to 2.5 s, past its slide -> roll switch at 2.0 s, follows the
+    ordinary step to rounding and keeps its static force in the cone."""
+    from lcpdyn.friction import Regularized
+    from lcpdyn.metrics import static_force_ratio
+
+    constants = wheel.contact_model
+    cone = Regularized(constants["tangential_stiffness"], constants["velocity_threshold"], static_bound="cone")
+    ordinary = Simulation(wheel.model, cone, wheel.dt).run(2.5)
+    sim = Simulation(wheel.model, cone, wheel.dt, compiled_loop=True)
+    compiled = sim.run(2.5)
+    assert sim.loop_steps["compiled"] >= 2490
+    assert np.all(compiled.solver_status == 0) and np.all(compiled.solver_residual <= sim.tolerance)
+    assert np.max(np.abs(compiled.velocity - ordinary.velocity)) < 1e-9
+    assert np.max(np.abs(compiled.contact_friction_force - ordinary.contact_friction_force)) < 1e-7
+    np.testing.assert_array_equal(compiled.solver_iterations, ordinary.solver_iterations)  # the same passes
+    assert 1.0 < static_force_ratio(compiled)["max"] < 1.001
+
+
 def test_compiled_loop_is_reproducible_and_chunking_is_invisible(wheel, tmp_path):
     """Bit for bit: a repeat; other record_every and chunk_steps (other chunk boundaries); a run
     streamed to a file, stopped, and resumed from the file."""

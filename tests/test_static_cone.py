@@ -46,7 +46,7 @@ def test_parameters_and_bad_input():
     assert model.parameters()["static_bound"] == "cone" and model.basis_passes > 0
     assert make_friction(**{**model.parameters(), "model": "regularized"}).static_bound == "cone"
     assert Regularized().basis_passes == 0 and Regularized().compiled_rows(1e-3) is not None
-    assert Regularized(static_bound="cone").compiled_rows(1e-3) is None  # assembled from block
+    assert Regularized(static_bound="cone").compiled_rows(1e-3).cone  # the compiled kernels build it too
     with pytest.raises(ValueError, match="static_bound must be one of"):
         Regularized(static_bound="disk")
 
@@ -74,3 +74,20 @@ def test_mu_02_wheel_sticks_inside_the_cone_and_switches_with_the_exact_cone():
     assert exact_cone.size == cone.size == box.size == 5
     assert np.max(np.abs(cone - exact_cone)) <= 1e-3 + 1e-9  # within one step of the exact cone
     assert np.max(np.abs(box - exact_cone)) > 9e-3  # the box's first stick comes 10 ms early
+
+
+def test_compiled_paths_take_the_cone_bit_for_bit():
+    """The dense step's fused kernel and the island kernel build the cone's static rows and pass
+    again as the general paths assembled from ``block`` do: the same motion bit for bit (the
+    wheel, dense; 12 spheres sliding to rolling, island by island)."""
+    from scenes.scale import Spheres
+
+    wheel, spheres = scenes.wheel.build(mu=0.2).model, Spheres.build(count=12).model
+    for model, t_end in ((wheel, 0.5), (spheres, 0.3)):
+        runs = []
+        for fused in (True, False):
+            sim = Simulation(model, Regularized(static_bound="cone"), 1e-3, fused=fused)
+            assert sim._fused == fused
+            runs.append(sim.run(t_end))
+        for name in ("position", "velocity", "angular_velocity", "contact_friction_force", "contact_normal_force"):
+            np.testing.assert_array_equal(getattr(runs[0], name), getattr(runs[1], name), err_msg=name)

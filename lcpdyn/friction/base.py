@@ -120,11 +120,15 @@ class CompiledRows(NamedTuple):
     """The constants of the two-rows-per-contact block built inside lcpdyn's compiled kernels:
     ``compliance`` C_T = 1/(k_T h^2) (0 for rigid stiction), ``velocity_threshold`` v_th of the
     static/kinetic switch, ``rigid_box`` True for the box model (F = D, C = 0, bounds h mu lam_N
-    per component), False for the regularized model (Peiret 2016 Eqs. 25-27)."""
+    per component), False for the regularized model (Peiret 2016 Eqs. 25-27), ``cone`` its
+    static branch in the cone."""
 
     compliance: float
     velocity_threshold: float
     rigid_box: bool
+    cone: bool = False
+    """The regularized model's ``static_bound="cone"``: its static rows from the last pass's force
+    (``basis_passes`` more passes of the step)."""
 
 
 @runtime_checkable

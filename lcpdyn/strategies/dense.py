@@ -26,17 +26,19 @@ def solve_lcp(sim, work, state, k, rhs, u, e_N, h, n, m, r):
     iterations = 0
     warm = state.active_set
     fallback = False
-    basis_force = None
+    basis_force = result = block = None
     for done in range(passes):
         start = time.perf_counter()
+        if sim._basis_passes and done:  # the model's static basis from the last pass's force
+            basis_force = sim.friction.world_force(result.z[n + m + r :], block, k.tangent, h)
         if sim._fused:
-            block, K, qv, lo, hi, result = fused_pass(sim, work, state, k, rhs, u, e_N, h, normal_force, warm)
+            block, K, qv, lo, hi, result = fused_pass(
+                sim, work, state, k, rhs, u, e_N, h, normal_force, warm, basis_force
+            )
             middle = time.perf_counter()
             if result is None:  # pivoting did not converge: the full method (proximal fallback)
                 result = call(sim, sim.method, K, qv, lo, hi, warm, (n, m, r))
         else:
-            if sim._basis_passes and done:  # the model's static basis from the last pass's force
-                basis_force = sim.friction.world_force(result.z[n + m + r :], block, k.tangent, h)
             block, K, qv, lo, hi = assemble(sim, work, state, k, rhs, u, e_N, h, n, m, r, normal_force, basis_force)
             middle = time.perf_counter()
             result = call(sim, sim.method, K, qv, lo, hi, warm, (n, m, r))
@@ -53,7 +55,7 @@ def solve_lcp(sim, work, state, k, rhs, u, e_N, h, n, m, r):
     )  # fmt: skip
 
 
-def fused_pass(sim, work, state, k, rhs, u, e_N, h, normal_force, warm):
+def fused_pass(sim, work, state, k, rhs, u, e_N, h, normal_force, warm, basis_force=None):
     """The regularized/box model with judice-pires in one compiled call
     (:func:`lcpdyn.kernels.fused_step`); the same problem and the same first pivoting run as
     the general path, and the same residual test. Returns (block, K, q, lo, hi, result or None
@@ -82,6 +84,8 @@ def fused_pass(sim, work, state, k, rhs, u, e_N, h, normal_force, warm):
             rows.compliance,
             rows.velocity_threshold,
             rows.rigid_box,
+            rows.cone,
+            state.friction_force if basis_force is None else basis_force,
             *work.switch_arrays(),
             warm if use_warm else sim._no_warm,
             use_warm,

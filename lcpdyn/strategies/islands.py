@@ -37,7 +37,8 @@ def solve_islands(sim, work, state, k, rhs, u, e_N, h):
     options = sim._options[sim.method]
     r = k.gap.shape[0]
     normal_force = state.normal_force
-    passes = 1 + sim.normal_force_iterations + (1 if state.steps_done == 0 and r else 0)
+    passes = 1 + sim.normal_force_iterations + (1 if state.steps_done == 0 and r else 0) + sim._basis_passes
+    basis_force = state.friction_force  # static_bound="cone": then the last pass's force
     warm = state.active_set
     again = islands_to_solve(work, islands.order, islands.starts)  # a second solve: the switched islands
     if again is not None:
@@ -66,6 +67,8 @@ def solve_islands(sim, work, state, k, rhs, u, e_N, h):
             rows.compliance,
             rows.velocity_threshold,
             rows.rigid_box,
+            rows.cone,
+            basis_force,
             *work.switch_arrays(),
             islands.order,
             islands.starts,
@@ -100,6 +103,9 @@ def solve_islands(sim, work, state, k, rhs, u, e_N, h):
         work.time(start, middle, time.perf_counter())
         warm = active
         normal_force = impulse_N / h
+        if rows.cone:
+            basis_force = np.empty((r, 3))
+            world_kernel(impulse_T, basis, k.tangent, h, basis_force)
     friction_force = np.empty((r, 3))
     world_kernel(impulse_T, basis, k.tangent, h, friction_force)
     if again is not None:  # the islands without a switch keep their first answer
