@@ -178,7 +178,14 @@ class CompiledLoop:
                 jnp.asarray(sim.mu, jnp.float64),
                 jnp.asarray(sim.mu_static, jnp.float64),
                 jnp.asarray(
-                    [sim.dt, rows.compliance, rows.velocity_threshold, sim.stabilization, sim.static_threshold],
+                    [
+                        sim.dt,
+                        rows.compliance,
+                        rows.velocity_threshold,
+                        sim.stabilization,
+                        sim.static_threshold,
+                        sim.tolerance,
+                    ],  # fmt: skip
                     jnp.float64,
                 ),
             )
@@ -347,7 +354,7 @@ def _chunk_function(model, layout, static, newton_tolerance):
         return layout.evaluate(model, q, v, t, floats, ints)
 
     def one_step(q, v, t, kin, normal_force, friction_force, codes, floats, ints, mu, mu_static, constants):
-        h, compliance, v_th, beta, threshold = (constants[i] for i in range(5))
+        h, compliance, v_th, beta, threshold, tolerance = (constants[i] for i in range(6))
         force, gap, N_block, D_block, _, _, _, _, _, tangent, _, margin, _, _, f_nc, _ = kin
         _, mass, inertia = layout.bodies(floats)
         vb = v.reshape(nb, 6)[body]  # (r, 6) the velocities of each contact's body
@@ -459,19 +466,37 @@ def _chunk_function(model, layout, static, newton_tolerance):
             in_base = jnp.einsum("rij,rj->ri", basis, z[n + r :].reshape(r, 2)) / h
             return z, codes, iterations, solved, K, rhs, lo, hi, kinetic, in_base
 
-        if cone:  # the cone's passes (lcpdyn.strategies.dense): each from the last pass's force and lam_N
+        z, codes, iterations, solved, K, rhs, lo, hi, kinetic, in_base = solve(normal_force, previous, codes)
+        if cone:  # the cone's passes (lcpdyn.strategies.dense): each from the last pass's force and
+            # lam_N, until a pass's force settles on the force its basis was built on (basis_settled)
 
-            def one_pass(_, carry):
-                normal_force, basis_force, codes, iterations, solved = carry
-                z, codes, its, ok, *_, in_base = solve(normal_force, basis_force, codes)
-                return z[n : n + r] / h, in_base, codes, iterations + its, solved & ok
+            def settled(force, used, z, bounded, kinetic):  # lcpdyn.friction.base.basis_settled
+                normal, bounded = jnp.maximum(z[n : n + r] / h, 0.0), jnp.maximum(bounded, 0.0)
+                scale = jnp.maximum(jnp.sqrt(jnp.sum(force**2, axis=1)), mu_static * normal)
+                moved = jnp.sqrt(jnp.sum((force - used) ** 2, axis=1)) <= tolerance * scale
+                held = jnp.abs(normal - bounded) <= tolerance * jnp.maximum(normal, bounded)
+                return jnp.all(held) & jnp.all(kinetic | moved)
 
-            start = (normal_force, previous, codes, jnp.asarray(0, jnp.int64), jnp.asarray(True))
-            normal_force, basis_force, codes, earlier, all_solved = jax.lax.fori_loop(0, passes - 1, one_pass, start)
-            z, codes, iterations, solved, K, rhs, lo, hi, kinetic, in_base = solve(normal_force, basis_force, codes)
-            iterations, solved = iterations + earlier, solved & all_solved
-        else:
-            z, codes, iterations, solved, K, rhs, lo, hi, kinetic, in_base = solve(normal_force, previous, codes)
+            def going(carry):
+                return (carry[0] < passes) & ~carry[1]
+
+            def one_pass(carry):
+                done, _, last, total, all_solved = carry
+                z, codes, *_, in_base = last
+                bounded = z[n : n + r] / h
+                out = solve(bounded, in_base, codes)
+                return (
+                    done + 1,
+                    settled(out[-1], in_base, out[0], bounded, out[-2]),
+                    out,
+                    total + out[2],
+                    all_solved & out[3],
+                )
+
+            first = (z, codes, iterations, solved, K, rhs, lo, hi, kinetic, in_base)
+            start = (1, settled(in_base, previous, z, normal_force, kinetic), first, iterations, solved)
+            _, _, last, iterations, solved = jax.lax.while_loop(going, one_pass, start)
+            z, codes, _, _, K, rhs, lo, hi, kinetic, in_base = last
         v_new = z[:n]
         impulse_N = z[n : n + r]
         friction_world = jnp.einsum("rk,rkj->rj", in_base, tangent)

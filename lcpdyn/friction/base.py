@@ -62,9 +62,10 @@ is, only what the model says of itself:
     contacts, :mod:`lcpdyn.detected_contacts`, have no rolling kinematics: a model with colliders
     refuses such a law).
 ``basis_passes`` (optional, default 0)
-    Extra passes of the step in which ``block`` also gets ``basis_force=`` the last pass's world
-    friction force (r, 3): the regularized model's ``static_bound="cone"`` aligns its static
-    basis and bounds with it, so that the force it settles on lies in the cone.
+    At most this many extra passes of the step in which ``block`` also gets ``basis_force=`` the
+    last pass's world friction force (r, 3) and the last pass's normal force: the regularized
+    model's ``static_bound="cone"`` aligns its static basis and bounds with it, so that the force
+    it settles on lies in the cone. The passes end once one settles (:func:`basis_settled`).
 ``compiled_rows(h)`` (optional)
     For models whose block is the two-rows-per-contact family that lcpdyn's compiled kernels
     build themselves (:func:`lcpdyn.kernels.fused_step`, :func:`lcpdyn.islands.lcp_islands`):
@@ -89,6 +90,7 @@ __all__ = [
     "FrictionBlock",
     "FrictionModel",
     "CompiledRows",
+    "basis_settled",
     "check_friction_model",
     "row_buffers",
     "world_force_in_bases",
@@ -221,3 +223,20 @@ def world_kernel(components, basis, tangent, h, out):
         b2 = (basis[i, 1, 0] * components[i, 0] + basis[i, 1, 1] * components[i, 1]) / h
         for j in range(3):
             out[i, j] = b1 * tangent[i, 0, j] + b2 * tangent[i, 1, j]
+
+
+def basis_settled(force, used, normal_force, bounded, mu_static, tolerance, kinetic) -> bool:
+    """Whether a model's ``basis_passes`` may stop: the last pass would be repeated by the next.
+    Its normal force ``normal_force`` (r,) lies within ``tolerance`` x lam_N of the ``bounded``
+    one its bounds were built on, and the friction force ``force`` (r, 3, N) of every contact in
+    its static branch (``kinetic`` False; a kinetic contact's rows do not read the basis) within
+    ``tolerance`` x max(|force|, mu_s lam_N) of the force ``used`` it built its static basis on:
+    a contact at rest settles at once, a static force that turns or a normal force that changes
+    takes the passes."""
+    normal_force, bounded = np.maximum(normal_force, 0.0), np.maximum(bounded, 0.0)
+    if np.any(np.abs(normal_force - bounded) > tolerance * np.maximum(normal_force, bounded)):
+        return False
+    static = ~np.asarray(kinetic, bool)
+    force, used = force[static], used[static]
+    scale = np.maximum(np.sqrt((force**2).sum(axis=1)), mu_static[static] * normal_force[static])
+    return bool(np.all(np.sqrt(((force - used) ** 2).sum(axis=1)) <= tolerance * scale))

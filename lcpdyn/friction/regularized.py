@@ -124,8 +124,9 @@ class Regularized:
       (e1, e2) aligned with a force lam_b, e1 = -lam_b/|lam_b|, the longitudinal bound stays
       mu_s lam_N and the transverse one becomes sqrt((mu_s lam_N)^2 - |lam_b|^2) (0 once
       |lam_b| >= mu_s lam_N): the box's corner at lam_b's level lies on the cone. The step is
-      solved ``basis_passes`` = :data:`CONE_PASSES` more times with lam_b the last pass's force
-      (the first pass takes the previous step's, as the box does); at a fixed point the force is
+      solved up to ``basis_passes`` = :data:`CONE_PASSES` more times with lam_b and the bounds'
+      lam_N the last pass's (the first pass takes the previous step's, as the box does), until
+      a pass settles (:func:`lcpdyn.friction.base.basis_settled`); at a fixed point the force is
       (-|lam|, 0) in its own basis with |lam| <= mu_s lam_N, inside the cone. The bristle keeps
       pulling toward the previous step's force lam_T, written in that basis (both rows of
       Eq. 26's lam~). Measured (h = 1 ms): the largest static ratio 1.0002 on the mu = 0.2 wheel

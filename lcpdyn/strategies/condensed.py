@@ -10,6 +10,7 @@ import numpy as np
 from solvers.problem import BoundedLCP
 
 from ..compiled_kinematics import _scatter
+from ..friction.base import basis_settled
 from ..friction.creep import RollingKinematics
 from ..kkt import solve_kkt
 from ..run.errors import step_error
@@ -44,11 +45,18 @@ def solve_condensed(sim, work, state, k, rhs, u, e_N, h):
     passes = 1 + sim.normal_force_iterations + (1 if state.steps_done == 0 and r else 0) + sim._basis_passes
     warm = state.active_set
     iterations, fallback = 0, False
-    result = x = block = None
+    result = x = block = bounded = None
     for done in range(passes):
         start = time.perf_counter()
-        if sim._basis_passes and done:
-            extra["basis_force"] = sim.friction.world_force(result.z[r:], block, k.tangent, h)
+        if sim._basis_passes and done:  # the model's static basis from the last pass's force
+            following = sim.friction.world_force(result.z[r:], block, k.tangent, h)
+            used = extra.get("basis_force", state.friction_force)
+            if done >= passes - sim._basis_passes and basis_settled(
+                following, used, normal_force, bounded, work.mu_static, sim.tolerance, block.kinetic
+            ):
+                break
+            extra["basis_force"] = following
+        bounded = normal_force  # the normal force this pass bounds with
         block = sim.friction.block(
             D, state.v, h, work.mu, normal_force, state.friction_force, k.tangent,
             mu_static=work.mu_static, **extra, **work.switch_arguments(),

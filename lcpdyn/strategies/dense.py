@@ -9,6 +9,7 @@ from solvers.judice_pires import default_max_iterations
 from solvers.problem import BoundedLCP
 from solvers.result import Status, result_from_kernel
 
+from ..friction.base import basis_settled
 from ..kernels import fused_step
 from .assembly import accept, assemble, bounded_result, call
 
@@ -29,8 +30,6 @@ def solve_lcp(sim, work, state, k, rhs, u, e_N, h, n, m, r):
     basis_force = result = block = None
     for done in range(passes):
         start = time.perf_counter()
-        if sim._basis_passes and done:  # the model's static basis from the last pass's force
-            basis_force = sim.friction.world_force(result.z[n + m + r :], block, k.tangent, h)
         if sim._fused:
             block, K, qv, lo, hi, result = fused_pass(
                 sim, work, state, k, rhs, u, e_N, h, normal_force, warm, basis_force
@@ -47,7 +46,15 @@ def solve_lcp(sim, work, state, k, rhs, u, e_N, h, n, m, r):
         fallback = fallback or retried
         iterations += result.iterations
         warm = result.active_set
-        normal_force = result.z[n + m : n + m + r] / h
+        bounded, normal_force = normal_force, result.z[n + m : n + m + r] / h
+        if sim._basis_passes and done + 1 < passes:  # the model's static basis from this pass's force
+            following = sim.friction.world_force(result.z[n + m + r :], block, k.tangent, h)
+            used = state.friction_force if basis_force is None else basis_force
+            if done + 1 >= passes - sim._basis_passes and basis_settled(
+                following, used, normal_force, bounded, work.mu_static, sim.tolerance, block.kinetic
+            ):
+                break
+            basis_force = following
     z = result.z
     return bounded_result(sim,
         result, z[:n].copy(), z[n : n + m], normal_force, z[n + m + r :], block, k, h, iterations, fallback,

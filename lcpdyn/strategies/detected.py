@@ -16,6 +16,7 @@ from solvers.problem import BoundedLCP
 from solvers.result import Status
 
 from ..detected_contacts import DetectedSet, bounds_moved
+from ..friction.base import basis_settled
 from ..islands import free_velocity
 from ..step_result import StepResult
 from ..step_work import IslandAnswers
@@ -327,11 +328,11 @@ def _solve_part(sim, work, state, part, values, M, A, N, D, tangent, v, rhs, u, 
     passes = 1 + sim.normal_force_iterations + (1 if state.steps_done == 0 and r else 0) + sim._basis_passes
     options = sim.options
     iterations, fallback, done, extra = 0, False, 0, 0
-    basis_force = result = block = None
+    basis_force = result = block = following = None
     while True:
         start = time.perf_counter()
         if sim._basis_passes and done:  # the model's static basis from the last pass's force
-            basis_force = sim.friction.world_force(result.z[n_g + m_g + R_g :], block, tangent, h)
+            basis_force = following
         block, K, qv, lo, hi = assemble_rows(sim,
             M, A, N, D, tangent, v, rhs, u, values["e"], values["CN"], work.bilateral_compliance[part.rows], h,
             values["mu"], values["mu_static"], normal, values["friction_force"], None, basis_force, switches,
@@ -345,6 +346,13 @@ def _solve_part(sim, work, state, part, values, M, A, N, D, tangent, v, rhs, u, 
         warm = result.active_set
         latest = result.z[n_g + m_g : n_g + m_g + R_g] / h
         done += 1
+        if sim._basis_passes:  # the next pass's static basis; the basis passes end once it settled
+            following = sim.friction.world_force(result.z[n_g + m_g + R_g :], block, tangent, h)
+            used = values["friction_force"] if basis_force is None else basis_force
+            if passes - sim._basis_passes <= done < passes and basis_settled(
+                following, used, latest, normal, values["mu_static"], sim.tolerance, block.kinetic
+            ):
+                done = passes
         if done < passes:
             normal = latest.copy()
             continue

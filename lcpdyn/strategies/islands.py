@@ -11,7 +11,7 @@ from solvers.problem import BoundedLCP
 from solvers.result import Status
 
 from ..compiled_kinematics import _scatter
-from ..friction.base import world_kernel
+from ..friction.base import basis_settled, world_kernel
 from ..friction.creep import RollingKinematics
 from ..islands import free_velocity, lcp_islands
 from ..step_result import StepResult
@@ -46,7 +46,7 @@ def solve_islands(sim, work, state, k, rhs, u, e_N, h):
         islands, stacked = everywhere.subset(again)
         warm = warm[stacked] if warm is not None and warm.shape[0] == everywhere.size else None
     iterations, fallback = 0, False
-    for _ in range(passes):
+    for done in range(passes):
         start = time.perf_counter()
         use_warm = warm is not None and warm.shape[0] == islands.size
         (v_new, impulse_N, impulse_T, basis, kinetic, active, K, q, lo, hi, codes, its, relative, *_) = lcp_islands(
@@ -102,10 +102,16 @@ def solve_islands(sim, work, state, k, rhs, u, e_N, h):
             impulse_T[contacts] = result.z[6 + contacts.size :].reshape(-1, 2)
         work.time(start, middle, time.perf_counter())
         warm = active
-        normal_force = impulse_N / h
-        if rows.cone:
-            basis_force = np.empty((r, 3))
-            world_kernel(impulse_T, basis, k.tangent, h, basis_force)
+        bounded, normal_force = normal_force, impulse_N / h
+        if rows.cone and done + 1 < passes:  # the static basis from this pass's force
+            following = np.empty((r, 3))
+            world_kernel(impulse_T, basis, k.tangent, h, following)
+            if done + 1 >= passes - sim._basis_passes and basis_settled(
+                following[islands.order], basis_force[islands.order], normal_force[islands.order],
+                bounded[islands.order], work.mu_static[islands.order], sim.tolerance, kinetic[islands.order],
+            ):  # fmt: skip
+                break
+            basis_force = following
     friction_force = np.empty((r, 3))
     world_kernel(impulse_T, basis, k.tangent, h, friction_force)
     if again is not None:  # the islands without a switch keep their first answer
@@ -159,12 +165,22 @@ def solve_islands_general(sim, work, state, k, rhs, u, e_N, h):
     iterations, fallback = 0, False
     rolling = rolling_kinematics(sim, state, k)
     basis_force = np.zeros((r, 3)) if sim._basis_passes else None
+    bounded = normal_force
+    solved = _joined([g.contacts for _, g in groups])
     problems, unknowns = [], []
     for done in range(passes):
         start = time.perf_counter()
         if sim._basis_passes and done:  # the model's static basis from the last pass's force
+            used = state.friction_force if done == 1 else basis_force.copy()
+            kinetic = np.zeros(r, bool)
             for (g, block, *_), x in zip(problems, unknowns):
                 basis_force[g.contacts] = sim.friction.world_force(x, block, k.tangent[g.contacts], h)
+                kinetic[g.contacts] = block.kinetic
+            if done >= passes - sim._basis_passes and basis_settled(
+                basis_force[solved], used[solved], normal_force[solved], bounded[solved], work.mu_static[solved],
+                sim.tolerance, kinetic[solved],
+            ):  # fmt: skip
+                break
         problems = []
         for j, g in groups:
             c, cols, n_g = g.contacts, g.columns, g.columns.size
@@ -206,7 +222,7 @@ def solve_islands_general(sim, work, state, k, rhs, u, e_N, h):
             unknowns.append(result.z[n_g + m_g + r_g :])
         work.time(start, middle, time.perf_counter())
         warm = active
-        normal_force = impulse_N / h
+        bounded, normal_force = normal_force, impulse_N / h
     friction_force = np.empty((r, 3))
     kinetic = np.empty(r, bool)
     for (g, block, *_), x in zip(problems, unknowns):
