@@ -48,7 +48,7 @@ def choose_islands(sim, sparse):
     if sim.coulomb and sim.method != "nsgs":
         reasons.append(f"method {sim.method!r} (the islands of the exact cone are solved by 'nsgs')")
     if sim.position_update == "midpoint":
-        reasons.append("position_update='midpoint' (solved whole: its friction rows are rewritten on v+)")
+        reasons.append("position_update='midpoint' (solved whole: its friction rows are rewritten in v_m)")
     condensable = sim._coupled and not sim.coulomb and sim.position_update != "midpoint"
     if sparse == "condensed" or (sparse == "auto" and condensable and groups.largest > SPARSE_SIZE):
         if not condensable:
