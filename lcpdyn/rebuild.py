@@ -92,6 +92,8 @@ def simulation_from_parameters(parameters: dict, source: str = "the parameters",
     try:
         scene = module.build(**overrides)
         friction = dict(friction)
+        if friction["model"] == "regularized":
+            friction.setdefault("static_bound", "box")  # files from before the option had the box
         model = make_friction(friction.pop("model"), **friction)
         return Simulation(
             scene.model,

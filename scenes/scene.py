@@ -139,6 +139,7 @@ PARAMETER_UNITS = {
     "gap": "m",
     "wheel_width": "m",
     "mu_wheel": "-",
+    "static_bound": "-",
     "crate_mass": "kg",
     "crate_side": "m",
     "crate_position": "m",
@@ -154,7 +155,9 @@ PARAMETER_UNITS = {
 
 # The parameters of the regularized, continuous and creep friction models a scene may set
 # (:meth:`Scene.friction` reads them from ``Scene.contact_model``).
-CONTACT_MODEL_KEYS = ("tangential_stiffness", "velocity_threshold", "characteristic_velocity", "f11", "f22", "f23")
+CONTACT_MODEL_KEYS = (
+    "tangential_stiffness", "velocity_threshold", "static_bound", "characteristic_velocity", "f11", "f22", "f23",
+)  # fmt: skip
 
 
 @dataclass

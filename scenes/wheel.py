@@ -13,6 +13,10 @@ Notes: I_a = 0.6 and I_t = 0.3 are the paper's values (a uniform thin disk of th
 radius would have 0.125 and 0.0625); with them I_a = 2 I_t still holds, as for any flat disk.
 The run length is not given in the paper; ``t_end`` defaults to 4 s (two seconds of sliding,
 two of rolling).
+
+``static_bound`` (default ``"box"``, the paper's Eq. 12) is the regularized model's static
+bound for this scene: the paper's box, so that its tables reproduce; ``"cone"`` keeps the static force in
+Coulomb's cone (:class:`lcpdyn.friction.Regularized`).
 """
 
 from __future__ import annotations
@@ -23,6 +27,7 @@ import numpy as np
 
 from lcpdyn.body import RigidBody
 from lcpdyn.contact import DiskContact, Plane
+from lcpdyn.friction.regularized import STATIC_BOUNDS
 from lcpdyn.model import Model
 from lcpdyn.rotation import euler_zxy
 
@@ -36,6 +41,7 @@ DEFAULTS = {
     "mu": 0.3,
     "tangential_stiffness": 1e10,
     "velocity_threshold": 0.01,
+    "static_bound": "box",  # Peiret 2016 Eq. 12, for reproducing the paper's tables
     "psi_deg": 0.0,
     "theta_deg": 20.0,
     "phi_deg": 0.0,
@@ -72,4 +78,6 @@ def build(**parameters) -> Scene:
         raise ValueError(f"scene 'wheel': tangential_stiffness must be > 0, got {p['tangential_stiffness']}")
     if not p["velocity_threshold"] >= 0:
         raise ValueError(f"scene 'wheel': velocity_threshold must be >= 0, got {p['velocity_threshold']}")
+    if p["static_bound"] not in STATIC_BOUNDS:
+        raise ValueError(f"scene 'wheel': static_bound must be one of {STATIC_BOUNDS}, got {p['static_bound']!r}")
     return Scene.from_parameters("wheel", model, p, __doc__)

@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 from lcpdyn import BodyForce, Nonholonomic, Plane, PointContact, RigidBody, Simulation, SphereContact, SpringDamper
+from lcpdyn.friction import Regularized
 from lcpdyn.model import Model
 
 
@@ -64,15 +65,18 @@ def test_ball_rolling_down_an_incline_under_a_nonholonomic_constraint():
     np.testing.assert_allclose(spin * radius, np.abs(downhill), rtol=0, atol=1e-7)
 
 
-@pytest.mark.parametrize("iterations,exact", [(0, False), (2, True)])
-def test_normal_force_iterations_move_the_bound_to_the_current_normal_force(iterations, exact):
+@pytest.mark.parametrize("iterations,bound,exact", [(0, "box", False), (2, "box", True), (0, "cone", True)])
+def test_normal_force_iterations_move_the_bound_to_the_current_normal_force(iterations, bound, exact):
     """A puck sliding under a vertical force that changes every step: with the paper's
-    previous-step bound |lam_T| = mu lam_N(t - h); after fixed-point passes mu lam_N+."""
+    previous-step bound |lam_T| = mu lam_N(t - h) (Eq. 12, ``static_bound="box"``); after
+    fixed-point passes mu lam_N+. The cone (``static_bound="cone"``) takes its bounds' lam_N
+    from the last pass in its basis passes, which end only once lam_N settles: mu lam_N+ as well."""
     model = Model()
     puck = model.add_body(RigidBody("puck", 1.0, (0.01, 0.01, 0.01), velocity=(3.0, 0.0, 0.0)))
     model.add_force(BodyForce(puck, lambda t, state: (jnp.array([0.0, 0.0, -5.0 * jnp.sin(20.0 * t)]), jnp.zeros(3))))
     model.add_contact(PointContact(puck, Plane(), 0.3))
-    trajectory = Simulation(model, "regularized", 1e-3, normal_force_iterations=iterations).run(0.3)
+    friction = Regularized(static_bound=bound)
+    trajectory = Simulation(model, friction, 1e-3, normal_force_iterations=iterations).run(0.3)
     ratio = np.linalg.norm(trajectory.contact_friction_force[:, 0], axis=1) / (
         0.3 * trajectory.contact_normal_force[:, 0]
     )

@@ -249,3 +249,16 @@ def test_a_new_run_onto_an_existing_result_is_refused_before_any_step(tmp_path, 
     from lcpdyn.trajectory import load
 
     assert load(path).parameters["status"] == "completed" and load(path).t.size == done.t.size == 100
+
+
+def test_a_file_from_before_the_static_bound_option_rebuilds_with_the_box():
+    """A file whose recorded regularized model has no ``static_bound`` was run with the paper's
+    box and is rebuilt with it whatever the default (issue 44 may make it the cone), while one
+    that records its bound keeps it."""
+    from lcpdyn.rebuild import simulation_from_parameters
+
+    old = {"model": "regularized", "tangential_stiffness": 1e10, "velocity_threshold": 0.01}
+    record = {"name": "sliding-block"}
+    for friction, bound in ((old, "box"), ({**old, "static_bound": "cone"}, "cone")):
+        sim = simulation_from_parameters({"scene": record, "dt": 1e-3, "friction": friction})
+        assert sim.friction.static_bound == bound

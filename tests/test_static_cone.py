@@ -46,6 +46,12 @@ def test_parameters_and_bad_input():
     assert model.parameters()["static_bound"] == "cone" and model.basis_passes > 0
     assert make_friction(**{**model.parameters(), "model": "regularized"}).static_bound == "cone"
     assert Regularized().static_bound == "box" and Regularized().basis_passes == 0
+    # the wheel scene names its static bound: the paper's box (Eq. 12), so that Peiret 2016's tables reproduce
+    assert scenes.wheel.build().friction("regularized").static_bound == "box"
+    assert scenes.wheel.build(static_bound="cone").friction("regularized").static_bound == "cone"
+    assert scenes.wheel.build().friction("coulomb").name == "coulomb"
+    with pytest.raises(ValueError, match="scene 'wheel': static_bound must be one of"):
+        scenes.wheel.build(static_bound="disk")
     assert Regularized(static_bound="cone").compiled_rows(1e-3).cone  # the compiled kernels build it too
     with pytest.raises(ValueError, match="static_bound must be one of"):
         Regularized(static_bound="disk")

@@ -107,19 +107,21 @@ def choose_detected_islands(sim, sparse):
 def choose_sparse_settings(sim, options):
     """With colliders: the settings of the sparse solve of large islands of detected contacts
     (:func:`~lcpdyn.strategies.sparse_island.sparse_applies`), or None where it never applies:
-    ``sparse=False`` (every step posed dense, as asked), a model that passes over its basis,
-    extra normal-force passes (``normal_force_iterations``, which the sparse solve does not make),
-    or Moreau's midpoint scheme (whose rows in v_m the sparse form does not write).
-    For a bounded-LCP model, ``bounded`` says whether its block has two friction rows per contact
-    without P (the sparse form's contact blocks)."""
+    ``sparse=False`` (every step posed dense, as asked), extra normal-force passes
+    (``normal_force_iterations``, which the sparse solve does not make), or Moreau's midpoint
+    scheme (whose rows in v_m the sparse form does not write). For a bounded-LCP model,
+    ``bounded`` says whether its block has two friction rows per contact without P (the sparse
+    form's contact blocks); a model's basis passes (the cone) are taken there too."""
     from .sparse_island import SparseSettings, two_rows
 
-    if options.sparse is False or sim._basis_passes or options.normal_force_iterations:
+    if options.sparse is False or options.normal_force_iterations:
         return None
     if sim.position_update == "midpoint":
         return None
     bounded = not sim.coulomb and two_rows(sim.friction, sim.dt)
-    return SparseSettings(sim.tolerance, options.bound_passes, options.bound_change, bounded=bounded)
+    return SparseSettings(
+        sim.tolerance, options.bound_passes, options.bound_change, bounded=bounded, basis_passes=sim._basis_passes
+    )
 
 
 def structural_pattern(sim) -> np.ndarray:

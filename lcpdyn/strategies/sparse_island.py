@@ -31,6 +31,7 @@ from solvers.sparse_measure import csr_arrays, csr_friction_contact_measure, csr
 from solvers.sparse_newton import is_symmetric, projected_newton_csr, proximal_point_csr
 
 from ..detected_contacts import bounds_moved
+from ..friction.base import basis_settled
 from ..run.errors import step_error
 
 __all__ = [
@@ -63,7 +64,8 @@ class SparseSettings:
     Gauss–Seidel sweeps (measured every ``check_every``), ``proximal_iterations`` outer iterations
     of the exact cone's proximal-point Newton, the tolerance of the framework's relative residual,
     and the friction-bound passes (``bound_passes``, ``bound_change``); ``bounded``: a bounded-LCP
-    model's block has two friction rows per contact without P (else its islands stay dense)."""
+    model's block has two friction rows per contact without P (else its islands stay dense);
+    ``basis_passes``: the model's passes over its static basis (the regularized model's cone)."""
 
     tolerance: float
     bound_passes: int = 2
@@ -73,6 +75,7 @@ class SparseSettings:
     check_every: int = 10
     proximal_iterations: int = 50
     bounded: bool = True
+    basis_passes: int = 0
 
 
 @dataclass(frozen=True, eq=False)
@@ -159,17 +162,21 @@ def body_matrices(mass, inertia, inverse_inertia):
     return block_diag(list(inverse), format="csr"), block_diag(list(full), format="csr")
 
 
-def friction_block(model, slips, h, mu, mu_static, normal_force, friction_force, tangent, switches=None):
+def friction_block(model, slips, h, mu, mu_static, normal_force, friction_force, tangent, switches=None,
+                   basis_force=None):  # fmt: skip
     """The model's block over c contacts with D = I (2c slip rows), in chunks of :data:`CHUNK`
     contacts assembled block-diagonally: (F, G (nf, 2c), P (nf, c), C (nf, nf) as CSR matrices,
     c, lo, hi (nf,), basis (c, 2, 2), kinetic (c,)). ``switches``: a switch inside the step,
-    {"branch": (c,), "guess": (c, 2)} (:mod:`lcpdyn.friction_switches`), or None."""
+    {"branch": (c,), "guess": (c, 2)} (:mod:`lcpdyn.friction_switches`), or None;
+    ``basis_force`` (c, 3): the last pass's world friction force of a model's basis passes, or None."""
     c = mu.shape[0]
     parts = []
     for a in range(0, c, CHUNK):
         b = min(c, a + CHUNK)
         n = 2 * (b - a)
         extra = {} if switches is None else {name: value[a:b] for name, value in switches.items()}
+        if basis_force is not None:
+            extra["basis_force"] = basis_force[a:b]
         block = model.block(
             np.eye(n), slips[2 * a : 2 * b], h, mu[a:b], normal_force[a:b], friction_force[a:b], tangent[a:b],
             mu_static=mu_static[a:b], **extra,
@@ -198,7 +205,10 @@ def solve_sparse_island(
     the previous world friction force (the bristle state); tangent (c, 2, 3); normal_start (c,) and
     friction_start (c, 2) the warm start (h lam_N and the friction impulse along t1, t2); pair (c, 2)
     the contacts' bodies (the patch rule of the bound passes); ``switches`` a switch inside the
-    step for the model's block (:func:`friction_block`), or None."""
+    step for the model's block (:func:`friction_block`), or None. With ``settings.basis_passes``
+    (the regularized model's cone) the island is solved again with the static basis and the bounds'
+    lam_N from the last pass, as the dense step does, until a pass settles
+    (:func:`lcpdyn.friction.base.basis_settled`); then the bound passes follow."""
     c = H.shape[0] // 3
     n = H.shape[1]
     D = H[np.sort(np.concatenate([np.arange(1, 3 * c, 3), np.arange(2, 3 * c, 3)]))]  # t1, t2 per contact
@@ -212,14 +222,17 @@ def solve_sparse_island(
     order[:c] = np.arange(0, 3 * c, 3)
     order[c:] = (np.arange(0, 3 * c, 3)[:, None] + np.array([1, 2])).reshape(-1)
     perm = np.argsort(order)
-    for attempt in range(1 + settings.bound_passes):
+    passes, passed, extra = 1 + settings.basis_passes, 0, 0
+    basis_force, tangential = None, friction_start  # the friction impulse along t1, t2 to start from
+    while True:
         F1, G1, P, C, cvec, lo, hi, basis, kinetic = friction_block(
-            model, slips.reshape(-1), h, mu, mu_static, normal_force, friction_force, tangent, switches
+            model, slips.reshape(-1), h, mu, mu_static, normal_force, friction_force, tangent, switches, basis_force
         )
         F, G = (F1 @ D).tocsr(), (G1 @ D).tocsr()
-        if attempt == 0:  # the previous friction impulse in this step's row basis (columns of basis)
-            warm_T = np.einsum("kji,kj->ki", basis, friction_start)
+        if tangential is not None:  # the friction impulse in this pass's row basis (columns of basis)
+            warm_T = np.einsum("kji,kj->ki", basis, tangential)
             z[1::3], z[2::3] = warm_T[:, 0], warm_T[:, 1]
+            tangential = None
         B = vstack([N, F]).tocsr()  # rows: normals, then friction (x_F order of the block)
         Bt = vstack([N, G]).T.tocsr()
         nf = F.shape[0]
@@ -268,6 +281,22 @@ def solve_sparse_island(
         if not converged:
             break
         latest = np.maximum(z[0::3], 0.0) / h
+        passed += 1
+        if settings.basis_passes:  # every further pass takes its static basis from this one's force
+            along = (G1.T @ z.reshape(c, 3)[:, 1:].reshape(-1)).reshape(c, 2)
+            following = (along[:, 0, None] * tangent[:, 0] + along[:, 1, None] * tangent[:, 1]) / h
+            used = friction_force if basis_force is None else basis_force
+            if passed < passes and basis_settled(
+                following, used, latest, normal_force, mu_static, settings.tolerance, kinetic
+            ):  # the basis passes end once one settled
+                passed = passes
+            basis_force, tangential = following, along
+            if passed < passes:
+                normal_force = latest.copy()
+                continue
+        if extra >= settings.bound_passes:
+            break
+        extra += 1
         friction = z.reshape(c, 3)[:, 1:]
         moved = bounds_moved(normal_force, latest, settings.bound_change, friction, lo_cm.reshape(c, 3)[:, 1:],
                              hi_cm.reshape(c, 3)[:, 1:], pair)  # fmt: skip
