@@ -9,6 +9,7 @@ import pytest
 
 import scenes
 from lcpdyn.collision import Collider, Sphere
+from lcpdyn.friction import Regularized
 from lcpdyn.stepper import Simulation
 from lcpdyn.strategies import coulomb, detected, islands
 
@@ -17,8 +18,10 @@ MODULES = (islands, coulomb, detected)
 
 
 def _run(kind, count, model, mu_static, colliders):
-    """``mu_static`` > mu: a contact slipping slower than 0.3 m/s counts as stuck and gets mu_s,
-    and slides all the same (a breakaway inside the step, mu_k in its second solve). With
+    """``model`` a friction model's name, or "cone": the regularized model's static bound in the
+    cone, whose basis passes end island by island. ``mu_static`` > mu: a contact slipping slower
+    than 0.3 m/s counts as stuck and gets mu_s, and slides all the same (a breakaway inside the
+    step, mu_k in its second solve). With
     ``colliders``, every sphere also has a sphere collider and the second sphere starts touching
     the first (the step with detected contacts, split by island)."""
     scene = scenes.SCENES[kind].build(count=count)
@@ -32,7 +35,8 @@ def _run(kind, count, model, mu_static, colliders):
         for body in scene.model.bodies:
             scene.model.add_collider(Collider(body, Sphere(radius)))
         options["sparse"] = True
-    sim = Simulation(scene.model, scene.friction(model), scene.dt, compiled_loop=False, static_threshold=0.3, **options)
+    friction = Regularized(static_bound="cone") if model == "cone" else scene.friction(model)
+    sim = Simulation(scene.model, friction, scene.dt, compiled_loop=False, static_threshold=0.3, **options)
     results = [sim.step() for _ in range(STEPS)]
     if colliders:
         assert sum(len(out.detected) for out in results) > 0 and all(out.detected.islands > 1 for out in results)
@@ -47,6 +51,8 @@ def _run(kind, count, model, mu_static, colliders):
         ("spheres", 30, "regularized", 0.5, False),  # lcp_islands; reversals of kinetic slip
         ("spheres", 30, "box", 0.75, False),  # lcp_islands; breakaways from mu_s to mu_k
         ("dumbbells", 12, "regularized", 0.75, False),  # solve_islands_general
+        ("spheres", 30, "cone", 0.5, False),  # lcp_islands, basis passes ending island by island
+        ("dumbbells", 12, "cone", 0.75, False),  # solve_islands_general, the same
         ("spheres", 30, "coulomb", 0.75, False),  # coulomb_islands
         ("dumbbells", 12, "coulomb", 0.75, False),  # coulomb_groups
         ("spheres", 20, "regularized", 0.75, True),  # detected contacts: the bounded problem's islands

@@ -92,6 +92,7 @@ __all__ = [
     "CompiledRows",
     "basis_settled",
     "check_friction_model",
+    "unsettled",
     "row_buffers",
     "world_force_in_bases",
 ]
@@ -233,10 +234,14 @@ def basis_settled(force, used, normal_force, bounded, mu_static, tolerance, kine
     ``tolerance`` x max(|force|, mu_s lam_N) of the force ``used`` it built its static basis on:
     a contact at rest settles at once, a static force that turns or a normal force that changes
     takes the passes."""
+    return not unsettled(force, used, normal_force, bounded, mu_static, tolerance, kinetic).any()
+
+
+def unsettled(force, used, normal_force, bounded, mu_static, tolerance, kinetic) -> np.ndarray:
+    """(r,) bool: the contacts that keep :func:`basis_settled` from holding (same arguments), so
+    that a step split into independent islands ends each island's passes on its own contacts."""
     normal_force, bounded = np.maximum(normal_force, 0.0), np.maximum(bounded, 0.0)
-    if np.any(np.abs(normal_force - bounded) > tolerance * np.maximum(normal_force, bounded)):
-        return False
+    out = np.abs(normal_force - bounded) > tolerance * np.maximum(normal_force, bounded)
     static = ~np.asarray(kinetic, bool)
-    force, used = force[static], used[static]
-    scale = np.maximum(np.sqrt((force**2).sum(axis=1)), mu_static[static] * normal_force[static])
-    return bool(np.all(np.sqrt(((force - used) ** 2).sum(axis=1)) <= tolerance * scale))
+    scale = np.maximum(np.sqrt((force**2).sum(axis=1)), mu_static * normal_force)
+    return out | (static & ~(np.sqrt(((force - used) ** 2).sum(axis=1)) <= tolerance * scale))

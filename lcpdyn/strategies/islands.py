@@ -11,7 +11,7 @@ from solvers.problem import BoundedLCP
 from solvers.result import Status
 
 from ..compiled_kinematics import _scatter
-from ..friction.base import basis_settled, world_kernel
+from ..friction.base import unsettled, world_kernel
 from ..friction.creep import RollingKinematics
 from ..islands import free_velocity, lcp_islands
 from ..step_result import StepResult
@@ -46,10 +46,11 @@ def solve_islands(sim, work, state, k, rhs, u, e_N, h):
         islands, stacked = everywhere.subset(again)
         warm = warm[stacked] if warm is not None and warm.shape[0] == everywhere.size else None
     iterations, fallback = 0, False
+    solving, rows_of, live = islands, None, None  # the islands of this pass; with the cone, those not settled
     for done in range(passes):
         start = time.perf_counter()
-        use_warm = warm is not None and warm.shape[0] == islands.size
-        (v_new, impulse_N, impulse_T, basis, kinetic, active, K, q, lo, hi, codes, its, relative, *_) = lcp_islands(
+        use_warm = warm is not None and warm.shape[0] == solving.size
+        (v_got, N_got, T_got, B_got, kin_got, act_got, K, q, lo, hi, codes, its, rel_got, *_) = lcp_islands(
             sim._mass,
             sim._inertia,
             rhs,
@@ -70,26 +71,37 @@ def solve_islands(sim, work, state, k, rhs, u, e_N, h):
             rows.cone,
             basis_force,
             *work.switch_arrays(),
-            islands.order,
-            islands.starts,
-            islands.bodies,
-            islands.offsets,
-            islands.matrix_offsets,
-            warm if use_warm else np.zeros(islands.size, np.int8),
+            solving.order,
+            solving.starts,
+            solving.bodies,
+            solving.offsets,
+            solving.matrix_offsets,
+            warm if use_warm else np.zeros(solving.size, np.int8),
             use_warm,
             options.max_iterations,
             options.max_stall,
             options.pivot_tolerance,
         )
         middle = time.perf_counter()
+        if rows_of is None:  # every island: this pass's answer is the step's
+            v_new, impulse_N, impulse_T, basis, kinetic, active, relative = (
+                v_got, N_got, T_got, B_got, kin_got, act_got, rel_got)  # fmt: skip
+        else:  # the islands not yet settled: their entries of the step's answer
+            contacts = solving.order
+            columns = (6 * solving.bodies[:, None] + np.arange(6)).reshape(-1)
+            v_new[columns], impulse_N[contacts], impulse_T[contacts] = v_got[columns], N_got[contacts], T_got[contacts]
+            basis[contacts], kinetic[contacts], active[rows_of], relative[live] = (
+                B_got[contacts], kin_got[contacts], act_got, rel_got)  # fmt: skip
         iterations += int(its.sum())
-        for j in np.flatnonzero((codes != 0) | ~(relative <= sim.tolerance)):
+        for i in np.flatnonzero((codes != 0) | ~(rel_got <= sim.tolerance)):
+            j = i if rows_of is None else np.flatnonzero(live)[i]  # the island's index in the step
             a, b = islands.offsets[j], islands.offsets[j + 1]
+            e, f = solving.offsets[i], solving.offsets[i + 1]  # its entries in this pass's vectors
             s = b - a
-            m0 = islands.matrix_offsets[j]
-            problem = (K[m0 : m0 + s * s].reshape(s, s), q[a:b], lo[a:b], hi[a:b])
+            m0 = solving.matrix_offsets[i]
+            problem = (K[m0 : m0 + s * s].reshape(s, s), q[e:f], lo[e:f], hi[e:f])
             layout = (6, 0, (s - 6) // 3)
-            result = call(sim, sim.method, *problem, warm[a:b] if use_warm else None, layout)  # as the dense path
+            result = call(sim, sim.method, *problem, warm[e:f] if use_warm else None, layout)  # as the dense path
             result, retried = accept(sim, state, result, lambda method, p=problem: call(sim, method, *p, None, layout))
             fallback = fallback or retried
             iterations += result.iterations
@@ -106,11 +118,16 @@ def solve_islands(sim, work, state, k, rhs, u, e_N, h):
         if rows.cone and done + 1 < passes:  # the static basis from this pass's force
             following = np.empty((r, 3))
             world_kernel(impulse_T, basis, k.tangent, h, following)
-            if done + 1 >= passes - sim._basis_passes and basis_settled(
-                following[islands.order], basis_force[islands.order], normal_force[islands.order],
-                bounded[islands.order], work.mu_static[islands.order], sim.tolerance, kinetic[islands.order],
-            ):  # fmt: skip
-                break
+            if done + 1 >= passes - sim._basis_passes:  # each island's passes end once it settled
+                moving = unsettled(following, basis_force, normal_force, bounded, work.mu_static, sim.tolerance,
+                                   kinetic)[islands.order]  # fmt: skip
+                counts = np.diff(islands.starts)
+                island = np.repeat(np.arange(counts.size), counts)  # of each contact in islands.order
+                live = np.bincount(island, weights=moving, minlength=counts.size) > 0
+                if not live.any():
+                    break
+                solving, rows_of = islands.subset(live)
+                warm = active[rows_of]
             basis_force = following
     friction_force = np.empty((r, 3))
     world_kernel(impulse_T, basis, k.tangent, h, friction_force)
@@ -166,8 +183,9 @@ def solve_islands_general(sim, work, state, k, rhs, u, e_N, h):
     rolling = rolling_kinematics(sim, state, k)
     basis_force = np.zeros((r, 3)) if sim._basis_passes else None
     bounded = normal_force
-    solved = _joined([g.contacts for _, g in groups])
-    problems, unknowns = [], []
+    problems, unknowns = [None] * len(groups), [None] * len(groups)
+    live = np.ones(len(groups), bool)  # the islands this pass solves: with basis passes, those not settled
+    residual = np.zeros(len(groups))
     for done in range(passes):
         start = time.perf_counter()
         if sim._basis_passes and done:  # the model's static basis from the last pass's force
@@ -176,13 +194,14 @@ def solve_islands_general(sim, work, state, k, rhs, u, e_N, h):
             for (g, block, *_), x in zip(problems, unknowns):
                 basis_force[g.contacts] = sim.friction.world_force(x, block, k.tangent[g.contacts], h)
                 kinetic[g.contacts] = block.kinetic
-            if done >= passes - sim._basis_passes and basis_settled(
-                basis_force[solved], used[solved], normal_force[solved], bounded[solved], work.mu_static[solved],
-                sim.tolerance, kinetic[solved],
-            ):  # fmt: skip
-                break
-        problems = []
-        for j, g in groups:
+            if done >= passes - sim._basis_passes:  # each island's passes end once it settled
+                moving = unsettled(basis_force, used, normal_force, bounded, work.mu_static, sim.tolerance, kinetic)
+                live = np.array([bool(moving[g.contacts].any()) for _, g in groups], bool)
+                if not live.any():
+                    break
+        for i, (j, g) in enumerate(groups):
+            if not live[i]:
+                continue
             c, cols, n_g = g.contacts, g.columns, g.columns.size
             island_rolling = None
             if rolling is not None:
@@ -195,13 +214,14 @@ def solve_islands_general(sim, work, state, k, rhs, u, e_N, h):
                 state.friction_force[c], island_rolling,
                 None if not (sim._basis_passes and done) else basis_force[c], work.switch_arguments(c),
             )  # fmt: skip
-            problems.append((g, *assembled))
+            problems[i] = (g, *assembled)
         offsets = np.cumsum([0] + [p[3].shape[0] for p in problems])
         use_warm = warm is not None and warm.shape[0] == offsets[-1]
-        active = np.empty(offsets[-1], np.int8)
+        active = warm.copy() if use_warm and not live.all() else np.empty(offsets[-1], np.int8)
         middle = time.perf_counter()
-        residual, unknowns = np.zeros(len(problems)), []
         for j, (g, _, K, qv, lo, hi) in enumerate(problems):
+            if not live[j]:
+                continue
             a, b = offsets[j], offsets[j + 1]
             n_g, m_g, r_g = g.columns.size, g.rows.size, g.contacts.size
             layout = (n_g, m_g, r_g)
@@ -219,7 +239,7 @@ def solve_islands_general(sim, work, state, k, rhs, u, e_N, h):
             v_new[g.columns] = result.z[:n_g]
             bilateral[g.rows] = result.z[n_g : n_g + m_g]
             impulse_N[g.contacts] = result.z[n_g + m_g : n_g + m_g + r_g]
-            unknowns.append(result.z[n_g + m_g + r_g :])
+            unknowns[j] = result.z[n_g + m_g + r_g :]
         work.time(start, middle, time.perf_counter())
         warm = active
         bounded, normal_force = normal_force, impulse_N / h
