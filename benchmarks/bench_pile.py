@@ -19,10 +19,13 @@ timed over the same number of steps with ``mj_step`` from the scene poured for t
 (with CG); its penetration is what its soft contacts allow. Its default contacts (solref time
 constant 20 ms) let the settled pile sink 15 % of r into itself, far beyond the issue's 1 %, so
 CG and PGS are also run with the time constant at 2 h (``MUJOCO_VARIANTS``), stiff enough to
-meet it: the peer at the accuracy asked of us. Ratios are ours / MuJoCo per variant.
+meet it: the peer at the accuracy asked of us. Ratios are ours / MuJoCo per variant. With
+``--siconos 1e-4,1e-8`` Siconos' own engine (Moreau-Jean, NSGS at each tolerance;
+``benchmarks/siconos_pile.py``) is a further peer on the same pour, after the lcpdyn entries.
 
 Usage: ``python benchmarks/bench_pile.py [--count 500] [--settle 1.0] [--steps 50]
-[--models regularized,coulomb] [--tolerance 1e-9] [--quick] [--out results/bench_pile.json]``
+[--models regularized,coulomb] [--tolerance 1e-9] [--siconos 1e-4,1e-8] [--quick]
+[--out results/bench_pile.json]``
 (also writes ``.txt``; both are rewritten after every entry, ``"complete": false`` until the last).
 """
 
@@ -246,9 +249,22 @@ def table(report: dict) -> str:
             f"| {m['scene']} | MuJoCo {m['solver']} | | {m['contacts']:.0f} | {m['step_ms']:.2f} | | | | "
             f"{m['penetration_max']:.2e} m" + (f" ({pen:.2e})" if pen is not None else "") + " | |"
         )
+    for e in report.get("siconos", []):
+        name = f"Siconos NSGS tol={e['tolerance']:g}"
+        if not e["completed"]:
+            lines.append(f"| {e['scene']} | {name} | {e['bodies']} | failed: {e['error_message']} |")
+            continue
+        capped = f" ({e['iterations_capped']} capped)" if e["iterations_capped"] else ""
+        lines.append(
+            f"| {e['scene']} | {name} | {e['bodies']} | {e['contacts']:.0f} | {e['step_ms']:.1f} | | "
+            f"{e['iterations']:.0f}{capped} | | {e['penetration_max']:.2e} m ({e['penetration_max_radii']:.2e}) | |"
+        )
+        notes.append(f"{name}: its own error (median) {e['error']:.1e}, bin force / weight {e['bin_force_ratio']:.4f}, "
+                     f"pour {e['pour_s']:.1f} s.")  # fmt: skip
     lines += [""] + notes if notes else []
-    if report.get("note"):
-        lines += ["", report["note"]]
+    for key in ("note", "siconos_note"):
+        if report.get(key):
+            lines += ["", report[key]]
     if not report.get("complete", True):
         lines += ["", "Partial: the run was stopped, or is still going, before every entry was measured."]
     return "\n".join(lines) + "\n"
@@ -262,6 +278,8 @@ def main(argv=None) -> int:
     parser.add_argument("--models", default="regularized,coulomb")
     parser.add_argument("--scenes", default="pile,tower")
     parser.add_argument("--tolerance", type=float, default=1e-9)
+    parser.add_argument("--siconos", default="", help="NSGS tolerances of Siconos' own engine on the pile, e.g. "
+                        "1e-4,1e-8 (default: no Siconos peer)")  # fmt: skip
     parser.add_argument("--quick", action="store_true", help="50 spheres, 0.3 s pour, 10 timed steps")
     parser.add_argument("--out", type=Path, default=ROOT / "results" / "bench_pile.json")
     args = parser.parse_args(argv)
@@ -272,6 +290,12 @@ def main(argv=None) -> int:
             parser.error(f"--{name} must be >= 1")
     if not (math.isfinite(args.settle) and args.settle >= 0):
         parser.error("--settle must be >= 0")
+    try:
+        siconos_tolerances = [float(t) for t in args.siconos.split(",") if t]
+    except ValueError:
+        parser.error(f"--siconos: tolerances separated by commas, not {args.siconos!r}")
+    if not all(math.isfinite(t) and t > 0 for t in siconos_tolerances):
+        parser.error(f"--siconos: every tolerance must be finite and > 0, got {args.siconos!r}")
     models = [m for m in args.models.split(",") if m]
     scenes = [s for s in args.scenes.split(",") if s]
     for s in scenes:
@@ -320,6 +344,21 @@ def main(argv=None) -> int:
             report["lcpdyn"].append(entry)
             save(report, args.out, complete=False)
             print(json.dumps(entry), flush=True)
+        if kind == "pile" and siconos_tolerances:
+            report["siconos"] = []
+            sys.path.insert(0, str(ROOT / "benchmarks"))
+            from siconos_pile import import_siconos_engine, run_siconos
+
+            try:
+                import_siconos_engine()
+            except ImportError as exc:  # Siconos missing: said in the report, the run goes on
+                report["siconos_note"] = f"Siconos peer skipped: {exc}"
+            else:
+                for tolerance in siconos_tolerances:
+                    entry = run_siconos(args.count, args.settle, args.steps, tolerance)
+                    report["siconos"].append(entry)
+                    save(report, args.out, complete=False)
+                    print(json.dumps(entry), flush=True)
         try:
             for solver, timeconst in MUJOCO_VARIANTS:
                 entry = run_mujoco(kind, args.count, solver, args.settle, args.steps, timeconst)
