@@ -79,8 +79,15 @@ def run_lcpdyn(kind: str, count: int, model: str, settle: float, steps: int, tol
         state = sim.snapshot()
         state.update({name: poured[name] for name in ("q", "v", "t", "steps_done")})
         sim.restore(state)
-    out = {"scene": kind, "model": model, "bodies": len(scene.bodies), "tolerance": tolerance, "completed": True,
-           "poured_with": model if poured is None else "regularized"}  # fmt: skip
+    out = {
+        "scene": kind,
+        "model": model,
+        "bodies": len(scene.bodies),
+        "tolerance": tolerance,
+        "completed": True,
+        "poured_with": model if poured is None else "regularized",
+        "friction": sim.friction.parameters(),  # every constant of the model, e.g. its static bound
+    }
     try:
         sim.step()
         out["first_step_s"] = time.perf_counter() - start

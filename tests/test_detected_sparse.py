@@ -166,6 +166,8 @@ def test_bench_pile_runs_and_reports(tmp_path):
     entry = bench.run_lcpdyn("tower", 0, "regularized", 0.0, 3, 1e-9)
     assert entry["completed"] and entry["contacts"] == 40 and entry["fallbacks"] == 0
     assert entry["penetration_max"] < 1e-9 and entry["step_ms"] > 0 and entry["islands"] == 1
+    assert entry["friction"] == {"model": "regularized", "tangential_stiffness": 1e10, "velocity_threshold": 0.01,
+                                 "static_bound": "box"}  # fmt: skip
     state = entry.pop("state")  # the state after the pour, for another model: not part of the report
     other = bench.run_lcpdyn("tower", 0, "box", 0.0, 2, 1e-9, poured=state)
     assert other["completed"] and other["poured_with"] == "regularized" and other["contacts"] == 40
