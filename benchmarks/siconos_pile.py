@@ -42,16 +42,19 @@ H, GRAVITY, THETA = 1e-3, 9.81, 0.50001
 
 
 def import_siconos_engine():
-    """(kernel, numerics, the sphere relations' module) or ImportError saying why."""
+    """(kernel, numerics, the sphere relations' module), or ImportError saying why: numerics as
+    the solvers' Siconos route imports it (:func:`solvers.siconos_route.import_siconos`), then the
+    kernel and the mechanics the engine adds."""
+    from solvers.siconos_route import SiconosUnavailable, import_siconos
+
+    sn = import_siconos()  # SiconosUnavailable (an ImportError) saying why
     try:
         import siconos.kernel as sk
         import siconos.mechanics.collision.bodies as bodies
-        import siconos.numerics as sn
         from siconos.mechanics.collision import RigidBodyDS  # noqa: F401  (the bodies' class)
     except Exception as exc:  # ImportError, or NumPy ABI errors raised as other types
-        raise ImportError(
-            "the Siconos peer needs Debian's python3-siconos (siconos.kernel, siconos.numerics, "
-            f"siconos.mechanics.collision) importable with NumPy < 2; import failed: {exc}"
+        raise SiconosUnavailable(
+            f"the Siconos peer needs siconos.kernel and siconos.mechanics.collision: {exc}"
         ) from exc
     return sk, sn, bodies
 
