@@ -28,7 +28,7 @@ from solvers.options import build_options
 from . import __version__
 from .compiled_loop import CHUNK_STEPS
 from .forces import BodyForce
-from .friction import FRICTION_CONTACT, compiled_rows, make_friction
+from .friction import FRICTION_CONTACT, compiled_rows, for_scheme, make_friction
 from .friction_switches import friction_switches
 from .kernels import (
     GYROSCOPIC_NEWTON_ITERATIONS,
@@ -130,7 +130,7 @@ class Simulation:
                 raise ValueError(f"scene record {scene!r} is not plain data (numbers, strings, lists): {exc}") from None
         self.scene = None if scene is None else dict(scene)
         self.model = model
-        self.friction = make_friction(friction)
+        friction = make_friction(friction)
         self.dt = positive("dt", dt)
         if self.dt < MIN_DT:
             raise ValueError(
@@ -145,6 +145,7 @@ class Simulation:
         self.static_threshold, self.position_update = options.static_threshold, position_update
         self.gyroscopic, self.stabilization = options.gyroscopic_scheme, options.stabilization
         self.normal_force_iterations = options.normal_force_iterations
+        self.friction = for_scheme(friction, position_update)  # e.g. the regularized model's static bound
         if position_update == "midpoint" and any(c.normal_law is not None for c in model.contacts):
             raise ValueError("position_update='midpoint' takes rigid contacts only (this model has compliant ones)")
         stiffness, damping = model.holonomic_compliance()

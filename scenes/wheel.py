@@ -14,9 +14,10 @@ radius would have 0.125 and 0.0625); with them I_a = 2 I_t still holds, as for a
 The run length is not given in the paper; ``t_end`` defaults to 4 s (two seconds of sliding,
 two of rolling).
 
-``static_bound`` (default ``"box"``, the paper's Eq. 12) is the regularized model's static
-bound for this scene: the paper's box, so that its tables reproduce; ``"cone"`` keeps the static force in
-Coulomb's cone (:class:`lcpdyn.friction.Regularized`).
+``static_bound`` (default ``"auto"``) is the regularized model's static bound for this scene:
+``"auto"`` takes the paper's Eq. 12 box under the symplectic and the paper's updates, so that its
+tables reproduce, and Coulomb's cone under the midpoint scheme; ``"box"`` and ``"cone"`` name one
+(:class:`lcpdyn.friction.Regularized`).
 """
 
 from __future__ import annotations
@@ -41,7 +42,7 @@ DEFAULTS = {
     "mu": 0.3,
     "tangential_stiffness": 1e10,
     "velocity_threshold": 0.01,
-    "static_bound": "box",  # Peiret 2016 Eq. 12, for reproducing the paper's tables
+    "static_bound": "auto",  # the box (Eq. 12, the paper's tables) except under the midpoint scheme
     "psi_deg": 0.0,
     "theta_deg": 20.0,
     "phi_deg": 0.0,

@@ -129,6 +129,23 @@ def test_a_model_that_breaks_the_protocol_is_refused_naming_the_member(change, m
         friction.register(Orthotropic())
 
 
+def test_a_model_chooses_its_rows_by_the_position_update_through_for_scheme():
+    """``for_scheme(position_update)``: a user's model gives the simulation another model for a
+    scheme (here an isotropic one under the midpoint scheme); what it gives is checked."""
+
+    class BySchemes(Orthotropic):
+        def for_scheme(self, position_update):
+            return Orthotropic(1.0, 1.0) if position_update == "midpoint" else self
+
+    model = BySchemes(1.0, 0.5)
+    assert Simulation(_cubes([(0.0, 0.0, 0.0)]), model, H).friction is model
+    chosen = Simulation(_cubes([(0.0, 0.0, 0.0)]), model, H, position_update="midpoint").friction
+    assert type(chosen) is Orthotropic and chosen.along.tolist() == [1.0, 1.0]
+    model.for_scheme = lambda position_update: object()
+    with pytest.raises(TypeError, match="for_scheme\\('symplectic'\\) gave friction model object"):
+        Simulation(_cubes([(0.0, 0.0, 0.0)]), model, H)
+
+
 def test_the_built_in_models_satisfy_the_protocol():
     for name, cls in friction.MODELS.items():
         model = cls()

@@ -45,9 +45,18 @@ def test_parameters_and_bad_input():
     model = make_friction("regularized", static_bound="cone")
     assert model.parameters()["static_bound"] == "cone" and model.basis_passes > 0
     assert make_friction(**{**model.parameters(), "model": "regularized"}).static_bound == "cone"
-    assert Regularized().static_bound == "box" and Regularized().basis_passes == 0
-    # the wheel scene names its static bound: the paper's box (Eq. 12), so that Peiret 2016's tables reproduce
-    assert scenes.wheel.build().friction("regularized").static_bound == "box"
+    assert Regularized().static_bound == "auto" and Regularized().basis_passes == 0
+    # "auto": the cone under the midpoint scheme, the paper's box (Eq. 12) under the others; the
+    # simulation runs (and records) the bound taken; a named bound is kept whatever the scheme
+    wheel = scenes.wheel.build()
+    for update, bound in (("symplectic", "box"), ("paper", "box"), ("midpoint", "cone")):
+        sim = Simulation(wheel.model, "regularized", 1e-3, position_update=update)
+        assert sim.friction.static_bound == bound and sim.parameters()["friction"]["static_bound"] == bound
+        assert sim._basis_passes == (3 if bound == "cone" else 0)
+        named = Simulation(wheel.model, Regularized(static_bound="box"), 1e-3, position_update=update)
+        assert named.friction.static_bound == "box"
+    # the wheel scene names its static bound ("auto": its tables reproduce with the paper's box)
+    assert wheel.friction("regularized").static_bound == "auto"
     assert scenes.wheel.build(static_bound="cone").friction("regularized").static_bound == "cone"
     assert scenes.wheel.build().friction("coulomb").name == "coulomb"
     with pytest.raises(ValueError, match="scene 'wheel': static_bound must be one of"):

@@ -27,6 +27,7 @@ from .base import (
     FrictionModel,
     check_friction_model,
     compiled_rows,
+    for_scheme,
 )
 from .box import Box
 from .continuous import Continuous
@@ -51,6 +52,7 @@ __all__ = [
     "register",
     "check_friction_model",
     "compiled_rows",
+    "for_scheme",
     "MODELS",
 ]
 

@@ -71,6 +71,11 @@ is, only what the model says of itself:
     build themselves (:func:`lcpdyn.kernels.fused_step`, :func:`lcpdyn.islands.lcp_islands`):
     a :class:`CompiledRows`, or None. Without it a model is assembled from ``block`` (the
     general path, and the general island path in scenes of several bodies).
+``for_scheme(position_update)`` (optional)
+    The model a :class:`~lcpdyn.stepper.Simulation` with that position update
+    (``"symplectic"``, ``"paper"``, ``"midpoint"``) runs, itself or another model object of the
+    protocol: the regularized model resolves its ``static_bound="auto"`` there
+    (:func:`for_scheme`).
 
 :func:`check_friction_model` checks an object against this protocol and names what is missing.
 """
@@ -92,6 +97,7 @@ __all__ = [
     "CompiledRows",
     "basis_settled",
     "check_friction_model",
+    "for_scheme",
     "unsettled",
     "row_buffers",
     "world_force_in_bases",
@@ -187,6 +193,19 @@ def compiled_rows(model, h: float) -> CompiledRows | None:
     if rows is not None and not isinstance(rows, CompiledRows):
         raise TypeError(f"friction model {type(model).__name__}: compiled_rows(h) must return CompiledRows or None")
     return rows
+
+
+def for_scheme(model, position_update: str):
+    """The model a simulation with ``position_update`` runs: ``model.for_scheme(position_update)``
+    (checked against the protocol), or ``model`` itself when it has no ``for_scheme``."""
+    method = getattr(model, "for_scheme", None)
+    if method is None:
+        return model
+    chosen = method(position_update)
+    try:
+        return check_friction_model(chosen)
+    except TypeError as exc:
+        raise TypeError(f"friction model {type(model).__name__}: for_scheme({position_update!r}) gave {exc}") from None
 
 
 def bristle_compliance(stiffness: float, h: float) -> float:

@@ -14,8 +14,10 @@ __all__ = ["Regularized", "regularized_block", "STATIC_BOUNDS"]
 
 CONE_PASSES = 3
 """The extra passes of ``static_bound="cone"`` (:attr:`Regularized.basis_passes`)."""
-STATIC_BOUNDS = ("box", "cone")
-"""The static branch's bounds of :class:`Regularized` (its ``static_bound``)."""
+STATIC_BOUNDS = ("auto", "box", "cone")
+"""The static branch's bounds of :class:`Regularized` (its ``static_bound``); ``"auto"`` is the
+cone under Moreau's midpoint scheme and the box under the other position updates
+(:meth:`Regularized.for_scheme`)."""
 
 
 @njit(cache=True)
@@ -115,7 +117,14 @@ class Regularized:
       that slides beyond its bristle in the kinetic branch (docs/theory/step.md).
     * ``tangential_stiffness=math.inf`` gives Eq. (29): C_T = 0 (static) and
       diag(0, 1/(b_mu h)) (kinetic).
-    * ``static_bound``: ``"box"`` (default, the paper's Eq. 12) or ``"cone"``. The box bounds
+    * ``static_bound``: ``"auto"`` (default), ``"box"`` (the paper's Eq. 12) or ``"cone"``.
+      ``"auto"`` is resolved by the :class:`~lcpdyn.stepper.Simulation` that takes the model
+      (:meth:`for_scheme`): the cone under ``position_update="midpoint"``, the scheme a user takes
+      for Coulomb's event times at second order; the box under the symplectic and the paper's
+      updates, Peiret 2016's step and the one that settles in one pass on redundant contact sets
+      (piles, boxes on their faces), where the cone's passes can end unsettled (README, "Which
+      static bound"). The run's file records the bound taken; outside a simulation ``"auto"``
+      builds the box's rows. The box bounds
       both static components by mu_s lam_N, so the static force can reach the box's corner,
       |lam_T| = sqrt(2) mu_s lam_N (measured by :func:`lcpdyn.metrics.static_force_ratio`:
       1.43 mu_s lam_N on the mu = 0.2 wheel at h = 1 ms, 1.17 on the default wheel), and a
@@ -150,12 +159,22 @@ class Regularized:
         """Extra passes of the step with the static basis from the last pass's force (cone only)."""
         return CONE_PASSES if self.static_bound == "cone" else 0
 
-    def __init__(self, tangential_stiffness: float = 1e10, velocity_threshold: float = 0.01, static_bound: str = "box"):
+    def __init__(
+        self, tangential_stiffness: float = 1e10, velocity_threshold: float = 0.01, static_bound: str = "auto"
+    ):
         self.tangential_stiffness = positive("tangential_stiffness k_T", tangential_stiffness, allow_inf=True)
         self.velocity_threshold = nonnegative("velocity_threshold v_th", velocity_threshold)
         if static_bound not in STATIC_BOUNDS:
             raise ValueError(f"static_bound must be one of {STATIC_BOUNDS}, got {static_bound!r}")
         self.static_bound = static_bound
+
+    def for_scheme(self, position_update: str) -> Regularized:
+        """The model a simulation with ``position_update`` runs: ``static_bound="auto"`` resolved
+        (the cone under ``"midpoint"``, the box otherwise); the model itself when its bound is named."""
+        if self.static_bound != "auto":
+            return self
+        bound = "cone" if position_update == "midpoint" else "box"
+        return Regularized(self.tangential_stiffness, self.velocity_threshold, static_bound=bound)
 
     def parameters(self) -> dict:
         return {
