@@ -39,6 +39,7 @@ _EXPORTS = {
     "StepOptions": "options",
     "SimulationError": "stepper",
     "EnergyWarning": "stepper",
+    "UnsolvedWarning": "stepper",
     "simulate": "stepper",
     "Trajectory": "trajectory",
     "Health": "trajectory",

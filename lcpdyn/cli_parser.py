@@ -19,6 +19,8 @@ RUN_DEFAULTS = {
     "energy_tolerance": 1e-3,
     "normal_force_iterations": 0,
     "record_every": 1,
+    "tolerance": 1e-9,
+    "on_unsolved": "stop",
 }
 DEMO = {"scene": "wheel", "reference_dt": 1e-4, "reference": "stepper", "position_update": "both"}  # = compare wheel
 
@@ -151,6 +153,21 @@ def parser() -> argparse.ArgumentParser:
         type=float,
         default=None,
         help=f"energy rise allowed, relative to the run's energy scale (default: {RUN_DEFAULTS['energy_tolerance']:g})",
+    )
+    run.add_argument(
+        "--tolerance",
+        type=float,
+        default=None,
+        help="acceptance bound on the framework's relative residual of every step's answer "
+        f"(default: {RUN_DEFAULTS['tolerance']:g})",
+    )
+    run.add_argument(
+        "--on-unsolved",
+        default=None,
+        choices=("stop", "flag"),
+        help="a step whose answer misses --tolerance: stop the run, or keep the better answer, marked "
+        "in the file's health (UNSOLVED), status and residual, with a warning at the end "
+        f"(default: {RUN_DEFAULTS['on_unsolved']})",
     )
     run.add_argument(
         "--normal-force-iterations",

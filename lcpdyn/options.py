@@ -94,6 +94,12 @@ class StepOptions:
         :meth:`~lcpdyn.stepper.Simulation.step` and
         :meth:`~lcpdyn.stepper.Simulation.advance` always take the ordinary step; ``options.compiled_loop`` records the
         choice made (True or False).
+    on_unsolved : ``"stop"`` (default) or ``"flag"`` -- what a step does whose answer misses
+        ``tolerance`` after the method and its fallback (its largest relative residual above
+        it): ``"stop"`` raises :class:`~lcpdyn.stepper.SimulationError` with the steps done;
+        ``"flag"`` keeps the answer of the smaller residual (if finite), records the step's
+        status and residual, marks it ``Health.UNSOLVED`` and warns at the end of the run
+        (:class:`~lcpdyn.stepper.UnsolvedWarning`) -- never silently.
     bound_passes, bound_change : at most ``bound_passes`` (>= 0) more solves of a step whose
         detected contacts' friction bounds mu lam_N moved by more than the share ``bound_change``
         (>= 0) where it matters (``docs/theory/detected-contacts.md``, "Friction bounds").
@@ -116,6 +122,7 @@ class StepOptions:
     compiled_loop: bool | str = "auto"
     bound_passes: int = 2
     bound_change: float = 0.5
+    on_unsolved: str = "stop"
 
     def __post_init__(self):
         def put(name, value):
@@ -157,6 +164,8 @@ class StepOptions:
             raise ValueError(f"sparse must be 'auto', True, False or 'condensed', got {self.sparse!r}")
         if not (isinstance(self.compiled_loop, bool) or self.compiled_loop == "auto"):
             raise ValueError(f"compiled_loop must be 'auto', True or False, got {self.compiled_loop!r}")
+        if self.on_unsolved not in ("stop", "flag"):
+            raise ValueError(f"on_unsolved must be 'stop' or 'flag', got {self.on_unsolved!r}")
         if self.energy_check not in ("warn", "stop", "off"):
             raise ValueError(f"energy_check must be 'warn', 'stop' or 'off', got {self.energy_check!r}")
         put("energy_tolerance", positive("energy_tolerance", self.energy_tolerance))

@@ -20,7 +20,8 @@ class StepResult:
         velocity per body, m/s and rad/s).
     normal_force : (r,) lam_N+ in N (the impulse over h).
     friction_force : (r, 3) world friction force in N.
-    status : the solve's :class:`solvers.result.Status` (as int; SOLVED, or the run stops).
+    status : the solve's :class:`solvers.result.Status` (as int): SOLVED, or -- kept under
+        ``on_unsolved="flag"`` -- the failure (INACCURATE when the residual alone misses the tolerance).
     iterations : pivots or sweeps, summed over the step's passes and islands.
     residual : the framework's relative residual of the answer (largest over the islands).
     fallback : True when the first method failed on this step and ``fallback_method`` solved it.

@@ -44,7 +44,7 @@ from .midpoint_friction import friction_point, stops
 from .model import Model
 from .options import POSITION_UPDATES, StepOptions
 from .run import loop as run_loop
-from .run.errors import EnergyWarning, RunInterrupted, SimulationError, step_error
+from .run.errors import EnergyWarning, RunInterrupted, SimulationError, UnsolvedWarning, step_error
 from .run.loop import MAX_STEPS, state_from_file
 from .run.snapshot import restore, snapshot
 from .step_checks import check_inputs, check_state, flat_disk, nonfinite_kinematics
@@ -58,7 +58,7 @@ from .strategies.coulomb import solve_coulomb
 from .strategies.dense import solve_lcp
 from .strategies.detected import solve_with_detected
 from .strategies.islands import solve_islands
-from .strategies.methods import choose_methods
+from .strategies.methods import choose_methods, judge_step
 from .trajectory import Trajectory
 from .validation import positive
 
@@ -67,6 +67,7 @@ __all__ = [
     "SimulationError",
     "RunInterrupted",
     "EnergyWarning",
+    "UnsolvedWarning",
     "simulate",
     "MIN_DT",
     "MAX_STEPS",
@@ -144,7 +145,7 @@ class Simulation:
         self.blas_threads, self.tolerance = options.blas_threads, options.tolerance
         self.static_threshold, self.position_update = options.static_threshold, position_update
         self.gyroscopic, self.stabilization = options.gyroscopic_scheme, options.stabilization
-        self.normal_force_iterations = options.normal_force_iterations
+        self.normal_force_iterations, self.on_unsolved = options.normal_force_iterations, options.on_unsolved
         self.friction = for_scheme(friction, position_update)  # e.g. the regularized model's static bound
         if position_update == "midpoint" and any(c.normal_law is not None for c in model.contacts):
             raise ValueError("position_update='midpoint' takes rigid contacts only (this model has compliant ones)")
@@ -503,6 +504,7 @@ class Simulation:
             state, out, first, forces = solve(start, rhs, e_N, g, u)
             out.iterations += tried.iterations
             out.fallback = out.fallback or tried.fallback
+        judge_step(self, start, out)  # within the tolerance, or stopped, or kept and marked (on_unsolved)
         v_new = out.v
         if midpoint:  # v_m solved: v+ = 2 v_m - v, q+ = q_m + h/2 v+; impulses over the whole step
             v_new = out.v = 2.0 * v_new - v

@@ -59,6 +59,7 @@ OPTIONS = (
     "gyroscopic",
     "sparse",
     "compiled_loop",
+    "on_unsolved",
 )
 """The :class:`~lcpdyn.stepper.Simulation` options a sweep may vary (``options=``)."""
 

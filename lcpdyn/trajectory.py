@@ -90,11 +90,15 @@ class Health(enum.IntFlag):
       ``"off"``).
     * ``FALLBACK`` (2): the first solver failed and the fallback method's answer was used
       (as ``solver_fallback``).
+    * ``UNSOLVED`` (4): the step's answer misses the run's ``tolerance`` and was kept because
+      the run asked for it (``on_unsolved="flag"``); ``solver_status`` and ``solver_residual``
+      say by how much.
     """
 
     OK = 0
     ENERGY_GAIN = 1
     FALLBACK = 2
+    UNSOLVED = 4
 
 
 @dataclass

@@ -16,6 +16,7 @@ from lcpdyn.detected_contacts import ContactProperties
 from lcpdyn.friction import Regularized
 from lcpdyn.run.errors import SimulationError
 from scenes.touching import sphere_pile
+from solvers.result import Status
 
 pytestmark = pytest.mark.filterwarnings("ignore::lcpdyn.stepper.EnergyWarning")
 
@@ -84,6 +85,11 @@ def test_a_failed_sparse_solve_falls_back_to_the_dense_problem_or_names_the_isla
     monkeypatch.setattr(sparse_island, "DENSE_LIMIT", 100)
     with pytest.raises(SimulationError, match=r"island of \d+ detected contacts did not converge .*DENSE_LIMIT = 100"):
         a.step()
+    # on_unsolved="flag": the island keeps its sparse answer, and the step says it is not solved
+    flagged = Simulation(a.model, BOX, 1e-3, sparse="auto", on_unsolved="flag")
+    flagged.restore(saved)
+    kept = flagged.step()
+    assert kept.status == Status.INACCURATE and kept.residual == 0.5 and kept.detected.sparse == 1
 
 
 def test_the_cones_basis_passes_are_taken_on_the_sparse_path(poured, monkeypatch):
@@ -169,13 +175,21 @@ def test_bench_pile_runs_and_reports(tmp_path):
     assert entry["friction"] == {"model": "regularized", "tangential_stiffness": 1e10, "velocity_threshold": 0.01,
                                  "static_bound": "box"}  # fmt: skip
     state = entry.pop("state")  # the state after the pour, for another model: not part of the report
+    assert entry["unsolved"] == 0 and entry["on_unsolved"] == "stop"
     other = bench.run_lcpdyn("tower", 0, "box", 0.0, 2, 1e-9, poured=state)
     assert other["completed"] and other["poured_with"] == "regularized" and other["contacts"] == 40
     other.pop("state")
+    # a tolerance no answer meets, flagged: every step counted (the first one with the pour)
+    missed = bench.run_lcpdyn("tower", 0, "box", 0.0, 2, 1e-20, poured=state, on_unsolved="flag")
+    assert missed["completed"] and missed["unsolved_pour"] == 1 and missed["unsolved"] == 3
+    assert 1e-20 < missed["unsolved_residual_max"] < 1e-12
+    missed.pop("state")
     failed = {"scene": "pile", "model": "coulomb", "bodies": 5, "completed": False, "error": "SimulationError: x"}
-    report = {"lcpdyn_version": "0", "git": "abc", "machine": "m", "lcpdyn": [entry, other, failed], "mujoco": []}
+    report = {"lcpdyn_version": "0", "git": "abc", "machine": "m", "lcpdyn": [entry, other, missed, failed],
+              "mujoco": []}  # fmt: skip
     text = bench.table(report)
     assert "lcpdyn regularized" in text and "lcpdyn box" in text and "failed: SimulationError: x" in text
+    assert "0, 3 unsolved" in text
     out = tmp_path / "pile.json"  # written after every entry: a stopped run keeps what it measured
     bench.save(report, out, complete=False)
     assert '"complete": false' in out.read_text() and "Partial" in out.with_suffix(".txt").read_text()

@@ -32,6 +32,11 @@ class EnergyWarning(RuntimeWarning):
     (docs/theory/step.md, "Run health")."""
 
 
+class UnsolvedWarning(RuntimeWarning):
+    """Issued at the end of :meth:`Simulation.run` when steps were kept unsolved
+    (``on_unsolved="flag"``; ``Health.UNSOLVED``)."""
+
+
 def step_error(state, message, result=None) -> SimulationError:
     """The failure of the step from ``state`` (a :class:`~lcpdyn.step_state.StepState`), with its
     message (and the result so far)."""

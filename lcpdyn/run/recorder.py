@@ -13,7 +13,7 @@ from ..kernels import kinetic_energy, store_bodies, world_angular_velocity
 from ..trajectory import Health, Trajectory
 from ..trajectory_format import _RECORD_LAYOUT, no_detected
 from .energy import energy_health, energy_stop
-from .errors import EnergyWarning, SimulationError
+from .errors import EnergyWarning, SimulationError, UnsolvedWarning
 
 TIMING_STEPS = 1_000_000  # wall times are kept for at most this many steps of a run
 
@@ -92,6 +92,7 @@ class Recorder:
         self.static = {}
         self.pending = sim.__dict__.pop("_pending_health", 0)  # flags of steps done, not recorded yet
         self.flagged, self.first, self.largest, self.largest_t, self.largest_scale = 0, None, 0.0, None, 0.0
+        self.unsolved, self.unsolved_first, self.unsolved_worst = 0, None, 0.0  # on_unsolved="flag"
         self.recorded_steps = 0
         # wall times are kept out of the trajectory so that outputs are reproducible
         sim.timing = np.zeros((min(steps, TIMING_STEPS), 5))
@@ -149,6 +150,11 @@ class Recorder:
             if gain > self.largest:
                 self.largest, self.largest_t, self.largest_scale = gain, sim.t, scale
         self.pending |= flag | (int(Health.FALLBACK) if out.fallback else 0)
+        if out.status:  # kept unsolved (on_unsolved="flag"; otherwise the step raised)
+            self.pending |= int(Health.UNSOLVED)
+            self.unsolved += 1
+            self.unsolved_first = sim.t if self.unsolved_first is None else self.unsolved_first
+            self.unsolved_worst = max(self.unsolved_worst, out.residual, key=lambda x: (x != x, x))
         if error is not None or sim.steps_done % self.every == 0 or i + 1 == self.steps:  # phase spans run() calls
             a, j = self.a, self.n
             a["t"][j] = sim.t
@@ -296,6 +302,16 @@ class Recorder:
             write_resume(self.sink.writer, sim, self.pending)
 
     def warn(self):
+        if self.unsolved:
+            sim = self.sim
+            warnings.warn(
+                f"{self.unsolved} of {self.steps} steps kept unsolved (on_unsolved='flag'; first at t = "
+                f"{self.unsolved_first:.6g} s): relative residual up to {self.unsolved_worst:.3g} against the "
+                f"tolerance {sim.tolerance:g}; the steps are flagged in trajectory.health (Health.UNSOLVED), "
+                "their status and residual in solver_status and solver_residual",
+                UnsolvedWarning,
+                stacklevel=3,
+            )
         if self.flagged:
             sim = self.sim
             warnings.warn(

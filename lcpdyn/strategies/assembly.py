@@ -153,5 +153,8 @@ def bounded_result(sim, result, v, bilateral, normal_force, friction, block, k, 
 
 def accept(sim, state, result, retry):
     """(result, False) if it succeeded; else (retry(fallback_method), True) if that succeeded;
-    else :class:`SimulationError` -- a failed answer is never returned."""
-    return accept_or_fallback(result, retry, sim.fallback_method, state.steps_done, state.t)
+    else :class:`SimulationError` -- or, with ``on_unsolved="flag"``, the better failed answer,
+    which keeps its failure status (:func:`~lcpdyn.strategies.methods.accept_or_fallback`)."""
+    return accept_or_fallback(
+        result, retry, sim.fallback_method, state.steps_done, state.t, keep=sim.on_unsolved == "flag"
+    )

@@ -226,7 +226,10 @@ def _bounded(sim, work, state, k, det, rhs, u, e_N, h):
         values = arrays if part.whole else {name: a[x] for name, a in arrays.items()}
         if sparse_applies(sim, part.rows.size, x, r):
             answer = _sparse_part(sim, work, state, part, values, det, rhs, tangent[x], r, h)
-            if answer.converged:
+            if answer.converged or not dense_fallback_allowed(
+                sim, state, part, f"{answer.methods} and Gauss–Seidel: residual {answer.relative:.3g}",
+                bool(np.isfinite(answer.v).all() and np.isfinite(answer.relative)),
+            ):  # fmt: skip
                 v_new[part.columns] = answer.v
                 latest[x] = answer.normal / h
                 world[x] = (
@@ -238,9 +241,6 @@ def _bounded(sim, work, state, k, det, rhs, u, e_N, h):
                 iterations += answer.iterations
                 residual[j], on_sparse[j] = answer.relative, True
                 continue
-            dense_fallback_allowed(
-                sim, state, part, f"{answer.methods} and Gauss–Seidel: residual {answer.relative:.3g}"
-            )
             iterations += answer.iterations
             fallback = True
         M_g = sim.M if part.whole else sim.M[np.ix_(part.columns, part.columns)]
@@ -413,12 +413,14 @@ def _coulomb(sim, work, state, k, det, rhs, u, e_N, h):
             )
             work.time(start, middle, time.perf_counter())
             iterations += sweeps
-            if converged:
+            if converged or not dense_fallback_allowed(
+                sim, state, part, f"NSGS and proximal Newton: residual {relative:.3g}",
+                bool(np.isfinite(answer).all() and np.isfinite(relative)),
+            ):  # fmt: skip
                 impulse[rows3] = answer.reshape(-1)
                 v_new[cols] = Minv @ (rhs[cols] + H_s.T @ answer.reshape(-1))
                 residual[j], on_sparse[j] = relative, True
                 continue
-            dense_fallback_allowed(sim, state, part, f"NSGS and proximal Newton: residual {relative:.3g}")
             fallback = True
         bodies = slice(None) if part.whole else cols[::6] // 6  # an island's columns: six per body
         H_g = stacked_rows(*_joined(k, det)) if part.whole else _part_rows(k, det, x, cols)

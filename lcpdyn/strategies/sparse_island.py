@@ -125,17 +125,23 @@ def answer_codes(answer: SparseAnswer) -> np.ndarray:
     return codes
 
 
-def dense_fallback_allowed(sim, state, part, why: str) -> None:
-    """Raises the step's error when the dense fallback of an island whose sparse solve failed
-    (``why``: the methods tried and the residual they reached) would exceed :data:`DENSE_LIMIT`
-    unknowns (its dense matrix and pivoting would take minutes)."""
+def dense_fallback_allowed(sim, state, part, why: str, answer_finite: bool = True) -> bool:
+    """Whether an island whose sparse solve failed (``why``: the methods tried and the residual
+    they reached) goes to its dense fallback: True within :data:`DENSE_LIMIT` unknowns (beyond it
+    the dense matrix and pivoting would take minutes); beyond it False under
+    ``on_unsolved="flag"`` (the sparse answer, if ``answer_finite``, is kept and the step is marked
+    not solved), else the step's error."""
     size = part.columns.size + 3 * part.contacts.size
-    if size > DENSE_LIMIT:
-        raise step_error(
-            state,
-            f"the sparse solve of an island of {part.contacts.size} detected contacts did not converge "
-            f"({why}) and its dense fallback ({size} unknowns) exceeds DENSE_LIMIT = {DENSE_LIMIT}",
-        )
+    if size <= DENSE_LIMIT:
+        return True
+    if sim.on_unsolved == "flag" and answer_finite:
+        return False
+    raise step_error(
+        state,
+        f"the sparse solve of an island of {part.contacts.size} detected contacts did not converge "
+        f"({why}) and its dense fallback ({size} unknowns) exceeds DENSE_LIMIT = {DENSE_LIMIT} "
+        "(on_unsolved='flag' keeps such steps, marked)",
+    )
 
 
 def two_rows(model, h) -> bool:
