@@ -25,7 +25,15 @@ from numba import njit
 from .contact_measure import contact_errors
 from .result import _DATA_REACH_SWEEPS, _EPS, _SUSPECT_GROWTH, _lcp_errors, bound_sizes, finish_columns
 
-__all__ = ["csr_lcp_measure", "csr_friction_contact_measure", "csr_arrays"]
+__all__ = [
+    "csr_lcp_measure",
+    "csr_lcp_measure_scaled",
+    "csr_lcp_scales",
+    "csr_friction_contact_measure",
+    "csr_friction_contact_measure_scaled",
+    "csr_friction_contact_scales",
+    "csr_arrays",
+]
 
 
 def csr_arrays(matrix):
@@ -62,11 +70,13 @@ def _abs_matvec(indptr, indices, data, x, out):
 
 @njit(cache=True)
 def _static_scales(indptr, indices, data, q, lo, hi):
-    """(diag |M_kk|, d0, velocity) of :func:`solvers.result.static_scales`."""
+    """(diag |M_kk|, d0, velocity) of :func:`solvers.result.static_scales`: what the measure
+    needs of the problem alone, the same for every z (:func:`csr_lcp_scales`)."""
     n = q.shape[0]
-    diag = np.zeros(n)
+    signed = np.zeros(n)  # M_kk
     for i in range(n):
-        diag[i] = abs(_entry(indptr, indices, data, i, i))
+        signed[i] = _entry(indptr, indices, data, i, i)
+    diag = np.abs(signed)
     size = bound_sizes(lo, hi)
     d0 = np.abs(q)
     if n > 0 and size.max() > 0.0:
@@ -78,12 +88,12 @@ def _static_scales(indptr, indices, data, q, lo, hi):
         velocity[k] = lo[k] == -np.inf and hi[k] == np.inf and diag[k] != 0.0
     initial = velocity.copy()
     for k in range(n):
-        mkk = _entry(indptr, indices, data, k, k)
+        mkk = signed[k]
         for p in range(indptr[k], indptr[k + 1]):
             j = indices[p]
             if j == k or not (initial[k] or initial[j]):
                 continue
-            mjj = _entry(indptr, indices, data, j, j)
+            mjj = signed[j]
             if abs(mkk * mjj) < data[p] * _entry(indptr, indices, data, j, k):
                 velocity[k] = False
                 velocity[j] = False
@@ -166,34 +176,45 @@ def _data_scales(indptr, indices, data, diag, d0, velocity, sweeps):
 
 
 @njit(cache=True)
-def _scales(indptr, indices, data, q, lo, hi, z, w, s, reach):
-    """The part both measures share: w <- M z + q, s <- row scales, reach <- data scales; returns
-    (finite, diag, d0, velocity), finite False when z or w is not (:func:`solvers.result.finite_scales`)."""
+def _scales(indptr, indices, data, q, z, w, s, reach, diag, d0, velocity):
+    """The part both measures share, given the problem's static scales: w <- M z + q, s <- row
+    scales, reach <- data scales; False when z or w is not finite (:func:`solvers.result.finite_scales`)."""
     n = q.shape[0]
-    diag = np.zeros(n)
-    d0 = np.zeros(n)
-    velocity = np.zeros(n, np.bool_)
     for i in range(n):
         if not np.isfinite(z[i]):
-            return False, diag, d0, velocity
-    diag, d0, velocity = _static_scales(indptr, indices, data, q, lo, hi)
+            return False
     _row_scales(indptr, indices, data, q, z, w, s, d0, velocity, diag, reach)
     for i in range(n):
         if not np.isfinite(w[i]):
-            return False, diag, d0, velocity
-    return True, diag, d0, velocity
+            return False
+    return True
+
+
+@njit(cache=True)
+def csr_lcp_scales(indptr, indices, data, q, lo, hi):
+    """(diag, d0, velocity): the scales of the bounded LCP (M, q, lo, hi) that do not depend on
+    the answer, for :func:`csr_lcp_measure_scaled` to judge many answers of one problem (an
+    iterative solver's iterates) without computing them again -- the same numbers as
+    :func:`csr_lcp_measure`."""
+    return _static_scales(indptr, indices, data, q, lo, hi)
 
 
 @njit(cache=True)
 def csr_lcp_measure(indptr, indices, data, q, lo, hi, z, w, active_set):
     """The bounded-LCP measure of ``z`` (module docstring): w <- M z + q; returns (relative
     residual, worst row, absolute residual, absolute bound violation), NaN if not finite."""
+    diag, d0, velocity = _static_scales(indptr, indices, data, q, lo, hi)
+    return csr_lcp_measure_scaled(indptr, indices, data, q, lo, hi, z, w, active_set, diag, d0, velocity)
+
+
+@njit(cache=True)
+def csr_lcp_measure_scaled(indptr, indices, data, q, lo, hi, z, w, active_set, diag, d0, velocity):
+    """:func:`csr_lcp_measure` with the problem's scales from :func:`csr_lcp_scales`."""
     n = q.shape[0]
     s = np.empty(n)
     zeta = np.empty(n)
     reach = np.empty(n)
-    finite, diag, d0, velocity = _scales(indptr, indices, data, q, lo, hi, z, w, s, reach)
-    if not finite:
+    if not _scales(indptr, indices, data, q, z, w, s, reach, diag, d0, velocity):
         return np.nan, -1, np.nan, np.nan
     level0 = _data_scales(indptr, indices, data, diag, d0, velocity, 0)
     growth, pure = _scan_columns(indptr, indices, data, s, z, reach, level0, lo, hi, zeta)
@@ -206,19 +227,37 @@ def csr_lcp_measure(indptr, indices, data, q, lo, hi, z, w, active_set):
     return max(relative, _EPS * growth), worst, residual, violation
 
 
+@njit(cache=True)
+def csr_friction_contact_scales(indptr, indices, data, b):
+    """(diag, d0, velocity) of the friction-contact problem (W, b) that do not depend on the
+    answer, for :func:`csr_friction_contact_measure_scaled` (as :func:`csr_lcp_scales`)."""
+    hi = np.full(b.shape[0], np.inf)
+    return _static_scales(indptr, indices, data, b, -hi, hi)
+
+
 @njit(cache=True, error_model="numpy")
 def csr_friction_contact_measure(indptr, indices, data, b, mu, r, u):
     """The friction-contact measure of ``r`` (:func:`solvers.friction_contact._measure_given`):
     u <- W r + b; returns (relative residual, worst contact, absolute residual, absolute cone
     violation), NaN (worst -1) if not finite."""
+    for i in range(r.shape[0]):  # a non-finite r is judged before any scale is computed
+        if not np.isfinite(r[i]):
+            return np.nan, -1, np.nan, np.nan
+    diag, d0, velocity = csr_friction_contact_scales(indptr, indices, data, b)
+    return csr_friction_contact_measure_scaled(indptr, indices, data, b, mu, r, u, diag, d0, velocity)
+
+
+@njit(cache=True, error_model="numpy")
+def csr_friction_contact_measure_scaled(indptr, indices, data, b, mu, r, u, diag, d0, velocity):
+    """:func:`csr_friction_contact_measure` with the problem's scales from
+    :func:`csr_friction_contact_scales`."""
     n = b.shape[0]
     hi = np.full(n, np.inf)
     lo = -hi
     s = np.empty(n)
     zeta = np.empty(n)
     reach = np.empty(n)
-    finite, diag, d0, velocity = _scales(indptr, indices, data, b, lo, hi, r, u, s, reach)
-    if not finite:
+    if not _scales(indptr, indices, data, b, r, u, s, reach, diag, d0, velocity):
         return np.nan, -1, np.nan, np.nan
     growth, _ = _scan_columns(indptr, indices, data, s, r, reach, reach, lo, hi, zeta)
     relative, worst, residual, violation = contact_errors(mu, r, u, s, zeta)

@@ -473,7 +473,15 @@ def test_sparse_measures_equal_the_dense_ones():
     import solvers
     from solvers.contact_measure import _measure_kernel as fc_dense
     from solvers.result import _measure_kernel as lcp_dense
-    from solvers.sparse_measure import csr_arrays, csr_friction_contact_measure, csr_lcp_measure
+    from solvers.sparse_measure import (
+        csr_arrays,
+        csr_friction_contact_measure,
+        csr_friction_contact_measure_scaled,
+        csr_friction_contact_scales,
+        csr_lcp_measure,
+        csr_lcp_measure_scaled,
+        csr_lcp_scales,
+    )
 
     rng = np.random.default_rng(5)
     for trial in range(12):
@@ -498,6 +506,20 @@ def test_sparse_measures_equal_the_dense_ones():
         dense = fc_dense(W, b, mu, r, np.empty(18))
         sparse = csr_friction_contact_measure(*csr_arrays(sp.csr_matrix(W)), b, mu, r, np.empty(18))
         assert math.isclose(dense[0], sparse[0], rel_tol=1e-12, abs_tol=1e-14)
+        # the problem's scales computed once and reused for every answer (an iterative solver's
+        # iterates): the same numbers, bit for bit
+        arrays = csr_arrays(sp.csr_matrix(M))
+        scales = csr_lcp_scales(*arrays, q, lo, hi)
+        for answer in (z, np.clip(z + rng.normal(size=n), lo, hi)):
+            once = csr_lcp_measure(*arrays, q, lo, hi, answer, np.empty(n), np.empty(n, np.int8))
+            again = csr_lcp_measure_scaled(*arrays, q, lo, hi, answer, np.empty(n), np.empty(n, np.int8), *scales)
+            assert once == again
+        arrays = csr_arrays(sp.csr_matrix(W))
+        scales = csr_friction_contact_scales(*arrays, b)
+        for answer in (r, r + rng.normal(size=18), np.full(18, np.nan)):
+            once = csr_friction_contact_measure(*arrays, b, mu, answer, np.empty(18))
+            again = csr_friction_contact_measure_scaled(*arrays, b, mu, answer, np.empty(18), *scales)
+            assert np.array_equal(once, again, equal_nan=True)
 
 
 def _column(friction, sparse, monkeypatch, steps=150):

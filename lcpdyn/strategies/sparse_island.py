@@ -27,7 +27,13 @@ import numpy as np
 from scipy.sparse import block_diag, bmat, csr_matrix, vstack
 
 from solvers.sparse_gauss_seidel import active_set_csr, block_gs_csr, nsgs_csr
-from solvers.sparse_measure import csr_arrays, csr_friction_contact_measure, csr_lcp_measure
+from solvers.sparse_measure import (
+    csr_arrays,
+    csr_friction_contact_measure_scaled,
+    csr_friction_contact_scales,
+    csr_lcp_measure_scaled,
+    csr_lcp_scales,
+)
 from solvers.sparse_newton import is_symmetric, projected_newton_csr, proximal_point_csr
 
 from ..detected_contacts import bounds_moved
@@ -259,13 +265,15 @@ def solve_sparse_island(
         lo30 = np.concatenate([np.full(n, -np.inf), np.zeros(c), lo])
         hi30 = np.concatenate([np.full(n, np.inf), np.full(c, np.inf), hi])
         w30, codes = np.empty(q30.shape[0]), np.empty(q30.shape[0], np.int8)
+        scales30 = csr_lcp_scales(k_ptr, k_idx, k_data, q30, lo30, hi30)  # the problem's own: once a pass
 
         def full(x, Bt=Bt):
             x_red = x[order]
             return np.concatenate([v_free + Minv @ (Bt @ x_red), x_red])
 
-        def measure(x, k_ptr=k_ptr, k_idx=k_idx, k_data=k_data, q30=q30, lo30=lo30, hi30=hi30, full=full):
-            return csr_lcp_measure(k_ptr, k_idx, k_data, q30, lo30, hi30, full(x), w30, codes)[0]
+        def measure(x, k_ptr=k_ptr, k_idx=k_idx, k_data=k_data, q30=q30, lo30=lo30, hi30=hi30, full=full,
+                    scales30=scales30):  # fmt: skip
+            return csr_lcp_measure_scaled(k_ptr, k_idx, k_data, q30, lo30, hi30, full(x), w30, codes, *scales30)[0]
 
         converged, sweeps = False, 0
         if symmetric:  # regularized, box: a convex QP for these bounds; f decreases every iteration
@@ -335,9 +343,10 @@ def solve_sparse_coulomb(H, Minv, v_free, e_N, mu, start, settings: SparseSettin
     r = np.array(start, np.float64).reshape(-1)
     r[0::3] = np.maximum(r[0::3], 0.0)
     u = np.empty(3 * c)
+    scales = csr_friction_contact_scales(indptr, indices, data, b)  # the problem's own: once a solve
 
     def measure(x):
-        return csr_friction_contact_measure(indptr, indices, data, b, mu, x, u)[0]
+        return csr_friction_contact_measure_scaled(indptr, indices, data, b, mu, x, u, *scales)[0]
 
     sweeps, relative, converged = nsgs_csr(
         indptr, indices, data, b, mu, r, settings.max_sweeps, settings.check_every, settings.tolerance, measure
