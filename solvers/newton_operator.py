@@ -324,7 +324,12 @@ class Operator:
         for attempt in range(3):
             try:
                 M = JT if not attempt else JT + (10.0 ** (attempt * 4 - 16)) * scale * sp.identity(self.n, format="csc")
-                d = spla.splu(M).solve(-phi, trans="T")
+                # minimum degree on J + J^T (J has W's symmetric pattern with the cone blocks) with
+                # threshold pivoting that prefers the diagonal (a pivot within 10 % of its
+                # column's largest): the ordering's low fill survives the pivoting. A 150-sphere
+                # pile's Jacobians (1302 unknowns): 4-8 ms a factorization against 7-21 ms with
+                # COLAMD and full partial pivoting, the same direction to 1e-15
+                d = spla.splu(M, permc_spec="MMD_AT_PLUS_A", diag_pivot_thresh=0.1).solve(-phi, trans="T")
             except RuntimeError:  # "Factor is exactly singular"
                 continue
             if np.all(np.isfinite(d)):
