@@ -62,18 +62,8 @@ from .strategies.methods import choose_methods, judge_step
 from .trajectory import Trajectory
 from .validation import positive
 
-__all__ = [
-    "Simulation",
-    "SimulationError",
-    "RunInterrupted",
-    "EnergyWarning",
-    "UnsolvedWarning",
-    "simulate",
-    "MIN_DT",
-    "MAX_STEPS",
-    "POSITION_UPDATES",
-    "StepOptions",
-]
+__all__ = ["Simulation", "SimulationError", "RunInterrupted", "EnergyWarning", "UnsolvedWarning", "simulate"]
+__all__ += ["MIN_DT", "MAX_STEPS", "POSITION_UPDATES", "StepOptions"]
 
 MIN_DT = 1e-9
 """Smallest step size (s) the stepper accepts -- a practical floor: a simulated second would take
@@ -91,9 +81,9 @@ class Simulation:
     Parameters
     ----------
     model : the scene.
-    friction : ``"regularized"`` (default), ``"polygonal"``, ``"box"``, ``"coulomb"``,
-        ``"continuous"`` or a model
-        object from :mod:`lcpdyn.friction` (e.g. ``Regularized(tangential_stiffness=math.inf)``).
+    friction : ``"regularized"`` (default), ``"polygonal"``, ``"box"``, ``"coulomb"``, ``"continuous"``
+        or a model object (e.g. ``Regularized(tangential_stiffness=math.inf)``), as its ``for_scheme``
+        resolves it for the position update (:mod:`lcpdyn.friction.base`).
     dt : step size h (s), > 0.
     options : a :class:`~lcpdyn.options.StepOptions` (default: its defaults). Every option below
         but ``scene`` is one of its fields and may also be given as a keyword argument, which
