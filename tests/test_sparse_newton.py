@@ -217,3 +217,53 @@ def test_projected_newton_takes_the_same_steps_with_and_without_the_bordered_sol
         runs.append((steps, z))
     assert runs[0][0] == runs[1][0] and runs[0][0] > 2
     assert check_answer(*case.args, runs[1][1], unique=case.unique) == []
+
+
+def test_the_submatrix_kernel_is_scipys_fancy_indexing():
+    """FaceSolver's blocks K[rows][:, cols] (columns renumbered by their place) are scipy's, entry
+    for entry and in the same order, so the factorizations and answers are unchanged by it."""
+    from solvers.sparse_newton import _submatrix
+
+    rng = np.random.default_rng(3)
+    K = sp.random(50, 50, density=0.2, random_state=4, format="csr")
+    K = (K + K.T).tocsr()
+    K.sort_indices()
+    arrays = csr_arrays(K)
+    for _ in range(5):
+        rows = np.flatnonzero(rng.random(50) < 0.5)
+        cols = np.flatnonzero(rng.random(50) < 0.6)
+        place = np.full(50, -1, np.int64)
+        place[cols] = np.arange(cols.size)
+        ptr, idx, val = _submatrix(*arrays, rows, place)
+        expected = K[rows][:, cols]
+        assert np.array_equal(ptr, expected.indptr) and np.array_equal(idx, expected.indices)
+        assert np.array_equal(val, expected.data)
+
+
+def test_projected_newton_measures_where_it_may_have_ended():
+    """The framework's measure (costly on a pile: Eq. 30 recomputed) is taken after full steps,
+    steps on an unchanged face, every ``measure_every`` iterations and at the last iterate -- not
+    at every iteration -- and the answer is the same converged one as when every iterate is
+    measured."""
+    case = L.random_psd_duplicated(80, 1, 6, "box")
+    M = sp.csr_matrix(case.M)
+    inner = _lcp_measure(case.M, case.q, case.lo, case.hi)
+    answers = []
+    for every in (1, 8):
+        calls = []
+
+        def measure(z):
+            calls.append(1)
+            return inner(z)
+
+        z = np.zeros(80)
+        steps, relative, converged = projected_newton_csr(M, case.q, case.lo, case.hi, z, 100, 1e-12, measure,
+                                                          measure_every=every)  # fmt: skip
+        assert converged and relative <= 1e-12 and relative == inner(z)
+        answers.append(z)
+        if every == 1:
+            assert len(calls) == steps + 1
+        else:
+            assert len(calls) < steps + 1
+    assert np.abs(answers[0] - answers[1]).max() <= 1e-9 * np.abs(answers[0]).max()
+    assert check_answer(*case.args, answers[1], unique=case.unique) == []
