@@ -282,8 +282,10 @@ def table(report: dict) -> str:
             f"| {e['scene']} | {name} | {e['bodies']} | {e['contacts']:.0f} | {e['step_ms']:.1f} | | "
             f"{e['iterations']:.0f}{capped} | | {e['penetration_max']:.2e} m ({e['penetration_max_radii']:.2e}) | |"
         )
-        notes.append(f"{name}: its own error (median) {e['error']:.1e}, bin force / weight {e['bin_force_ratio']:.4f}, "
-                     f"pour {e['pour_s']:.1f} s.")  # fmt: skip
+        judged = (f"lcpdyn's residual of its answers (median / max) {e['lcpdyn_residual']:.1e} / "
+                  f"{e['lcpdyn_residual_max']:.1e}, " if "lcpdyn_residual" in e else "")  # fmt: skip
+        notes.append(f"{name}: its own error (median) {e['error']:.1e}, {judged}bin force / weight "
+                     f"{e['bin_force_ratio']:.4f}, pour {e['pour_s']:.1f} s.")  # fmt: skip
     lines += [""] + notes if notes else []
     for key in ("note", "siconos_note"):
         if report.get(key):

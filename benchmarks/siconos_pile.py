@@ -13,6 +13,11 @@ twice that, so interactions (and their warm starts) live across steps.
 
 ``run_siconos`` returns an entry shaped like ``bench_pile.run_lcpdyn``'s; the CPU and wall time of
 a step include the pair manager (Siconos' own engine has no collision detection of its own here).
+Each timed step's answer is also judged by lcpdyn's own measure: the friction-contact problem
+Siconos solved (its W, q and the NSGS answer r, after the step's solve, outside the timing) put
+to :func:`solvers.sparse_measure.csr_friction_contact_measure`, the per-row relative residual
+that lcpdyn's coulomb steps must meet -- one yardstick for both engines' answers, beside
+Siconos' own error (which divides by the norm of the whole problem).
 
 Usage: ``python benchmarks/siconos_pile.py [--count 30] [--settle 0.2] [--steps 10]
 [--tolerance 1e-4] [--max-iterations 1000]`` prints the entry as JSON.
@@ -157,7 +162,9 @@ def run_siconos(count: int, settle: float, steps: int, tolerance: float, max_ite
     pair manager included), ``contacts`` (median interactions in the step's friction-contact
     problem), ``interactions`` (median linked), ``iterations`` (median NSGS sweeps,
     iparam[ITER_DONE]), ``iterations_capped`` (steps at ``max_iterations``), ``error`` (median of
-    Siconos' own error, dparam[RESIDU]; ``error_max`` the largest), ``penetration_max`` (deepest
+    Siconos' own error, dparam[RESIDU]; ``error_max`` the largest), ``lcpdyn_residual`` (median
+    of lcpdyn's relative residual of the same answers, module docstring; ``lcpdyn_residual_max``
+    the largest), ``penetration_max`` (deepest
     overlap over the timed steps, m; ``penetration_max_radii`` in radii), ``bin_force_ratio``
     (vertical force of the floor and walls on the spheres over their weight, at the last step),
     ``pour_s`` (wall time of the pour); also ``interaction_changes`` (links and unlinks over the
@@ -166,6 +173,8 @@ def run_siconos(count: int, settle: float, steps: int, tolerance: float, max_ite
     ``completed`` False, ``error_message`` and ``stopped_at``."""
     sk, sn, bodies = import_siconos_engine()
     from siconos.mechanics.collision import RigidBodyDS
+
+    from solvers.sparse_measure import csr_arrays, csr_friction_contact_measure
 
     start = time.perf_counter()
     spheres_data = _scene_spheres(count)
@@ -205,6 +214,14 @@ def run_siconos(count: int, settle: float, steps: int, tolerance: float, max_ite
         simulation.computeOneStep()
         simulation.nextStep()
 
+    def lcpdyn_residual(contacts):
+        """lcpdyn's relative residual of the friction-contact problem Siconos has just solved."""
+        if contacts == 0:
+            return 0.0
+        W = sn.SBM_to_sparse(problem.M().numericsMatrix())[1]
+        q, r = np.array(problem.q(), dtype=float), np.array(problem.z(), dtype=float)
+        return float(csr_friction_contact_measure(*csr_arrays(W), q, np.full(contacts, MU), r, np.empty_like(q))[0])
+
     def solver_output():
         so = problem.numericsSolverOptions()
         size = problem.getSizeOutput() if problem.hasInteractions() else 0
@@ -219,22 +236,26 @@ def run_siconos(count: int, settle: float, steps: int, tolerance: float, max_ite
         for _ in range(steps):
             changes, manager_s = manager.changes, manager.seconds
             t0, c0 = time.perf_counter(), time.process_time()
-            step()
+            simulation.computeOneStep()
             wall, cpu = time.perf_counter() - t0, time.process_time() - c0
-            changes, manager_s = manager.changes - changes, manager.seconds - manager_s
             iterations, error, contacts = solver_output()
+            residual = lcpdyn_residual(contacts)  # untimed, before nextStep() moves the problem on
+            t0, c0 = time.perf_counter(), time.process_time()
+            simulation.nextStep()
+            wall, cpu = wall + time.perf_counter() - t0, cpu + time.process_time() - c0
+            changes, manager_s = manager.changes - changes, manager.seconds - manager_s
             if contacts == 0:
                 iterations, error = 0, 0.0  # no problem was solved: the options keep the last solve's output
             q, _ = manager.positions_velocities()
             penetration = max(deepest_overlap(q, RADIUS), -float(plane_gaps(q, RADIUS, manager.planes).min()), 0.0)
             records.append((wall, cpu, contacts, len(manager.pairs) + len(manager.walls), iterations, error,
-                            penetration, changes, manager_s))  # fmt: skip
+                            penetration, changes, manager_s, residual))  # fmt: skip
     except Exception as exc:  # a failed step is a result: reported, not hidden
         out["completed"] = False
         out["error_message"] = f"{type(exc).__name__}: {exc}"
         out["stopped_at"] = float(simulation.nextTime())
         return out
-    wall, cpu, contacts, linked, iterations, error, penetration, changes, manager_s = (
+    wall, cpu, contacts, linked, iterations, error, penetration, changes, manager_s, residual = (
         np.array(x, float) for x in zip(*records)
     )
     out.update(
@@ -247,6 +268,8 @@ def run_siconos(count: int, settle: float, steps: int, tolerance: float, max_ite
         iterations_capped=int(np.sum(iterations >= max_iterations)),
         error=float(np.median(error)),
         error_max=float(np.max(error)),
+        lcpdyn_residual=float(np.median(residual)),
+        lcpdyn_residual_max=float(np.max(residual)),
         penetration_max=float(penetration.max()),
         penetration_max_radii=float(penetration.max() / RADIUS),
         bin_force_ratio=bin_force(manager, H) / weight,

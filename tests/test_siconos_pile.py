@@ -53,6 +53,25 @@ def test_siconos_pile_lands_and_carries_the_weight(entry):
     # at rest, the floor and the walls carry the spheres' weight (measured 0.994)
     assert entry["bin_force_ratio"] == pytest.approx(1.0, abs=0.05)
     assert entry["interaction_changes"] <= COUNT  # kept across steps: warm starts carry over
+    # Siconos' answers judged by lcpdyn's own measure of the problem it solved
+    assert 0.0 <= entry["lcpdyn_residual"] <= entry["lcpdyn_residual_max"] < math.inf
+
+
+def test_lcpdyn_judges_a_siconos_answer_by_its_own_measure():
+    """The measure the peer applies to Siconos' answers: on one contact of a sphere resting on the
+    floor (W = diag(w_N, w_T, w_T), q = (-g h, 0, 0)), Siconos' exact answer r = (g h / w_N, 0, 0)
+    is judged converged to rounding, and an answer 1 % short of it far above any tolerance (its
+    normal velocity -0.01 g h against the row's scale, a few times g h)."""
+    import scipy.sparse as sp
+
+    from solvers.sparse_measure import csr_arrays, csr_friction_contact_measure
+
+    W = sp.csr_matrix(np.diag([2.0, 5.0, 5.0]))
+    q = np.array([-9.81e-3, 0.0, 0.0])
+    exact = np.array([9.81e-3 / 2.0, 0.0, 0.0])
+    measure = lambda r: csr_friction_contact_measure(*csr_arrays(W), q, np.array([0.5]), r, np.empty(3))[0]  # noqa: E731
+    assert measure(exact) <= 1e-15
+    assert 1e-3 < measure(0.99 * exact) < 1e-2
 
 
 @pytest.mark.siconos
