@@ -174,6 +174,14 @@ def body_matrices(mass, inertia, inverse_inertia):
     return block_diag(list(inverse), format="csr"), block_diag(list(full), format="csr")
 
 
+def _same(a, b) -> bool:
+    """Whether two CSR matrices are the same matrix, entry for entry and in the same layout."""
+    return (
+        a.shape == b.shape and a.nnz == b.nnz and np.array_equal(a.indptr, b.indptr)
+        and np.array_equal(a.indices, b.indices) and np.array_equal(a.data, b.data)
+    )  # fmt: skip
+
+
 def friction_block(model, slips, h, mu, mu_static, normal_force, friction_force, tangent, switches=None,
                    basis_force=None):  # fmt: skip
     """The model's block over c contacts with D = I (2c slip rows), in chunks of :data:`CHUNK`
@@ -236,31 +244,34 @@ def solve_sparse_island(
     perm = np.argsort(order)
     passes, passed, extra = 1 + settings.basis_passes, 0, 0
     basis_force, tangential = None, friction_start  # the friction impulse along t1, t2 to start from
+    matrices = None  # the last pass's block and what was built from it
     while True:
         F1, G1, P, C, cvec, lo, hi, basis, kinetic = friction_block(
             model, slips.reshape(-1), h, mu, mu_static, normal_force, friction_force, tangent, switches, basis_force
         )
-        F, G = (F1 @ D).tocsr(), (G1 @ D).tocsr()
         if tangential is not None:  # the friction impulse in this pass's row basis (columns of basis)
             warm_T = np.einsum("kji,kj->ki", basis, tangential)
             z[1::3], z[2::3] = warm_T[:, 0], warm_T[:, 1]
             tangential = None
-        B = vstack([N, F]).tocsr()  # rows: normals, then friction (x_F order of the block)
-        Bt = vstack([N, G]).T.tocsr()
-        nf = F.shape[0]
-        K_red = (B @ Minv @ Bt + bmat([[csr_matrix((c, c)), csr_matrix((c, nf))], [P, C]])).tocsr()
+        if matrices is None or not all(_same(a, b) for a, b in zip((F1, G1, P, C), matrices[0])):
+            # a new block (the first pass, a basis pass): the Delassus form and Eq. (30) built anew;
+            # a bound pass changes only lo, hi (and c), and keeps them
+            F, G = (F1 @ D).tocsr(), (G1 @ D).tocsr()
+            B = vstack([N, F]).tocsr()  # rows: normals, then friction (x_F order of the block)
+            Bt = vstack([N, G]).T.tocsr()
+            nf = F.shape[0]
+            K_red = (B @ Minv @ Bt + bmat([[csr_matrix((c, c)), csr_matrix((c, nf))], [P, C]])).tocsr()
+            K_cm = K_red[perm][:, perm]  # contact-major blocks (h lam_N_i, x_2i, x_2i+1)
+            # the acceptance: Eq. (30) itself, (v+, h lam_N, x_F) with v+ recovered exactly
+            K30 = bmat([[M, -N.T, -G.T], [N, None, None], [F, P if P.nnz else None, C]], format="csr")
+            if K30.shape != (n + c + nf,) * 2:
+                raise ValueError(f"Eq. (30) assembled as {K30.shape}, expected {(n + c + nf,) * 2}")
+            matrices = ((F1, G1, P, C), F, G, Bt, nf, K_cm, csr_arrays(K_cm), is_symmetric(K_cm), csr_arrays(K30))
+        _, F, G, Bt, nf, K_cm, (indptr, indices, data), symmetric, (k_ptr, k_idx, k_data) = matrices
         q_red = np.concatenate([N @ v_free + e_N, F @ v_free + cvec])
         lo_red, hi_red = np.concatenate([np.zeros(c), lo]), np.concatenate([np.full(c, np.inf), hi])
-        K_cm = K_red[perm][:, perm]  # contact-major blocks (h lam_N_i, x_2i, x_2i+1)
-        indptr, indices, data = csr_arrays(K_cm)
-        symmetric = is_symmetric(K_cm)
         q_cm, lo_cm, hi_cm = q_red[perm], lo_red[perm], hi_red[perm]
         z = np.clip(z, lo_cm, hi_cm)
-        # the acceptance: Eq. (30) itself, (v+, h lam_N, x_F) with v+ recovered exactly
-        K30 = bmat([[M, -N.T, -G.T], [N, None, None], [F, P if P.nnz else None, C]], format="csr")
-        if K30.shape != (n + c + nf,) * 2:
-            raise ValueError(f"Eq. (30) assembled as {K30.shape}, expected {(n + c + nf,) * 2}")
-        k_ptr, k_idx, k_data = csr_arrays(K30)
         q30 = np.concatenate([-rhs, e_N, cvec])
         lo30 = np.concatenate([np.full(n, -np.inf), np.zeros(c), lo])
         hi30 = np.concatenate([np.full(n, np.inf), np.full(c, np.inf), hi])
