@@ -104,7 +104,27 @@ class MinimalSystem:
             if not np.isfinite(value):
                 raise ValueError(f"{self.name}: parameter {key} must be finite, got {value!r}")
             p[key] = value
-        return {k: np.float64(v) for k, v in p.items()}
+        p = {k: np.float64(v) for k, v in p.items()}
+        self._check_bodies(p, overrides)
+        return p
+
+    def _check_bodies(self, p, overrides) -> None:
+        """ValueError, naming the parameters given, if p gives a body a mass that is not > 0 or an
+        inertia that is not symmetric positive definite (a linearization of such a system would
+        be computed, and wrong, without a word)."""
+        given = ", ".join(f"{k}={float(v):g}" for k, v in overrides.items()) or "the defaults"
+        masses = np.atleast_1d(np.asarray(self.masses(p) if callable(self.masses) else self.masses, dtype=float))
+        for i, m in enumerate(masses):
+            if not (np.isfinite(m) and m > 0.0):
+                raise ValueError(f"{self.name}: with {given}, body {i}'s mass is {m:g} kg; it must be > 0")
+        inertias = np.asarray(self.inertias(p) if callable(self.inertias) else self.inertias, dtype=float)
+        for i, J in enumerate(inertias.reshape(-1, 3, 3)):
+            symmetric = np.all(np.isfinite(J)) and np.allclose(J, J.T, rtol=1e-12, atol=0.0)
+            if not (symmetric and np.linalg.eigvalsh(0.5 * (J + J.T)).min() > 0.0):
+                raise ValueError(
+                    f"{self.name}: with {given}, body {i}'s inertia {J.tolist()} kg m^2 is not symmetric "
+                    "positive definite"
+                )
 
     def _value(self, item, p):
         return jnp.asarray(item(p) if callable(item) else item, dtype=float)

@@ -203,6 +203,10 @@ def test_stability_command_writes_plot_and_json(tmp_path, capsys):
         (["stability", "rolling-disk", "--param", "speed=0:1"], "--param"),
         (["stability", "rolling-disk", "--param", "velocity=0:1:5"], "velocity"),
         (["reproduce", "nowhere"], "nowhere"),
+        # a body without mass or inertia: refused before the sweep, naming the parameter given
+        (["stability", "rolling-disk", "--set", "mass=-1"], "mass=-1"),
+        (["stability", "rolling-disk", "--set", "radius=0"], "radius=0"),
+        (["stability", "rolling-disk", "--param", "mass=-1:1:5"], "mass=-1"),
     ],
 )
 def test_stability_bad_input_exits_2(argv, culprit, capsys):
