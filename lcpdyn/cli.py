@@ -43,7 +43,7 @@ from .cli_checks import (
     _parse_sets,
     _unit,
 )
-from .cli_parser import DEMO, RUN_DEFAULTS
+from .cli_parser import DEMO, RUN_DEFAULTS, join_negative_values, not_positive
 from .cli_parser import parser as _parser
 from .scene_collection import scene_collection
 
@@ -83,7 +83,10 @@ def _main(argv) -> int:
     if not argv:
         parser.print_help()
         return 0
-    args = parser.parse_args(argv)
+    args = parser.parse_args(join_negative_values(argv))
+    if (message := not_positive(args)) is not None:
+        print(f"lcpdyn: {message}", file=sys.stderr)
+        return 2
     try:
         if args.command == "scenes":
             return _scenes(args)

@@ -4,11 +4,12 @@ options, their defaults and help; the choices it lists come from the tables the 
 from __future__ import annotations
 
 import argparse
+import math
 
 from . import __version__
 from .scene_collection import scene_collection
 
-__all__ = ["parser", "RUN_DEFAULTS", "DEMO", "plot_suffixes", "listing"]
+__all__ = ["parser", "RUN_DEFAULTS", "DEMO", "plot_suffixes", "listing", "not_positive", "join_negative_values"]
 
 # ``run`` options whose parser default is None so that --resume can tell them given from not
 # given; their effective defaults (shown in the help):
@@ -40,6 +41,41 @@ class _HelpFormatter(argparse.RawDescriptionHelpFormatter, argparse.ArgumentDefa
         import textwrap
 
         return textwrap.wrap(" ".join(text.split()), width, break_on_hyphens=False)
+
+
+POSITIVE = (("dt", "--dt"), ("reference_dt", "--reference-dt"), ("fps", "--fps"), ("speed", "--speed"))
+"""Options that take a step, a rate or a speed: a finite number > 0 (:func:`not_positive`)."""
+
+
+def not_positive(args) -> str | None:
+    """The error for the first of :data:`POSITIVE` that ``args`` gives as a number not finite and
+    > 0 (named by its option, before any work is done), or None."""
+    for name, option in POSITIVE:
+        value = getattr(args, name, None)
+        if isinstance(value, float) and not (math.isfinite(value) and value > 0.0):
+            return f"{option} must be a finite number > 0, got {value:g}"
+    return None
+
+
+def join_negative_values(argv: list) -> list:
+    """``--opt -1e-3`` as ``--opt=-1e-3``: argparse takes a negative number written with an
+    exponent for an option of its own ("expected one argument"), hiding the value's real fault."""
+    out, i = [], 0
+    while i < len(argv):
+        token = argv[i]
+        following = argv[i + 1] if i + 1 < len(argv) else None
+        if token.startswith("--") and "=" not in token and following is not None and following.startswith("-"):
+            try:
+                float(following)
+            except ValueError:
+                pass
+            else:
+                out.append(f"{token}={following}")
+                i += 2
+                continue
+        out.append(token)
+        i += 1
+    return out
 
 
 def listing(names) -> str:

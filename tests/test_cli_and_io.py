@@ -1170,3 +1170,32 @@ def test_a_signal_while_the_command_line_starts_exits_cleanly(monkeypatch, capsy
 
     name = "SIGINT" if signal_number == signal.SIGINT else "SIGTERM"
     assert code == 128 + signal_number and stderr.strip() == f"lcpdyn: interrupted by {name}"
+
+
+@pytest.mark.parametrize(
+    "argv,culprit",
+    [
+        (["run", "wheel", "--dt", "-1e-3"], "lcpdyn: --dt must be a finite number > 0, got -0.001"),
+        (["run", "wheel", "--dt", "0"], "lcpdyn: --dt must be a finite number > 0, got 0"),
+        (["run", "wheel", "--dt", "nan"], "lcpdyn: --dt must be a finite number > 0, got nan"),
+        (["compare", "wheel", "--reference-dt", "0"], "lcpdyn: --reference-dt must be a finite number > 0, got 0"),
+        (["compare", "wheel", "--reference-dt", "-1e-4"], "lcpdyn: --reference-dt must be a finite number > 0"),
+    ],
+)
+def test_a_step_that_is_not_positive_is_refused_by_its_option_before_any_work(tmp_path, capsys, argv, culprit):
+    """A negative step with an exponent used to read as an option of its own ("expected one
+    argument"), and --reference-dt 0 said "dt must be > 0" after making the output folder."""
+    out_dir = tmp_path / "comparison"
+    extra = ["--out", str(tmp_path / "run.h5")] if argv[0] == "run" else ["--out-dir", str(out_dir)]
+    code, _, err = run_cli([*argv, *extra], capsys)
+    assert code == 2 and err.startswith(culprit), err
+    assert not out_dir.exists() and not (tmp_path / "run.h5").exists()
+
+
+def test_negative_values_are_joined_to_their_option_only():
+    from lcpdyn.cli_parser import join_negative_values
+
+    assert join_negative_values(["run", "x", "--dt", "-1e-3", "--quiet"]) == ["run", "x", "--dt=-1e-3", "--quiet"]
+    assert join_negative_values(["--t-end", "-2", "--set", "mu=-1"]) == ["--t-end=-2", "--set", "mu=-1"]
+    assert join_negative_values(["--quiet", "--out", "a.h5"]) == ["--quiet", "--out", "a.h5"]
+    assert join_negative_values(["--friction", "-box"]) == ["--friction", "-box"]  # not a number: argparse's to judge
