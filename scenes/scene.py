@@ -220,6 +220,11 @@ def override(defaults: dict, overrides: dict, scene: str) -> dict:
                 raise ValueError(f"scene {scene!r}: parameter {key} must be a number, got {value!r}") from None
             if math.isnan(value) or (math.isinf(value) and key != "tangential_stiffness"):
                 raise ValueError(f"scene {scene!r}: parameter {key} must be finite, got {value!r}")
+            if key == "gravity" and value < 0.0:  # every scene's g is a magnitude along -z
+                raise ValueError(
+                    f"scene {scene!r}: parameter gravity is the magnitude g (m/s^2) of gravity along -z and "
+                    f"must be >= 0, got {value!r}"
+                )
         out[key] = value
     return out
 

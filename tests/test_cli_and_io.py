@@ -240,6 +240,7 @@ BAD_INPUT = {
     "negative mass": (["run", "puck", "--set", "mass=-1", "--quiet"], ["mass", "-1"]),
     "negative mu": (["run", "puck", "--set", "mu=-0.1", "--quiet"], ["mu", "-0.1"]),
     "nan mu": (["run", "puck", "--set", "mu=nan", "--quiet"], ["mu", "nan"]),
+    "upward gravity": (["run", "puck", "--set", "gravity=-9.81", "--quiet"], ["gravity", "-9.81", "magnitude"]),
     "zero dt": (["run", "puck", "--dt", "0", "--quiet"], ["dt"]),
     "negative dt": (["run", "puck", "--dt", "-1", "--quiet"], ["dt", "-1"]),
     "nan dt": (["run", "puck", "--dt", "nan", "--quiet"], ["dt", "nan"]),
