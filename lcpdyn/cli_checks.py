@@ -5,6 +5,7 @@ A failed check is a :class:`UsageError`: one line, exit code 2, nothing run."""
 from __future__ import annotations
 
 import os
+import stat
 
 import numpy as np
 
@@ -54,15 +55,26 @@ def _check_writable_directory(directory: str, what: str) -> None:
 
 
 def _check_output(path, suffixes, option: str) -> str:
-    """``path`` if a file can be written there under exactly that name: a supported suffix, not a
-    directory, its directory existing and writable, the file (if any) writable."""
+    """The path to write if a file can be written there: a supported suffix, not a directory nor
+    any other file that is not a regular one (a FIFO, a socket, a device), its directory existing
+    and writable, the file (if any) writable. A symbolic link is followed: its target (which must
+    have the link's suffix) is the file written and replaced, and the link stays."""
     name = os.fspath(path)
     suffix = os.path.splitext(name)[1]
     if suffix.lower() not in suffixes:
         got = f"suffix {suffix!r}" if suffix else "no suffix"
         raise UsageError(f"{option} {name}: {got}; the name must end in {', '.join(suffixes)}")
+    if os.path.islink(name):
+        target = os.path.realpath(name)
+        if os.path.splitext(target)[1].lower() != suffix.lower():
+            raise UsageError(f"{option} {name}: a link to {target}, whose suffix is not {suffix!r}")
+        name = target
     if os.path.isdir(name):
         raise UsageError(f"{option} {name}: is a directory")
+    if os.path.exists(name) and not os.path.isfile(name):
+        mode = os.stat(name).st_mode
+        kind = "a FIFO" if stat.S_ISFIFO(mode) else "a socket" if stat.S_ISSOCK(mode) else "a device"
+        raise UsageError(f"{option} {name}: is {kind}, not a regular file; results are written to regular files")
     _check_writable_directory(os.path.dirname(os.path.abspath(name)), f"{option} {name}")
     if os.path.exists(name) and not os.access(name, os.W_OK):
         raise UsageError(f"{option} {name}: the file exists and is not writable")

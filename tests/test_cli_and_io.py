@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import stat
 import subprocess
 import sys
 
@@ -1200,3 +1201,25 @@ def test_negative_values_are_joined_to_their_option_only():
     assert join_negative_values(["--t-end", "-2", "--set", "mu=-1"]) == ["--t-end=-2", "--set", "mu=-1"]
     assert join_negative_values(["--quiet", "--out", "a.h5"]) == ["--quiet", "--out", "a.h5"]
     assert join_negative_values(["--friction", "-box"]) == ["--friction", "-box"]  # not a number: argparse's to judge
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no FIFOs on this platform")
+def test_out_onto_a_fifo_is_refused_and_onto_a_link_writes_its_target(tmp_path, capsys):
+    """``--out`` onto a FIFO was replaced by a regular file, and onto a symbolic link replaced the
+    link by a file: the FIFO is now refused by name, and a link's target is the file written (the
+    link stays); a link to a file of another kind is refused."""
+    fifo = tmp_path / "pipe.npz"
+    os.mkfifo(fifo)
+    code, _, err = run_cli(puck_argv(fifo, "--overwrite"), capsys)
+    assert code == 2 and "is a FIFO, not a regular file" in err
+    assert stat.S_ISFIFO(os.lstat(fifo).st_mode)
+    target, link = tmp_path / "kept" / "run.npz", tmp_path / "link.npz"
+    target.parent.mkdir()
+    target.write_bytes(b"")
+    link.symlink_to(target)
+    assert run_cli(puck_argv(link, "--overwrite"), capsys)[0] == 0
+    assert link.is_symlink() and load(link).t.size > 1 and load(target).t.size == load(link).t.size
+    other = tmp_path / "other.npz"
+    other.symlink_to(tmp_path / "elsewhere.h5")
+    code, _, err = run_cli(puck_argv(other, "--overwrite"), capsys)
+    assert code == 2 and "whose suffix is not '.npz'" in err
