@@ -33,8 +33,22 @@ class BodyForce:
             raise TypeError("BodyForce function must be callable as function(t, state)")
 
     def wrenches(self, t, state):
-        force, torque = self.function(t, state)
-        return [(self.body, jnp.asarray(force, dtype=float), jnp.asarray(torque, dtype=float))]
+        returned = self.function(t, state)
+        where = f"BodyForce on body {self.body.name!r}: function(t, state)"
+        if isinstance(returned, (tuple, list)) and len(returned) == 2:
+            force, torque = (jnp.asarray(x, dtype=float) for x in returned)
+        elif getattr(returned, "shape", None) == (2, 3):  # one (2, 3) array: its rows
+            force, torque = jnp.asarray(returned, dtype=float)
+        else:
+            shape = getattr(returned, "shape", None)
+            got = type(returned).__name__ if shape is None else f"an array of shape {tuple(shape)}"
+            raise ValueError(f"{where} must return (force, torque), got {got}")
+        if force.shape != (3,) or torque.shape != (3,):  # static under tracing: checked once, at compile time
+            raise ValueError(
+                f"{where} must return (force, torque), each of shape (3,) (N, N m, world frame), got shapes "
+                f"{force.shape} and {torque.shape}"
+            )
+        return [(self.body, force, torque)]
 
     def nonconservative_wrenches(self, t, state):
         """All of it: a body force has no potential, so its work counts as energy put in."""

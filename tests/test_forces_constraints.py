@@ -84,3 +84,32 @@ def test_normal_force_iterations_move_the_bound_to_the_current_normal_force(iter
         np.testing.assert_allclose(ratio, 1.0, rtol=1e-9)
     else:
         assert np.max(np.abs(ratio[1:] - 1.0)) > 1e-3
+
+
+@pytest.mark.parametrize(
+    "function,culprit",
+    [
+        (lambda t, s: (jnp.array([1.0, 0.0]), jnp.zeros(3)), "got shapes (2,) and (3,)"),
+        (lambda t, s: (jnp.zeros(3), jnp.zeros((3, 1))), "got shapes (3,) and (3, 1)"),
+        (lambda t, s: jnp.zeros(3), "got an array of shape (3,)"),
+        (lambda t, s: None, "got NoneType"),
+    ],
+)
+def test_a_body_force_of_the_wrong_shape_is_named_when_the_simulation_is_built(function, culprit):
+    """A force function returning a 2-vector used to end in JAX's "Incompatible types for
+    broadcasting"; its body and the shapes are named now, before any step."""
+    model = Model()
+    body = model.add_body(RigidBody("pushed", 1.0, np.eye(3) * 0.1, position=(0.0, 0.0, 1.0)))
+    model.add_force(BodyForce(body, function))
+    with pytest.raises(ValueError, match="BodyForce on body 'pushed'") as info:
+        Simulation(model, Regularized(), 1e-3)
+    assert culprit in str(info.value)
+
+
+def test_a_body_force_may_be_one_array_of_its_force_and_torque_rows():
+    model = Model()
+    body = model.add_body(RigidBody("pushed", 2.0, np.eye(3) * 0.1, position=(0.0, 0.0, 1.0)))
+    model.add_force(BodyForce(body, lambda t, s: jnp.array([[4.0, 0.0, 0.0], [0.0, 0.0, 0.0]])))
+    sim = Simulation(model, Regularized(), 1e-3)
+    sim.step()
+    assert sim.v[0] == pytest.approx(2.0 * 1e-3, rel=1e-12)  # a = F / m along x
