@@ -370,7 +370,7 @@ def projected_newton_csr(matrix, q, lo, hi, z, max_iterations, tolerance, measur
     step (the face's Newton step landed: t = 1 on the arc) or a step on the same face as the last
     -- and every ``measure_every`` iterations, and at the last iterate (while the active set is
     still being found, the residual stays far above any tolerance: on the resting 150-sphere
-    pile this measures one iterate in four). The face systems are solved by :class:`FaceSolver`,
+    pile this measures one iterate in six). The face systems are solved by :class:`FaceSolver`,
     which factorizes a face only when it differs from the last factorized one in more than
     ``border`` variables. Returns (iterations, relative residual, converged); z is left at the
     best iterate measured."""
