@@ -4,7 +4,6 @@ options, their defaults and help; the choices it lists come from the tables the 
 from __future__ import annotations
 
 import argparse
-import math
 
 from . import __version__
 from .scene_collection import scene_collection
@@ -49,11 +48,16 @@ POSITIVE = (("dt", "--dt"), ("reference_dt", "--reference-dt"), ("fps", "--fps")
 
 def not_positive(args) -> str | None:
     """The error for the first of :data:`POSITIVE` that ``args`` gives as a number not finite and
-    > 0 (named by its option, before any work is done), or None."""
+    > 0 (named by its option, before any work is done; :func:`lcpdyn.validation.positive`), or None."""
+    from .validation import positive
+
     for name, option in POSITIVE:
         value = getattr(args, name, None)
-        if isinstance(value, float) and not (math.isfinite(value) and value > 0.0):
-            return f"{option} must be a finite number > 0, got {value:g}"
+        if isinstance(value, float):
+            try:
+                positive(option, value)
+            except ValueError as exc:
+                return str(exc)
     return None
 
 

@@ -40,6 +40,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from .precision import float64
+from .validation import positive
 
 __all__ = ["MinimalSystem", "Linearization"]
 
@@ -115,8 +116,7 @@ class MinimalSystem:
         given = ", ".join(f"{k}={float(v):g}" for k, v in overrides.items()) or "the defaults"
         masses = np.atleast_1d(np.asarray(self.masses(p) if callable(self.masses) else self.masses, dtype=float))
         for i, m in enumerate(masses):
-            if not (np.isfinite(m) and m > 0.0):
-                raise ValueError(f"{self.name}: with {given}, body {i}'s mass is {m:g} kg; it must be > 0")
+            positive(f"{self.name}: with {given}, body {i}'s mass (kg)", float(m))
         inertias = np.asarray(self.inertias(p) if callable(self.inertias) else self.inertias, dtype=float)
         for i, J in enumerate(inertias.reshape(-1, 3, 3)):
             symmetric = np.all(np.isfinite(J)) and np.allclose(J, J.T, rtol=1e-12, atol=0.0)

@@ -208,13 +208,14 @@ class FaceSolver:
     unknowns solve the |R|+|N| dense Schur complement [[0, 0], [0, K_NN + s_N]] - [E_R C]^T Z,
     and x0 = A0^-1 b0 - Z (mu, x_N). On the islands of the 500-sphere pour the face changes by
     1-100 variables per iteration (a few in the tail of a run), and a factorization of the face
-    (~4,000 unknowns) costs ~30 column solves. ``shift`` is the proximal term s (n,). With
+    (~4,000 unknowns) costs ~30 column solves. ``shift`` is the proximal term s (n,); ``arrays``
+    K's :func:`~solvers.sparse_measure.csr_arrays` where the caller has them already. With
     ``border=0`` every face is factorized (as :func:`solvers.sparse_gauss_seidel.proximal_solve`
     does)."""
 
-    def __init__(self, matrix, shift, border: int = 40):
+    def __init__(self, matrix, shift, border: int = 40, arrays=None):
         self.K = sp.csr_matrix(matrix)
-        self.arrays = csr_arrays(self.K)
+        self.arrays = csr_arrays(self.K) if arrays is None else arrays  # (indptr, indices, data) of K
         self.shift = np.asarray(shift, dtype=np.float64)
         self.border = int(border)
         self.n = self.K.shape[0]
@@ -383,7 +384,7 @@ def projected_newton_csr(matrix, q, lo, hi, z, max_iterations, tolerance, measur
     relative = measure(z)
     best, best_z = relative, z.copy()
     g = K @ z + q
-    faces = FaceSolver(K, proximal * d, border)
+    faces = FaceSolver(K, proximal * d, border, arrays)
     iterations, measured, last_held = 0, True, None
     while not (relative <= tolerance) and iterations < max_iterations:
         iterations += 1

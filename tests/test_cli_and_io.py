@@ -1177,11 +1177,11 @@ def test_a_signal_while_the_command_line_starts_exits_cleanly(monkeypatch, capsy
 @pytest.mark.parametrize(
     "argv,culprit",
     [
-        (["run", "wheel", "--dt", "-1e-3"], "lcpdyn: --dt must be a finite number > 0, got -0.001"),
-        (["run", "wheel", "--dt", "0"], "lcpdyn: --dt must be a finite number > 0, got 0"),
-        (["run", "wheel", "--dt", "nan"], "lcpdyn: --dt must be a finite number > 0, got nan"),
-        (["compare", "wheel", "--reference-dt", "0"], "lcpdyn: --reference-dt must be a finite number > 0, got 0"),
-        (["compare", "wheel", "--reference-dt", "-1e-4"], "lcpdyn: --reference-dt must be a finite number > 0"),
+        (["run", "wheel", "--dt", "-1e-3"], "lcpdyn: --dt must be > 0, got -0.001"),
+        (["run", "wheel", "--dt", "0"], "lcpdyn: --dt must be > 0, got 0.0"),
+        (["run", "wheel", "--dt", "nan"], "lcpdyn: --dt must be finite, got nan"),
+        (["compare", "wheel", "--reference-dt", "0"], "lcpdyn: --reference-dt must be > 0, got 0.0"),
+        (["compare", "wheel", "--reference-dt", "-1e-4"], "lcpdyn: --reference-dt must be > 0, got -0.0001"),
     ],
 )
 def test_a_step_that_is_not_positive_is_refused_by_its_option_before_any_work(tmp_path, capsys, argv, culprit):
