@@ -38,6 +38,7 @@ _EXPORTS = {
     "Simulation": "stepper",
     "StepOptions": "options",
     "SimulationError": "stepper",
+    "OutputFailed": "stepper",
     "EnergyWarning": "stepper",
     "UnsolvedWarning": "stepper",
     "simulate": "stepper",

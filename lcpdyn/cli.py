@@ -219,10 +219,14 @@ def _run(args) -> int:
         raise UsageError("run needs --out FILE (.npz, .h5 or .hdf5)")
     parameters = _parse_sets(args.set)
     out = _check_output(args.out, RUN_SUFFIXES, "--out")
+    streamed = os.path.splitext(out)[1].lower() in STREAMED_SUFFIXES
+    from .run.recorder import npz_checkpoint
     from .trajectory import refuse_existing
 
     try:
         refuse_existing(out, args.overwrite, "--overwrite")
+        if not streamed:  # the checkpoint an .npz run streams into: an earlier run's is a result too
+            refuse_existing(npz_checkpoint(out), args.overwrite, "--overwrite")
     except FileExistsError as exc:
         raise UsageError(f"--out {exc}") from None
     plot = _check_plot(args.plot)
@@ -243,13 +247,12 @@ def _run(args) -> int:
         energy_tolerance=options["energy_tolerance"],
         compiled_loop={None: "auto", "auto": "auto", "on": True, "off": False}[args.compiled_loop],
     )
-    streamed = os.path.splitext(out)[1].lower() in STREAMED_SUFFIXES
 
     def go():
         return sim.run(
             scene.t_end,
             progress=not args.quiet,
-            out=out if streamed else None,
+            out=out,
             record_every=options["record_every"],
             overwrite=args.overwrite,
         )
@@ -309,26 +312,25 @@ def _resume(args) -> int:
     return _execute(go, path, True, args.t_end, plot, title, whole_file=True)
 
 
-def _save(trajectory, path) -> str:
-    written = trajectory.save(path)  # the path written, exactly (lcpdyn.trajectory refuses other suffixes)
-    return os.fspath(written if written is not None else path)
-
-
 def _execute(go, out, streamed, t_end, plot, title, whole_file=False) -> int:
-    """Run ``go()``; save (an .npz) or report (a streamed file) the trajectory, also after a failure
-    (exit 1) or SIGINT/SIGTERM (exit 128 + signal); draw ``plot``."""
+    """Run ``go()`` (the run writes ``out``) and report the file, also after a failure (exit 1) or
+    SIGINT/SIGTERM (exit 128 + signal); draw ``plot``. A run whose file could not be written
+    (a full disk) says where its steps are kept (exit 1)."""
     from . import stepper
 
     try:
         trajectory, code = go(), 0
     except stepper.RunInterrupted as exc:
         return _interrupted(exc, out, streamed, t_end)
+    except stepper.OutputFailed as exc:
+        print(f"lcpdyn: simulation stopped: {exc}", file=sys.stderr)
+        return 1
     except stepper.SimulationError as exc:
         print(f"lcpdyn: simulation stopped: {exc}; saving the {exc.step} completed steps", file=sys.stderr)
         trajectory, code = exc.trajectory, 1
         if trajectory is None:
             return code
-    written = os.fspath(out) if streamed else _save(trajectory, out)
+    written = os.fspath(out)
     if whole_file:  # a resumed run: report and draw the whole file
         from .trajectory import load
 
@@ -349,9 +351,7 @@ def _interrupted(exc, out, streamed, t_end) -> int:
         path = os.fspath(exc.path or out)
         tail = f"continue with: lcpdyn run --resume {shlex.quote(path)} --t-end {t_end:.15g}"
     else:
-        trajectory = exc.trajectory
-        trajectory.parameters.setdefault("status", "interrupted")
-        path = _save(trajectory, out)
+        path = os.fspath(out)
         tail = "an .npz cannot be continued: write to an .h5 (--out FILE.h5) to resume a stopped run"
     print(
         f"lcpdyn: interrupted by {name} at t = {exc.time:.6g} s; {exc.step} steps saved to {path} "

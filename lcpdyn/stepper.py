@@ -44,7 +44,7 @@ from .midpoint_friction import friction_point, stops
 from .model import Model
 from .options import POSITION_UPDATES, StepOptions
 from .run import loop as run_loop
-from .run.errors import EnergyWarning, RunInterrupted, SimulationError, UnsolvedWarning, step_error
+from .run.errors import EnergyWarning, OutputFailed, RunInterrupted, SimulationError, UnsolvedWarning, step_error
 from .run.loop import MAX_STEPS, state_from_file
 from .run.snapshot import restore, snapshot
 from .step_checks import check_inputs, check_state, flat_disk, nonfinite_kinematics
@@ -62,7 +62,9 @@ from .strategies.methods import choose_methods, judge_step
 from .trajectory import Trajectory
 from .validation import positive
 
-__all__ = ["Simulation", "SimulationError", "RunInterrupted", "EnergyWarning", "UnsolvedWarning", "simulate"]
+__all__ = [
+    "Simulation", "SimulationError", "RunInterrupted", "OutputFailed", "EnergyWarning", "UnsolvedWarning", "simulate",
+]  # fmt: skip
 __all__ += ["MIN_DT", "MAX_STEPS", "POSITION_UPDATES", "StepOptions"]
 
 MIN_DT = 1e-9
@@ -570,7 +572,12 @@ class Simulation:
             and a ``status`` attribute: ``running``, ``completed``, ``interrupted``,
             ``failed: <reason>``), so a killed run keeps every completed chunk and an interrupted
             one can be continued (:meth:`restore`, then ``run(..., out=same path)`` appends).
-            ``.npz``: saved (atomically) when the run ends, completes or not. A run from the start
+            ``.npz``: saved (atomically) when the run ends, completes or not; while the run goes
+            it streams into a checkpoint beside it, ``<name>.npz.checkpoint.h5`` (the HDF5 form,
+            resumable), removed once the ``.npz`` is saved, kept if saving fails. A write that
+            fails (a full disk: each write checks for room before it starts) stops the run with
+            :class:`OutputFailed`, naming the file that keeps the steps written and whether it
+            can be continued; its ``trajectory`` holds every step done. A run from the start
             onto an existing file raises :class:`FileExistsError` before any step (naming what the
             file holds: a stopped run says how to continue it) unless ``overwrite=True``.
         record_every : record every k-th step (k >= 1; the last step is always recorded); the

@@ -63,8 +63,9 @@ from .trajectory_format import (
     check_output_path,
     foreign_format_problem,
     no_detected,
+    refuse_existing,
 )
-from .trajectory_writer import TrajectoryWriter, _AtomicWriter, read_resume_state, refuse_existing
+from .trajectory_writer import OutputWriteError, TrajectoryWriter, read_resume_state
 
 __all__ = [
     "DETECTED_FIELDS",
@@ -73,11 +74,47 @@ __all__ = [
     "load",
     "Health",
     "TrajectoryFileError",
+    "OutputWriteError",
     "TrajectoryWriter",
     "read_resume_state",
     "refuse_existing",
     "check_output_path",
 ]
+
+
+class _AtomicWriter(TrajectoryWriter):
+    """For :meth:`Trajectory.save`: a unique temporary name, moved onto ``path`` by
+    :meth:`close` only; :meth:`_discard` drops it."""
+
+    _publish_on_append = False
+    _locked = False  # one atomic rename of a complete file: nothing to corrupt, the last save wins
+
+    def _publish_on_close(self) -> bool:
+        return True
+
+    def _temporary_path(self) -> Path:
+        return _temporary_name(self.path)
+
+    def _publish(self) -> None:
+        if not self._published:
+            descriptor = os.open(self._temporary, os.O_RDONLY)  # complete on disk before it takes the name
+            try:
+                os.fsync(descriptor)
+            finally:
+                os.close(descriptor)
+            super()._publish()
+            _sync_directory(self.path.parent)
+
+    def _discard(self) -> None:
+        if self._broken is not None:
+            self.abandon()
+        if self._file is not None:
+            try:
+                self._file.close()
+            finally:
+                self._file = None
+        if not self._published:
+            _remove(self._temporary)
 
 
 class Health(enum.IntFlag):

@@ -472,3 +472,24 @@ def read_resume_state(path) -> dict:
     except _READ_ERRORS as exc:
         raise TrajectoryFileError(path, f"the resume state is corrupted ({type(exc).__name__}: {exc})") from exc
     return state
+
+
+def refuse_existing(path, overwrite: bool, how: str = "overwrite=True") -> None:
+    """Raise :class:`FileExistsError` if ``path`` exists and ``overwrite`` is False: a new run
+    never replaces a result without being told to (``how`` names the way to tell it). The message
+    says what the file holds -- for a stopped HDF5 run, the step it can be continued from."""
+    if overwrite or not os.path.lexists(os.fspath(path)):
+        return
+    held = "a file"
+    if Path(path).suffix.lower() in _H5_SUFFIXES:
+        try:
+            resume = read_resume_state(path)
+        except TrajectoryFileError:
+            held = "a result file"
+        else:
+            held = f"a run stopped at step {resume['steps_done']} (status {resume['status']!r})"
+            if resume["status"] != "completed":
+                held += ", which lcpdyn.rebuild.resume(path, t_end) or `lcpdyn run --resume` continues"
+    elif Path(path).suffix.lower() == ".npz":
+        held = "a result file"
+    raise FileExistsError(f"{path}: {held} is already there; pass {how} to replace it")

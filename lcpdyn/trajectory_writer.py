@@ -4,16 +4,19 @@ is :mod:`lcpdyn.trajectory`'s (module docstring there)."""
 
 from __future__ import annotations
 
+import gc
 import os
 import secrets
+import sys
+from contextlib import contextmanager
 from pathlib import Path
 
 import numpy as np
 
 from . import __version__
 from .file_lock import OutputLock
+from .output_room import ROOM_MARGIN, STATUS_ROOM, OutputWriteError, no_room, write_failure
 from .trajectory_format import (
-    _COUNT_DTYPE,
     _COUNT_FIELD,
     _FORMAT,
     _FORMAT_VERSION,
@@ -32,87 +35,12 @@ from .trajectory_format import (
     _Problem,
     _remove,
     _status_problem,
-    _sync_directory,
-    _temporary_name,
     check_output_path,
-    detected_problem,
-    no_detected,
     read_resume_state,
 )
+from .trajectory_layout import checked_detected, chunk_bytes, chunk_cache, create_detected
 
-__all__ = ["TrajectoryWriter", "read_resume_state", "refuse_existing"]
-
-
-def refuse_existing(path, overwrite: bool, how: str = "overwrite=True") -> None:
-    """Raise :class:`FileExistsError` if ``path`` exists and ``overwrite`` is False: a new run
-    never replaces a result without being told to (``how`` names the way to tell it). The message
-    says what the file holds -- for a stopped HDF5 run, the step it can be continued from."""
-    if overwrite or not os.path.lexists(os.fspath(path)):
-        return
-    held = "a file"
-    if Path(path).suffix.lower() in _H5_SUFFIXES:
-        try:
-            resume = read_resume_state(path)
-        except TrajectoryFileError:
-            held = "a result file"
-        else:
-            held = f"a run stopped at step {resume['steps_done']} (status {resume['status']!r})"
-            if resume["status"] != "completed":
-                held += ", which lcpdyn.rebuild.resume(path, t_end) or `lcpdyn run --resume` continues"
-    elif Path(path).suffix.lower() == ".npz":
-        held = "a result file"
-    raise FileExistsError(f"{path}: {held} is already there; pass {how} to replace it")
-
-
-def _chunk_cache(chunk_steps: int, n_bodies: int, n_contacts: int) -> dict:
-    """h5py.File options: room in the chunk cache for one chunk of every per-step dataset (twice
-    over), so that appending a block never reads a chunk back from the file."""
-    sizes = {"bodies": n_bodies, "contacts": n_contacts}
-    nbytes = sum(
-        chunk_steps * int(np.prod([max(sizes.get(d, d), 1) for d in trailing])) * np.dtype(dtype).itemsize
-        for trailing, dtype in _STEP_LAYOUT.values()
-    )
-    nbytes += 4 * chunk_steps * sum(np.dtype(d).itemsize * int(np.prod(t)) for t, d in _RECORD_LAYOUT.values())
-    return {"rdcc_nbytes": max(1 << 20, 2 * nbytes), "rdcc_nslots": 1009}
-
-
-def _create_detected(file, steps: int, chunk_steps: int, compression) -> None:
-    """The detected-contact datasets of a file of ``steps`` steps without any (a new file, or one
-    of format version 1 being continued): ``detected_count`` along the step axis, the flat fields
-    along the record axis."""
-    file.create_dataset(
-        _COUNT_FIELD, data=np.zeros(steps, _COUNT_DTYPE), maxshape=(None,), chunks=(chunk_steps,),
-        fletcher32=True, compression=compression, shuffle=compression is not None,
-    )  # fmt: skip
-    for name, (trailing, dtype) in _RECORD_LAYOUT.items():
-        file.create_dataset(
-            name, shape=(0, *trailing), dtype=dtype, maxshape=(None, *trailing), chunks=(4 * chunk_steps, *trailing),
-            fletcher32=True, compression=compression, shuffle=compression is not None,
-        )  # fmt: skip
-
-
-def _checked_detected(detected: dict | None, k: int) -> dict:
-    """``detected`` (:meth:`TrajectoryWriter.append`) of a block of ``k`` steps, checked and cast
-    to the file's dtypes; no detected contact where None."""
-    if detected is None:
-        return no_detected(k)
-    if not isinstance(detected, dict):
-        raise TypeError(f"detected must be a dict of arrays, got {type(detected).__name__}")
-    unknown = [name for name in detected if name not in (_COUNT_FIELD, *_RECORD_LAYOUT)]
-    if unknown:
-        raise ValueError(f"detected has unknown fields {unknown}")
-    arrays = {name: _numeric(name, value) for name, value in detected.items()}
-    problem = detected_problem(arrays, k) if arrays else f"detected has none of its fields ({_COUNT_FIELD}, ...)"
-    if problem is not None:
-        raise ValueError(f"detected: {problem}")
-    out = {}
-    for name, value in arrays.items():
-        dtype = _COUNT_DTYPE if name == _COUNT_FIELD else _RECORD_LAYOUT[name][1]
-        try:
-            out[name] = _fits(value, np.dtype(dtype))
-        except ValueError as exc:
-            raise ValueError(f"{name!r}: {exc}") from None
-    return out
+__all__ = ["OutputWriteError", "TrajectoryWriter", "read_resume_state"]
 
 
 class TrajectoryWriter:
@@ -156,6 +84,15 @@ class TrajectoryWriter:
     run's steps under a name nobody looks for. The rename of an open file needs POSIX semantics
     (Linux, macOS).
 
+    A full disk: every write first checks that the file's disk has room for it (the chunks it
+    may allocate, plus :data:`~lcpdyn.output_room.ROOM_MARGIN`), and a write without room raises
+    :class:`OutputWriteError` (``ENOSPC``) before anything is written, so the file stays as its
+    last write left it: complete, loadable, and continued (:meth:`open_or_append`) once there is
+    room or after it is moved. A write that fails all the same (a quota, another process filling
+    the disk, an I/O error) raises :class:`OutputWriteError` with ``damaged=True``; the writer is
+    then broken: every later write raises the same error, and :meth:`abandon` (or :meth:`close`)
+    lets go of the file without writing more.
+
     As a context manager (``with TrajectoryWriter(...) as writer:``) the file is closed on
     leaving: with status ``"completed"`` when the block ends normally, ``"interrupted"`` on
     KeyboardInterrupt, ``"failed: <ExceptionType>: <message>"`` on any other exception -- unless
@@ -189,13 +126,18 @@ class TrajectoryWriter:
             raise ValueError(f"compression must be None, 'gzip' or 'lzf', got {compression!r}")
         self.n_bodies, self.n_contacts, self.chunk_steps = n_bodies, n_contacts, chunk_steps
         self._steps, self._status, self._published, self._continuing = 0, "running", False, False
-        self._records = 0
+        self._records, self._broken, self._resume_written = 0, None, False
         self._lock = OutputLock(self.path) if self._locked else None  # before anything is created or truncated
         self._temporary = self._temporary_path()
+        try:
+            self._room(0, "a new file")
+        except BaseException:
+            self._release()
+            raise
         sizes = {"bodies": n_bodies, "contacts": n_contacts}
         shapes = {name: tuple(sizes.get(d, d) for d in trailing) for name, (trailing, _) in _STEP_LAYOUT.items()}
         try:
-            file = h5py.File(self._temporary, "w-", **_chunk_cache(chunk_steps, n_bodies, n_contacts))
+            file = h5py.File(self._temporary, "w-", **chunk_cache(chunk_steps, n_bodies, n_contacts))
         except BaseException:
             self._release()
             raise
@@ -219,7 +161,7 @@ class TrajectoryWriter:
                     compression=compression,
                     shuffle=compression is not None,
                 )
-            _create_detected(file, 0, chunk_steps, compression)
+            create_detected(file, 0, chunk_steps, compression)
             file.flush()
         except BaseException:
             file.close()
@@ -277,7 +219,8 @@ class TrajectoryWriter:
             raise
         writer = cls.__new__(cls)
         writer.path, writer._temporary, writer._published, writer._continuing = target, target, True, True
-        writer._status, writer._lock = "running", lock
+        writer._status, writer._lock, writer._broken, writer._steps = "running", lock, None, 0
+        writer._resume_written = True
         if resume["steps_done"] != steps_done:
             writer._release()
             raise TrajectoryFileError(
@@ -286,7 +229,8 @@ class TrajectoryWriter:
                 f"simulation's step {steps_done}: not continuing it",
             )
         try:
-            file = h5py.File(target, "r+", **_chunk_cache(chunk_steps, n_bodies, n_contacts))
+            writer._room(0, "continuing it")
+            file = h5py.File(target, "r+", **chunk_cache(chunk_steps, n_bodies, n_contacts))
         except _READ_ERRORS as exc:
             writer._release()
             raise TrajectoryFileError(target, f"cannot be opened for appending ({type(exc).__name__}: {exc})") from exc
@@ -310,7 +254,7 @@ class TrajectoryWriter:
             for name in _STEP_LAYOUT:
                 file[name].resize(steps, axis=0)
             if _COUNT_FIELD not in file:  # format version 1: no detected contact in the steps so far
-                _create_detected(file, steps, file["t"].chunks[0], file["t"].compression)
+                create_detected(file, steps, file["t"].chunks[0], file["t"].compression)
                 file.attrs["format_version"] = np.int64(_FORMAT_VERSION)
             file[_COUNT_FIELD].resize(steps, axis=0)
             records = int(file[_COUNT_FIELD][:steps].sum(dtype=np.int64))
@@ -349,6 +293,51 @@ class TrajectoryWriter:
     def closed(self) -> bool:
         return self._file is None
 
+    @property
+    def broken(self) -> OutputWriteError | None:
+        """The error of a write that failed part-way (the writer writes nothing more), or None."""
+        return self._broken
+
+    @property
+    def resumable(self) -> bool:
+        """Whether the file at ``path`` holds a state to continue from (:meth:`write_resume_state`
+        has written one, or the file being continued had one)."""
+        return self._published and self._resume_written
+
+    def _where(self) -> Path:
+        return self.path if self._published else self._temporary
+
+    def _room(self, nbytes: int, what: str, margin: int = ROOM_MARGIN) -> None:
+        """Raise :class:`OutputWriteError` (ENOSPC or EDQUOT) unless ``nbytes`` plus ``margin``
+        can be written to the file's disk for ``what``."""
+        problem = no_room(self.path.parent, nbytes, margin)
+        if problem is not None:
+            code, words = problem
+            held = f"; nothing of it was written, and {self._where()} holds its {self._steps} steps as before"
+            held = held if self._steps else "; nothing was written"
+            raise OutputWriteError(
+                code,
+                f"{self.path}: no room on its disk for {what} ({words})"
+                + (held if self._steps else "; nothing was written"),
+                self._where(),
+                self._steps,
+                False,
+            )
+
+    @contextmanager
+    def _writing(self, what: str):
+        """Around the HDF5 calls of one write: a failure becomes :class:`OutputWriteError`
+        (``damaged=True``, without HDF5's error stack) and breaks the writer."""
+        if self._broken is not None:
+            raise self._broken
+        try:
+            yield
+        except OutputWriteError:
+            raise
+        except (OSError, RuntimeError) as exc:  # what h5py raises for a failed write
+            self._broken = write_failure(exc, self._where(), f"writing {what}", self._steps)
+            raise self._broken from None
+
     def _open_file(self):
         if self._file is None:
             raise ValueError(f"{self.path}: the writer is closed")
@@ -380,12 +369,14 @@ class TrajectoryWriter:
             values[name] = _fits(value, np.dtype(_STATIC_LAYOUT[name][1]))
         if self._continuing and all(name in file for name in values):
             return
-        for name, value in values.items():
-            if name in file:
-                file[name][()] = value
-            else:
-                file.create_dataset(name, data=value)
-        file.flush()
+        self._room(sum(value.nbytes for value in values.values()), "the initial values")
+        with self._writing("the initial values"):
+            for name, value in values.items():
+                if name in file:
+                    file[name][()] = value
+                else:
+                    file.create_dataset(name, data=value)
+            file.flush()
 
     def append(self, arrays: dict, detected: dict | None = None) -> int:
         """Append a block of k >= 0 steps: ``arrays`` maps every per-step field of :data:`FIELDS`
@@ -418,22 +409,29 @@ class TrajectoryWriter:
                 block[name] = _fits(value, dataset.dtype)
             except ValueError as exc:
                 raise ValueError(f"{name!r}: {exc}") from None
-        records = _checked_detected(detected, k)
+        records = checked_detected(detected, k)
         if k == 0:
             return self._steps
         n, total = self._steps, self._records
         added = records[_COUNT_FIELD].sum(dtype=np.int64)
-        for name in _RECORD_LAYOUT:  # first: rows beyond the counted ones are never read
-            dataset = file[name]
-            dataset.resize(total + added, axis=0)
-            dataset[total:] = records[name]
-        block[_COUNT_FIELD] = records[_COUNT_FIELD]
-        for name, value in block.items():
-            dataset = file[name]
-            dataset.resize(n + k, axis=0)
-            dataset[n:] = value
-        file.attrs.modify("steps", np.int64(n + k))  # last: a reader bounds every dataset by it
-        file.flush()
+        # uncompressed chunks are allocated whole, when first written: the chunks this block starts
+        steps_bytes, records_bytes = chunk_bytes(self.chunk_steps, self.n_bodies, self.n_contacts)
+        new_steps = -(-(n + k) // self.chunk_steps) - -(-n // self.chunk_steps)
+        per = 4 * self.chunk_steps
+        new_records = -(-(total + added) // per) - -(-total // per)
+        self._room(new_steps * steps_bytes + new_records * records_bytes, f"{k} more steps")
+        with self._writing(f"steps {n}..{n + k - 1}"):
+            for name in _RECORD_LAYOUT:  # first: rows beyond the counted ones are never read
+                dataset = file[name]
+                dataset.resize(total + added, axis=0)
+                dataset[total:] = records[name]
+            block[_COUNT_FIELD] = records[_COUNT_FIELD]
+            for name, value in block.items():
+                dataset = file[name]
+                dataset.resize(n + k, axis=0)
+                dataset[n:] = value
+            file.attrs.modify("steps", np.int64(n + k))  # last: a reader bounds every dataset by it
+            file.flush()
         self._steps, self._records = n + k, int(total + added)
         if self._publish_on_append:
             self._publish()
@@ -446,8 +444,10 @@ class TrajectoryWriter:
         if problem is not None:
             raise ValueError(problem)
         file = self._open_file()
-        file.attrs["status"] = status
-        file.flush()
+        self._room(0, f"the status {status!r}", STATUS_ROOM)
+        with self._writing("the status"):
+            file.attrs["status"] = status
+            file.flush()
         self._status = status
 
     def write_resume_state(
@@ -462,8 +462,6 @@ class TrajectoryWriter:
         that then replaces the old one, and flushed: the old state's data is never overwritten in
         place, so a kill before the flush leaves the previous state readable, not a mix of the
         two. :func:`read_resume_state` reads it back."""
-        import h5py
-
         file = self._open_file()
         t = float(t)
         if not np.isfinite(t):
@@ -481,6 +479,15 @@ class TrajectoryWriter:
             groups[group] = {
                 key: (None if value is None else _numeric(f"{group}[{key!r}]", value)) for key, value in entries.items()
             }
+        arrays = [*data.values(), *(v for entries in groups.values() for v in entries.values() if v is not None)]
+        self._room(2 * sum(value.nbytes for value in arrays), "the state to continue from")
+        with self._writing("the state to continue from"):
+            self._write_resume(file, data, groups, t, steps_done)
+        self._resume_written = True
+
+    def _write_resume(self, file, data, groups, t, steps_done) -> None:
+        import h5py
+
         if "resume.new" in file:
             del file["resume.new"]
         new = file.create_group("resume.new")
@@ -510,6 +517,8 @@ class TrajectoryWriter:
         is left alone. The output's lock is released. Returns where the file is. Closing twice does nothing."""
         if self._file is None:
             return self.path if self._published else self._temporary
+        if self._broken is not None:
+            return self.abandon()
         if status is not None:
             problem = _status_problem(status)
             if problem is not None:
@@ -527,6 +536,27 @@ class TrajectoryWriter:
         finally:
             self._release()
         return self.path if self._published else self._temporary
+
+    def abandon(self) -> Path:
+        """Let go of the file without writing anything more (after an :class:`OutputWriteError`):
+        HDF5's own complaints about what it can no longer write are silenced; the lock is
+        released. The file keeps what its last successful write left (and its name: a file never
+        renamed onto ``path`` stays at its ``.partial`` name). Returns where the file is."""
+        file, self._file = self._file, None
+        if file is not None:
+            hook = sys.unraisablehook
+            sys.unraisablehook = lambda *args: None  # h5py's object deallocations report the failed flushes
+            try:
+                try:
+                    file.close()
+                except (OSError, RuntimeError):
+                    pass
+                del file
+                gc.collect()
+            finally:
+                sys.unraisablehook = hook
+        self._release()
+        return self._where()
 
     def __enter__(self) -> TrajectoryWriter:
         return self
@@ -559,36 +589,3 @@ class TrajectoryWriter:
     def __repr__(self):
         state = "closed" if self._file is None else self._status
         return f"TrajectoryWriter({str(self.path)!r}, steps={self._steps}, {state})"
-
-
-class _AtomicWriter(TrajectoryWriter):
-    """For :meth:`Trajectory.save`: a unique temporary name, moved onto ``path`` by
-    :meth:`close` only; :meth:`_discard` drops it."""
-
-    _publish_on_append = False
-    _locked = False  # one atomic rename of a complete file: nothing to corrupt, the last save wins
-
-    def _publish_on_close(self) -> bool:
-        return True
-
-    def _temporary_path(self) -> Path:
-        return _temporary_name(self.path)
-
-    def _publish(self) -> None:
-        if not self._published:
-            descriptor = os.open(self._temporary, os.O_RDONLY)  # complete on disk before it takes the name
-            try:
-                os.fsync(descriptor)
-            finally:
-                os.close(descriptor)
-            super()._publish()
-            _sync_directory(self.path.parent)
-
-    def _discard(self) -> None:
-        if self._file is not None:
-            try:
-                self._file.close()
-            finally:
-                self._file = None
-        if not self._published:
-            _remove(self._temporary)

@@ -27,6 +27,17 @@ class RunInterrupted(SimulationError):
         self.signal, self.path = signum, path
 
 
+class OutputFailed(SimulationError):
+    """The run's result file could not be written (a full disk, a quota, an I/O error): the run
+    stops there. ``path`` is the file that holds what was written (an HDF5 run's file, or an
+    ``.npz`` run's checkpoint), ``steps`` the steps it holds, ``resumable`` whether it holds the
+    state to continue from; ``trajectory`` holds every step the run did, in memory."""
+
+    def __init__(self, message, step, time, path=None, steps=0, resumable=False, trajectory=None):
+        SimulationError.__init__(self, message, step, time, trajectory)
+        self.path, self.steps, self.resumable = path, steps, resumable
+
+
 class EnergyWarning(RuntimeWarning):
     """Issued at the end of :meth:`Simulation.run` when steps were flagged ``ENERGY_GAIN``
     (docs/theory/step.md, "Run health")."""

@@ -12,9 +12,10 @@ import numpy as np
 from ..compiled_loop import CHUNK_STEPS
 from ..compiled_loop import measure as measure_chunk
 from ..precision import float64
+from ..trajectory_writer import OutputWriteError
 from ..validation import finite_number
 from .energy import energy_stop
-from .errors import RunInterrupted, SimulationError
+from .errors import OutputFailed, RunInterrupted, SimulationError
 from .progress import Progress
 from .recorder import Recorder, Sink
 from .signals import StopOnSignal, blas_limit
@@ -86,7 +87,10 @@ def session(sim, steps, t_end, progress, out, record_every, chunk_steps, stop, o
     """:func:`run` after its checks, as a generator (:func:`step_loop`): yields the compiled
     chunk requests, returns the :class:`Trajectory` (raises as :func:`run` does). ``stop``
     is the signal flag it polls; the caller holds the float64 and BLAS scopes."""
-    sink = Sink.open(out, sim, record_every, overwrite)  # checks the path, takes its lock before any step
+    try:
+        sink = Sink.open(out, sim, record_every, overwrite)  # checks the path, takes its lock before any step
+    except OutputWriteError as exc:  # no room for the file: before any step
+        raise OutputFailed(str(exc), sim.steps_done, sim.t, exc.path, exc.steps, False) from None
     try:
         record = Recorder(sim, steps, record_every, chunk_steps, sink)
         k = sim.evaluate(sim.q, sim.v, sim.t)

@@ -4,6 +4,7 @@ state to continue from (docs/theory/step.md, "Run health", for the energy budget
 from __future__ import annotations
 
 import warnings
+from pathlib import Path
 
 import numpy as np
 
@@ -11,16 +12,18 @@ from solvers.result import Status
 
 from ..kernels import kinetic_energy, store_bodies, world_angular_velocity
 from ..trajectory import Health, Trajectory
-from ..trajectory_format import _RECORD_LAYOUT, no_detected
+from ..trajectory_format import _RECORD_LAYOUT, _remove, no_detected
+from ..trajectory_writer import OutputWriteError
 from .energy import energy_health, energy_stop
-from .errors import EnergyWarning, SimulationError, UnsolvedWarning
+from .errors import EnergyWarning, OutputFailed, SimulationError, UnsolvedWarning
 
 TIMING_STEPS = 1_000_000  # wall times are kept for at most this many steps of a run
 
 
 class Sink:
     """Where recorded chunks go: an HDF5 file written as the run goes, an .npz saved at the
-    end, or nowhere (memory only)."""
+    end (streamed meanwhile into its checkpoint, :func:`npz_checkpoint`), or nowhere (memory
+    only)."""
 
     def __init__(self, path=None, writer=None, npz=None, lock=None):
         self.path, self.writer, self.npz, self.lock = path, writer, npz, lock
@@ -40,9 +43,20 @@ class Sink:
         path = check_output_path(out)
         if sim.steps_done == 0:
             refuse_existing(path, overwrite)
-        if path.suffix.lower() == ".npz":
-            return Sink(path, npz=path, lock=OutputLock(path))
         parameters = dict(sim.parameters(), record_every=record_every)
+        if path.suffix.lower() == ".npz":
+            lock = OutputLock(path)
+            try:
+                checkpoint = npz_checkpoint(path)
+                refuse_existing(checkpoint, overwrite)
+                writer = TrajectoryWriter(
+                    checkpoint, parameters, [b.name for b in sim.model.bodies], len(sim.model.bodies),
+                    len(sim.model.contacts),
+                )  # fmt: skip
+            except BaseException:
+                lock.release()
+                raise
+            return Sink(path, writer=writer, npz=path, lock=lock)
         writer = TrajectoryWriter.open_or_append(
             path,
             parameters,
@@ -65,6 +79,13 @@ class Sink:
 
 
 WARM = ("active_set", "impulse_guess")
+
+
+def npz_checkpoint(path):
+    """The HDF5 file an ``.npz`` run streams into until its ``.npz`` is saved:
+    ``<name>.npz.checkpoint.h5`` beside it."""
+    path = Path(path)
+    return path.with_name(path.name + ".checkpoint.h5")
 
 
 def write_resume(writer, sim, pending_health):
@@ -94,6 +115,7 @@ class Recorder:
         self.flagged, self.first, self.largest, self.largest_t, self.largest_scale = 0, None, 0.0, None, 0.0
         self.unsolved, self.unsolved_first, self.unsolved_worst = 0, None, 0.0  # on_unsolved="flag"
         self.recorded_steps = 0
+        self.failed = None  # the OutputWriteError that stopped the sink's writer
         # wall times are kept out of the trajectory so that outputs are reproducible
         sim.timing = np.zeros((min(steps, TIMING_STEPS), 5))
 
@@ -132,7 +154,10 @@ class Recorder:
         self.static["initial_position"] = sim.q.reshape(nb, 7)[:, :3].copy()
         self.static["initial_energy"] = np.float64(sim.energy(k))
         if self.sink.writer is not None:
-            self.sink.writer.write_static(self.static["initial_position"], self.static["initial_energy"])
+            try:
+                self.sink.writer.write_static(self.static["initial_position"], self.static["initial_energy"])
+            except OutputWriteError as exc:
+                raise self._fail(exc) from None
 
     def store(self, i, sim, out, k):
         v = sim.v
@@ -297,9 +322,37 @@ class Recorder:
         self.blocks.append({**block, **detected})
         self.recorded_steps += self.n
         self.n = 0
-        if self.sink.writer is not None:
-            self.sink.writer.append(block, detected)
-            write_resume(self.sink.writer, sim, self.pending)
+        if self.sink.writer is not None and self.failed is None:
+            try:
+                self.sink.writer.append(block, detected)
+                write_resume(self.sink.writer, sim, self.pending)
+            except OutputWriteError as exc:
+                raise self._fail(exc) from None
+
+    def _fail(self, exc: OutputWriteError) -> OutputFailed:
+        """The run's stop for a write that failed: the writer lets go of its file (nothing more is
+        written to it), and the error says where the steps written are and how to go on."""
+        self.failed = exc
+        writer = self.sink.writer
+        if not exc.damaged and exc.steps:  # refused before writing: the file can still say why it stopped
+            try:
+                writer.set_status(f"failed: {exc.strerror}")
+            except OutputWriteError:
+                pass
+        where = writer.abandon()
+        if where != writer.path and exc.steps == 0:  # never renamed onto its name, and holds no step
+            _remove(where)
+        resumable = not exc.damaged and writer.resumable
+        message = str(exc)
+        if self.sink.npz is not None:
+            message = f"{self.sink.npz} is not written: its checkpoint {message}"
+        if resumable:
+            message += (
+                f"; it continues, on a disk with room (move it there), with `lcpdyn run --resume {where} --t-end T` "
+                "or lcpdyn.rebuild.resume"
+            )
+        sim = self.sim
+        return OutputFailed(message, sim.steps_done, sim.t, str(where), exc.steps, resumable)
 
     def warn(self):
         if self.unsolved:
@@ -338,9 +391,25 @@ class Recorder:
         arrays.update(self.static)
         parameters = dict(sim.parameters(), record_every=self.every, status=status)
         trajectory = Trajectory(arrays, parameters, [b.name for b in sim.model.bodies])
-        if self.sink.writer is not None:
-            write_resume(self.sink.writer, sim, self.pending)
-            self.sink.writer.close(status)
-        elif self.sink.npz is not None:
-            trajectory.save(self.sink.npz)
+        writer = self.sink.writer
+        if writer is not None and self.failed is None:
+            try:
+                write_resume(writer, sim, self.pending)
+                writer.close(status)
+            except OutputWriteError as exc:
+                error = self._fail(exc)
+                error.trajectory = trajectory
+                raise error from None
+        if self.sink.npz is not None and self.failed is None:
+            try:
+                trajectory.save(self.sink.npz)
+            except OSError as exc:
+                error = OutputFailed(
+                    f"{self.sink.npz}: saving failed ({exc.strerror or exc}); the run's {trajectory.t.shape[0]} "
+                    f"recorded steps are kept in its checkpoint {writer.path} (lcpdyn.load reads it, "
+                    "`lcpdyn run --resume` continues it)",
+                    sim.steps_done, sim.t, str(writer.path), trajectory.t.shape[0], True, trajectory,
+                )  # fmt: skip
+                raise error from None
+            _remove(writer.path)
         return trajectory
