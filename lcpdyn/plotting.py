@@ -79,9 +79,24 @@ def group_identical(series: list[np.ndarray], rtol: float = 1e-3) -> list[list[i
     return groups
 
 
+FEW = 6
+"""Bodies or contacts a run figure draws one by one, each named in a legend; beyond it the figure
+draws aggregates (every path in grey, bands and percentiles over the contacts) and names the
+few that stand out."""
+NAMED = 3
+"""Bodies or contacts named in a figure of many: those that travelled furthest, or whose curve
+reaches the largest value."""
+
+
 def _contact_style(c: int) -> dict:
     """Colour and dash of contact ``c`` (the same in every panel: one legend serves them all)."""
     return {"color": f"C{c % 10}", "ls": _STYLES[c % len(_STYLES)], "lw": 1.7 - 0.25 * (c % len(_STYLES))}
+
+
+def _wrapped(text: str, width: int = 62) -> str:
+    import textwrap
+
+    return "\n".join(textwrap.wrap(text, width)) if text else ""
 
 
 def _plot_contacts(ax, t, series, unit):
@@ -98,14 +113,72 @@ def _plot_contacts(ax, t, series, unit):
                 else "contacts " + ", ".join(str(g + 1) for g in group) + " identical, drawn once"
             )
     if notes:
-        ax.set_title("; ".join(notes), fontsize=8.5)
+        ax.set_title(_wrapped("; ".join(notes)), fontsize=8.5)
+
+
+def _aggregate_contacts(ax, t, values, names, lowest=False):
+    """Many contacts (``values``: steps x contacts): the band between the smallest and largest
+    value at each step, the median and the 90th percentile (10th where ``lowest``), and the
+    :data:`NAMED` contacts reaching the largest value (the smallest where ``lowest``) drawn and
+    named in the panel's legend."""
+    count = values.shape[1]
+    with np.errstate(all="ignore"):
+        low, high = np.nanmin(values, axis=1), np.nanmax(values, axis=1)
+        median = np.nanmedian(values, axis=1)
+        tail = np.nanpercentile(values, 10 if lowest else 90, axis=1)
+        peaks = np.nanmin(values, axis=0) if lowest else np.nanmax(values, axis=0)
+    ax.fill_between(t, low, high, color="0.85", lw=0, label=f"all {count} contacts: min to max")
+    ax.plot(t, median, color="0.25", lw=1.3, label="median")
+    ax.plot(t, tail, color="0.45", lw=1.0, ls="--", label="10th percentile" if lowest else "90th percentile")
+    finite = np.where(np.isfinite(peaks), peaks, np.inf if lowest else -np.inf)
+    order = np.argsort(finite, kind="stable")
+    for rank, c in enumerate(order[:NAMED] if lowest else order[::-1][:NAMED]):
+        ax.plot(t, values[:, c], color=f"C{rank + 1}", lw=1.2, label=names[c])
+    ax.legend(fontsize=7, framealpha=0.85, loc="best")
+
+
+def _plot_paths(ax, trajectory):
+    """Centre-of-mass paths in plan view: every body named (a handful), or every path in grey and
+    the :data:`NAMED` that travelled furthest named."""
+    start = getattr(trajectory, "initial_position", None)  # (bodies, 3) at t = 0: the paths start there
+    xy = trajectory.position[:, :, :2]
+    if start is not None:
+        xy = np.concatenate([np.asarray(start)[None, :, :2], xy])
+    bodies = xy.shape[1]
+    if bodies <= FEW:
+        for b, name in enumerate(trajectory.body_names):
+            x, y = xy[:, b, 0], xy[:, b, 1]
+            (line,) = ax.plot(x, y, lw=1.4, ls=_STYLES[b % len(_STYLES)], label=name, zorder=2 + b)
+            ax.plot(x[0], y[0], "o", color=line.get_color(), mfc="none", ms=7, zorder=5)
+            ax.plot(x[-1], y[-1], "s", color=line.get_color(), ms=5, zorder=5)
+        ax.plot([], [], "o", color="0.3", mfc="none", ls="none", label="start")
+        ax.plot([], [], "s", color="0.3", ls="none", label="end")
+        ax.set_title("centre-of-mass paths, plan view", fontsize=10)
+        return
+    from matplotlib.collections import LineCollection
+
+    ax.add_collection(LineCollection(np.swapaxes(xy, 0, 1), colors="0.6", linewidths=0.6, zorder=2))
+    ax.scatter(xy[0, :, 0], xy[0, :, 1], s=8, facecolors="none", edgecolors="0.5", lw=0.6, zorder=3, label="start")
+    ax.scatter(xy[-1, :, 0], xy[-1, :, 1], s=5, color="0.35", zorder=3, label="end")
+    travelled = np.nansum(np.linalg.norm(np.diff(xy, axis=0), axis=2), axis=0)
+    for rank, b in enumerate(np.argsort(-travelled, kind="stable")[:NAMED]):
+        label = f"{trajectory.body_names[b]} ({travelled[b]:.3g} m)"
+        ax.plot(xy[:, b, 0], xy[:, b, 1], color=f"C{rank + 1}", lw=1.4, zorder=4, label=label)
+    ax.autoscale_view()
+    ax.set_title(
+        _wrapped(f"centre-of-mass paths, plan view: {bodies} bodies (grey), the {NAMED} that travelled furthest named"),
+        fontsize=9.5,
+    )
 
 
 def plot_run(trajectory, path, title: str = ""):
     """Six panels of a run: centre-of-mass paths (plan view), normal force, friction force, slip
     speed and gap per contact, and the mechanical energy; the title carries ``title`` (e.g. the
     scene and friction model) and the run's step size and position update from
-    ``trajectory.parameters``. Writes ``path``; returns the (closed) matplotlib Figure."""
+    ``trajectory.parameters``. Up to :data:`FEW` bodies and contacts each is drawn and named;
+    beyond, aggregates (grey paths; min-max bands, median and a percentile over the contacts)
+    with the :data:`NAMED` that stand out named, so the figure reads the same for 4 bodies or
+    1,000. Writes ``path``; returns the (closed) matplotlib Figure."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -115,34 +188,30 @@ def plot_run(trajectory, path, title: str = ""):
     parameters = trajectory.parameters or {}
     count = trajectory.contact_normal_force.shape[1] if trajectory.contact_normal_force.ndim == 2 else 0
     names = contact_names(parameters, count)
-    fig, axes = plt.subplots(2, 3, figsize=(14, 7.6))
+    fig, axes = plt.subplots(2, 3, figsize=(14, 7.6), layout="constrained")
     ax_path, ax_normal, ax_friction = axes[0]
     ax_slip, ax_energy, ax_gap = axes[1]
 
-    start = getattr(trajectory, "initial_position", None)  # (bodies, 3) at t = 0: the paths start there
-    for b, name in enumerate(trajectory.body_names):
-        x, y = trajectory.position[:, b, 0], trajectory.position[:, b, 1]
-        if start is not None:
-            x, y = np.concatenate([[start[b, 0]], x]), np.concatenate([[start[b, 1]], y])
-        (line,) = ax_path.plot(x, y, lw=1.4, ls=_STYLES[b % len(_STYLES)], label=name, zorder=2 + b)
-        ax_path.plot(x[0], y[0], "o", color=line.get_color(), mfc="none", ms=7, zorder=5)
-        ax_path.plot(x[-1], y[-1], "s", color=line.get_color(), ms=5, zorder=5)
-    ax_path.plot([], [], "o", color="0.3", mfc="none", ls="none", label="start")
-    ax_path.plot([], [], "s", color="0.3", ls="none", label="end")
+    _plot_paths(ax_path, trajectory)
     ax_path.set_xlabel("x (m)")
     ax_path.set_ylabel("y (m)")
     ax_path.set_aspect("equal", adjustable="datalim")
-    ax_path.set_title("centre-of-mass paths, plan view", fontsize=10)
 
-    if count:
-        _plot_contacts(ax_normal, t, [trajectory.contact_normal_force[:, c] for c in range(count)], "N")
-        _plot_contacts(
-            ax_friction, t, [np.linalg.norm(trajectory.contact_friction_force[:, c], axis=1) for c in range(count)], "N"
-        )
-        _plot_contacts(
-            ax_slip, t, [np.linalg.norm(trajectory.contact_slip_velocity[:, c], axis=1) for c in range(count)], "m/s"
-        )
-        _plot_contacts(ax_gap, t, [trajectory.contact_gap[:, c] for c in range(count)], "m")
+    panels = [
+        (ax_normal, trajectory.contact_normal_force if count else None, "N", False),
+        (ax_friction, np.linalg.norm(trajectory.contact_friction_force, axis=2) if count else None, "N", False),
+        (ax_slip, np.linalg.norm(trajectory.contact_slip_velocity, axis=2) if count else None, "m/s", False),
+        (ax_gap, trajectory.contact_gap if count else None, "m", True),
+    ]
+    for ax, values, unit, lowest in panels:
+        if not count:
+            continue
+        if count <= FEW:
+            _plot_contacts(ax, t, [values[:, c] for c in range(count)], unit)
+        else:
+            _aggregate_contacts(ax, t, values, names, lowest)
+            what = "the 3 deepest" if lowest else f"the {NAMED} largest"
+            ax.set_title(f"{count} contacts: band, median, percentile; {what} named", fontsize=8.5)
     ax_normal.set_ylabel("normal force λ_N (N)")
     ax_friction.set_ylabel("friction force |λ_T| (N)")
     ax_slip.set_ylabel("slip speed |v_T| (m/s)")
@@ -162,14 +231,14 @@ def plot_run(trajectory, path, title: str = ""):
             ax.set_xlabel("time t (s)")
     ax_path.legend(fontsize=8, framealpha=0.9)
     ax_energy.legend(fontsize=8, framealpha=0.9)
-    if count:  # one legend for the four contact panels, below the figure
+    if 0 < count <= FEW:  # one legend for the four contact panels, below the figure
         from matplotlib.lines import Line2D
 
         handles = [Line2D([], [], **_contact_style(c)) for c in range(count)]
         fig.legend(
             handles,
             names,
-            loc="lower center",
+            loc="outside lower center",
             ncol=min(count, 4),
             fontsize=9,
             frameon=False,
@@ -184,8 +253,6 @@ def plot_run(trajectory, path, title: str = ""):
         parameters, include_step=not re.search(r"\bh\s*=", heading), include_friction=not (model and model in heading)
     )
     fig.suptitle("\n".join(line for line in (heading, settings) if line), fontsize=11)
-    rows = -(-count // 4) if count else 0
-    fig.tight_layout(rect=(0, 0.045 + 0.03 * rows if count else 0, 1, 1))
     fig.savefig(path, dpi=120)
     plt.close(fig)
     return fig

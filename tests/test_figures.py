@@ -12,6 +12,7 @@ import pytest
 from lcpdyn.plotting import contact_names, group_identical, plot_run, run_settings
 from lcpdyn.stability import critical_values, plot_root_locus, published_values, root_locus, unstable_values
 from lcpdyn.stepper import Simulation
+from lcpdyn.trajectory import Trajectory
 from scenes import blocks, caster_shimmy, rolling_disk, swivel_shimmy
 
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
@@ -198,6 +199,85 @@ def test_run_title_takes_step_and_position_update_from_the_parameters(block_run,
         block_run.parameters = saved
     assert "sliding-block h = 0.25 ms, position update: paper Eq. (7)" in texts(figure)
     assert run_settings({"dt": 0.002}, time_unit="√(r/g)") == "h = 0.002 √(r/g)"
+
+
+def many_bodies(count, steps=200, seed=0):
+    """A made-up run of ``count`` bodies, each on one contact, moving and loaded differently."""
+    rng = np.random.default_rng(seed)
+    t = np.arange(1, steps + 1) * 1e-3
+    start = rng.uniform(-1.0, 1.0, (count, 3))
+    drift = rng.normal(0.0, 0.3, (count, 3))
+    position = start[None] + t[:, None, None] * drift[None]
+    load = rng.uniform(0.5, 5.0, count)[None] * (1.0 + 0.1 * np.sin(40.0 * t[:, None]))
+    arrays = {
+        "t": t,
+        "position": position,
+        "velocity": np.broadcast_to(drift, position.shape).copy(),
+        "contact_normal_force": load,
+        "contact_friction_force": 0.3 * load[:, :, None] * np.array([1.0, 0.0, 0.0]),
+        "contact_slip_velocity": np.broadcast_to(drift, position.shape).copy(),
+        "contact_gap": -1e-6 * rng.uniform(0.0, 1.0, (steps, count)),
+        "energy": 10.0 - t,
+        "initial_position": start,
+        "initial_energy": np.float64(10.0),
+    }
+    parameters = {
+        "dt": 1e-3,
+        "position_update": "symplectic",
+        "friction": {"model": "regularized"},
+        "contacts": [{"type": "SphereContact", "body": f"ball{b}"} for b in range(count)],
+    }
+    return Trajectory(arrays, parameters, [f"ball{b}" for b in range(count)])
+
+
+def _overlap(a, b) -> bool:
+    return a.x0 < b.x1 and b.x0 < a.x1 and a.y0 < b.y1 and b.y0 < a.y1
+
+
+@pytest.mark.parametrize("count", [1, 4, 64, 1000])
+def test_the_run_figure_stays_readable_for_any_number_of_bodies_and_contacts(count, tmp_path):
+    """1, 4, 64 and 1,000 bodies and contacts: laid out without matplotlib's warning, no legend
+    of more than FEW + 2 entries, no title over another title or a legend outside the figure,
+    and beyond FEW bodies the few that travelled furthest named (issue 46, item 7; the figure
+    of `spheres` and `boxes` had a 64-entry legend over the axes and titles over each other)."""
+    import warnings
+
+    from lcpdyn.plotting import FEW, NAMED
+
+    trajectory = many_bodies(count)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        figure = plot_run(trajectory, tmp_path / "run.png", title=f"{count} balls")
+    assert_png(tmp_path / "run.png")
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    canvas = FigureCanvasAgg(figure)  # the figure is closed: draw it again, laid out as saved
+    canvas.draw()
+    renderer = canvas.get_renderer()
+    whole = figure.bbox
+    legends = [ax.get_legend() for ax in figure.axes if ax.get_legend()] + list(figure.legends)
+    for legend in legends:
+        assert len(legend.get_texts()) <= FEW + 2
+        box = legend.get_window_extent(renderer)
+        assert whole.x0 <= box.x0 and box.x1 <= whole.x1 and whole.y0 <= box.y0 and box.y1 <= whole.y1
+    titles = [figure._suptitle] + [ax.title for ax in figure.axes if ax.get_title()]
+    boxes = [title.get_window_extent(renderer) for title in titles]
+    for i, box in enumerate(boxes):
+        assert whole.x0 <= box.x0 and box.x1 <= whole.x1, titles[i].get_text()
+        for other in boxes[i + 1 :]:
+            assert not _overlap(box, other), titles[i].get_text()
+    for legend in figure.legends:  # the contacts' legend below the figure: over no panel
+        assert not any(
+            _overlap(legend.get_window_extent(renderer), ax.get_window_extent(renderer)) for ax in figure.axes
+        )
+    words = texts(figure)
+    if count > FEW:
+        travelled = np.linalg.norm(trajectory.position[-1] - trajectory.initial_position, axis=1)
+        furthest = np.argsort(-travelled)[:NAMED]
+        assert all(f"ball{b} (" in words for b in furthest)
+        assert f"{count} bodies (grey)" in words and f"all {count} contacts: min to max" in words
+    else:
+        assert all(f"contact {c + 1} (ball{c}, sphere)" in words for c in range(count))
 
 
 def test_contact_names_and_coinciding_curves():
