@@ -41,7 +41,6 @@ from .cli_checks import (
     _check_output,
     _check_plot,
     _parse_sets,
-    _unit,
 )
 from .cli_parser import DEMO, RUN_DEFAULTS, join_negative_values, not_positive
 from .cli_parser import parser as _parser
@@ -124,45 +123,21 @@ def _main(argv) -> int:
 
 
 # --- lcpdyn scenes --------------------------------------------------------------------------------
-def scene_parameters(name: str) -> list[tuple[str, dict]]:
-    """[(kind, {parameter: default})] of a scene: ``"run"`` (its DEFAULTS, overridable with
-    ``lcpdyn run --set``) and/or ``"stability"`` (its linearization's parameters)."""
-    collection = scene_collection()
-    SCENES, STABILITY = collection.SCENES, collection.STABILITY
-
-    out = []
-    if name in SCENES:
-        out.append(("run", dict(SCENES[name].DEFAULTS)))
-    if name in STABILITY:
-        module = STABILITY[name]
-        known = getattr(module, "SYSTEM_PARAMETERS", None)  # without building the system, when it says them
-        out.append(("stability", dict(module.system().parameters if known is None else known)))
-    return out
-
-
-def _value(value) -> str:
-    return f"{value:g}" if isinstance(value, float) else str(value)
-
-
 def _scenes(args) -> int:
-    import inspect
+    """``lcpdyn scenes [SCENE]``, from the command line's catalogue (:mod:`lcpdyn.cli_catalogue`):
+    no scene is imported."""
     import textwrap
 
-    collection = scene_collection()
-    REPORTS, SCENES, STABILITY = collection.REPORTS, collection.SCENES, collection.STABILITY
-    describe = collection.describe
+    from .cli_catalogue import catalogue
 
-    rows = {name: (line, kinds) for name, line, kinds in describe()}
+    known = catalogue()
+    rows = known["scenes"]
     if args.scene is None:
-        for name, (line, kinds) in rows.items():
-            module = SCENES.get(name) or STABILITY[name]
-            summary = " ".join((module.__doc__ or line).strip().split("\n\n")[0].split())  # the whole first sentence
-            print(f"{name:16s} [{kinds}] {summary}")
-            for kind, parameters in scene_parameters(name):
+        for name, row in rows.items():
+            print(f"{name:16s} [{row['kinds']}] {row['summary']}")
+            for kind, parameters in row["parameters"]:
                 # a non-breaking space inside "key = value [unit]": lines break between parameters only
-                items = ", ".join(
-                    f"{key} = {_value(value)} [{_unit(key)}]".replace(" ", "\xa0") for key, value in parameters.items()
-                )
+                items = ", ".join(f"{key} = {value} [{unit}]".replace(" ", "\xa0") for key, value, unit in parameters)
                 print(
                     textwrap.fill(
                         items, width=118, initial_indent=f"    {kind}: ", subsequent_indent=" " * (len(kind) + 6)
@@ -172,52 +147,67 @@ def _scenes(args) -> int:
         return 0
     if args.scene not in rows:
         raise UsageError(f"unknown scene {args.scene!r}; choose one of {sorted(rows)}")
-    name = args.scene
-    module = SCENES.get(name) or STABILITY[name]
-    print(f"{name} [{rows[name][1]}]\n")
-    print(inspect.cleandoc(module.__doc__ or rows[name][0]))
-    for kind, parameters in scene_parameters(name):
+    name, row = args.scene, rows[args.scene]
+    print(f"{name} [{row['kinds']}]\n")
+    print(row["doc"])
+    for kind, parameters in row["parameters"]:
         if kind == "run":
             print(f"\nrun parameters (lcpdyn run {name} --set KEY=VALUE):")
         else:
-            sweep = STABILITY[name].SWEEP
+            sweep = row["sweep"]
             print(
                 f"\nstability parameters (lcpdyn stability {name} --set KEY=VALUE; default sweep: "
                 f"--param {sweep[0]}={sweep[1]:g}:{sweep[2]:g}:{sweep[3]}):"
             )
-        width = max(len(key) for key in parameters)
-        for key, value in parameters.items():
-            print(f"  {key:{width}s}  {_value(value):>12s}  {_unit(key)}")
-    if name in REPORTS:
+        width = max(len(key) for key, _, _ in parameters)
+        for key, value, unit in parameters:
+            print(f"  {key:{width}s}  {value:>12s}  {unit}")
+    if name in known["reports"]:
         print(f"\npaper checks: lcpdyn reproduce {name} --out-dir results")
     return 0
 
 
 # --- lcpdyn run -----------------------------------------------------------------------------------
 def _scene_module(name):
-    SCENES = scene_collection().SCENES
+    from .cli_catalogue import catalogue
 
-    if name not in SCENES:
-        raise UsageError(f"unknown scene {name!r}; choose one of {sorted(SCENES)}")
-    return SCENES[name]
+    if name not in catalogue()["run"]:  # before any scene is imported
+        raise UsageError(f"unknown scene {name!r}; choose one of {sorted(catalogue()['run'])}")
+    return scene_collection().SCENES[name]
+
+
+def _known_parameters(name: str, parameters: dict) -> dict:
+    """``parameters`` (from ``--set``) if the run scene ``name`` has each of them, by the catalogue:
+    an unknown name is a usage error before the scene is imported."""
+    from .cli_catalogue import catalogue
+
+    for kind, known in catalogue()["scenes"][name]["parameters"]:
+        if kind == "run":
+            keys = [key for key, _, _ in known]
+            unknown = sorted(set(parameters) - set(keys))
+            if unknown:
+                raise UsageError(f"scene {name!r}: unknown parameter(s) {unknown}; known: {sorted(keys)}")
+    return parameters
 
 
 def _run(args) -> int:
     if args.resume is not None:
         return _resume(args)
-    from .friction import MODELS
+    from .cli_catalogue import catalogue
 
     if args.scene is None:
         raise UsageError("run needs a SCENE (lcpdyn scenes lists them) or --resume FILE.h5")
-    module = _scene_module(args.scene)
+    if args.scene not in catalogue()["run"]:
+        raise UsageError(f"unknown scene {args.scene!r}; choose one of {sorted(catalogue()['run'])}")
     options = {key: (RUN_DEFAULTS[key] if getattr(args, key) is None else getattr(args, key)) for key in RUN_DEFAULTS}
-    if options["friction"] not in MODELS:
-        raise UsageError(f"unknown friction model {options['friction']!r}; choose one of {sorted(MODELS)}")
+    models = catalogue()["friction_models"]
+    if options["friction"] not in models:
+        raise UsageError(f"unknown friction model {options['friction']!r}; choose one of {sorted(models)}")
     if options["record_every"] < 1:
         raise UsageError(f"--record-every must be an integer >= 1, got {options['record_every']}")
     if args.out is None:
         raise UsageError("run needs --out FILE (.npz, .h5 or .hdf5)")
-    parameters = _parse_sets(args.set)
+    parameters = _known_parameters(args.scene, _parse_sets(args.set))
     out = _check_output(args.out, RUN_SUFFIXES, "--out")
     streamed = os.path.splitext(out)[1].lower() in STREAMED_SUFFIXES
     from .run.recorder import npz_checkpoint
@@ -234,7 +224,7 @@ def _run(args) -> int:
         parameters["dt"] = args.dt
     if args.t_end is not None:
         parameters["t_end"] = args.t_end
-    scene = module.build(**parameters)
+    scene = _scene_module(args.scene).build(**parameters)
     sim = scene.simulation(
         options["friction"],
         method=args.method,
@@ -363,10 +353,10 @@ def _interrupted(exc, out, streamed, t_end) -> int:
 
 # --- lcpdyn compare / demo ------------------------------------------------------------------------
 def _compare(args) -> int:
+    module = _scene_module(args.scene)  # an unknown scene is refused before the engine is imported
     from .compare import compare, format_table, write_json
     from .compare_figures import write_figures
 
-    module = _scene_module(args.scene)
     parameters = _parse_sets(args.set)
     out_dir = _check_out_dir(args.out_dir)
     os.makedirs(out_dir, exist_ok=True)

@@ -10,7 +10,6 @@ import stat
 import numpy as np
 
 from .cli_parser import plot_suffixes as _plot_suffixes
-from .scene_collection import scene_collection
 
 RUN_SUFFIXES = (".npz", ".h5", ".hdf5")  # lcpdyn.trajectory writes these (Trajectory.save, TrajectoryWriter)
 STREAMED_SUFFIXES = (".h5", ".hdf5")  # written as the run goes (Simulation.run(out=...)), resumable
@@ -34,9 +33,9 @@ def _parse_sets(items) -> dict:
 
 
 def _unit(name: str) -> str:
-    PARAMETER_UNITS = scene_collection().PARAMETER_UNITS
+    from .cli_catalogue import catalogue
 
-    return PARAMETER_UNITS.get(name, "?")
+    return catalogue()["units"].get(name, "?")
 
 
 def _with_unit(value, name: str) -> str:

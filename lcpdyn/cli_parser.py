@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 
 from . import __version__
-from .scene_collection import scene_collection
+from .cli_catalogue import catalogue
 
 __all__ = ["parser", "RUN_DEFAULTS", "DEMO", "plot_suffixes", "listing", "not_positive", "join_negative_values"]
 
@@ -87,23 +87,18 @@ def listing(names) -> str:
 
 
 def plot_suffixes() -> tuple:
-    from matplotlib.backend_bases import FigureCanvasBase
-
-    return tuple("." + name for name in sorted(FigureCanvasBase.get_supported_filetypes()))
+    """The figure formats matplotlib writes (from the command line's catalogue)."""
+    return tuple(catalogue()["plot_suffixes"])
 
 
 # --- the parser -----------------------------------------------------------------------------------
 def parser() -> argparse.ArgumentParser:
     """The whole command line; the choices it lists come from the tables the code uses
-    (scenes.SCENES/STABILITY/REPORTS, lcpdyn.friction.MODELS, the solver registries)."""
-    import solvers
-
-    collection = scene_collection()
-    REPORTS, SCENES, STABILITY = collection.REPORTS, collection.SCENES, collection.STABILITY
-    from solvers import friction_contact
-
-    from .compare import MODELS as COMPARED
-    from .friction import MODELS
+    (scenes.SCENES/STABILITY/REPORTS, lcpdyn.friction.MODELS, the solver registries), read from
+    :func:`lcpdyn.cli_catalogue.catalogue` so that nothing of the engine is imported."""
+    known = catalogue()
+    REPORTS, SCENES, STABILITY = known["reports"], known["run"], known["stability"]
+    MODELS, COMPARED = known["friction_models"], known["compared_models"]
 
     formatter = _HelpFormatter
     parser = argparse.ArgumentParser(
@@ -132,9 +127,8 @@ def parser() -> argparse.ArgumentParser:
         help="show this scene in detail; one of: " + listing(dict.fromkeys([*SCENES, *STABILITY])),
     )
 
-    methods = [*solvers.METHODS]
-    coulomb_methods = [*friction_contact.METHODS]
-    model_methods = ", ".join(f"{name} {cls.default_method}" for name, cls in MODELS.items())
+    methods, coulomb_methods = known["methods"], known["coulomb_methods"]
+    model_methods = ", ".join(f"{name} {method}" for name, method in MODELS.items())
     run = sub.add_parser(
         "run",
         formatter_class=formatter,
@@ -326,7 +320,9 @@ def parser() -> argparse.ArgumentParser:
     demo.add_argument("--quiet", action="store_true", help="no progress bars")
 
     sweeps = "; ".join(
-        f"{name}: {m.SWEEP[0]}={m.SWEEP[1]:g}:{m.SWEEP[2]:g}:{m.SWEEP[3]}" for name, m in STABILITY.items()
+        f"{name}: {sweep[0]}={sweep[1]:g}:{sweep[2]:g}:{sweep[3]}"
+        for name in STABILITY
+        for sweep in [known["scenes"][name]["sweep"]]
     )
     stability = sub.add_parser(
         "stability",

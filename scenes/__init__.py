@@ -13,69 +13,104 @@ entry-point group ``lcpdyn.scenes`` (:mod:`lcpdyn.scene_collection`); lcpdyn nev
 
 from __future__ import annotations
 
-from . import (
-    ball_on_beam,
-    beam_tyre_shimmy,
-    blocks,
-    caster_shimmy,
-    crate_on_half_car,
-    half_car,
-    incline_pendulum,
-    jointed_chain,
-    road_wheel,
-    rolling_disk,
-    scale,
-    swivel_shimmy,
-    wheel,
-    wheel_into_boxes,
-    wheelset_hunting,
-    wheelset_klingel,
-)
-from .scene import PARAMETER_UNITS, Scene, build_scene, describe, override
+import importlib
+from collections.abc import MutableMapping
+
+
+class _Registry(MutableMapping):
+    """Scene name -> scene module (or class), imported the first time it is looked up: listing the
+    names (the command line's parser, its usage errors) imports no scene, and so neither lcpdyn's
+    engine nor JAX. Entries may be set like a dict's."""
+
+    def __init__(self, entries: dict):
+        self._entries = dict(entries)
+
+    def __getitem__(self, name):
+        value = self._entries[name]
+        if isinstance(value, str):  # "module" or "module:attribute" of this package
+            module, _, attribute = value.partition(":")
+            value = importlib.import_module(f"{__name__}.{module}")
+            value = getattr(value, attribute) if attribute else value
+            self._entries[name] = value
+        return value
+
+    def __setitem__(self, name, value):
+        self._entries[name] = value
+
+    def __delitem__(self, name):
+        del self._entries[name]
+
+    def __iter__(self):
+        return iter(self._entries)
+
+    def __len__(self):
+        return len(self._entries)
+
+    def __repr__(self):
+        return f"_Registry({list(self._entries)})"
+
 
 # time-stepper scenes (``lcpdyn run``)
-SCENES = {
-    "wheel": wheel,
-    "sliding-block": blocks.SlidingBlock,
-    "incline-block": blocks.InclineBlock,
-    "puck": blocks.Puck,
-    "sliding-sphere": blocks.SlidingSphere,
-    "rolling-disk": rolling_disk,
-    "road-wheel": road_wheel,
-    "incline-pendulum": incline_pendulum,
-    "beam-tyre-shimmy": beam_tyre_shimmy,
-    "half-car": half_car,
-    "spheres": scale.Spheres,
-    "boxes": scale.Boxes,
-    "dumbbells": scale.Dumbbells,
-    "wheelset-klingel": wheelset_klingel,
-    "wheelset-hunting": wheelset_hunting,
-    "chain-on-box": jointed_chain,
-    "wheel-into-boxes": wheel_into_boxes,
-    "crate-on-half-car": crate_on_half_car,
-    "ball-on-beam": ball_on_beam,
-}
+SCENES = _Registry(
+    {
+        "wheel": "wheel",
+        "sliding-block": "blocks:SlidingBlock",
+        "incline-block": "blocks:InclineBlock",
+        "puck": "blocks:Puck",
+        "sliding-sphere": "blocks:SlidingSphere",
+        "rolling-disk": "rolling_disk",
+        "road-wheel": "road_wheel",
+        "incline-pendulum": "incline_pendulum",
+        "beam-tyre-shimmy": "beam_tyre_shimmy",
+        "half-car": "half_car",
+        "spheres": "scale:Spheres",
+        "boxes": "scale:Boxes",
+        "dumbbells": "scale:Dumbbells",
+        "wheelset-klingel": "wheelset_klingel",
+        "wheelset-hunting": "wheelset_hunting",
+        "chain-on-box": "jointed_chain",
+        "wheel-into-boxes": "wheel_into_boxes",
+        "crate-on-half-car": "crate_on_half_car",
+        "ball-on-beam": "ball_on_beam",
+    }
+)
 
 # scenes with a paper report (``lcpdyn reproduce``): report(out_dir) -> numbers
-REPORTS = {
-    "rolling-disk": rolling_disk,
-    "swivel-shimmy": swivel_shimmy,
-    "caster-shimmy": caster_shimmy,
-    "road-wheel": road_wheel,
-    "incline-pendulum": incline_pendulum,
-    "beam-tyre-shimmy": beam_tyre_shimmy,
-    "half-car": half_car,
-    "wheelset-klingel": wheelset_klingel,
-    "wheelset-hunting": wheelset_hunting,
-}
+REPORTS = _Registry(
+    {
+        "rolling-disk": "rolling_disk",
+        "swivel-shimmy": "swivel_shimmy",
+        "caster-shimmy": "caster_shimmy",
+        "road-wheel": "road_wheel",
+        "incline-pendulum": "incline_pendulum",
+        "beam-tyre-shimmy": "beam_tyre_shimmy",
+        "half-car": "half_car",
+        "wheelset-klingel": "wheelset_klingel",
+        "wheelset-hunting": "wheelset_hunting",
+    }
+)
 
 # linearization scenes in minimal coordinates (``lcpdyn stability``): system(), nominal(p), SWEEP
-STABILITY = {
-    "rolling-disk": rolling_disk,
-    "swivel-shimmy": swivel_shimmy,
-    "caster-shimmy": caster_shimmy,
-    "beam-tyre-shimmy": beam_tyre_shimmy,
-    "wheelset-hunting": wheelset_hunting,
-}
+STABILITY = _Registry(
+    {
+        "rolling-disk": "rolling_disk",
+        "swivel-shimmy": "swivel_shimmy",
+        "caster-shimmy": "caster_shimmy",
+        "beam-tyre-shimmy": "beam_tyre_shimmy",
+        "wheelset-hunting": "wheelset_hunting",
+    }
+)
 
-__all__ = ["SCENES", "STABILITY", "REPORTS", "Scene", "build_scene", "describe", "override", "PARAMETER_UNITS"]
+_FROM_SCENE = ("PARAMETER_UNITS", "Scene", "build_scene", "describe", "override")
+
+
+def __getattr__(name):
+    """The helpers of :mod:`scenes.scene` and the scene modules, imported when first used."""
+    if name in _FROM_SCENE:
+        return getattr(importlib.import_module(f"{__name__}.scene"), name)
+    try:
+        return importlib.import_module(f"{__name__}.{name}")
+    except ModuleNotFoundError as exc:
+        if exc.name != f"{__name__}.{name}":
+            raise
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}") from None

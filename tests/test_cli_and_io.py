@@ -14,6 +14,7 @@ import numpy as np
 import pytest
 
 import lcpdyn
+import lcpdyn.cli_catalogue
 import scenes
 from lcpdyn.cli import main
 from lcpdyn.stepper import Simulation, SimulationError
@@ -715,7 +716,7 @@ def test_help_lists_the_defaults(capsys):
     assert "speed=0:1:101" in help_text(["stability"], capsys)
 
 
-def test_help_lists_every_choice_from_the_tables_the_code_uses(monkeypatch, capsys):
+def test_help_lists_every_choice_from_the_tables_the_code_uses(monkeypatch, capsys, tmp_path):
     import solvers
 
     run = help_text(["run"], capsys)
@@ -734,9 +735,12 @@ def test_help_lists_every_choice_from_the_tables_the_code_uses(monkeypatch, caps
     for name in scenes.REPORTS:
         assert name in reproduce, name
     assert "half-car" in reproduce
-    # from the registries, not a copy: a model or report added there shows up
+    # from the registries, not a copy: a model or report added there shows up once the command
+    # line's catalogue is built again (as a change of the sources does: test_cli_catalogue.py)
     monkeypatch.setitem(lcpdyn.friction.MODELS, "made-up-model", lcpdyn.friction.Box)
     monkeypatch.setitem(scenes.REPORTS, "made-up-report", scenes.half_car)
+    monkeypatch.setenv("LCPDYN_CACHE", str(tmp_path))
+    monkeypatch.setattr(lcpdyn.cli_catalogue, "_LOADED", {})
     assert "made-up-model" in help_text(["run"], capsys)
     assert "made-up-report" in help_text(["reproduce"], capsys)
 
@@ -767,8 +771,8 @@ def test_every_parameter_of_every_scene_has_a_unit():
     assert listed == {
         (name, kind, key)
         for name in {*scenes.SCENES, *scenes.STABILITY}
-        for kind, parameters in lcpdyn.cli.scene_parameters(name)
-        for key in parameters
+        for kind, parameters in lcpdyn.cli_catalogue.catalogue()["scenes"][name]["parameters"]
+        for key, _, _ in parameters
     }
 
 
@@ -778,7 +782,7 @@ def test_scenes_lists_every_parameter_with_its_default_and_unit(capsys):
     blocks = scene_blocks(out)
     assert set(blocks) == {*scenes.SCENES, *scenes.STABILITY}
     for name, kind, key, value in all_scene_parameters():
-        shown = f"{key} = {lcpdyn.cli._value(value)} [{PARAMETER_UNITS[key]}]"
+        shown = f"{key} = {lcpdyn.cli_catalogue._text(value)} [{PARAMETER_UNITS[key]}]"
         assert shown in blocks[name][1], (name, shown)
         assert f"{kind}:" in blocks[name][1]
     assert "[?]" not in out
@@ -795,7 +799,7 @@ def test_scenes_scene_shows_one_scene_in_detail(name, capsys):
     rows = {tuple(line.split()) for line in out.splitlines() if line.startswith("  ")}
     for scene, _kind, key, value in all_scene_parameters():
         if scene == name:
-            assert (key, lcpdyn.cli._value(value), *PARAMETER_UNITS[key].split()) in rows, (key, value)
+            assert (key, lcpdyn.cli_catalogue._text(value), *PARAMETER_UNITS[key].split()) in rows, (key, value)
     assert ("lcpdyn run " + name in out) == (name in scenes.SCENES)
     assert ("lcpdyn stability " + name in out) == (name in scenes.STABILITY)
 
@@ -1128,12 +1132,12 @@ def test_run_onto_an_existing_result_needs_overwrite(tmp_path, capsys, suffix):
         assert code == 2 and "--overwrite" in stderr
 
 
-def test_scenes_lists_the_stability_parameters_without_building_a_system(monkeypatch, capsys):
+def test_scenes_lists_the_stability_parameters_without_building_a_system(monkeypatch, capsys, tmp_path):
     """`lcpdyn scenes` took 16 s: it built every stability system to read its parameters, and the
     wheelset's solves its centred contact first (11 s; issue 46, item 6). Each stability scene
-    states them (SYSTEM_PARAMETERS, what its system() takes), and the listing reads that."""
+    states them (SYSTEM_PARAMETERS, what its system() takes), and the catalogue the listing reads
+    is built from that."""
     import scenes
-    from lcpdyn.cli import scene_parameters
 
     for name, module in scenes.STABILITY.items():
         assert module.system().parameters == module.SYSTEM_PARAMETERS, name
@@ -1143,8 +1147,15 @@ def test_scenes_lists_the_stability_parameters_without_building_a_system(monkeyp
 
     for module in scenes.STABILITY.values():
         monkeypatch.setattr(module, "system", refuse)
+    built = lcpdyn.cli_catalogue.build()
     for name in scenes.STABILITY:
-        assert dict(scene_parameters(name))["stability"] == scenes.STABILITY[name].SYSTEM_PARAMETERS
+        listed = dict(built["scenes"][name]["parameters"])["stability"]
+        expected = scenes.STABILITY[name].SYSTEM_PARAMETERS
+        assert listed == [
+            [key, lcpdyn.cli_catalogue._text(value), PARAMETER_UNITS[key]] for key, value in expected.items()
+        ]
+    monkeypatch.setenv("LCPDYN_CACHE", str(tmp_path))
+    monkeypatch.setattr(lcpdyn.cli_catalogue, "_LOADED", {})
     code, stdout, _ = run_cli(["scenes"], capsys)
     assert code == 0 and "wheelset-hunting" in stdout and "yaw_stiffness" in stdout
 
