@@ -35,13 +35,15 @@ agrees with its single run to rounding (tests/test_batch.py holds 1e-9 over 2 s;
 for most wheels, up to 7e-9 where the motion amplifies rounding -- as much as the single run
 differs from the ordinary step there), not bit for bit. A batch run again gives the same numbers
 bit for bit. Each call holds a multiple of :data:`LANES` copies (padded with riders that take no
-step) so that XLA's vectorized loops treat every copy alike. With JAX 0.7, and on AVX2 machines, a
-copy's numbers are then the same bit for bit whatever its place in the batch, the call's size or
-the other copies beside it. With JAX 0.10 on an AVX-512 machine a copy's place in its call can
-change the last bit of a step: one copy of 17 moved by 1 ulp at step 77 and by 1.7e-15 relative
-over 0.3 s. Calls of 16 did not cure it: the last two places of a full call of 16 differ too, and
-a plain batched matrix-vector product does not show it alone. tests/test_batch.py holds such
-copies to 1e-12 of each field's size.
+step) so that XLA's vectorized loops treat every copy alike. On AVX2 machines a copy's numbers are
+then the same bit for bit whatever its place in the batch, the call's size or the other copies
+beside it. On AVX-512 machines a copy's place in its call can change the last bit of a step: with
+JAX 0.10 one copy of 17 moved by 1 ulp at step 77 and by 1.7e-15 relative over 0.3 s; on an AMD
+EPYC core with JAX 0.7, one call of 16 against two of 8 moved positions by 1 ulp and velocities by
+2.4e-14 over 0.3 s, and the contact forces, impulses over h, by 3.1e-11 of their size. Calls of 16
+did not cure it: the last two places of a full call of 16 differ too, and a plain batched
+matrix-vector product does not show it alone. tests/test_batch.py holds such copies to that
+rounding.
 
 **Cores:** the compiled calls of different parts of the batch and the host's residual checks
 (Numba, without the GIL) run on :data:`THREADS` threads, so a 2-core machine steps one part
