@@ -18,6 +18,18 @@ from .validation import finite_vector, positive, unit_vector
 __all__ = ["RigidBody"]
 
 
+MASS_RANGE = (1e-100, 1e100)
+"""Masses (kg) and principal moments of inertia (kg m^2) a body may have: the step forms products
+of up to three of them or their inverses (the Delassus operator J M^-1 J^T h^2, the gyroscopic
+Newton step's |I omega|^2), which stay normal float64 numbers in this range; at 1e-200 kg the
+gyroscopic step divided by an underflowed zero."""
+
+MAX_POSITION = 1e8
+"""Largest |coordinate| (m) of a body's initial position: float64 resolves 1.5e-8 m at 1e8 m (the
+scale of contact gaps and tolerances), and a body at 1e16 m moving at 2 m/s never moves at all
+(its steps of 2 mm are below the 2 m spacing of floats there)."""
+
+
 @dataclass(eq=False)
 class RigidBody:
     """A rigid body.
@@ -58,6 +70,11 @@ class RigidBody:
             raise ValueError(f"body name must be a non-empty string, got {self.name!r}")
         label = f"body {self.name!r}"
         self.mass = positive(f"{label}: mass", self.mass)
+        if not MASS_RANGE[0] <= self.mass <= MASS_RANGE[1]:
+            raise ValueError(
+                f"{label}: mass {self.mass!r} kg is outside MASS_RANGE = {MASS_RANGE} (lcpdyn.body): products of "
+                "masses in the step would underflow or overflow float64; choose units that bring it nearer 1"
+            )
         inertia = finite_vector(f"{label}: inertia", self.inertia)
         if inertia.shape == (3,):
             if np.any(inertia <= 0):
@@ -72,6 +89,11 @@ class RigidBody:
             matrix = inertia
         else:
             raise ValueError(f"{label}: inertia must have shape (3,) or (3, 3), got {inertia.shape}")
+        if moments.min() < MASS_RANGE[0] or moments.max() > MASS_RANGE[1]:
+            raise ValueError(
+                f"{label}: principal moments of inertia {moments.tolist()} kg m^2 leave MASS_RANGE = {MASS_RANGE} "
+                "(lcpdyn.body): products of inertias in the step would underflow or overflow float64"
+            )
         largest = int(np.argmax(moments))
         if moments.sum() - 2.0 * moments[largest] < -1e-10 * moments[largest]:
             raise ValueError(
@@ -81,6 +103,12 @@ class RigidBody:
             )
         self.inertia_matrix = matrix
         self.position = finite_vector(f"{label}: position", self.position, 3)
+        if np.abs(self.position).max() > MAX_POSITION:
+            raise ValueError(
+                f"{label}: position {self.position.tolist()} m lies beyond MAX_POSITION = {MAX_POSITION:g} m from the "
+                f"origin: float64 resolves {float(np.spacing(np.abs(self.position).max())):.3g} m there, coarser than "
+                "the gaps and steps of a contact; put the origin near the scene"
+            )
         self.orientation = unit_vector(f"{label}: orientation", self.orientation, 4)
         self.velocity = finite_vector(f"{label}: velocity", self.velocity, 3)
         self.angular_velocity = finite_vector(f"{label}: angular_velocity", self.angular_velocity, 3)
@@ -94,6 +122,11 @@ class RigidBody:
         ):
             if not np.isfinite(value):
                 raise ValueError(f"{label}: {name} overflows the kinetic energy ({term} = {value!r} J)")
+
+    def validate(self) -> None:
+        """Check the body's values again (and normalize them) as at construction: a value set
+        after construction is named here when a simulation is built or run."""
+        self.__post_init__()
 
     @property
     def body_angular_velocity(self) -> np.ndarray:

@@ -337,6 +337,15 @@ def _execute(go, out, streamed, t_end, plot, title, whole_file=False) -> int:
 
 def _interrupted(exc, out, streamed, t_end) -> int:
     name = signal.Signals(exc.signal).name
+    status = (exc.trajectory.parameters or {}).get("status") if exc.trajectory is not None else None
+    if status == "completed":  # the signal came during the last step or the final save
+        path = os.fspath(exc.path or out)
+        print(
+            f"lcpdyn: {name} arrived as the run ended: it had completed; {exc.step} steps saved to {path} "
+            "(status 'completed')",
+            file=sys.stderr,
+        )
+        return 128 + int(exc.signal)
     if streamed:
         path = os.fspath(exc.path or out)
         tail = f"continue with: lcpdyn run --resume {shlex.quote(path)} --t-end {t_end:.15g}"

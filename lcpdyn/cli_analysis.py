@@ -4,6 +4,7 @@ runs on Dask), ``stability`` (eigenvalues of a linearization over a parameter) a
 
 from __future__ import annotations
 
+import math
 import os
 import sys
 
@@ -86,6 +87,9 @@ def _sweep(args) -> int:
     for key, values in options.items():
         options[key] = [int(v) if key == "normal_force_iterations" and isinstance(v, float) else v for v in values]
     steps = [] if args.dt is None else _sweep_values(args.dt, "--dt")
+    for step in steps:  # named by the option typed, before anything runs (the sweep checks it again)
+        if not isinstance(step, float) or not math.isfinite(step) or step <= 0.0:
+            raise UsageError(f"--dt {args.dt}: every step size must be a finite number > 0 (s), got {step!r}")
     plots = []
     for item in args.plot or []:
         metric, *axes = item.split(":")

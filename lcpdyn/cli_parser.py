@@ -42,8 +42,17 @@ class _HelpFormatter(argparse.RawDescriptionHelpFormatter, argparse.ArgumentDefa
         return textwrap.wrap(" ".join(text.split()), width, break_on_hyphens=False)
 
 
-POSITIVE = (("dt", "--dt"), ("reference_dt", "--reference-dt"), ("fps", "--fps"), ("speed", "--speed"))
-"""Options that take a step, a rate or a speed: a finite number > 0 (:func:`not_positive`)."""
+POSITIVE = (
+    ("dt", "--dt"),
+    ("t_end", "--t-end"),
+    ("tolerance", "--tolerance"),
+    ("energy_tolerance", "--energy-tolerance"),
+    ("reference_dt", "--reference-dt"),
+    ("fps", "--fps"),
+    ("speed", "--speed"),
+)
+"""Options that take a step, a time, a tolerance, a rate or a speed: a finite number > 0
+(:func:`not_positive`)."""
 
 
 def not_positive(args) -> str | None:

@@ -92,8 +92,9 @@ class Contact:
             raise TypeError(f"contact plane must be a Plane, got {type(self.plane).__name__}")
         label = f"contact on body {self.body.name!r}"
         self.mu = nonnegative(f"{label}: friction coefficient mu", self.mu)
-        if self.mu_static is None:
-            self.mu_static = self.mu
+        followed = getattr(self, "_followed_mu", None)  # the value mu_static took from mu, if not given
+        if self.mu_static is None or (followed is not None and self.mu_static == followed):
+            self.mu_static = self._followed_mu = self.mu  # not given (or not set since): it follows mu
         self.mu_static = nonnegative(f"{label}: static friction coefficient mu_static", self.mu_static)
         if self.friction_profile is not None and not callable(self.friction_profile):
             raise TypeError(f"{label}: friction_profile must be a function of t")
@@ -109,6 +110,12 @@ class Contact:
                 f"{label}: static friction coefficient mu_static = {self.mu_static!r} is below the "
                 f"kinetic mu = {self.mu!r} (mu_s >= mu_k is required)"
             )
+
+    def validate(self) -> None:
+        """Check the contact's values again as at construction (a coefficient set afterwards is
+        named when a simulation is built or run)."""
+        post_init = getattr(self, "__post_init__", None)  # a geometry of a user's may have none
+        post_init() if post_init is not None else self._check()
 
     # --- the contact-geometry protocol (what the compiled kinematics calls) ---------------
     # A geometry gives its numbers as ``geometry()`` (a dict of float arrays, fixed shapes per

@@ -61,6 +61,7 @@ class Model:
         self.colliders: list = []  # lcpdyn.collision.Collider: shapes whose contacts are detected each step
         self.collisions = CollisionSettings()
         self._compiled = None
+        self.revision = 0  # bumped by every add_*: a simulation built before refuses to step (lcpdyn.model_check)
 
     # --- building -----------------------------------------------------------------------
     def add_body(self, body: RigidBody) -> RigidBody:
@@ -70,6 +71,7 @@ class Model:
             raise ValueError(f"a body named {body.name!r} already exists")
         self.bodies.append(body)
         self._compiled = None
+        self.revision += 1
         return body
 
     def _check_member(self, body, what):
@@ -89,6 +91,7 @@ class Model:
             return tyre.attach(self, contact)
         self.contacts.append(contact)
         self._compiled = None
+        self.revision += 1
         return contact
 
     def add_force(self, force):
@@ -100,6 +103,7 @@ class Model:
             self._check_member(getattr(force, name, None), "force")
         self.forces.append(force)
         self._compiled = None
+        self.revision += 1
         return force
 
     def add_constraint(self, constraint):
@@ -109,6 +113,7 @@ class Model:
             self._check_member(body, f"constraint {constraint.name!r}")
         (self.holonomic if isinstance(constraint, Holonomic) else self.nonholonomic).append(constraint)
         self._compiled = None
+        self.revision += 1
         return constraint
 
     def add_collider(self, collider):
@@ -117,6 +122,7 @@ class Model:
         step and join the step's problem beside the declared contacts, joints and rolling
         constraints (:mod:`lcpdyn.detected_contacts`); :meth:`set_collisions` says how they touch."""
         self.colliders.append(check_collider(self, collider))
+        self.revision += 1
         return collider
 
     def set_collisions(self, *, margin=None, contact=None, pairs=None, exclude=None, restitution_threshold=None,

@@ -42,6 +42,7 @@ from .kernels import (
 )
 from .midpoint_friction import friction_point, stops
 from .model import Model
+from .model_check import ModelRecord, check_coefficients
 from .options import POSITION_UPDATES, StepOptions
 from .run import loop as run_loop
 from .run.errors import EnergyWarning, OutputFailed, RunInterrupted, SimulationError, UnsolvedWarning, step_error
@@ -123,6 +124,7 @@ class Simulation:
                 raise ValueError(f"scene record {scene!r} is not plain data (numbers, strings, lists): {exc}") from None
         self.scene = None if scene is None else dict(scene)
         self.model = model
+        self._built = ModelRecord.of(model)  # checks the members' values again; run() and advance() compare
         friction = make_friction(friction)
         self.dt = positive("dt", dt)
         if self.dt < MIN_DT:
@@ -139,6 +141,7 @@ class Simulation:
         self.gyroscopic, self.stabilization = options.gyroscopic_scheme, options.stabilization
         self.normal_force_iterations, self.on_unsolved = options.normal_force_iterations, options.on_unsolved
         self.friction = for_scheme(friction, position_update)  # e.g. the regularized model's static bound
+        check_coefficients(model, self.friction)
         if position_update == "midpoint" and any(c.normal_law is not None for c in model.contacts):
             raise ValueError("position_update='midpoint' takes rigid contacts only (this model has compliant ones)")
         stiffness, damping = model.holonomic_compliance()
@@ -366,6 +369,8 @@ class Simulation:
         or a failed solve."""
         if not isinstance(state, StepState):
             raise TypeError(f"advance expects a StepState (Simulation.state), got {type(state).__name__}")
+        if (changed := self._built.members_changed(self.model)) is not None:
+            raise ValueError(changed)
         for name in ("q", "v", "normal_force", "friction_force"):
             value, own = getattr(state, name), getattr(self, name)
             if not isinstance(value, np.ndarray) or value.shape != own.shape:

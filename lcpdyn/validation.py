@@ -51,8 +51,12 @@ def finite_vector(name: str, value, size: int | None = None, shape: tuple | None
 def unit_vector(name: str, value, size: int) -> np.ndarray:
     """``value`` (finite, nonzero, shape (size,)) scaled to unit length. It is divided by its
     largest |entry| before the norm is taken, so entries as large as 1e308 or as small as
-    subnormals normalize correctly instead of overflowing (or underflowing) the norm."""
+    subnormals normalize correctly instead of overflowing (or underflowing) the norm. A vector of
+    unit length to rounding (|1 - |u|| <= 4 eps) is returned as it is, so that checking a value
+    again (a model's members before a run) does not move its last bits."""
     array = finite_vector(name, value, size)
+    if abs(1.0 - np.linalg.norm(array)) <= 4.0 * np.finfo(float).eps:
+        return array
     largest = np.max(np.abs(array))
     if largest == 0.0:
         raise ValueError(f"{name} must be nonzero, got {value!r}")

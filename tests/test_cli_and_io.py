@@ -251,7 +251,7 @@ BAD_INPUT = {
     "--set without '='": (["run", "puck", "--set", "mass", "--quiet"], ["mass"]),
     "--set twice, two values": (["run", "puck", "--set", "mu=0.3", "--set", "mu=0.5", "--quiet"], ["mu", "0.3", "0.5"]),
     "unknown method": (["run", "puck", "--method", "simplex", "--quiet"], ["simplex"]),
-    "t_end leaving no step": (["run", "puck", "--t-end", "0", "--quiet"], ["t_end"]),
+    "t_end leaving no step": (["run", "puck", "--t-end", "0", "--quiet"], ["--t-end"]),
     "compare: unknown scene": (["compare", "no-such-scene", "--quiet"], ["no-such-scene"]),
 }
 

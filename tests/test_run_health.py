@@ -165,8 +165,10 @@ def test_a_spring_driving_the_velocity_to_overflow_names_the_body_and_the_energy
 
 def test_a_spring_whose_potential_overflows_at_the_start_is_rejected_at_construction():
     model = Model(gravity=(0.0, 0.0, 0.0))
-    mass = model.add_body(RigidBody("mass", 1.0, (0.1, 0.1, 0.1), position=(1e200, 0.0, 0.0)))
-    model.add_force(SpringDamper(mass, (0.0, 0.0, 0.0), None, (0.0, 0.0, 0.0), stiffness=10.0))
+    # (a position beyond MAX_POSITION is refused before the potential is looked at: a stiffness
+    # of 1e300 N/m stretched by 1e8 m overflows it within the positions a body may take)
+    mass = model.add_body(RigidBody("mass", 1.0, (0.1, 0.1, 0.1), position=(1e8, 0.0, 0.0)))
+    model.add_force(SpringDamper(mass, (0.0, 0.0, 0.0), None, (0.0, 0.0, 0.0), stiffness=1e300))
     with pytest.raises(
         ValueError,
         match=r"initial potential energy is not finite.*force 0 \(SpringDamper on body "
@@ -176,8 +178,10 @@ def test_a_spring_whose_potential_overflows_at_the_start_is_rejected_at_construc
 
 
 def test_a_position_whose_gravity_potential_overflows_is_rejected_at_construction():
-    model = Model()
-    model.add_body(RigidBody("rocket", 1.0, (0.1, 0.1, 0.1), position=(0.0, 0.0, 1e308)))
+    # (masses beyond MASS_RANGE and positions beyond MAX_POSITION are refused first: a gravity of
+    # 1e301 m/s^2 at 1e8 m overflows m g z within them)
+    model = Model(gravity=(0.0, 0.0, -1e301))
+    model.add_body(RigidBody("rocket", 1.0, (0.1, 0.1, 0.1), position=(0.0, 0.0, 1e8)))
     with pytest.raises(ValueError, match=r"body 'rocket': gravity's potential energy -m g \. x = inf J overflows"):
         Simulation(model, "coulomb", 1e-3)
 

@@ -262,3 +262,37 @@ def test_a_file_from_before_the_static_bound_option_rebuilds_with_the_box():
     for friction, bound in ((old, "box"), ({**old, "static_bound": "cone"}, "cone")):
         sim = simulation_from_parameters({"scene": record, "dt": 1e-3, "friction": friction})
         assert sim.friction.static_bound == bound
+
+
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM])
+def test_a_signal_during_the_final_save_is_not_lost(tmp_path, monkeypatch, capsys, signum):
+    """SIGINT or SIGTERM while a finished run is being saved (issue 46, item 3): the run had
+    completed and its file is saved whole (status completed), and the signal still ends it --
+    RunInterrupted from the API, exit 128 + signal from the command line -- where it used to be
+    dropped (exit 0) or, before the .npz was saved inside the run, lose the file."""
+    from lcpdyn.cli import main
+    from lcpdyn.run import recorder
+    from lcpdyn.trajectory import load
+
+    real = recorder.Recorder.finish
+
+    def finish(self, steps_done, status):
+        if status == "completed":
+            os.kill(os.getpid(), signum)  # the handler only sets a flag: the save goes on
+        return real(self, steps_done, status)
+
+    monkeypatch.setattr(recorder.Recorder, "finish", finish)
+    for suffix in (".npz", ".h5"):
+        out = tmp_path / f"api{suffix}"
+        sim, _ = _simulation()
+        with pytest.raises(RunInterrupted) as caught:
+            sim.run(0.05, out=out)
+        assert caught.value.signal == signum and caught.value.trajectory.parameters["status"] == "completed"
+        saved = load(out)
+        assert saved.parameters["status"] == "completed" and saved.t.shape[0] == 50
+    out = tmp_path / "cli.npz"
+    code = main(["run", "puck", "--t-end", "0.05", "--out", str(out), "--quiet"])
+    err = capsys.readouterr().err
+    assert code == 128 + signum, err
+    assert "arrived as the run ended: it had completed; 50 steps saved to" in err
+    assert load(out).parameters["status"] == "completed"

@@ -19,7 +19,9 @@ class SimulationError(RuntimeError):
 class RunInterrupted(SimulationError):
     """:meth:`Simulation.run` was stopped by SIGINT or SIGTERM (``signal``) between two steps.
     ``trajectory`` holds the steps done; ``path`` the file they were written to (status
-    ``interrupted``, with the state to continue from: :meth:`Simulation.restore`), or None."""
+    ``interrupted``, with the state to continue from: :meth:`Simulation.restore`), or None. A
+    signal that arrives during the last step or the final save is raised too, after the run
+    completed and was saved: the trajectory's status is then ``completed``."""
 
     def __init__(self, signum, step, time, trajectory=None, path=None):
         name = signal.Signals(signum).name

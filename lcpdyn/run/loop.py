@@ -11,6 +11,7 @@ import numpy as np
 
 from ..compiled_loop import CHUNK_STEPS
 from ..compiled_loop import measure as measure_chunk
+from ..model_check import check_start_gaps, check_turn
 from ..precision import float64
 from ..trajectory_writer import OutputWriteError
 from ..validation import finite_number
@@ -39,8 +40,12 @@ def run(sim, t_end, progress=False, out=None, record_every=1, chunk_steps=1024, 
             try:
                 request = loop.send(chunk)
             except StopIteration as end:
-                return end.value
+                trajectory = end.value
+                break
             chunk = sim._loop.run(*request)  # the compiled loop's chunks (compiled_loop=True)
+    if stop.signal is not None:  # during the last step or the final save: the run is complete and kept
+        raise RunInterrupted(stop.signal, sim.steps_done, sim.t, trajectory, None if out is None else str(out))
+    return trajectory
 
 
 def state_from_file(sim, path) -> dict:
@@ -66,7 +71,10 @@ def state_from_file(sim, path) -> dict:
 
 
 def run_steps(sim, t_end, record_every, chunk_steps) -> int:
-    """The checks of :func:`run`'s arguments (before any work); the number of steps to take."""
+    """The checks of :func:`run`'s arguments and of the model (unchanged since the simulation was
+    built: :mod:`lcpdyn.model_check`), before any work; the number of steps to take."""
+    sim._built.check(sim.model)
+    check_turn(sim.model, sim.v, sim.dt)
     t_end = finite_number("t_end", t_end)
     steps = round((t_end - sim.t) / sim.dt)
     if steps < 1:
@@ -94,6 +102,8 @@ def session(sim, steps, t_end, progress, out, record_every, chunk_steps, stop, o
     try:
         record = Recorder(sim, steps, record_every, chunk_steps, sink)
         k = sim.evaluate(sim.q, sim.v, sim.t)
+        if sim.steps_done == 0:
+            check_start_gaps(sim.model, np.asarray(k.gap))
         record.initial(sim, k)
         bar = Progress(progress, steps, sim.friction.name, t_end)
         try:
