@@ -645,6 +645,18 @@ cli("cli", "sweep --grid given twice", [*SWEEP, "--grid", "mu=0.1,0.2", "--grid"
 cli("cli", "sweep --friction unknown", [*SWEEP, "--grid", "mu=0.1,0.2", "--friction", "stribeck"], "stribeck")
 cli("cli", "sweep --dt -1", [*SWEEP, "--grid", "mu=0.1,0.2", "--dt", "-1"], "--dt")
 cli("cli", "sweep --option unknown", [*SWEEP, "--grid", "mu=0.1,0.2", "--option", "colour=1"], "colour")
+cli(
+    "cli",
+    "sweep --scheduler that does not answer",
+    [*SWEEP, "--grid", "mu=0.1,0.2", "--scheduler", "tcp://127.0.0.1:1"],
+    ("--scheduler", "tcp://127.0.0.1:1", "no Dask scheduler"),
+)
+cli(
+    "cli",
+    "sweep --scheduler without a port",
+    [*SWEEP, "--grid", "mu=0.1,0.2", "--scheduler", "tcp://localhost"],
+    ("--scheduler", "port"),
+)
 cli("cli", "sweep --points missing", [*SWEEP, "--points", "none.json"], "none.json")
 cli(
     "cli",

@@ -102,6 +102,13 @@ def _sweep(args) -> int:
             if axis not in swept:
                 raise UsageError(f"--plot {item}: {axis!r} is not swept; the swept dimensions are {', '.join(swept)}")
         plots.append((metric, axes))
+    if args.scheduler is not None:  # named by its option, before the results folder is made
+        from .sweep import check_scheduler
+
+        try:
+            check_scheduler(args.scheduler)
+        except ValueError as exc:
+            raise UsageError(f"--scheduler {args.scheduler}: {str(exc).removeprefix('sweep: ')}") from None
     workers = args.workers
     kwargs = dict(
         grid=grid, points=points, friction=[f.strip() for f in args.friction.split(",")], dt=steps,

@@ -205,6 +205,8 @@ def sweep(
         raise ValueError(f"sweep: workers must be an integer >= 0, got {workers!r}")
     if sum(x is not None for x in (client, scheduler)) > 1 or (workers == 0 and (client or scheduler)):
         raise ValueError("sweep: give at most one of client=, scheduler= and workers=0")
+    if scheduler is not None:
+        check_scheduler(scheduler)
     directory = None if out is None else _open_directory(out, spec)
     if directory is not None and trajectories:
         (directory / "trajectories").mkdir(exist_ok=True)
@@ -347,6 +349,36 @@ def _batches(todo, parts, referenced=True):
         size = math.ceil(len(runs) / count)
         batches += [runs[j : j + size] for j in range(0, len(runs), size)]
     return batches
+
+
+SCHEDULER_TIMEOUT = 5.0
+"""Seconds a sweep waits for a scheduler given by address to accept a connection, before any run."""
+
+
+def check_scheduler(address: str) -> None:
+    """Raise ValueError, naming the address, unless something accepts a TCP connection there
+    (Dask's own client waits 30 s and then raises from deep in its comm layer)."""
+    import socket
+
+    if not isinstance(address, str) or not address:
+        raise ValueError(f"sweep: scheduler must be an address such as 'tcp://host:8786', got {address!r}")
+    scheme, _, rest = address.rpartition("://")
+    if scheme not in ("", "tcp", "tls"):
+        return  # another transport: Dask's client says what it finds
+    host, _, port = rest.rpartition(":")
+    try:
+        port_number = int(port)
+    except ValueError:
+        raise ValueError(f"sweep: scheduler {address!r} has no port (expected 'tcp://host:port')") from None
+    try:
+        with socket.create_connection((host.strip("[]") or "localhost", port_number), timeout=SCHEDULER_TIMEOUT):
+            pass
+    except OSError as exc:
+        why = exc.strerror or type(exc).__name__
+        raise ValueError(
+            f"sweep: no Dask scheduler answers at {address!r} ({why} within {SCHEDULER_TIMEOUT:g} s); start one "
+            "(`dask scheduler`) or leave the scheduler out to run on a local cluster"
+        ) from None
 
 
 def _run_on_dask(spec, spec_json, todo, keep, keep_reference, path_of, bar, stop, client, scheduler, workers, batch):
