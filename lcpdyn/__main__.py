@@ -7,9 +7,23 @@ arguments.)"""
 
 from __future__ import annotations
 
+import signal
 import sys
 
-from . import cli
+from .run.signals import record_signal
+
+# a Ctrl-C while the modules below import is recorded and acted on before any work (lcpdyn.cli.main)
+for _signum in (signal.SIGINT, signal.SIGTERM):
+    if signal.getsignal(_signum) is not signal.SIG_IGN:  # a shell's background job keeps ignoring it
+        signal.signal(_signum, record_signal)
+
+from . import cli  # noqa: E402
+
+
+def command() -> int:
+    """The ``lcpdyn`` command (pyproject's script): :func:`lcpdyn.cli.main`, entered through this
+    module so that a signal during the imports is recorded too."""
+    return cli.main(sys.argv[1:])
 
 
 def main(argv=None) -> int:

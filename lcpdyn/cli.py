@@ -44,37 +44,27 @@ from .cli_checks import (
 )
 from .cli_parser import DEMO, RUN_DEFAULTS, join_negative_values, not_positive
 from .cli_parser import parser as _parser
+from .run.signals import Terminated, deferred_signals, raise_pending
 from .scene_collection import scene_collection
 
 
-class _Terminated(BaseException):
-    """SIGTERM outside a run (a run stops on it cleanly by itself): ends the command like Ctrl-C."""
-
-
-def _on_sigterm(signum, frame):
-    raise _Terminated()
-
-
 def main(argv=None) -> int:
+    """The command line. SIGINT and SIGTERM are recorded, never raised inside its work
+    (:func:`lcpdyn.run.signals.deferred_signals`): a run stops after the step in progress, anything
+    else where the command ends or before its work starts -- exit 130 or 143, never lost."""
     argv = sys.argv[1:] if argv is None else list(argv)
-    if argv[:1] == ["--version"]:  # without the parser, which imports the scenes (and JAX)
+    if argv[:1] == ["--version"]:  # without the parser
         print(f"lcpdyn {__version__}")
         return 0
-    import threading
-
-    if threading.current_thread() is not threading.main_thread():
-        return _main(argv)
-    previous = signal.signal(signal.SIGTERM, _on_sigterm)
     try:
-        return _main(argv)
-    except KeyboardInterrupt:  # Ctrl-C before a command runs: while the parser imports the scenes
+        with deferred_signals():
+            return _main(argv)
+    except KeyboardInterrupt:
         print("lcpdyn: interrupted by SIGINT", file=sys.stderr)
         return 128 + signal.SIGINT
-    except _Terminated:
+    except Terminated:
         print("lcpdyn: interrupted by SIGTERM", file=sys.stderr)
         return 128 + signal.SIGTERM
-    finally:
-        signal.signal(signal.SIGTERM, previous)
 
 
 def _main(argv) -> int:
@@ -83,6 +73,7 @@ def _main(argv) -> int:
         parser.print_help()
         return 0
     args = parser.parse_args(join_negative_values(argv))
+    raise_pending()  # a signal while the command line started: before any work
     if (message := not_positive(args)) is not None:
         print(f"lcpdyn: {message}", file=sys.stderr)
         return 2

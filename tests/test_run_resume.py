@@ -296,3 +296,33 @@ def test_a_signal_during_the_final_save_is_not_lost(tmp_path, monkeypatch, capsy
     assert code == 128 + signum, err
     assert "arrived as the run ended: it had completed; 50 steps saved to" in err
     assert load(out).parameters["status"] == "completed"
+
+
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM])
+def test_a_signal_while_the_model_compiles_stops_the_run_at_its_first_step(tmp_path, monkeypatch, capsys, signum):
+    """A signal 1.5-2.5 s into `lcpdyn run`, while JAX traced and compiled the model, raised inside
+    JAX's garbage-collection callback, which swallowed it ("Exception ignored"): the run went on and
+    exited 0; or inside XLA's compilation, after which the process crashed at exit (rc -11). The
+    command line now records the signal (lcpdyn.run.signals.deferred_signals) and the run takes it
+    over: it stops after its first step, saved and resumable, exit 128 + signal."""
+    from lcpdyn.cli import main
+    from lcpdyn.model import Model
+    from lcpdyn.trajectory import load
+
+    real = Model.compile
+
+    def compile_interrupted(self):
+        os.kill(os.getpid(), signum)  # recorded, not raised inside the tracing
+        return real(self)
+
+    monkeypatch.setattr(Model, "compile", compile_interrupted)
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)  # as an interactive start has it
+    try:
+        code = main(["run", "puck", "--t-end", "0.05", "--out", str(tmp_path / "r.h5"), "--quiet"])
+    finally:
+        signal.signal(signal.SIGINT, previous)
+    err = capsys.readouterr().err
+    assert code == 128 + signum, err
+    assert "1 steps saved to" in err and "--resume" in err
+    saved = load(tmp_path / "r.h5")
+    assert saved.parameters["status"] == "interrupted" and saved.t.shape[0] == 1
