@@ -41,7 +41,6 @@ _CODE_TO_STATUS = {
 }
 _CONTINUATION_START = 0.1  # first proximal weight, relative to ||M||_inf
 _PROXIMAL_PATIENCE = 50  # outer iterations at the final weight without halving the residual
-_PROXIMAL_FLOOR = 1e-6  # smallest rho of the fallback, relative to its regularization * ||M||
 _CODE_TO_TEXT = {code: status.name.lower() for code, status in _CODE_TO_STATUS.items()}
 # Numerically singular when ||A|| ||x|| / ||r|| (a lower bound on cond(A)) exceeds this.
 _EPS = float(np.finfo(float).eps)
@@ -443,10 +442,6 @@ def _proximal_fallback(problem, scaled, options: Options, tolerance: float, firs
     if not m_norm > 0.0:
         m_norm = 1.0  # a zero matrix: the equilibrated problem's natural unit
     rho_final = options.regularization * m_norm
-    # Where the iterates stall above the tolerance at rho_final (a singular M of redundant
-    # contacts), rho goes on down by 100 at a time to _PROXIMAL_FLOOR of it: on a saved
-    # chain-on-box step it stalled at 3.9e-8 for rho >= 1e-6 ||M|| and was solved at 1e-8 ||M||.
-    floor = _PROXIMAL_FLOOR * rho_final
     # Continuation: start better conditioned (pivoting on M + rho I is fast when rho is a
     # sizeable part of ||M||) and shrink rho tenfold per outer iteration down to rho_final.
     rho = max(rho_final, _CONTINUATION_START * m_norm)
@@ -482,11 +477,8 @@ def _proximal_fallback(problem, scaled, options: Options, tolerance: float, firs
         if trial.relative_residual <= 1e-3 * tolerance:
             break
         if rho == rho_final and since_progress >= _PROXIMAL_PATIENCE:
-            if rho_final > floor:  # stalled above the tolerance: a smaller rho, from the same centre
-                rho_final, since_progress = max(floor, 0.01 * rho_final), 0
-            else:
-                ending = f"no progress in {_PROXIMAL_PATIENCE} outer iterations at the final rho"
-                break
+            ending = f"no progress in {_PROXIMAL_PATIENCE} outer iterations at the final rho"
+            break
         center = zs
         rho = max(rho_final, 0.1 * rho)
     info = {"regularization": rho, "proximal_iterations": outer, "first_attempt": why}

@@ -32,7 +32,12 @@ def warm_cache(tmp_path_factory):
     """A cache folder holding the catalogue (built by a first command, as after an install)."""
     folder = tmp_path_factory.mktemp("cache")
     env = dict(os.environ, LCPDYN_CACHE=str(folder))
-    done = subprocess.run([sys.executable, "-m", "lcpdyn", "--help"], cwd=ROOT, env=env, capture_output=True, text=True)
+    # from a folder outside the checkout, as the probes run: an installed (not editable) lcpdyn is
+    # then the one imported, and its sources are the ones the catalogue is fingerprinted by
+    elsewhere = tmp_path_factory.mktemp("elsewhere")
+    done = subprocess.run(
+        [sys.executable, "-c", PROBE, json.dumps(["--help"])], cwd=elsewhere, env=env, capture_output=True, text=True
+    )
     assert done.returncode == 0, done.stderr
     assert len(list(folder.glob("cli-catalogue-*.json"))) == 1
     return env

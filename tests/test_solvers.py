@@ -402,12 +402,13 @@ def test_lemke_on_a_saved_redundant_step_never_marks_a_wrong_answer_solved():
     saved in ``tests/data``) where Júdice–Pires' block rule cycles from any start. On OpenBLAS
     0.3.30's SkylakeX kernel Lemke ends on a singular consistent basis that the minimum-norm
     polish solves; on one AMD EPYC core its degenerate ratio tests end on a basis whose solution
-    misses the tolerance (1.6e-7; recomputing it measures 0.09), and it says so. On another (AVX-512)
-    Lemke solves it, and Júdice–Pires' pivoting cycles by the block rule and by single pivots
-    alike: its proximal fallback stalled at 3.9e-8 with rho = 1e-4 ||M|| and now takes rho on
-    down where it stalls (solved at 1.4e-9 ||M||). On any kernel: an answer called solved passes
-    the independent check, one that is not is reported failed with its residual, and Júdice–Pires
-    solves the step."""
+    misses the tolerance (1.6e-7; recomputing it measures 0.09), and it says so, and Júdice–Pires
+    solves it. On another (AVX-512) Lemke solves it, and Júdice–Pires' pivoting cycles by the block
+    rule and by single pivots alike; its proximal fallback stalls at 3.9e-8 (README, Known limits:
+    taking rho further down solved this step but called infeasible fuzz problems solved). On any
+    kernel: an answer called solved passes the independent check, one that is not is reported
+    failed with its residual, and the step's pair of methods -- Júdice–Pires, then Lemke, as the
+    time stepper tries them -- solves it."""
     from .independent_check import check_answer
 
     data = _saved("lemke-redundant-contacts-singular-basis")
@@ -418,7 +419,11 @@ def test_lemke_on_a_saved_redundant_step_never_marks_a_wrong_answer_solved():
     else:
         assert result.relative_residual > 1e-9 and "exceeds tolerance" in result.message
     judice = solve(M, q, lo, hi, method="judice-pires")
-    assert judice.success and check_answer(M, q, lo, hi, judice.z) == []
+    if judice.success:
+        assert check_answer(M, q, lo, hi, judice.z) == []
+    else:
+        assert judice.relative_residual > 1e-9
+    assert judice.success or result.success
 
 
 def test_resting_block_with_indeterminate_friction_is_solved_not_rejected():
