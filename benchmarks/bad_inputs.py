@@ -523,6 +523,11 @@ for reader, label, make, word in (
 
 
 # --- the command line -------------------------------------------------------------------------------------
+def _result(name):
+    """A ``prepare`` that leaves a run's result file ``name`` in the case's folder."""
+    return lambda folder: _simulate(run={"out": folder / name})
+
+
 def cli(kind, name, argv, culprit, prepare=None):
     CASES.append(
         Case(kind, name, ["cli", argv], tuple([culprit] if isinstance(culprit, str) else culprit), {"prepare": prepare})
@@ -558,7 +563,7 @@ cli(
     "--resume --t-end 0",
     ["run", "--resume", "r.h5", "--t-end", "0"],
     "--t-end",
-    prepare=lambda f: _simulate(run={"out": f / "r.h5"}),
+    prepare=_result("r.h5"),
 )
 cli("cli", "--on-unsolved ignore", [*RUN, "--on-unsolved", "ignore", "--out", "x.npz"], "--on-unsolved")
 cli("cli", "--compiled-loop sometimes", [*RUN, "--compiled-loop", "sometimes", "--out", "x.npz"], "--compiled-loop")
@@ -583,7 +588,7 @@ cli(
     "--out onto a result",
     [*RUN, "--out", "old.npz"],
     ("old.npz", "--overwrite"),
-    prepare=lambda f: _simulate(run={"out": f / "old.npz"}),
+    prepare=_result("old.npz"),
 )
 cli(
     "cli",
@@ -602,14 +607,14 @@ cli(
     "--resume without --t-end",
     ["run", "--resume", "r.h5"],
     "--t-end",
-    prepare=lambda f: _simulate(run={"out": f / "r.h5"}),
+    prepare=_result("r.h5"),
 )
 cli(
     "cli",
     "--resume with a scene",
     ["run", "puck", "--resume", "r.h5", "--t-end", "1"],
     "--resume",
-    prepare=lambda f: _simulate(run={"out": f / "r.h5"}),
+    prepare=_result("r.h5"),
 )
 cli(
     "cli",
@@ -671,21 +676,21 @@ cli(
     "animate --fps 0",
     ["animate", "r.npz", "--out", "a.gif", "--fps", "0"],
     "--fps",
-    prepare=lambda f: _simulate(run={"out": f / "r.npz"}),
+    prepare=_result("r.npz"),
 )
 cli(
     "cli",
     "animate --speed -1",
     ["animate", "r.npz", "--out", "a.gif", "--speed", "-1"],
     "--speed",
-    prepare=lambda f: _simulate(run={"out": f / "r.npz"}),
+    prepare=_result("r.npz"),
 )
 cli(
     "cli",
     "animate --out .txt",
     ["animate", "r.npz", "--out", "a.txt"],
     ("--out", "a.txt"),
-    prepare=lambda f: _simulate(run={"out": f / "r.npz"}),
+    prepare=_result("r.npz"),
 )
 cli(
     "cli",

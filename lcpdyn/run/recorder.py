@@ -43,28 +43,23 @@ class Sink:
         path = check_output_path(out)
         if sim.steps_done == 0:
             refuse_existing(path, overwrite)
-        parameters = dict(sim.parameters(), record_every=record_every)
+        layout = (
+            dict(sim.parameters(), record_every=record_every),
+            [b.name for b in sim.model.bodies],
+            len(sim.model.bodies),
+            len(sim.model.contacts),
+        )
         if path.suffix.lower() == ".npz":
             lock = OutputLock(path)
             try:
                 checkpoint = npz_checkpoint(path)
                 refuse_existing(checkpoint, overwrite)
-                writer = TrajectoryWriter(
-                    checkpoint, parameters, [b.name for b in sim.model.bodies], len(sim.model.bodies),
-                    len(sim.model.contacts),
-                )  # fmt: skip
+                writer = TrajectoryWriter(checkpoint, *layout)
             except BaseException:
                 lock.release()
                 raise
             return Sink(path, writer=writer, npz=path, lock=lock)
-        writer = TrajectoryWriter.open_or_append(
-            path,
-            parameters,
-            [b.name for b in sim.model.bodies],
-            len(sim.model.bodies),
-            len(sim.model.contacts),
-            steps_done=sim.steps_done,
-        )
+        writer = TrajectoryWriter.open_or_append(path, *layout, steps_done=sim.steps_done)
         return Sink(path, writer=writer)
 
     def release(self, status="failed: the run ended before its records were closed"):
