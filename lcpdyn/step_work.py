@@ -55,7 +55,9 @@ class StepWork:
         midpoint scheme, whose second pass couples the islands through the forces.
     islands : what an island strategy's solve leaves for a second (:class:`IslandAnswers`), or None.
     friction_point : in Moreau's midpoint scheme, where each declared contact's friction law is
-        written (:class:`lcpdyn.midpoint_friction.FrictionPoint`); None otherwise."""
+        written (:class:`lcpdyn.midpoint_friction.FrictionPoint`); None otherwise.
+    delassus : the Delassus operator of the large island solved last, kept for the step's second
+        solve (:func:`lcpdyn.strategies.sparse_island.island_delassus`)."""
 
     mu: np.ndarray
     mu_static: np.ndarray
@@ -71,6 +73,7 @@ class StepWork:
     first: object = None
     islands: IslandAnswers | None = None
     friction_point: object = None
+    delassus: dict = field(default_factory=dict)
 
     def switch_arrays(self):
         """(branch (r,) int8, guess (r, 2)) for the compiled kernels: this step's switch, or none."""

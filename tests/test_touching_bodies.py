@@ -11,6 +11,7 @@ import warnings
 
 import numpy as np
 import pytest
+from scipy.sparse import block_diag
 
 from lcpdyn import Model, RigidBody, Simulation
 from lcpdyn.collision import Box, Collider, CollisionWorld, HalfSpace, Sphere
@@ -18,8 +19,7 @@ from lcpdyn.contact_rows import carried_basis, contact_rows, tangent_basis
 from lcpdyn.detected_contacts import ContactProperties
 from lcpdyn.friction import make_friction
 from lcpdyn.stepper import SimulationError
-from lcpdyn.strategies.sparse_island import CHUNK as _CHUNK
-from lcpdyn.strategies.sparse_island import friction_block as _friction_block
+from lcpdyn.strategies.sparse_island import contact_friction as _contact_friction
 
 pytestmark = pytest.mark.filterwarnings("ignore::lcpdyn.stepper.EnergyWarning")
 
@@ -136,10 +136,12 @@ def test_contact_rows_are_the_material_velocity_jacobians(coal):
     assert abs(rows.impulse(reaction, 3) @ nu.reshape(-1) - np.sum(reaction * u)) < 1e-12
 
 
-@pytest.mark.parametrize("name", BOUNDED)
-def test_friction_block_over_identity_slip_rows_is_the_full_block(name):
-    """friction_block (lcpdyn.strategies.sparse_island) asks the model for its rows with D = I over
-    the slip rows and multiplies by D afterwards: for every lcpdyn model this is the block it gives for the full D."""
+@pytest.mark.parametrize("name", ["regularized", "box", "continuous"])
+def test_contact_friction_over_identity_slip_rows_is_the_full_block(name):
+    """contact_friction (lcpdyn.strategies.sparse_island) asks a model of two friction rows per
+    contact for its rows with D = I over the slip rows, contact by contact; multiplied by D they
+    are the block the model gives for the full D (the polygonal model, with its slack rows, stays
+    on the dense path)."""
     rng = np.random.default_rng(2)
     model = make_friction(name)
     r, n, h = 40, 30, 1e-3  # more contacts than one chunk
@@ -152,22 +154,14 @@ def test_friction_block_over_identity_slip_rows_is_the_full_block(name):
     friction_force = rng.normal(size=(r, 3))
     tangent = tangent_basis(rng.normal(size=(r, 3)))
     full = model.block(D, v, h, mu, normal_force, friction_force, tangent, mu_static=mu_static)
-    F, G, P, C, c, lo, hi, basis, kinetic = _friction_block(
+    F, G, C, c, lo, hi, basis, kinetic = _contact_friction(
         model, D @ v, h, mu, mu_static, normal_force, friction_force, tangent
     )
-    F, G, P, C = (x.toarray() for x in (F, G, P, C))  # CSR
-    if name == "polygonal":  # rows chunk by chunk: each chunk's directions, then its slacks
-        k = model.directions
-        chunks = [(a, min(r, a + _CHUNK)) for a in range(0, r, _CHUNK)]
-        order = np.concatenate([np.concatenate([np.arange(a * k, b * k), r * k + np.arange(a, b)]) for a, b in chunks])
-        full_F, full_G, full_P, full_C = full.F[order], full.G[order], full.P[order], full.C[np.ix_(order, order)]
-        full_c, full_lo, full_hi = full.c[order], full.lo[order], full.hi[order]
-    else:
-        full_F, full_G, full_C, full_c, full_lo, full_hi = full.F, full.G, full.C, full.c, full.lo, full.hi
-        full_P = full.P if full.P is not None else np.zeros((full.F.shape[0], r))
-    assert np.abs(F @ D - full_F).max() < 1e-12 * (1 + np.abs(full_F).max())
-    assert np.abs(G @ D - full_G).max() < 1e-12 * (1 + np.abs(full_G).max())
-    for got, want in ((P, full_P), (C, full_C), (c, full_c), (lo, full_lo), (hi, full_hi)):
+    F, G, C = (block_diag(list(x)).toarray() for x in (F, G, C))
+    assert full.P is None
+    assert np.abs(F @ D - full.F).max() < 1e-12 * (1 + np.abs(full.F).max())
+    assert np.abs(G @ D - full.G).max() < 1e-12 * (1 + np.abs(full.G).max())
+    for got, want in ((C, full.C), (c, full.c), (lo, full.lo), (hi, full.hi)):
         assert np.array_equal(np.isinf(got), np.isinf(want))
         finite = np.isfinite(want)
         assert np.abs(got[finite] - want[finite]).max(initial=0.0) < 1e-12 * (1 + np.abs(want[finite]).max(initial=0))

@@ -312,7 +312,7 @@ def _sparse_part(sim, work, state, part, values, det, rhs, tangent, r, h):
         sim.friction, H, Minv, M, Minv @ rhs[columns], rhs[columns], values["e"],
         (H @ state.v[columns]).reshape(-1, 3)[:, 1:], h, values["mu"], values["mu_static"], values["normal"],
         values["friction_force"], tangent, guess[:, 0], guess[:, 1:], values["pair"], sim._sparse_settings,
-        {"branch": values["branch"], "guess": values["guess"]} if "branch" in values else None,
+        {"branch": values["branch"], "guess": values["guess"]} if "branch" in values else None, work.delassus,
     )  # fmt: skip
 
 

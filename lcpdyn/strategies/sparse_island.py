@@ -21,11 +21,13 @@ gives for the full D)."""
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.sparse import block_diag, bmat, csr_matrix, vstack
+from scipy.sparse import bmat, bsr_matrix, csr_matrix
 
+from solvers.sparse_delassus import block_diagonal_csr, contact_rows, delassus_blocks, transformed_csr, transformed_rows
 from solvers.sparse_gauss_seidel import active_set_csr, block_gs_csr, nsgs_csr
 from solvers.sparse_measure import (
     csr_arrays,
@@ -47,8 +49,9 @@ __all__ = [
     "SparseAnswer",
     "answer_codes",
     "body_matrices",
+    "contact_friction",
     "dense_fallback_allowed",
-    "friction_block",
+    "island_delassus",
     "solve_sparse_coulomb",
     "solve_sparse_island",
     "sparse_applies",
@@ -166,121 +169,164 @@ def body_matrices(mass, inertia, inverse_inertia):
     nb = mass.shape[0]
     inverse = np.zeros((nb, 6, 6))
     full = np.zeros((nb, 6, 6))
-    for j in range(nb):
-        inverse[j, :3, :3] = np.eye(3) / mass[j]
-        inverse[j, 3:, 3:] = inverse_inertia[j]
-        full[j, :3, :3] = np.eye(3) * mass[j]
-        full[j, 3:, 3:] = inertia[j]
-    return block_diag(list(inverse), format="csr"), block_diag(list(full), format="csr")
+    diagonal = np.arange(3)
+    inverse[:, diagonal, diagonal] = 1.0 / mass[:, None]
+    inverse[:, 3:, 3:] = inverse_inertia
+    full[:, diagonal, diagonal] = mass[:, None]
+    full[:, 3:, 3:] = inertia
+    blocks = np.arange(nb + 1)
+    return (bsr_matrix((inverse, blocks[:-1], blocks), shape=(6 * nb, 6 * nb)).tocsr(),
+            bsr_matrix((full, blocks[:-1], blocks), shape=(6 * nb, 6 * nb)).tocsr())  # fmt: skip
 
 
-def _same(a, b) -> bool:
-    """Whether two CSR matrices are the same matrix, entry for entry and in the same layout."""
-    return (
-        a.shape == b.shape and a.nnz == b.nnz and np.array_equal(a.indptr, b.indptr)
-        and np.array_equal(a.indices, b.indices) and np.array_equal(a.data, b.data)
-    )  # fmt: skip
-
-
-def friction_block(model, slips, h, mu, mu_static, normal_force, friction_force, tangent, switches=None,
-                   basis_force=None):  # fmt: skip
-    """The model's block over c contacts with D = I (2c slip rows), in chunks of :data:`CHUNK`
-    contacts assembled block-diagonally: (F, G (nf, 2c), P (nf, c), C (nf, nf) as CSR matrices,
-    c, lo, hi (nf,), basis (c, 2, 2), kinetic (c,)). ``switches``: a switch inside the step,
-    {"branch": (c,), "guess": (c, 2)} (:mod:`lcpdyn.friction_switches`), or None;
-    ``basis_force`` (c, 3): the last pass's world friction force of a model's basis passes, or None."""
+def contact_friction(model, slips, h, mu, mu_static, normal_force, friction_force, tangent, switches=None,
+                     basis_force=None):  # fmt: skip
+    """The model's rows per contact, for a model of two friction rows per contact without P
+    (:func:`two_rows`), asked for with D = I over the contacts' slip rows in chunks of
+    :data:`CHUNK` contacts (a contact's rows are combinations of its own two slip rows, so they are
+    the same as for the full D, multiplied by it afterwards): (F, G, C (c, 2, 2) each contact's maps of its two slip rows and
+    its compliance, c, lo, hi (2c,), basis (c, 2, 2), kinetic (c,)). A ValueError names the model
+    if its rows of one contact reach another contact's slip rows."""
     c = mu.shape[0]
-    parts = []
+    out = [np.empty((c, 2, 2)) for _ in range(3)]
+    vectors = [np.empty(2 * c) for _ in range(3)]
+    basis, kinetic = np.empty((c, 2, 2)), np.empty(c, bool)
     for a in range(0, c, CHUNK):
         b = min(c, a + CHUNK)
-        n = 2 * (b - a)
+        k = b - a
         extra = {} if switches is None else {name: value[a:b] for name, value in switches.items()}
         if basis_force is not None:
             extra["basis_force"] = basis_force[a:b]
         block = model.block(
-            np.eye(n), slips[2 * a : 2 * b], h, mu[a:b], normal_force[a:b], friction_force[a:b], tangent[a:b],
+            np.eye(2 * k), slips[2 * a : 2 * b], h, mu[a:b], normal_force[a:b], friction_force[a:b], tangent[a:b],
             mu_static=mu_static[a:b], **extra,
         )  # fmt: skip
-        parts.append((a, b, block))
-    blocks = [p[2] for p in parts]
-    vectors = tuple(np.concatenate([getattr(b, name) for b in blocks]) for name in ("c", "lo", "hi"))
-    F = block_diag([b.F for b in blocks], format="csr")
-    G = block_diag([b.G for b in blocks], format="csr")
-    P = block_diag([b.P if b.P is not None else np.zeros((b.F.shape[0], pb - pa)) for (pa, pb, _), b in
-                    zip(parts, blocks)], format="csr")  # fmt: skip
-    C = block_diag([b.C for b in blocks], format="csr")
-    basis = np.concatenate([b.basis for b in blocks])
-    kinetic = np.concatenate([b.kinetic for b in blocks])
-    return (F, G, P, C, *vectors, basis, kinetic)
+        if block.P is not None and np.any(block.P):
+            raise ValueError(f"friction model {model.name!r}: its block has a coupling P, which the sparse path lacks")
+        for target, matrix in zip(out, (block.F, block.G, block.C)):
+            matrix = np.asarray(matrix, np.float64)
+            if matrix.shape != (2 * k, 2 * k):
+                raise ValueError(f"friction model {model.name!r}: a block of shape {matrix.shape}, expected "
+                                 f"{(2 * k, 2 * k)} for {k} contacts of two friction rows")  # fmt: skip
+            blocks = matrix.reshape(k, 2, k, 2)
+            diagonal = blocks[np.arange(k), :, np.arange(k), :]
+            if np.count_nonzero(matrix) != np.count_nonzero(diagonal):
+                raise ValueError(f"friction model {model.name!r}: a contact's friction rows reach another "
+                                 "contact's slip rows, which the sparse path lacks")  # fmt: skip
+            target[a:b] = diagonal
+        for target, vector in zip(vectors, (block.c, block.lo, block.hi)):
+            target[2 * a : 2 * b] = vector
+        basis[a:b], kinetic[a:b] = block.basis, block.kinetic
+    return (*out, *vectors, basis, kinetic)
+
+
+def _key(H, Minv):
+    """A fingerprint of an island's rows and masses: its Delassus operator is built once a step."""
+    digest = hashlib.blake2b(digest_size=16)
+    for array in (H.indptr, H.indices, H.data, Minv.data):
+        digest.update(np.ascontiguousarray(array).view(np.uint8))
+    return (H.shape, digest.hexdigest())
+
+
+def island_delassus(H, Minv, cache=None):
+    """(bodies (c, 2), rows (c, 2, 3, 6), W's block rows (ptr, index, blocks)) of an island's rows H
+    (3c, 6 nb) CSR and its block-diagonal M^-1 (:mod:`solvers.sparse_delassus`); ``cache`` a dict
+    (the step's, :attr:`lcpdyn.step_work.StepWork.delassus`) that keeps them for a second solve of
+    the same rows."""
+    key = _key(H, Minv) if cache is not None else None
+    if key is not None and key in cache:
+        return cache[key]
+    c, nb = H.shape[0] // 3, H.shape[1] // 6
+    indptr, indices, data = csr_arrays(H)
+    bodies, rows, ok = contact_rows(indptr, indices, data, c)
+    if not ok:
+        raise ValueError("a detected contact's rows reach more than two bodies")
+    blocks = Minv.tobsr(blocksize=(6, 6))
+    blocks.sum_duplicates()
+    if not (np.array_equal(blocks.indptr, np.arange(nb + 1)) and np.array_equal(blocks.indices, np.arange(nb))):
+        raise ValueError("the island's M^-1 is not block-diagonal over its bodies' six velocities")
+    inverse = np.ascontiguousarray(blocks.data, dtype=np.float64)
+    found = (bodies, rows, delassus_blocks(bodies, rows, inverse, nb))
+    if cache is not None:
+        cache.clear()  # one island's at a time: a step's islands are solved one after the other
+        cache[key] = found
+    return found
+
+
+def _maps(F):
+    """(c, 3, 3) per contact diag(1, F_i): the normal row kept, the slip rows mapped by F_i."""
+    T = np.zeros((F.shape[0], 3, 3))
+    T[:, 0, 0] = 1.0
+    T[:, 1:, 1:] = F
+    return T
 
 
 def solve_sparse_island(
     model, H, Minv, M, v_free, rhs, e_N, slips, h, mu, mu_static, normal_force, friction_force, tangent,
-    normal_start, friction_start, pair, settings: SparseSettings, switches=None,
+    normal_start, friction_start, pair, settings: SparseSettings, switches=None, cache=None,
 ) -> SparseAnswer:  # fmt: skip
     """The island's Eq. (30) on the sparse Delassus form (module docstring). H (3c, n_g) CSR: per
-    contact its normal, t1 and t2 rows over the island's velocities; M^-1, M (n_g, n_g) CSR; v_free
-    v* (n_g,) and rhs M v + h f (n_g,); e_N (c,); slips (c, 2) D v at the step's start; mu,
-    mu_static (c,); normal_force (c,) the lagged lam_N the bounds start from, friction_force (c, 3)
-    the previous world friction force (the bristle state); tangent (c, 2, 3); normal_start (c,) and
-    friction_start (c, 2) the warm start (h lam_N and the friction impulse along t1, t2); pair (c, 2)
-    the contacts' bodies (the patch rule of the bound passes); ``switches`` a switch inside the
-    step for the model's block (:func:`friction_block`), or None. With ``settings.basis_passes``
-    (the regularized model's cone) the island is solved again with the static basis and the bounds'
-    lam_N from the last pass, as the dense step does, until a pass settles
-    (:func:`lcpdyn.friction.base.basis_settled`); then the bound passes follow."""
+    contact its normal, t1 and t2 rows over the island's velocities (six per body); M^-1, M
+    (n_g, n_g) CSR, block-diagonal; v_free v* (n_g,) and rhs M v + h f (n_g,); e_N (c,); slips (c, 2)
+    D v at the step's start; mu, mu_static (c,); normal_force (c,) the lagged lam_N the bounds start
+    from, friction_force (c, 3) the previous world friction force (the bristle state); tangent
+    (c, 2, 3); normal_start (c,) and friction_start (c, 2) the warm start (h lam_N and the friction
+    impulse along t1, t2); pair (c, 2) the contacts' bodies (the patch rule of the bound passes);
+    ``switches`` a switch inside the step for the model's block (:func:`contact_friction`), or
+    None; ``cache`` the step's dict for W (:func:`island_delassus`). W = H M^-1 H^T is built once;
+    each pass's matrix is W with each contact's rows and columns mapped by its friction rows
+    (:func:`solvers.sparse_delassus.transformed_csr`), in contact-major order (h lam_N_i, then
+    contact i's two friction unknowns). With ``settings.basis_passes`` (the regularized model's
+    cone) the island is solved again with the static basis and the bounds' lam_N from the last
+    pass, as the dense step does, until a pass settles (:func:`lcpdyn.friction.base.basis_settled`);
+    then the bound passes follow."""
     c = H.shape[0] // 3
     n = H.shape[1]
-    D = H[np.sort(np.concatenate([np.arange(1, 3 * c, 3), np.arange(2, 3 * c, 3)]))]  # t1, t2 per contact
-    N = H[0::3]
+    bodies, rows, (w_ptr, w_index, w_blocks) = island_delassus(H, Minv, cache)
+    Hv = (H @ v_free).reshape(c, 3)
     normal_force = normal_force.copy()
     z = np.zeros(3 * c)  # per contact: h lam_N, then its two friction unknowns
     z[0::3] = np.maximum(normal_start, 0.0)
     iterations, relative, converged, symmetric = 0, np.inf, False, False
     starts = np.arange(0, 3 * c + 1, 3)
-    order = np.empty(3 * c, np.int64)  # contact-major position of (normal rows, friction rows)
-    order[:c] = np.arange(0, 3 * c, 3)
-    order[c:] = (np.arange(0, 3 * c, 3)[:, None] + np.array([1, 2])).reshape(-1)
-    perm = np.argsort(order)
     passes, passed, extra = 1 + settings.basis_passes, 0, 0
     basis_force, tangential = None, friction_start  # the friction impulse along t1, t2 to start from
-    matrices = None  # the last pass's block and what was built from it
+    matrices = None  # the last pass's rows and what was built from them
     while True:
-        F1, G1, P, C, cvec, lo, hi, basis, kinetic = friction_block(
+        F1, G1, C1, cvec, lo, hi, basis, kinetic = contact_friction(
             model, slips.reshape(-1), h, mu, mu_static, normal_force, friction_force, tangent, switches, basis_force
         )
         if tangential is not None:  # the friction impulse in this pass's row basis (columns of basis)
             warm_T = np.einsum("kji,kj->ki", basis, tangential)
             z[1::3], z[2::3] = warm_T[:, 0], warm_T[:, 1]
             tangential = None
-        if matrices is None or not all(_same(a, b) for a, b in zip((F1, G1, P, C), matrices[0])):
-            # a new block (the first pass, a basis pass): the Delassus form and Eq. (30) built anew;
-            # a bound pass changes only lo, hi (and c), and keeps them
-            F, G = (F1 @ D).tocsr(), (G1 @ D).tocsr()
-            B = vstack([N, F]).tocsr()  # rows: normals, then friction (x_F order of the block)
-            Bt = vstack([N, G]).T.tocsr()
-            nf = F.shape[0]
-            K_red = (B @ Minv @ Bt + bmat([[csr_matrix((c, c)), csr_matrix((c, nf))], [P, C]])).tocsr()
-            K_cm = K_red[perm][:, perm]  # contact-major blocks (h lam_N_i, x_2i, x_2i+1)
-            # the acceptance: Eq. (30) itself, (v+, h lam_N, x_F) with v+ recovered exactly
-            K30 = bmat([[M, -N.T, -G.T], [N, None, None], [F, P if P.nnz else None, C]], format="csr")
-            if K30.shape != (n + c + nf,) * 2:
-                raise ValueError(f"Eq. (30) assembled as {K30.shape}, expected {(n + c + nf,) * 2}")
-            matrices = ((F1, G1, P, C), F, G, Bt, nf, K_cm, csr_arrays(K_cm), is_symmetric(K_cm), csr_arrays(K30))
-        _, F, G, Bt, nf, K_cm, (indptr, indices, data), symmetric, (k_ptr, k_idx, k_data) = matrices
-        q_red = np.concatenate([N @ v_free + e_N, F @ v_free + cvec])
-        lo_red, hi_red = np.concatenate([np.zeros(c), lo]), np.concatenate([np.full(c, np.inf), hi])
-        q_cm, lo_cm, hi_cm = q_red[perm], lo_red[perm], hi_red[perm]
+        if matrices is None or not all(np.array_equal(a, b) for a, b in zip((F1, G1, C1), matrices[0])):
+            # a new block (the first pass, a basis pass): K and Eq. (30) built anew; a bound pass
+            # changes only lo, hi (and c), and keeps them
+            T, TG, CC = _maps(F1), _maps(G1), np.zeros((c, 3, 3))
+            CC[:, 1:, 1:] = C1
+            K_cm = csr_matrix(transformed_csr(w_ptr, w_index, w_blocks, T, TG, CC)[::-1], shape=(3 * c, 3 * c))
+            B = csr_matrix(transformed_rows(bodies, rows, T)[::-1], shape=(3 * c, n))
+            Bt = csr_matrix(transformed_rows(bodies, rows, TG)[::-1], shape=(3 * c, n)).T.tocsr()
+            # the acceptance: Eq. (30) itself, (v+, then per contact h lam_N and x_F), v+ recovered exactly
+            Cb = csr_matrix(block_diagonal_csr(CC)[::-1], shape=(3 * c, 3 * c))
+            K30 = bmat([[M, -Bt], [B, Cb]], format="csr")
+            Tq = np.einsum("kab,kb->ka", T, Hv)  # B v*, contact-major
+            matrices = ((F1, G1, C1), Bt, K_cm, csr_arrays(K_cm), is_symmetric(K_cm), csr_arrays(K30), Tq)
+        _, Bt, K_cm, (indptr, indices, data), symmetric, (k_ptr, k_idx, k_data), Tq = matrices
+        shift = np.column_stack([e_N, cvec.reshape(c, 2)])  # (e_N, c) per contact
+        q_cm = (Tq + shift).reshape(-1)
+        lo_cm = np.column_stack([np.zeros(c), lo.reshape(c, 2)]).reshape(-1)
+        hi_cm = np.column_stack([np.full(c, np.inf), hi.reshape(c, 2)]).reshape(-1)
         z = np.clip(z, lo_cm, hi_cm)
-        q30 = np.concatenate([-rhs, e_N, cvec])
-        lo30 = np.concatenate([np.full(n, -np.inf), np.zeros(c), lo])
-        hi30 = np.concatenate([np.full(n, np.inf), np.full(c, np.inf), hi])
+        q30 = np.concatenate([-rhs, shift.reshape(-1)])
+        lo30 = np.concatenate([np.full(n, -np.inf), lo_cm])
+        hi30 = np.concatenate([np.full(n, np.inf), hi_cm])
         w30, codes = np.empty(q30.shape[0]), np.empty(q30.shape[0], np.int8)
         scales30 = csr_lcp_scales(k_ptr, k_idx, k_data, q30, lo30, hi30)  # the problem's own: once a pass
 
         def full(x, Bt=Bt):
-            x_red = x[order]
-            return np.concatenate([v_free + Minv @ (Bt @ x_red), x_red])
+            return np.concatenate([v_free + Minv @ (Bt @ x), x])
 
         def measure(x, k_ptr=k_ptr, k_idx=k_idx, k_data=k_data, q30=q30, lo30=lo30, hi30=hi30, full=full,
                     scales30=scales30):  # fmt: skip
@@ -308,7 +354,7 @@ def solve_sparse_island(
         latest = np.maximum(z[0::3], 0.0) / h
         passed += 1
         if settings.basis_passes:  # every further pass takes its static basis from this one's force
-            along = (G1.T @ z.reshape(c, 3)[:, 1:].reshape(-1)).reshape(c, 2)
+            along = np.einsum("kba,kb->ka", G1, z.reshape(c, 3)[:, 1:])
             following = (along[:, 0, None] * tangent[:, 0] + along[:, 1, None] * tangent[:, 1]) / h
             used = friction_force if basis_force is None else basis_force
             if passed < passes and basis_settled(
@@ -329,11 +375,11 @@ def solve_sparse_island(
             break
         normal_force = np.where(moved, latest, normal_force)  # only where it matters
     x = full(z)
-    x_F = x[n + c :]
+    x_F = z.reshape(c, 3)[:, 1:].reshape(-1)
     return SparseAnswer(
-        v=x[:n], normal=x[n : n + c], tangential=(G1.T @ x_F).reshape(c, 2), x_F=x_F, lo=lo, hi=hi,
-        kinetic=np.asarray(kinetic, bool), iterations=iterations, relative=float(relative), converged=converged,
-        methods="projected Newton, active set" if symmetric else "active set",
+        v=x[:n], normal=z[0::3].copy(), tangential=np.einsum("kba,kb->ka", G1, x_F.reshape(c, 2)), x_F=x_F, lo=lo,
+        hi=hi, kinetic=np.asarray(kinetic, bool), iterations=iterations, relative=float(relative),
+        converged=converged, methods="projected Newton, active set" if symmetric else "active set",
     )  # fmt: skip
 
 
@@ -346,9 +392,10 @@ def solve_sparse_coulomb(H, Minv, v_free, e_N, mu, start, settings: SparseSettin
     framework's friction-contact residual computed on the sparse problem. Returns (r (c, 3),
     sweeps, relative residual, converged)."""
     c = H.shape[0] // 3
-    W = (H @ Minv @ H.T).tocsr()
-    W = ((W + W.T) * 0.5).tocsr()
-    indptr, indices, data = csr_arrays(W)
+    _, _, (ptr, index, blocks) = island_delassus(H, Minv)
+    identity = np.tile(np.eye(3), (c, 1, 1))
+    indptr, indices, data = transformed_csr(ptr, index, blocks, identity, identity, np.zeros((c, 3, 3)))
+    W = csr_matrix((data, indices, indptr), shape=(3 * c, 3 * c))  # symmetric bit for bit
     b = H @ v_free
     b[0::3] += e_N
     r = np.array(start, np.float64).reshape(-1)
