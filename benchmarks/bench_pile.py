@@ -63,18 +63,23 @@ def _scene(kind: str, count: int):
 
 
 def run_lcpdyn(kind: str, count: int, model: str, settle: float, steps: int, tolerance: float,
-               poured=None, on_unsolved: str = "stop") -> dict:  # fmt: skip
+               poured=None, on_unsolved: str = "stop", tangential_stiffness: float | None = None) -> dict:  # fmt: skip
     """One model on one scene: the pour, then ``steps`` timed steps (module docstring). With
     ``poured`` (a state of the same scene, from another model's pour) the timed steps start from
     it and the pour is skipped. The entry's ``state`` (not written to the JSON) is the state after
-    the pour, for another model to start from."""
+    the pour, for another model to start from. ``tangential_stiffness``: the regularized model's
+    bristle stiffness k_T (N/m; None: the model's default)."""
     from lcpdyn import Simulation
     from lcpdyn.detected_contacts import ContactProperties
+    from lcpdyn.friction import Regularized
 
     start = time.perf_counter()
     scene = _scene(kind, count)
     scene.set_collisions(contact=ContactProperties(mu=MU))
-    sim = Simulation(scene, model, 1e-3, tolerance=tolerance, on_unsolved=on_unsolved,
+    friction = model
+    if model == "regularized" and tangential_stiffness is not None:
+        friction = Regularized(tangential_stiffness=tangential_stiffness)
+    sim = Simulation(scene, friction, 1e-3, tolerance=tolerance, on_unsolved=on_unsolved,
                      method="auto" if model == "coulomb" and kind == "tower" else None)  # fmt: skip
     if poured is not None:  # another model's poured positions and velocities, without its warm starts
         state = sim.snapshot()
@@ -316,6 +321,9 @@ def main(argv=None) -> int:
     )
     parser.add_argument("--siconos", default="", help="NSGS tolerances of Siconos' own engine on the pile, e.g. "
                         "1e-4,1e-8 (default: no Siconos peer)")  # fmt: skip
+    parser.add_argument("--tangential-stiffness", type=float, default=None, metavar="K_T",
+                        help="the regularized model's bristle stiffness k_T in N/m (default: the model's 1e10; "
+                        "the Mindlin stiffness of the benchmark's spheres is 1e5-1e7, README)")  # fmt: skip
     parser.add_argument("--quick", action="store_true", help="50 spheres, 0.3 s pour, 10 timed steps")
     parser.add_argument("--out", type=Path, default=ROOT / "results" / "bench_pile.json")
     args = parser.parse_args(argv)
@@ -326,6 +334,8 @@ def main(argv=None) -> int:
             parser.error(f"--{name} must be >= 1")
     if not (math.isfinite(args.settle) and args.settle >= 0):
         parser.error("--settle must be >= 0")
+    if args.tangential_stiffness is not None and not args.tangential_stiffness > 0:
+        parser.error("--tangential-stiffness must be > 0")
     try:
         siconos_tolerances = [float(t) for t in args.siconos.split(",") if t]
     except ValueError:
@@ -361,6 +371,7 @@ def main(argv=None) -> int:
             "mu": MU,
             "tower": TOWER,
             "h": 1e-3,
+            "tangential_stiffness": args.tangential_stiffness,
         },  # fmt: skip
         "lcpdyn": [],
         "mujoco": [],
@@ -369,8 +380,9 @@ def main(argv=None) -> int:
         poured = None  # the regularized pour's state: where a model whose own pour stopped is timed from
         for model in models:
             entry = run_lcpdyn(
-                kind, args.count, model, args.settle, args.steps, args.tolerance, on_unsolved=args.on_unsolved
-            )
+                kind, args.count, model, args.settle, args.steps, args.tolerance, on_unsolved=args.on_unsolved,
+                tangential_stiffness=args.tangential_stiffness,
+            )  # fmt: skip
             state = entry.pop("state", None)
             if model == "regularized" and entry["completed"]:
                 poured = state
@@ -385,6 +397,7 @@ def main(argv=None) -> int:
                     args.tolerance,
                     poured=poured,
                     on_unsolved=args.on_unsolved,
+                    tangential_stiffness=args.tangential_stiffness,
                 )
                 entry.pop("state", None)
                 entry["own_pour"] = own

@@ -9,7 +9,6 @@ import pytest
 import scipy.sparse as sp
 
 from lcpdyn.contact_rows import tangent_basis
-from lcpdyn.friction import make_friction
 from lcpdyn.friction.base import FrictionBlock
 from lcpdyn.strategies.sparse_island import body_matrices, contact_friction, island_delassus
 from solvers.sparse_delassus import block_diagonal_csr, transformed_csr, transformed_rows

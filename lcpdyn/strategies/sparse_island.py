@@ -183,10 +183,11 @@ def contact_friction(model, slips, h, mu, mu_static, normal_force, friction_forc
                      basis_force=None):  # fmt: skip
     """The model's rows per contact, for a model of two friction rows per contact without P
     (:func:`two_rows`), asked for with D = I over the contacts' slip rows in chunks of
-    :data:`CHUNK` contacts (a contact's rows are combinations of its own two slip rows, so they are
-    the same as for the full D, multiplied by it afterwards): (F, G, C (c, 2, 2) each contact's maps of its two slip rows and
-    its compliance, c, lo, hi (2c,), basis (c, 2, 2), kinetic (c,)). A ValueError names the model
-    if its rows of one contact reach another contact's slip rows."""
+    :data:`CHUNK` contacts (a contact's rows are combinations of its own two slip rows, so they
+    are the same as for the full D, multiplied by it afterwards): (F, G, C (c, 2, 2) each
+    contact's maps of its two slip rows and its compliance, c, lo, hi (2c,), basis (c, 2, 2),
+    kinetic (c,)). A ValueError names the model if its rows of one contact reach another
+    contact's slip rows."""
     c = mu.shape[0]
     out = [np.empty((c, 2, 2)) for _ in range(3)]
     vectors = [np.empty(2 * c) for _ in range(3)]
