@@ -47,6 +47,10 @@ from .validation import finite_vector
 __all__ = ["Model", "Kinematics", "COMPILATIONS"]
 
 
+FORCE_PROTOCOL = ("wrenches", "nonconservative_wrenches", "potential")
+"""What :meth:`Model.add_force` asks of an applied load."""
+
+
 class Model:
     """A multibody scene. Build it with ``add_body``, ``add_contact``, ``add_force`` and
     ``add_constraint``; ``gravity`` is a world vector (m/s^2)."""
@@ -95,10 +99,17 @@ class Model:
         return contact
 
     def add_force(self, force):
+        """An applied load: a BodyForce, SpringDamper, TorsionalSpringDamper, JointMotor or any
+        object of their protocol -- ``wrenches(t, state)`` and ``nonconservative_wrenches(t, state)``
+        (lists of (body, world force, world torque), JAX-traceable) and ``potential(state)`` -- whose
+        bodies are its ``body``, ``body_a`` and ``body_b`` attributes."""
         if not isinstance(force, (BodyForce, SpringDamper, TorsionalSpringDamper)):
-            raise TypeError(
-                f"add_force expects a BodyForce, SpringDamper or TorsionalSpringDamper, got {type(force).__name__}"
-            )
+            missing = [name for name in FORCE_PROTOCOL if not callable(getattr(force, name, None))]
+            if missing:
+                raise TypeError(
+                    "add_force expects a BodyForce, SpringDamper, TorsionalSpringDamper or an object with "
+                    f"{', '.join(FORCE_PROTOCOL)}; {type(force).__name__} lacks {', '.join(missing)}"
+                )
         for name in ("body", "body_a", "body_b"):
             self._check_member(getattr(force, name, None), "force")
         self.forces.append(force)

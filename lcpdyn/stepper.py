@@ -27,7 +27,7 @@ from solvers.options import build_options
 
 from . import __version__
 from .compiled_loop import CHUNK_STEPS
-from .forces import BodyForce
+from .forces import SpringDamper, TorsionalSpringDamper
 from .friction import FRICTION_CONTACT, compiled_rows, for_scheme, make_friction
 from .friction_switches import friction_switches
 from .kernels import (
@@ -198,7 +198,9 @@ class Simulation:
         self.n_holonomic = sum(c.size for c in model.holonomic)
         self._disks = [i for i, c in enumerate(model.contacts) if c.tilt_of is not None]  # contacts with a tilt check
         self.has_disks = bool(self._disks)
-        self._nonconservative = any(isinstance(f, BodyForce) or f.damping > 0 for f in model.forces)
+        self._nonconservative = any(  # loads with work to count: all but undamped springs
+            not (isinstance(f, (SpringDamper, TorsionalSpringDamper)) and f.damping == 0) for f in model.forces
+        )
         self._driven = any(c.time_dependent for c in model.holonomic) or any(
             c.rhs is not None for c in model.nonholonomic
         )

@@ -1,0 +1,188 @@
+"""Actuators on joints: a joint's coordinate, an effort input (:class:`JointMotor`) and a position
+servo (:func:`position_servo`, an implicit PD controller as a compliant row).
+
+A joint's coordinates (:class:`JointCoordinate`) are measured from the bodies' initial poses (the
+model's assembly, where they are zero, as URDF's and MJCF's joint values are):
+
+* ``"angle"`` of a :class:`~lcpdyn.constraints.RevoluteJoint` or
+  :class:`~lcpdyn.joints.CylindricalJoint`: theta = atan2((r_b x r_a) . u_b, r_b . r_a) in
+  (-pi, pi] (rad), the turn of body a relative to body b about u_b = R_b axis_b, between the
+  reference vector r_b = R_b n_1 (n_1 orthogonal to axis_b) and the body-a vector that coincided
+  with it initially; rate (omega_a - omega_b) . u_b.
+* ``"slide"`` of a :class:`~lcpdyn.joints.PrismaticJoint` or cylindrical joint:
+  s = (p_a - p_b) . u_b - s_0 (m), s_0 its initial value; rate the points' relative velocity
+  along u_b.
+
+A :class:`JointMotor` applies the effort tau = gear * effort(t, state) (N m about u_b, or N along
+u_b) to body a and its reaction to body b, as an applied load of the step (its work counts as
+energy put in). A :func:`position_servo` is the holonomic row g = q_j - q_target(t) made compliant
+with stiffness k_p and damping k_d: its multiplier is the PD effort -k_p g - k_d g', taken
+implicitly in the step as every compliant row ("Compliant bilateral rows", :mod:`lcpdyn.stepper`),
+so stiff gains stay stable at the step size.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import jax.numpy as jnp
+import numpy as np
+
+from .constraints import Holonomic, RevoluteJoint
+from .joints import CylindricalJoint, PrismaticJoint
+from .rotation import np_rotation_matrix
+from .validation import finite_number
+
+__all__ = ["JointCoordinate", "JointMotor", "position_servo", "COORDINATES"]
+
+COORDINATES = {
+    "angle": (RevoluteJoint, CylindricalJoint),
+    "slide": (PrismaticJoint, CylindricalJoint),
+}
+"""The joint classes each coordinate applies to."""
+
+
+def _kind_of(joint, kind):
+    """The coordinate asked for, or the joint's only one; a ValueError names the joint otherwise."""
+    if kind is None:
+        kinds = [name for name, classes in COORDINATES.items() if isinstance(joint, classes)]
+        if len(kinds) != 1:
+            choice = "has none" if not kinds else f"has {kinds}: name one with kind="
+            raise ValueError(f"{getattr(joint, 'name', joint)!r}: a joint coordinate is needed and the joint {choice}")
+        return kinds[0]
+    if kind not in COORDINATES:
+        raise ValueError(f"unknown joint coordinate {kind!r}: choose from {sorted(COORDINATES)}")
+    if not isinstance(joint, COORDINATES[kind]):
+        names = ", ".join(c.__name__ for c in COORDINATES[kind])
+        raise ValueError(f"{getattr(joint, 'name', joint)!r} ({type(joint).__name__}) has no {kind!r} coordinate "
+                         f"(joints that have one: {names})")  # fmt: skip
+    return kind
+
+
+@dataclass(eq=False)
+class JointCoordinate:
+    """One coordinate of ``joint`` (module docstring): ``kind`` ``"angle"`` or ``"slide"`` (None:
+    the joint's only one). ``value(state)`` and ``rate(state)`` are JAX-traceable; ``axis(state)``
+    is u_b (world)."""
+
+    joint: object
+    kind: str | None = None
+
+    def __post_init__(self):
+        self.kind = _kind_of(self.joint, self.kind)
+        joint = self.joint
+        Ra = np_rotation_matrix(joint.body_a.orientation)
+        Rb = np.eye(3) if joint.body_b is None else np_rotation_matrix(joint.body_b.orientation)
+        self._reference_b = np.asarray(joint._normals[0], float)
+        self._reference_a = Ra.T @ (Rb @ self._reference_b)  # body a's vector on r_b initially
+        if self.kind == "slide":
+            pa = np.asarray(joint.body_a.position) + Ra @ joint.offset_a
+            pb = joint.offset_b if joint.body_b is None else np.asarray(joint.body_b.position) + Rb @ joint.offset_b
+            self._start = float((pa - pb) @ (Rb @ joint.axis_b))
+        self.bodies = (joint.body_a,) if joint.body_b is None else (joint.body_a, joint.body_b)
+
+    def axis(self, state):
+        joint = self.joint
+        Rb = jnp.eye(3) if joint.body_b is None else state.rotation(joint.body_b)
+        return Rb @ jnp.asarray(joint.axis_b)
+
+    def sine_cosine(self, state):
+        """(y, x) with theta = atan2(y, x) (``"angle"``)."""
+        joint = self.joint
+        Rb = jnp.eye(3) if joint.body_b is None else state.rotation(joint.body_b)
+        rb = Rb @ jnp.asarray(self._reference_b)
+        ra = state.rotation(joint.body_a) @ jnp.asarray(self._reference_a)
+        return jnp.cross(rb, ra) @ (Rb @ jnp.asarray(joint.axis_b)), rb @ ra
+
+    def value(self, state):
+        if self.kind == "angle":
+            y, x = self.sine_cosine(state)
+            return jnp.arctan2(y, x)
+        joint = self.joint
+        pa, pb = joint._points(state, 0.0)
+        return (pa - pb) @ self.axis(state) - self._start
+
+    def rate(self, state):
+        joint = self.joint
+        if self.kind == "angle":
+            omega_b = jnp.zeros(3) if joint.body_b is None else state.angular_velocity(joint.body_b)
+            return (state.angular_velocity(joint.body_a) - omega_b) @ self.axis(state)
+        pa, _ = joint._points(state, 0.0)
+        vb = jnp.zeros(3) if joint.body_b is None else state.point_velocity(joint.body_b, pa)
+        return (state.point_velocity(joint.body_a, pa) - vb) @ self.axis(state)
+
+
+@dataclass(eq=False)
+class JointMotor:
+    """An effort on a joint: ``effort(t, state)`` (JAX-traceable; N m for an angle, N for a slide)
+    times ``gear``, about or along u_b on body a at the joint's point p_a, and its reaction on body
+    b at the same point (so the pair feels no net force or moment). ``kind``: the coordinate it
+    drives (None: the joint's only one). A number is a constant effort."""
+
+    joint: object
+    effort: object
+    gear: float = 1.0
+    kind: str | None = None
+
+    def __post_init__(self):
+        self.coordinate = JointCoordinate(self.joint, self.kind)
+        self.kind = self.coordinate.kind
+        if not callable(self.effort):
+            constant = finite_number(f"motor on {self.joint.name!r}: effort", self.effort)
+            self.effort = lambda t, state: constant
+        gear = float(self.gear)
+        if not math.isfinite(gear) or gear == 0.0:
+            raise ValueError(f"motor on {self.joint.name!r}: gear must be finite and nonzero, got {self.gear!r}")
+        self.gear = gear
+        self.body_a, self.body_b = self.joint.body_a, self.joint.body_b  # the bodies it loads
+
+    def wrenches(self, t, state):
+        u = self.coordinate.axis(state)
+        tau = self.gear * jnp.asarray(self.effort(t, state), dtype=float).reshape(())
+        joint = self.joint
+        if self.kind == "angle":
+            out = [(joint.body_a, jnp.zeros(3), tau * u)]
+            if joint.body_b is not None:
+                out.append((joint.body_b, jnp.zeros(3), -tau * u))
+            return out
+        pa, _ = joint._points(state, 0.0)
+        force = tau * u
+        out = [(joint.body_a, force, jnp.cross(pa - state.position(joint.body_a), force))]
+        if joint.body_b is not None:
+            out.append((joint.body_b, -force, jnp.cross(pa - state.position(joint.body_b), -force)))
+        return out
+
+    def nonconservative_wrenches(self, t, state):
+        """All of it: a motor has no potential, its work is energy put in."""
+        return self.wrenches(t, state)
+
+    def potential(self, state):
+        return 0.0
+
+
+def position_servo(joint, target, stiffness, damping, kind=None, name=None) -> Holonomic:
+    """An implicit PD position servo on ``joint``: the compliant holonomic row
+    g = q_j - q_target(t) (for an angle the shortest turn, atan2 of the error's sine and cosine)
+    with ``stiffness`` k_p (N m/rad or N/m) and ``damping`` k_d (N m s/rad or N s/m); its
+    multiplier is the servo's effort -k_p g - k_d g' (module docstring). ``target``: a number or a
+    JAX-traceable function of t. Returns the :class:`~lcpdyn.constraints.Holonomic` row to add
+    with ``model.add_constraint``."""
+    coordinate = JointCoordinate(joint, kind)
+    if not callable(target):
+        value = finite_number(f"position servo on {joint.name!r}: target", target)
+        target = lambda t: value  # noqa: E731
+    goal = target
+
+    def error(state, t):
+        wanted = jnp.asarray(goal(t), dtype=float).reshape(())
+        if coordinate.kind == "angle":
+            y, x = coordinate.sine_cosine(state)
+            c, s = jnp.cos(wanted), jnp.sin(wanted)
+            return jnp.reshape(jnp.arctan2(y * c - x * s, x * c + y * s), (1,))
+        return jnp.reshape(coordinate.value(state) - wanted, (1,))
+
+    return Holonomic(
+        error, 1, name=name or f"position servo on {joint.name}", time_dependent=True, bodies=coordinate.bodies,
+        stiffness=stiffness, damping=damping,
+    )  # fmt: skip
