@@ -48,14 +48,14 @@ setup() {
     [ -x $VENV/bin/python ] || python3 -m venv $VENV
   fi
   if [ ${#pins[@]} -gt 0 ]; then
-    $VENV/bin/python -m pip install -q --disable-pip-version-check -e ".[test,models]" "${pins[@]}"
+    $VENV/bin/python -m pip install -q --disable-pip-version-check -e ".[test,models,robots]" "${pins[@]}"
     # coal (the collision extra) beside NumPy 1: its wheels' metadata ask NumPy >= 2 (cmeel-boost
     # is built against it), but extensions built against NumPy 2 run on 1.x, and the collision
     # tests prove it in this leg. Its packages are named here and installed without the resolver.
     $VENV/bin/python -m pip install -q --disable-pip-version-check --no-deps \
       coal libcoal eigenpy cmeel cmeel-boost cmeel-assimp cmeel-octomap cmeel-qhull cmeel-zlib
   else
-    $VENV/bin/python -m pip install -q --disable-pip-version-check -e ".[test,collision,models]"
+    $VENV/bin/python -m pip install -q --disable-pip-version-check -e ".[test,collision,models,robots]"
   fi
   touch "$stamp"
 }
@@ -68,7 +68,7 @@ setup_current() {
     return 0
   fi
   [ -x $CURRENT/bin/python ] || python3 -m venv $CURRENT
-  $CURRENT/bin/python -m pip install -q --disable-pip-version-check --upgrade ".[test,collision,viewer,models]"
+  $CURRENT/bin/python -m pip install -q --disable-pip-version-check --upgrade ".[test,collision,viewer,models,robots]"
   touch "$stamp"
 }
 

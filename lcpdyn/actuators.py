@@ -169,12 +169,13 @@ def position_servo(joint, target, stiffness, damping, kind=None, name=None) -> H
     JAX-traceable function of t. Returns the :class:`~lcpdyn.constraints.Holonomic` row to add
     with ``model.add_constraint``."""
     coordinate = JointCoordinate(joint, kind)
-    if not callable(target):
+    moving = callable(target)  # a constant target is a scleronomic row
+    if not moving:
         value = finite_number(f"position servo on {joint.name!r}: target", target)
         target = lambda t: value  # noqa: E731
     goal = target
 
-    def error(state, t):
+    def error(state, t=0.0):
         wanted = jnp.asarray(goal(t), dtype=float).reshape(())
         if coordinate.kind == "angle":
             y, x = coordinate.sine_cosine(state)
@@ -183,6 +184,6 @@ def position_servo(joint, target, stiffness, damping, kind=None, name=None) -> H
         return jnp.reshape(coordinate.value(state) - wanted, (1,))
 
     return Holonomic(
-        error, 1, name=name or f"position servo on {joint.name}", time_dependent=True, bodies=coordinate.bodies,
+        error, 1, name=name or f"position servo on {joint.name}", time_dependent=moving, bodies=coordinate.bodies,
         stiffness=stiffness, damping=damping,
     )  # fmt: skip

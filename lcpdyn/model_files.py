@@ -51,7 +51,7 @@ from .model import Model
 from .rotation import np_quaternion_from_matrix
 from .shapes import Box, Capsule, ConvexMesh, Cylinder, HalfSpace, Sphere
 
-__all__ = ["load_model", "ModelFile", "ModelFileError", "ModelFileWarning"]
+__all__ = ["load_model", "package_roots", "ModelFile", "ModelFileError", "ModelFileWarning"]
 
 FREE, BALL, SLIDE, HINGE = 0, 1, 2, 3  # mjtJoint
 PLANE, HFIELD, SPHERE, CAPSULE, ELLIPSOID, CYLINDER, BOX, MESH = 0, 1, 2, 3, 4, 5, 6, 7  # mjtGeom
@@ -98,17 +98,69 @@ def _name(mujoco, m, kind, index, fallback):
     return name if name else f"{fallback}{index}"
 
 
-def _compile(source):
-    """(MjModel, label) of a file path or an XML string."""
+def package_roots(extra=()) -> list:
+    """Where ``package://NAME/...`` mesh paths of a URDF are looked for, in order: ``extra``, the
+    folders of ``ROS_PACKAGE_PATH``, and the share folder of the installed example-robot-data
+    (its files are ``share/example-robot-data/robots/...``, as its URDFs name them)."""
+    roots = [os.fspath(x) for x in extra]
+    roots += [x for x in os.environ.get("ROS_PACKAGE_PATH", "").split(os.pathsep) if x]
+    try:
+        from importlib import metadata
+
+        share = metadata.distribution("example-robot-data").locate_file("cmeel.prefix/share")
+        if os.path.isdir(share):
+            roots.append(os.fspath(share))
+    except metadata.PackageNotFoundError:
+        pass
+    return roots
+
+
+def _resolve(spec, roots, label):
+    """Each ``package://`` mesh path made a file path under one of ``roots``; a ModelFileError
+    names a mesh found under none."""
+    for mesh in spec.meshes:
+        name = mesh.file
+        if not name.startswith("package://"):
+            continue
+        relative = name[len("package://") :]
+        found = next((os.path.join(r, relative) for r in roots if os.path.isfile(os.path.join(r, relative))), None)
+        if found is None:
+            raise ModelFileError(f"{label}: mesh {name!r} is under none of the package folders {roots} "
+                                 "(give package_dirs=, or set ROS_PACKAGE_PATH)")  # fmt: skip
+        mesh.file = found
+
+
+def _is_urdf(source) -> bool:
+    """Whether ``source`` (a path or XML text) is a URDF file: a ``<robot>`` root."""
+    text = str(source).lstrip()
+    if text.startswith("<"):
+        return "<robot" in text[:2000] and "<mujoco" not in text[:2000]
+    return os.fspath(source).lower().endswith(".urdf")
+
+
+def _compile(source, package_dirs=(), floating_base=False, base_position=None):
+    """(MjModel, label) of a file path or an XML string, its ``package://`` meshes resolved
+    (:func:`package_roots`) and, with ``floating_base``, a free joint on the root body."""
     mujoco = _mujoco()
     text = str(source)
     try:
         if text.lstrip().startswith("<"):
-            return mujoco.MjModel.from_xml_string(text), "the XML given"
-        path = os.fspath(source)
-        if not os.path.isfile(path):
-            raise ModelFileError(f"model file {path!r} does not exist")
-        return mujoco.MjModel.from_xml_path(path), repr(path)
+            spec, label = mujoco.MjSpec.from_string(text), "the XML given"
+        else:
+            path = os.fspath(source)
+            if not os.path.isfile(path):
+                raise ModelFileError(f"model file {path!r} does not exist")
+            spec, label = mujoco.MjSpec.from_file(path), repr(path)
+        _resolve(spec, package_roots(package_dirs), label)
+        if floating_base:
+            root = spec.worldbody.first_body()
+            if root is None:
+                raise ModelFileError(f"{label}: floating_base=True but the file has no body")
+            if root.first_joint() is None:
+                root.add_freejoint()
+            if base_position is not None:
+                root.pos = np.asarray(base_position, dtype=float)
+        return spec.compile(), label
     except ValueError as exc:
         if isinstance(exc, ModelFileError):
             raise
@@ -116,14 +168,36 @@ def _compile(source):
         raise ModelFileError(f"MuJoCo's compiler refused {text[:80]!r}: {said}") from None
 
 
-def load_model(source, *, contact=None, strict: bool = False) -> ModelFile:
+def load_model(
+    source,
+    *,
+    contact=None,
+    strict: bool = False,
+    package_dirs=(),
+    floating_base: bool = False,
+    base_position=None,
+    self_collision=None,
+) -> ModelFile:
     """The :class:`ModelFile` of ``source`` -- a path to an MJCF (``.xml``) or URDF (``.urdf``)
-    file, or MJCF text -- as the module docstring says. ``contact``: the
+    file, or MJCF or URDF text -- as the module docstring says. ``contact``: the
     :class:`~lcpdyn.detected_contacts.ContactProperties` for the colliders' touches (default: the
     geoms' own sliding friction, no restitution). ``strict``: what the file holds and lcpdyn does
-    not take is an error instead of a warning."""
+    not take is an error instead of a warning. ``package_dirs``: folders holding the packages a
+    URDF's ``package://`` mesh paths name (besides :func:`package_roots`' own). ``floating_base``:
+    a free joint on the root body (URDF's root link is otherwise fixed to the world: a legged
+    robot or a vehicle needs one), placed at ``base_position`` (m, world) if given.
+    ``self_collision``: whether the file's bodies collide with each other (beyond the pairs a
+    joint excludes); None: as its format says -- MJCF's contype/conaffinity bits are MuJoCo's
+    filter, so True; a URDF has none (a robot's SRDF lists the pairs to ignore, and links overlap
+    at their joints), so False, as PyBullet's default, the bodies colliding with the world and
+    with other models' bodies only."""
     mujoco = _mujoco()
-    m, label = _compile(source)
+    urdf = _is_urdf(source)
+    if self_collision is None:
+        self_collision = not urdf
+    if base_position is not None and not floating_base:
+        raise ValueError("base_position places a floating base: give floating_base=True with it")
+    m, label = _compile(source, package_dirs, floating_base, base_position)
     d = mujoco.MjData(m)
     mujoco.mj_forward(m, d)
     out = ModelFile(Model(gravity=tuple(float(g) for g in m.opt.gravity)), timestep=float(m.opt.timestep))
@@ -162,7 +236,7 @@ def load_model(source, *, contact=None, strict: bool = False) -> ModelFile:
             out.notes.append(f"contacts disabled in the file (<flag contact=\"disable\"/>): {skipped_geoms} geoms "
                              "made no colliders")  # fmt: skip
     else:
-        _colliders(mujoco, m, d, moving, frames, out, contact)
+        _colliders(mujoco, m, d, moving, frames, out, contact, self_collision)
     for kind, count, what in (
         (mujoco.mjtObj.mjOBJ_ACTUATOR, m.nu, "actuator"),
         (mujoco.mjtObj.mjOBJ_TENDON, m.ntendon, "tendon"),
@@ -284,14 +358,17 @@ def _body_index(moving, body):
     return next(b for b, x in moving.items() if x is body)
 
 
-def _colliders(mujoco, m, d, moving, frames, out, contact):
+def _colliders(mujoco, m, d, moving, frames, out, contact, self_collision=True):
     """The geoms that collide, as colliders; their friction as ContactProperties."""
-    made, friction, masks = [], [], []
+    made, friction, masks, fixed = [], [], [], 0
     for g in range(m.ngeom):
         if m.geom_contype[g] == 0 and m.geom_conaffinity[g] == 0:
             continue  # a visual geom
         b = int(m.geom_bodyid[g])
         body = moving.get(b)  # None: the world, or a body welded to it
+        if body is None and not self_collision and int(m.geom_type[g]) != PLANE:
+            fixed += 1  # the robot's own fixed base: without self-collision, not an obstacle of its links
+            continue
         name = _name(mujoco, m, mujoco.mjtObj.mjOBJ_GEOM, g, "geom")
         kind = int(m.geom_type[g])
         size = m.geom_size[g]
@@ -328,9 +405,15 @@ def _colliders(mujoco, m, d, moving, frames, out, contact):
         friction.append(float(m.geom_friction[g][0]))
         masks.append((int(m.geom_contype[g]), int(m.geom_conaffinity[g]), b))
     out.colliders = made
+    if not self_collision:
+        out.notes.append("self_collision off: the file's bodies touch only other models' bodies and the world"
+                         + (f" ({fixed} geoms of its fixed base made no colliders)" if fixed else ""))  # fmt: skip
     if not made:
         return
     exclude = _excluded(mujoco, m, made, masks, moving, out)
+    if not self_collision:
+        bodies = list(moving.values())
+        exclude = exclude + tuple((a, b) for i, a in enumerate(bodies) for b in bodies[i + 1 :])
     if contact is not None:
         out.model.set_collisions(contact=contact, exclude=exclude)
         return

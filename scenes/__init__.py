@@ -72,6 +72,9 @@ SCENES = _Registry(
         "wheel-into-boxes": "wheel_into_boxes",
         "crate-on-half-car": "crate_on_half_car",
         "ball-on-beam": "ball_on_beam",
+        "ur5-servo": "robots:UR5Servo",
+        "panda-servo": "robots:PandaServo",
+        "solo12-stand": "robots:Solo12Stand",
     }
 )
 

@@ -150,6 +150,12 @@ PARAMETER_UNITS = {
     "ball_mass": "kg",
     "ball_radius": "m",
     "strike_node": "-",
+    # robots from model files (scenes.robots): joint servos
+    "turn": "rad",
+    "opening": "m",
+    "mount": "m",
+    "servo_stiffness": "N m/rad",
+    "servo_damping": "N m s/rad",
 }
 
 
