@@ -138,9 +138,10 @@ def _is_urdf(source) -> bool:
     return os.fspath(source).lower().endswith(".urdf")
 
 
-def _compile(source, package_dirs=(), floating_base=False, base_position=None):
+def _compile(source, package_dirs=(), floating_base=False, base_position=None, edit=None):
     """(MjModel, label) of a file path or an XML string, its ``package://`` meshes resolved
-    (:func:`package_roots`) and, with ``floating_base``, a free joint on the root body."""
+    (:func:`package_roots`) and, with ``floating_base``, a free joint on the root body;
+    ``edit(spec)`` may change the MjSpec before it is compiled (a benchmark's peer adds a floor)."""
     mujoco = _mujoco()
     text = str(source)
     try:
@@ -160,6 +161,8 @@ def _compile(source, package_dirs=(), floating_base=False, base_position=None):
                 root.add_freejoint()
             if base_position is not None:
                 root.pos = np.asarray(base_position, dtype=float)
+        if edit is not None:
+            edit(spec)
         return spec.compile(), label
     except ValueError as exc:
         if isinstance(exc, ModelFileError):

@@ -145,10 +145,11 @@ class Solo12Stand:
         p = override(Solo12Stand.DEFAULTS, parameters, "solo12-stand")
         first = _load("solo12", floating_base=True)
         height = p["drop"] - lowest_point(first.model)  # the feet drop m above the ground
-        loaded = _load("solo12", floating_base=True, base_position=(0.0, 0.0, height))
+        base = (0.0, 0.0, height)
+        loaded = _load("solo12", floating_base=True, base_position=base)
         servo = (p["servo_stiffness"], p["servo_damping"])
         model = _servoed(loaded, dict.fromkeys(loaded.joints, 0.0), *servo, p["mu"], p["margin"])
         scene = Scene.from_parameters("solo12-stand", model, p, Solo12Stand.build.__doc__)
         scene.description += f" ({len(loaded.skipped)} elements of the file not taken: lcpdyn.model_files)"
-        scene.loaded = loaded
+        scene.loaded, scene.base_position = loaded, base
         return scene
