@@ -1,5 +1,8 @@
-"""Actuators on joints: a joint's coordinate, an effort input (:class:`JointMotor`) and a position
-servo (:func:`position_servo`, an implicit PD controller as a compliant row).
+"""Actuators, friction and limits on joints: a joint's coordinate, an effort input
+(:class:`JointMotor`), a position servo (:func:`position_servo`, an implicit PD controller as a
+compliant row), a velocity servo whose effort saturates (:func:`velocity_servo`), dry friction in
+a joint (:func:`joint_friction`) and limit stops (:func:`joint_limit`), the last three bounded
+and unilateral rows of the step (:mod:`lcpdyn.bounded_rows`).
 
 A joint's coordinates (:class:`JointCoordinate`) are measured from the bodies' initial poses (the
 model's assembly, where they are zero, as URDF's and MJCF's joint values are):
@@ -29,12 +32,14 @@ from dataclasses import dataclass
 import jax.numpy as jnp
 import numpy as np
 
-from .constraints import Holonomic, RevoluteJoint
+from .constraints import Holonomic, Nonholonomic, RevoluteJoint
 from .joints import CylindricalJoint, PrismaticJoint
 from .rotation import np_rotation_matrix
-from .validation import finite_number
+from .validation import finite_number, positive
 
-__all__ = ["JointCoordinate", "JointMotor", "position_servo", "COORDINATES"]
+__all__ = [
+    "JointCoordinate", "JointMotor", "position_servo", "velocity_servo", "joint_friction", "joint_limit", "COORDINATES",
+]  # fmt: skip
 
 COORDINATES = {
     "angle": (RevoluteJoint, CylindricalJoint),
@@ -186,4 +191,57 @@ def position_servo(joint, target, stiffness, damping, kind=None, name=None) -> H
     return Holonomic(
         error, 1, name=name or f"position servo on {joint.name}", time_dependent=moving, bodies=coordinate.bodies,
         stiffness=stiffness, damping=damping,
+    )  # fmt: skip
+
+
+def velocity_servo(joint, target, max_effort, kind=None, name=None) -> Nonholonomic:
+    """A velocity servo on ``joint`` whose effort saturates: the row q_j' = target(t) (rad/s or
+    m/s; a number or a JAX-traceable function of t) with its multiplier -- the motor's torque or
+    force -- bounded by ``max_effort`` (N m or N): it drives the joint at the target rate while
+    the effort that takes stays within the bound, and with the bound's effort otherwise (a motor
+    at its torque limit). Returns the bounded :class:`~lcpdyn.constraints.Nonholonomic` row
+    (:mod:`lcpdyn.bounded_rows`)."""
+    coordinate = JointCoordinate(joint, kind)
+    effort = positive(f"velocity servo on {joint.name!r}: max_effort", max_effort, allow_inf=True)
+    if callable(target):
+        rhs = lambda state, t: jnp.reshape(jnp.asarray(target(t), dtype=float), (1,))  # noqa: E731
+    else:
+        value = finite_number(f"velocity servo on {joint.name!r}: target", target)
+        rhs = None if value == 0.0 else (lambda state, t: jnp.full(1, value))
+    return Nonholonomic(
+        lambda state: jnp.reshape(coordinate.rate(state), (1,)), 1, rhs=rhs,
+        name=name or f"velocity servo on {joint.name}", bodies=coordinate.bodies, bounds=(-effort, effort),
+    )  # fmt: skip
+
+
+def joint_friction(joint, max_effort, kind=None, name=None) -> Nonholonomic:
+    """Dry friction in ``joint``: the row q_j' = 0 with its multiplier bounded by ``max_effort``
+    (N m or N): the joint sticks while holding it takes no more, and slides against the bound's
+    effort otherwise (Coulomb's law in the joint, a bounded block as a friction model's)."""
+    return velocity_servo(joint, 0.0, max_effort, kind, name or f"friction in {joint.name}")
+
+
+def joint_limit(joint, lower=-math.inf, upper=math.inf, restitution=0.0, kind=None, name=None) -> Holonomic:
+    """Stops of ``joint`` at ``lower`` and ``upper`` (rad or m, from the assembly; either may be
+    infinite): the unilateral rows q_j - lower >= 0 and upper - q_j >= 0 (only the finite ones),
+    each pushing like a contact, with Newton's ``restitution`` on impact. An angle's limits lie
+    within (-pi, pi). Returns the :class:`~lcpdyn.constraints.Holonomic` (``unilateral=True``)."""
+    coordinate = JointCoordinate(joint, kind)
+    lower, upper = float(lower), float(upper)
+    if math.isnan(lower) or math.isnan(upper) or not lower < upper:
+        raise ValueError(f"limit of {joint.name!r}: need lower < upper, got [{lower!r}, {upper!r}]")
+    if coordinate.kind == "angle" and any(math.isfinite(b) and not -math.pi < b < math.pi for b in (lower, upper)):
+        raise ValueError(f"limit of {joint.name!r}: an angle's limits lie within (-pi, pi), got [{lower}, {upper}]")
+    signs = [(1.0, lower)] if math.isfinite(lower) else []
+    signs += [(-1.0, upper)] if math.isfinite(upper) else []
+    if not signs:
+        raise ValueError(f"limit of {joint.name!r}: both bounds are infinite")
+
+    def rows(state):
+        value = coordinate.value(state)
+        return jnp.stack([sign * (value - bound) for sign, bound in signs])
+
+    return Holonomic(
+        rows, len(signs), name=name or f"limit of {joint.name}", bodies=coordinate.bodies, unilateral=True,
+        restitution=restitution,
     )  # fmt: skip

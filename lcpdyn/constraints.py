@@ -16,6 +16,7 @@ Functions receive a :class:`~lcpdyn.state_view.StateView` and must be JAX-tracea
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import jax.numpy as jnp
@@ -34,6 +35,14 @@ def _row_values(label, value, size, check):
         raise ValueError(f"{label} must be a number or {size} numbers (one per row), got {value!r}")
     values = np.array([check(label, x) for x in array], float)
     return np.broadcast_to(values, (size,)).copy()
+
+
+def _bound(label, value):
+    """A row's force bound: a number, ±inf allowed, not NaN."""
+    value = float(value)
+    if math.isnan(value):
+        raise ValueError(f"{label} must be a number or ±inf, got {value!r}")
+    return value
 
 
 def _declared_bodies(name, bodies):
@@ -64,7 +73,12 @@ class Holonomic:
     ``stiffness`` (optional; a number or one per row, > 0, in N per unit of g): the rows are
     compliant -- the row's multiplier is lam = -k g - c dg/dt (potential energy k g^2 / 2,
     counted in the model's potential energy), with ``damping`` c >= 0 (N s per unit of g, a
-    number or one per row). None (the default): rigid rows, g = 0 enforced."""
+    number or one per row). None (the default): rigid rows, g = 0 enforced.
+
+    ``unilateral=True``: g(q) >= 0 instead (a joint limit, a stop), each row's multiplier
+    lam >= 0 complementary to it as a contact's normal force is (:mod:`lcpdyn.bounded_rows`);
+    with ``restitution`` e in [0, 1] a row closing within the step leaves at e times its approach
+    rate (Newton's impact law). Rigid rows only."""
 
     function: object
     size: int
@@ -73,6 +87,8 @@ class Holonomic:
     bodies: object = None
     stiffness: object = None
     damping: object = 0.0
+    unilateral: bool = False
+    restitution: float = 0.0
 
     def __post_init__(self):
         if not callable(self.function):
@@ -81,6 +97,18 @@ class Holonomic:
             raise ValueError(f"constraint {self.name!r}: size must be an integer >= 1, got {self.size!r}")
         self.bodies = _declared_bodies(self.name, self.bodies)
         self._check_compliance()
+        self._check_unilateral()
+
+    def _check_unilateral(self):
+        self.unilateral = bool(self.unilateral)
+        e = nonnegative(f"constraint {self.name!r}: restitution", self.restitution)
+        if e > 1.0:
+            raise ValueError(f"constraint {self.name!r}: restitution must be in [0, 1], got {self.restitution!r}")
+        if e and not self.unilateral:
+            raise ValueError(f"constraint {self.name!r}: restitution applies to unilateral rows (unilateral=True)")
+        if self.unilateral and self.stiffness is not None:
+            raise ValueError(f"constraint {self.name!r}: unilateral rows are rigid (no stiffness)")
+        self.restitution = e
 
     def _check_compliance(self):
         """``stiffness`` and ``damping`` as (size,) arrays (stiffness None: rigid rows)."""
@@ -131,6 +159,7 @@ class BallJoint(Holonomic):
         self.size = self.joint_rows
         self.bodies = (self.body_a,) if self.body_b is None else (self.body_a, self.body_b)
         self._check_compliance()
+        self._check_unilateral()
 
     def _points(self, state, t):
         pa = state.point(self.body_a, self.offset_a)
@@ -182,13 +211,18 @@ class RevoluteJoint(BallJoint):
 class Nonholonomic:
     """a(q, v) = u(q, t): ``function(state) -> (m,)`` linear in the velocities,
     ``rhs(state, t) -> (m,)`` (default zero). ``bodies``: as for :class:`Holonomic` (A = da/dv
-    over the declared bodies' velocities only)."""
+    over the declared bodies' velocities only). ``bounds`` = (lower, upper), numbers or one per
+    row (N or N m, ±inf allowed): the row's multiplier is kept within them, and where it reaches
+    one the row's equation gives way -- a velocity servo whose effort saturates, dry friction
+    in a joint (a bounded block of Peiret 2016 Eq. 30, as a friction model's rows;
+    :mod:`lcpdyn.bounded_rows`)."""
 
     function: object
     size: int
     rhs: object = None
     name: str = "nonholonomic"
     bodies: object = None
+    bounds: object = None
 
     def __post_init__(self):
         if not callable(self.function):
@@ -198,6 +232,13 @@ class Nonholonomic:
         if isinstance(self.size, bool) or not isinstance(self.size, int) or self.size < 1:
             raise ValueError(f"constraint {self.name!r}: size must be an integer >= 1, got {self.size!r}")
         self.bodies = _declared_bodies(self.name, self.bodies)
+        if self.bounds is not None:
+            if not (isinstance(self.bounds, (tuple, list)) and len(self.bounds) == 2):
+                raise ValueError(f"constraint {self.name!r}: bounds must be (lower, upper), got {self.bounds!r}")
+            lower, upper = (_row_values(f"constraint {self.name!r}: bounds", x, self.size, _bound) for x in self.bounds)
+            if np.any(lower > upper) or np.any(lower == np.inf) or np.any(upper == -np.inf):
+                raise ValueError(f"constraint {self.name!r}: bounds need lower <= upper, got {self.bounds!r}")
+            self.bounds = (lower, upper)
 
     def velocity_residual(self, state):
         return jnp.reshape(jnp.asarray(self.function(state), dtype=float), (self.size,))

@@ -185,8 +185,9 @@ def _world_angular_velocity(quaternion, omega):
 
 
 @njit(cache=True)
-def bounded_vectors(rhs, u, e_N, c, lo_friction, hi_friction):
-    """q, lo, hi of Eq. (30): (-(M v + h f), -u, e_N, c) with v+ and h lam free, h lam_N >= 0
+def bounded_vectors(rhs, u, e_N, c, lo_friction, hi_friction, lo_rows, hi_rows):
+    """q, lo, hi of Eq. (30): (-(M v + h f), -u, e_N, c) with v+ free, h lam in
+    [lo_rows, hi_rows] (-inf, inf for equality rows; :mod:`lcpdyn.bounded_rows`), h lam_N >= 0
     and the friction unknowns in [lo_friction, hi_friction]."""
     n, m, r, nf = rhs.shape[0], u.shape[0], e_N.shape[0], c.shape[0]
     size = n + m + r + nf
@@ -196,7 +197,7 @@ def bounded_vectors(rhs, u, e_N, c, lo_friction, hi_friction):
     for i in range(n):
         q[i], lo[i], hi[i] = -rhs[i], -np.inf, np.inf
     for i in range(m):
-        q[n + i], lo[n + i], hi[n + i] = -u[i], -np.inf, np.inf
+        q[n + i], lo[n + i], hi[n + i] = -u[i], lo_rows[i], hi_rows[i]
     for i in range(r):
         q[n + m + i], lo[n + m + i], hi[n + m + i] = e_N[i], 0.0, np.inf
     for i in range(nf):
@@ -274,7 +275,8 @@ def fused_step(
     for i in range(nf):
         compliance_block[i, i] = C[i]
     fill_matrix(K, M, A, N, F, F, compliance_block, np.zeros((nf, r)), CN, CA)
-    q, lo, hi = bounded_vectors(rhs, u, e_N, c, -bound, bound)
+    free = np.full(u.shape[0], np.inf)
+    q, lo, hi = bounded_vectors(rhs, u, e_N, c, -bound, bound, -free, free)
     z, w, active_set, code, iterations, relative, worst, residual, violation = pivot_and_measure(
         K, q, lo, hi, warm, use_warm, max_iterations, max_stall, pivot_tolerance
     )

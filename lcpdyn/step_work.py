@@ -57,7 +57,9 @@ class StepWork:
     friction_point : in Moreau's midpoint scheme, where each declared contact's friction law is
         written (:class:`lcpdyn.midpoint_friction.FrictionPoint`); None otherwise.
     delassus : the Delassus operator of the large island solved last, kept for the step's second
-        solve (:func:`lcpdyn.strategies.sparse_island.island_delassus`)."""
+        solve (:func:`lcpdyn.strategies.sparse_island.island_delassus`).
+    bilateral_bounds : (lower, upper) (m,) impulse bounds of the bilateral rows (h times the
+        force bounds of :func:`lcpdyn.bounded_rows.row_bounds`), or None: every row free."""
 
     mu: np.ndarray
     mu_static: np.ndarray
@@ -74,6 +76,14 @@ class StepWork:
     islands: IslandAnswers | None = None
     friction_point: object = None
     delassus: dict = field(default_factory=dict)
+    bilateral_bounds: tuple | None = None
+
+    def row_bounds(self, rows=slice(None)):
+        """The impulse bounds of the bilateral ``rows`` for :func:`~lcpdyn.strategies.assembly.assemble_rows`,
+        or None (free)."""
+        if self.bilateral_bounds is None:
+            return None
+        return self.bilateral_bounds[0][rows], self.bilateral_bounds[1][rows]
 
     def switch_arrays(self):
         """(branch (r,) int8, guess (r, 2)) for the compiled kernels: this step's switch, or none."""

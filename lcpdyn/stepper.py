@@ -25,7 +25,7 @@ import solvers
 from solvers import friction_contact
 from solvers.options import build_options
 
-from . import __version__
+from . import __version__, bounded_rows
 from .compiled_loop import CHUNK_STEPS
 from .forces import SpringDamper, TorsionalSpringDamper
 from .friction import FRICTION_CONTACT, compiled_rows, for_scheme, make_friction
@@ -213,6 +213,7 @@ class Simulation:
                 for _ in range(c.bilateral_rows)
             ]
         )
+        bounded_rows.setup(self)  # limits, servos' effort bounds, joint friction
         self._collisions = self._detected_groups = self._sparse_settings = None
         self._split_always = False
         if model.colliders:  # detected contacts: a contact source of this step (lcpdyn.detected_contacts)
@@ -412,6 +413,7 @@ class Simulation:
             A_v = np.einsum("mkj,mkj->m", k.A_block[: g.size], v.reshape(-1, 6)[k.A_body[: g.size]])  # pads are 0
             g_pred = g + h * (A_v + k.holonomic_rate) if paper else g
             g = -self.stabilization * g_pred / h - k.holonomic_rate
+            bounded_rows.targets(self, k, g, A_v, h)  # limits and stops: g(q) >= 0
             if self._soft_rows.size:  # compliant rows (docs/theory/step.md), linearized about q~ = q + h Gamma v
                 s, stiffness, damping = self._soft_rows, self._soft_stiffness, self._soft_damping
                 q_ahead = update_positions(state.q, v, h)
@@ -424,6 +426,7 @@ class Simulation:
                 g[s] = -(stiffness * predicted + damping * k.holonomic_rate[s]) / effective
                 work.bilateral_compliance[s] = 1.0 / (h * effective)
         u = np.concatenate([g, k.nonholonomic_rhs])
+        work.bilateral_bounds = bounded_rows.impulse_bounds(self, h)
         if self.gyroscopic == "midpoint":
             rhs, newton, body = gyroscopic_midpoint(
                 self._mass, self._inertia, v, k.force, self.dt, _NEWTON_TOLERANCE, _NEWTON_ITERATIONS

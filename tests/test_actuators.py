@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from lcpdyn import RevoluteJoint, RigidBody, Simulation
-from lcpdyn.actuators import JointCoordinate, JointMotor, position_servo
+from lcpdyn.actuators import JointCoordinate, JointMotor, joint_friction, joint_limit, position_servo, velocity_servo
 from lcpdyn.joints import CylindricalJoint, PrismaticJoint, UniversalJoint
 from lcpdyn.model import Model
 from lcpdyn.precision import float64
@@ -153,3 +153,107 @@ def test_add_force_takes_any_load_of_the_protocol_and_names_what_a_stranger_lack
     with pytest.raises(TypeError, match="Wind lacks nonconservative_wrenches, potential"):
         model.add_force(Wind())
     assert model.add_force(JointMotor(hinge, 0.1)).body_a is hinge.body_a
+
+
+# --- bounded and unilateral rows: limits, a saturating motor, joint friction ------------------
+
+
+def _pendulum(angle, gravity=9.81):
+    """A rod (1 kg, centre 0.5 m from a hinge about y at the origin) at ``angle`` from hanging."""
+    model = Model(gravity=(0.0, 0.0, -gravity))
+    length = 0.5
+    position = (length * math.sin(angle), 0.0, -length * math.cos(angle))
+    rod = model.add_body(RigidBody("rod", 1.0, (0.02, 0.02, 0.001), position=position,
+                                   orientation=np_axis_angle((0.0, 1.0, 0.0), -angle)))  # fmt: skip
+    hinge = RevoluteJoint(body_a=rod, offset_a=(0.0, 0.0, length), axis_a=(0, 1, 0), axis_b=(0, 1, 0), name="hinge")
+    model.add_constraint(hinge)
+    return model, hinge, 0.02 + 1.0 * length**2  # about the hinge
+
+
+@pytest.mark.parametrize("restitution", [0.0, 0.5])
+def test_a_limit_stop_takes_the_impact_with_the_restitution_asked(restitution):
+    """A disk spinning at 2 rad/s on a hinge with a stop at 0.5 rad: it never passes it, and
+    from the step after the one that reaches it (which closes what is left of the gap, as a
+    contact's row does) it leaves at -e 2 rad/s (at rest against it for e = 0)."""
+    model, _, hinge = _disk()
+    model.bodies[0].angular_velocity = np.array([0.0, 0.0, 2.0])
+    model.add_constraint(joint_limit(hinge, -1.0, 0.5, restitution=restitution))
+    run = Simulation(model, "regularized", H).run(0.4)
+    q = run.quaternion[:, 0]
+    theta = 2 * np.arctan2(q[:, 3], q[:, 0])
+    assert theta.max() < 0.5 + 1e-9
+    hit = np.flatnonzero(run.angular_velocity[:, 0, 2] < 1.9)[0]  # the step that reaches the stop
+    after = run.angular_velocity[hit + 1 :, 0, 2]
+    assert after[-1] == pytest.approx(-restitution * 2.0, abs=1e-9)
+    assert np.all(np.abs(after - after[-1]) < 1e-9)  # no gravity, no friction: it keeps that rate
+
+
+def test_a_velocity_servo_saturates_at_its_effort_bound():
+    """Target 2 rad/s, effort bound 0.5 N m on a disk of I = 0.2 kg m^2: the torque is pinned at
+    the bound and the speed ramps at tau_max / I = 2.5 rad/s^2 (exactly, step by step) until it
+    reaches the target at 0.8 s; then it holds it with no effort."""
+    model, _, hinge = _disk()
+    model.add_constraint(velocity_servo(hinge, 2.0, 0.5))
+    run = Simulation(model, "box", H).run(1.2)
+    w = run.angular_velocity[:, 0, 2]
+    ramp = run.t < 0.8 - 1e-9
+    np.testing.assert_allclose(w[ramp], 2.5 * run.t[ramp], rtol=0, atol=1e-10)
+    np.testing.assert_allclose(w[run.t > 0.8 + 1e-9], 2.0, rtol=0, atol=1e-10)
+
+
+@pytest.mark.parametrize("friction", ["regularized", "box", "polygonal"])
+def test_joint_friction_holds_a_pendulum_below_breakaway_and_releases_it_above(friction):
+    """Gravity's torque on the rod at angle a is m g l sin(a) = 4.905 sin(a) N m; with 2 N m of
+    friction in the hinge it holds at 20 degrees (1.68 N m) and slides at 30 degrees (2.45 N m),
+    its angular acceleration (m g l sin a - tau_f) / I_hinge while a stays near 30 degrees."""
+    for degrees, holds in ((20.0, True), (30.0, False)):
+        model, hinge, inertia = _pendulum(math.radians(degrees))
+        model.add_constraint(joint_friction(hinge, 2.0))
+        run = Simulation(model, friction, H).run(0.05)
+        spin = run.angular_velocity[:, 0, 1]  # about y, the hinge
+        if holds:
+            assert np.abs(spin).max() < 1e-9
+        else:
+            torque = 1.0 * 9.81 * 0.5 * math.sin(math.radians(degrees)) - 2.0
+            assert spin[9] / run.t[9] == pytest.approx(torque / inertia, rel=2e-3)  # back towards hanging
+
+
+def test_bounded_rows_are_refused_where_the_formulation_eliminates_them():
+    model, _, hinge = _disk()
+    model.add_constraint(joint_limit(hinge, -0.5, 0.5, name="stop"))
+    with pytest.raises(ValueError, match="row 'stop' is bounded or unilateral.*exact cone"):
+        Simulation(model, "coulomb", H)
+    with pytest.raises(ValueError, match="row 'stop'.*midpoint"):
+        Simulation(model, "regularized", H, position_update="midpoint")
+    with pytest.raises(ValueError, match="within \\(-pi, pi\\)"):
+        joint_limit(hinge, -4.0, 0.5)
+    with pytest.raises(ValueError, match="restitution must be in \\[0, 1\\]"):
+        joint_limit(hinge, -0.5, 0.5, restitution=1.5)
+
+
+def test_bounded_rows_take_the_same_effect_on_every_strategy_that_keeps_them():
+    """The slipping pendulum with joint friction and a stop 0.5 rad down its swing: the dense step, the island path
+    (sparse=True, a second body on its own) and the step with detected contacts (a far floor
+    collider) give the same motion."""
+    from lcpdyn.collision import Collider, HalfSpace
+
+    runs = []
+    for variant in ("dense", "islands", "detected"):
+        model, hinge, _ = _pendulum(math.radians(40.0))
+        model.add_constraint(joint_friction(hinge, 1.0))
+        model.add_constraint(joint_limit(hinge, -0.3, 0.5, restitution=0.3))
+        options = {}
+        if variant == "islands":
+            other = model.add_body(RigidBody("other", 1.0, (0.1, 0.1, 0.1), position=(3.0, 0.0, 0.0)))
+            model.add_constraint(RevoluteJoint(body_a=other, offset_b=(3.0, 0.0, 0.0), name="other hinge"))
+            options["sparse"] = True
+        if variant == "detected":
+            model.add_collider(Collider(None, HalfSpace((0.0, 0.0, 1.0), -5.0), name="floor"))
+        runs.append(Simulation(model, "regularized", H, **options).run(0.6))
+    for run in runs[1:]:
+        np.testing.assert_allclose(run.position[:, 0], runs[0].position[:, 0], rtol=0, atol=1e-10)
+    q = runs[0].quaternion[:, 0]
+    turned = 2 * np.arctan2(q[:, 2], q[:, 0]) + math.radians(40.0)  # the joint's angle (about +y), 0 at the start
+    # onto the stop, not through it: the impact law acts in the step that would cross it, up to
+    # h times the approach rate (~2 rad/s) short of it
+    assert 0.5 - 2.5 * H < turned.max() < 0.5 + 1e-6

@@ -61,7 +61,7 @@ def assemble(sim, work, state, k, rhs, u, e_N, h, n, m, r, normal_force, basis_f
         sim.M, k.A, k.N, k.D, k.tangent, state.v, rhs, u, e_N, work.normal_compliance,
         work.bilateral_compliance, h, work.mu, work.mu_static, normal_force, state.friction_force,
         rolling, basis_force, work.switch_arguments(),
-        work.friction_point,
+        work.friction_point, work.row_bounds(),
     )  # fmt: skip
 
 
@@ -86,14 +86,16 @@ def rolling_kinematics(sim, state, k):
 def assemble_rows(
     sim,
     M, A, N, D, tangent, v, rhs, u, e_N, CN, CA, h, mu, mu_static, normal_force, friction_force,
-    rolling=None, basis_force=None, switches=None, point=None,
+    rolling=None, basis_force=None, switches=None, point=None, row_bounds=None,
 ):  # fmt: skip
     """(block, K, q, lo, hi) of Eq. (30) over the velocities of M and the contacts of N: the
     whole problem (:func:`assemble`) or one island's (:func:`lcpdyn.strategies.islands.solve_islands_general`);
     ``rolling`` the contacts' :class:`~lcpdyn.friction.creep.RollingKinematics` over the same
     velocities, for a model that asks for them; ``basis_force`` the last pass's world friction
     force in a model's ``basis_passes`` (:mod:`lcpdyn.friction.base`); ``point`` the midpoint
-    scheme's :class:`~lcpdyn.midpoint_friction.FrictionPoint` (declared contacts), or None."""
+    scheme's :class:`~lcpdyn.midpoint_friction.FrictionPoint` (declared contacts), or None;
+    ``row_bounds`` the bilateral rows' impulse bounds (:meth:`lcpdyn.step_work.StepWork.row_bounds`),
+    or None (every row an equality)."""
     extra = {} if rolling is None else {"rolling": rolling}
     extra.update(switches or {})  # a switch inside the step (switch_arguments)
     if basis_force is not None:
@@ -112,7 +114,9 @@ def assemble_rows(
     K = np.zeros((M.shape[0] + A.shape[0] + r + nf,) * 2)
     P = block.P if block.P is not None else np.zeros((nf, r))
     fill_matrix(K, M, A, N, block.F, block.G, block.C, P, CN, CA)
-    qv, lo, hi = bounded_vectors(rhs, u, e_N, block.c, block.lo, block.hi)
+    free = np.full(A.shape[0], np.inf)
+    lo_rows, hi_rows = (-free, free) if row_bounds is None else row_bounds
+    qv, lo, hi = bounded_vectors(rhs, u, e_N, block.c, block.lo, block.hi, lo_rows, hi_rows)
     return block, K, qv, lo, hi
 
 

@@ -49,12 +49,20 @@ def choose_islands(sim, sparse):
         reasons.append(f"method {sim.method!r} (the islands of the exact cone are solved by 'nsgs')")
     if sim.position_update == "midpoint":
         reasons.append("position_update='midpoint' (solved whole: its friction rows are rewritten in v_m)")
-    condensable = sim._coupled and not sim.coulomb and sim.position_update != "midpoint"
+    bounded = getattr(sim, "_row_bounds", None) is not None
+    condensable = sim._coupled and not sim.coulomb and sim.position_update != "midpoint" and not bounded
     if sparse == "condensed" or (sparse == "auto" and condensable and groups.largest > SPARSE_SIZE):
         if not condensable:
             raise ValueError(
-                "sparse='condensed' eliminates bilateral rows for a bounded-LCP friction model: this "
-                "simulation has " + ("no bilateral rows" if not sim._coupled else "coulomb or the midpoint scheme")
+                "sparse='condensed' eliminates bilateral rows as equalities for a bounded-LCP friction model: "
+                "this simulation has "
+                + (
+                    "no bilateral rows"
+                    if not sim._coupled
+                    else "bounded or unilateral rows (lcpdyn.bounded_rows)"
+                    if bounded
+                    else "coulomb or the midpoint scheme"
+                )
             )
         sim._condensed = True
         return None

@@ -336,6 +336,7 @@ def _solve_part(sim, work, state, part, values, M, A, N, D, tangent, v, rhs, u, 
         block, K, qv, lo, hi = assemble_rows(sim,
             M, A, N, D, tangent, v, rhs, u, values["e"], values["CN"], work.bilateral_compliance[part.rows], h,
             values["mu"], values["mu_static"], normal, values["friction_force"], None, basis_force, switches,
+            row_bounds=work.row_bounds(part.rows),
         )  # fmt: skip
         middle = time.perf_counter()
         result = call(sim, sim.method, K, qv, lo, hi, warm, layout)

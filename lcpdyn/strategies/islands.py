@@ -213,6 +213,7 @@ def solve_islands_general(sim, work, state, k, rhs, u, e_N, h):
                 work.bilateral_compliance[g.rows], h, work.mu[c], work.mu_static[c], normal_force[c],
                 state.friction_force[c], island_rolling,
                 None if not (sim._basis_passes and done) else basis_force[c], work.switch_arguments(c),
+                row_bounds=work.row_bounds(g.rows),
             )  # fmt: skip
             problems[i] = (g, *assembled)
         offsets = np.cumsum([0] + [p[3].shape[0] for p in problems])

@@ -1,0 +1,111 @@
+"""Bilateral rows that are not equalities: unilateral holonomic rows (joint limits, stops) and
+bounded rows (a velocity servo whose effort saturates, dry friction in a joint).
+
+In Peiret 2016 Eq. (30) a bilateral row reads w = A v+ + C_A h lam - u with its impulse h lam
+free (w = 0). Here some rows' impulses get bounds, lo <= h lam <= hi, with the complementarity of
+the bounded LCP -- the same as a friction model's rows (w >= 0 at lo, w <= 0 at hi, w = 0
+between):
+
+* a unilateral row g(q) >= 0 (:class:`~lcpdyn.constraints.Holonomic` ``unilateral=True``):
+  h lam in [0, inf) and, as a contact's normal row, g + h A v+ >= 0 written u = -g/h where the
+  row is open (g > 0) and u = -beta g/h where it is violated (the drift correction of every
+  rigid row); with restitution e, a row closing within the step (A v < 0 and g + h A v <= 0)
+  takes Newton's impact law A v+ >= -e A v instead;
+* a bounded row (:class:`~lcpdyn.constraints.Nonholonomic` ``bounds=(lower, upper)``, forces
+  in N or N m): h lam in [h lower, h upper] -- the row's equation A v+ = u holds while its force
+  stays inside, and gives way at a bound.
+
+Every bounded-LCP strategy that keeps the bilateral rows in its problem takes them (the dense
+step, islands, detected contacts); :func:`check` names the combinations that eliminate
+bilateral rows as equalities and so cannot (exact Coulomb's Delassus problem, the condensed
+strategy, Moreau's midpoint scheme's second pass).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+__all__ = ["row_bounds", "unilateral_rows", "unilateral_targets", "check", "setup", "targets", "impulse_bounds"]
+
+
+def row_bounds(model) -> tuple[np.ndarray, np.ndarray]:
+    """(lower, upper) (m,) force bounds of the model's bilateral rows in their order (holonomic,
+    nonholonomic, the contacts' ideal-rolling rows): (0, inf) on unilateral rows, the given
+    bounds on bounded ones, (-inf, inf) elsewhere."""
+    lower, upper = [], []
+    for c in model.holonomic:
+        lower.append(np.full(c.size, 0.0 if c.unilateral else -np.inf))
+        upper.append(np.full(c.size, np.inf))
+    for c in model.nonholonomic:
+        bounds = getattr(c, "bounds", None)
+        lower.append(np.full(c.size, -np.inf) if bounds is None else bounds[0])
+        upper.append(np.full(c.size, np.inf) if bounds is None else bounds[1])
+    rolling = model.n_bilateral - sum(x.size for x in lower)
+    lower.append(np.full(rolling, -np.inf))
+    upper.append(np.full(rolling, np.inf))
+    return np.concatenate(lower), np.concatenate(upper)
+
+
+def unilateral_rows(model) -> tuple[np.ndarray, np.ndarray]:
+    """(rows (k,), restitution (k,)): the unilateral rows among the holonomic ones."""
+    rows, restitution, start = [], [], 0
+    for c in model.holonomic:
+        if c.unilateral:
+            rows.extend(range(start, start + c.size))
+            restitution.extend([c.restitution] * c.size)
+        start += c.size
+    return np.array(rows, np.int64), np.array(restitution, float)
+
+
+def unilateral_targets(g, A_v, rate, h, beta, restitution) -> np.ndarray:
+    """u of unilateral rows (module docstring) from their values g, rates A v and rheonomic
+    rates dg/dt at the step's start."""
+    u = np.where(g > 0.0, -g / h, -beta * g / h) - rate
+    closing = (restitution > 0.0) & (A_v + rate < 0.0) & (g + h * (A_v + rate) <= 0.0)
+    return np.where(closing, np.maximum(u, -restitution * (A_v + rate) - rate), u)
+
+
+def check(sim) -> None:
+    """A ValueError naming the row and the reason where ``sim`` has bounded or unilateral rows
+    that its formulation cannot take (module docstring)."""
+    lower, upper = row_bounds(sim.model)
+    bounded = np.flatnonzero(np.isfinite(lower) | np.isfinite(upper))
+    if not bounded.size:
+        return
+    name = sim._bilateral_rows[int(bounded[0])]
+    why = None
+    if sim.coulomb:
+        why = "the exact cone's step eliminates the bilateral rows as equalities (its Delassus problem)"
+    elif sim.position_update == "midpoint":
+        why = "position_update='midpoint' writes bilateral rows at the step's midpoint as equalities"
+    if why is not None:
+        raise ValueError(
+            f"row {name!r} is bounded or unilateral (a limit, a servo's effort bound, joint friction) and {why}; "
+            "these rows are taken by the bounded-LCP models (regularized, box, polygonal, continuous) with "
+            "position_update='symplectic' or 'paper'"
+        )
+
+
+def setup(sim) -> None:
+    """The simulation's bounded rows: ``sim._row_bounds`` (lower, upper) force bounds or None
+    (every row an equality), ``sim._unilateral`` rows and their ``sim._restitution``; checked
+    (:func:`check`), and the fused kernel (whose rows are equalities) turned off where they exist."""
+    lower, upper = row_bounds(sim.model)
+    sim._row_bounds = (lower, upper) if np.any(np.isfinite(lower) | np.isfinite(upper)) else None
+    sim._unilateral, sim._restitution = unilateral_rows(sim.model)
+    check(sim)
+    sim._fused = sim._fused and sim._row_bounds is None
+
+
+def targets(sim, k, g, A_v, h) -> None:
+    """Writes the unilateral rows' u (:func:`unilateral_targets`) into the holonomic rows' ``g``
+    of a step (Kinematics ``k``, A v ``A_v`` at its start)."""
+    x = sim._unilateral
+    if x.size:
+        g[x] = unilateral_targets(k.holonomic_error[x], A_v[x], k.holonomic_rate[x], h, sim.stabilization,
+                                  sim._restitution)  # fmt: skip
+
+
+def impulse_bounds(sim, h):
+    """(lower, upper) impulse bounds h times the force bounds, or None (every row free)."""
+    return None if sim._row_bounds is None else (h * sim._row_bounds[0], h * sim._row_bounds[1])
