@@ -25,8 +25,12 @@ What is taken, at the file's reference configuration ``qpos0`` (where every join
 * gravity; a file that disables contacts (``<flag contact="disable"/>``) gets no colliders
   (said in :attr:`ModelFile.notes`).
 
+* a single hinge's or slide's ``range`` (from ``qpos0``; a hinge's within a half turn) as
+  :func:`~lcpdyn.actuators.joint_limit` and its ``frictionloss`` as
+  :func:`~lcpdyn.actuators.joint_friction` (``limits=True``);
+
 Everything else the file holds is named in one :class:`ModelFileWarning` (or, with
-``strict=True``, a :class:`ModelFileError`) -- joint limits, joint friction (``frictionloss``),
+``strict=True``, a :class:`ModelFileError`) -- a limit beyond a half turn or of a combined joint,
 armature, a slide's stiffness or damping, actuators, tendons, equality constraints, sensors,
 ellipsoid and height-field geoms, a free joint not on a body of the world -- never dropped in
 silence. A file the compiler refuses is a :class:`ModelFileError` carrying its message (which
@@ -41,6 +45,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from .actuators import joint_friction, joint_limit
 from .body import RigidBody
 from .collision import Collider
 from .constraints import BallJoint, RevoluteJoint
@@ -74,7 +79,8 @@ class ModelFileWarning(UserWarning):
 class ModelFile:
     """What :func:`load_model` made of a file: the ``model``, its bodies and joints by the file's
     names, the colliders, the file's own time step (s), what was not taken (``skipped``, one
-    line per element) and what the file itself turned off (``notes``)."""
+    line per element), what the file itself turned off (``notes``) and each limited joint's
+    range in its coordinate (``ranges``: name -> (lower, upper), rad or m from ``qpos0``)."""
 
     model: Model
     bodies: dict = field(default_factory=dict)
@@ -83,6 +89,7 @@ class ModelFile:
     timestep: float = 0.0
     skipped: list = field(default_factory=list)
     notes: list = field(default_factory=list)
+    ranges: dict = field(default_factory=dict)
 
 
 def _mujoco():
@@ -180,6 +187,7 @@ def load_model(
     floating_base: bool = False,
     base_position=None,
     self_collision=None,
+    limits: bool = True,
 ) -> ModelFile:
     """The :class:`ModelFile` of ``source`` -- a path to an MJCF (``.xml``) or URDF (``.urdf``)
     file, or MJCF or URDF text -- as the module docstring says. ``contact``: the
@@ -193,7 +201,10 @@ def load_model(
     joint excludes); None: as its format says -- MJCF's contype/conaffinity bits are MuJoCo's
     filter, so True; a URDF has none (a robot's SRDF lists the pairs to ignore, and links overlap
     at their joints), so False, as PyBullet's default, the bodies colliding with the world and
-    with other models' bodies only."""
+    with other models' bodies only. ``limits``: a single hinge's or slide's range and
+    ``frictionloss`` as a :func:`~lcpdyn.actuators.joint_limit` and a
+    :func:`~lcpdyn.actuators.joint_friction` (bounded and unilateral rows, which exact Coulomb
+    and Moreau's midpoint scheme do not take: ``limits=False`` leaves them out, named)."""
     mujoco = _mujoco()
     urdf = _is_urdf(source)
     if self_collision is None:
@@ -232,7 +243,7 @@ def load_model(
         out.bodies[body_name[b]] = moving[b]
     for b, body in moving.items():
         _joint_of(mujoco, m, d, b, body, moving, frames, body_name, out, label)
-    _joint_properties(mujoco, m, out, moving, frames, label)
+    _joint_properties(mujoco, m, out, moving, frames, label, limits)
     if m.opt.disableflags & mujoco.mjtDisableBit.mjDSBL_CONTACT:
         skipped_geoms = sum(1 for g in range(m.ngeom) if m.geom_contype[g] or m.geom_conaffinity[g])
         if skipped_geoms:  # the file's own choice: said, not warned
@@ -321,20 +332,35 @@ def _lower_pair(types, names, anchors, axes, body, other, b, parent, frames, lab
     )
 
 
-def _joint_properties(mujoco, m, out, moving, frames, label):
-    """A hinge's spring and damper as a torsional spring-damper; the rest named as skipped."""
+def _joint_properties(mujoco, m, out, moving, frames, label, limits=True):
+    """A single hinge's or slide's limits and frictionloss as unilateral and bounded rows
+    (``limits``), a hinge's spring and damper as a torsional spring-damper; the rest named as
+    skipped."""
     for j in range(m.njnt):
         name = _name(mujoco, m, mujoco.mjtObj.mjOBJ_JOINT, j, "joint")
         kind = int(m.jnt_type[j])
         dof = int(m.jnt_dofadr[j])
+        single = isinstance(out.joints.get(name), (RevoluteJoint, PrismaticJoint))  # one joint, one coordinate
         if m.jnt_limited[j]:
-            low, high = m.jnt_range[j]
+            low, high = (float(x) - float(m.qpos0[int(m.jnt_qposadr[j])]) for x in m.jnt_range[j])
             unit = "rad" if kind in (HINGE, BALL) else "m"
-            out.skipped.append(f"joint {name!r}: its limits [{low:g}, {high:g}] ({unit}; not taken yet)")
+            turn = kind == HINGE and not (-np.pi < low and high < np.pi)
+            out.ranges[name] = (low, high)
+            if single and limits and not turn:
+                out.model.add_constraint(joint_limit(out.joints[name], low, high, name=f"limit of {name}"))
+            else:
+                why = ("limits=False" if not limits else "beyond a half turn" if turn
+                       else "not a single hinge or slide")  # fmt: skip
+                out.skipped.append(f"joint {name!r}: its limits [{low:g}, {high:g}] ({unit}; {why})")
         width = 3 if kind == BALL else 6 if kind == FREE else 1
         dofs = range(dof, dof + width)
         if any(m.dof_frictionloss[i] > 0 for i in dofs):
-            out.skipped.append(f"joint {name!r}: its frictionloss {m.dof_frictionloss[dof]:g} (not taken yet)")
+            loss = float(m.dof_frictionloss[dof])
+            if single and limits:
+                out.model.add_constraint(joint_friction(out.joints[name], loss, name=f"friction in {name}"))
+            else:
+                why = "limits=False" if not limits else "not a single hinge or slide"
+                out.skipped.append(f"joint {name!r}: its frictionloss {loss:g} ({why})")
         if any(m.dof_armature[i] > 0 for i in dofs):
             out.skipped.append(f"joint {name!r}: its armature {m.dof_armature[dof]:g}")
         stiffness, damping = float(m.jnt_stiffness[j]), float(m.dof_damping[dof])

@@ -154,6 +154,7 @@ PARAMETER_UNITS = {
     "turn": "rad",
     "opening": "m",
     "mount": "m",
+    "limits": "-",  # 1: the file's joint limits are stops, 0: left out
     "servo_stiffness": "N m/rad",
     "servo_damping": "N m s/rad",
 }
