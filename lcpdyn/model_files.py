@@ -63,6 +63,9 @@ PLANE, HFIELD, SPHERE, CAPSULE, ELLIPSOID, CYLINDER, BOX, MESH = 0, 1, 2, 3, 4, 
 GEOM_NAMES = {PLANE: "plane", HFIELD: "hfield", SPHERE: "sphere", CAPSULE: "capsule", ELLIPSOID: "ellipsoid",
               CYLINDER: "cylinder", BOX: "box", MESH: "mesh"}  # fmt: skip
 JOINT_NAMES = {FREE: "free", BALL: "ball", SLIDE: "slide", HINGE: "hinge"}
+MARGIN = 1e-3
+"""The least detection margin (m) of a loaded model's colliders: contacts are found this far
+before they close (MuJoCo's geom margin is 0 by default, its soft contacts act at touch)."""
 TOUCHING = 1e-9
 """How close (m, and the cosine between axes) two joints of one body must be to form one joint."""
 
@@ -188,6 +191,7 @@ def load_model(
     base_position=None,
     self_collision=None,
     limits: bool = True,
+    margin=None,
 ) -> ModelFile:
     """The :class:`ModelFile` of ``source`` -- a path to an MJCF (``.xml``) or URDF (``.urdf``)
     file, or MJCF or URDF text -- as the module docstring says. ``contact``: the
@@ -204,7 +208,10 @@ def load_model(
     with other models' bodies only. ``limits``: a single hinge's or slide's range and
     ``frictionloss`` as a :func:`~lcpdyn.actuators.joint_limit` and a
     :func:`~lcpdyn.actuators.joint_friction` (bounded and unilateral rows, which exact Coulomb
-    and Moreau's midpoint scheme do not take: ``limits=False`` leaves them out, named)."""
+    and Moreau's midpoint scheme do not take: ``limits=False`` leaves them out, named).
+    ``margin``: the detection margin (m) of :meth:`~lcpdyn.model.Model.set_collisions`, within
+    which a contact is a row before it closes; default the file's largest geom ``margin``, at
+    least :data:`MARGIN`."""
     mujoco = _mujoco()
     urdf = _is_urdf(source)
     if self_collision is None:
@@ -250,7 +257,8 @@ def load_model(
             out.notes.append(f"contacts disabled in the file (<flag contact=\"disable\"/>): {skipped_geoms} geoms "
                              "made no colliders")  # fmt: skip
     else:
-        _colliders(mujoco, m, d, moving, frames, out, contact, self_collision)
+        band = max(float(m.geom_margin.max(initial=0.0)), MARGIN) if margin is None else float(margin)
+        _colliders(mujoco, m, d, moving, frames, out, contact, self_collision, band)
     for kind, count, what in (
         (mujoco.mjtObj.mjOBJ_ACTUATOR, m.nu, "actuator"),
         (mujoco.mjtObj.mjOBJ_TENDON, m.ntendon, "tendon"),
@@ -387,7 +395,7 @@ def _body_index(moving, body):
     return next(b for b, x in moving.items() if x is body)
 
 
-def _colliders(mujoco, m, d, moving, frames, out, contact, self_collision=True):
+def _colliders(mujoco, m, d, moving, frames, out, contact, self_collision=True, margin=MARGIN):
     """The geoms that collide, as colliders; their friction as ContactProperties."""
     made, friction, masks, fixed = [], [], [], 0
     for g in range(m.ngeom):
@@ -444,7 +452,7 @@ def _colliders(mujoco, m, d, moving, frames, out, contact, self_collision=True):
         bodies = list(moving.values())
         exclude = exclude + tuple((a, b) for i, a in enumerate(bodies) for b in bodies[i + 1 :])
     if contact is not None:
-        out.model.set_collisions(contact=contact, exclude=exclude)
+        out.model.set_collisions(margin=margin, contact=contact, exclude=exclude)
         return
     values = np.array(friction)
     low = float(values.min())
@@ -455,7 +463,7 @@ def _colliders(mujoco, m, d, moving, frames, out, contact, self_collision=True):
                 mu = max(values[i], values[j])
                 if mu != low:
                     pairs[(made[i], made[j])] = ContactProperties(mu=mu)
-    out.model.set_collisions(contact=ContactProperties(mu=low), pairs=pairs, exclude=exclude)
+    out.model.set_collisions(margin=margin, contact=ContactProperties(mu=low), pairs=pairs, exclude=exclude)
 
 
 def _excluded(mujoco, m, made, masks, moving, out):

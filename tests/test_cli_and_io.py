@@ -104,6 +104,9 @@ def test_python_dash_m_lcpdyn_scenes_lists_every_scene():
         "wheel-into-boxes": "[run]",
         "crate-on-half-car": "[run]",
         "ball-on-beam": "[run]",
+        "ur5-servo": "[run]",
+        "panda-servo": "[run]",
+        "solo12-stand": "[run]",
     }
     for heading, _ in blocks.values():  # each with its one-line description
         assert len(heading.split()) > 2
