@@ -59,12 +59,18 @@ LANDING = [
 ]
 
 
+@pytest.fixture(scope="module")
+def solo12():
+    """One build for every model's run: the simulations share its compiled kinematics."""
+    return SCENES["solo12-stand"].build()
+
+
 @pytest.mark.parametrize("friction", LANDING)
-def test_solo12_lands_and_stands_under_every_friction_model(friction):
+def test_solo12_lands_and_stands_under_every_friction_model(friction, solo12):
     """Dropped 5 cm, it lands on its feet by t = 0.1 s and stands: at rest, the ground carries its
     weight. No step gains energy or misses its tolerance (a fallback solver's answer, checked
     like any other, is allowed: exact Coulomb takes one on about half of the steps)."""
-    scene = SCENES["solo12-stand"].build()
+    scene = solo12
     sim = scene.simulation(friction)
     run = sim.run(0.3)
     assert not np.any(run.health & (Health.ENERGY_GAIN | Health.UNSOLVED))
@@ -107,11 +113,17 @@ def loaded_mujoco(name):
     return _compile(robot_file(name.split("-")[0]))[0]
 
 
+@pytest.fixture(scope="module")
+def ur5():
+    return SCENES["ur5-servo"].build()
+
+
 @pytest.mark.parametrize("friction", MODELS)
-def test_a_servoed_arm_takes_every_friction_model(friction):
+def test_a_servoed_arm_takes_every_friction_model(friction, ur5):
     """The arms touch nothing (their floor is 0.8 m below the base), so the friction model does
-    not enter their motion; each model's strategy still takes their joint and servo rows."""
-    scene = SCENES["ur5-servo"].build()
+    not enter their motion; each model's strategy still takes their joint and servo rows (the
+    file's limits, beyond half a turn, are not rows: exact Coulomb takes the scene)."""
+    scene = ur5
     run = scene.simulation(friction).run(0.05)
     assert not np.any(run.health)
     assert np.all(np.isfinite(run.position))
