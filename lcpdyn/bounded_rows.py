@@ -82,7 +82,8 @@ def check(sim) -> None:
         raise ValueError(
             f"row {name!r} is bounded or unilateral (a limit, a servo's effort bound, joint friction) and {why}; "
             "these rows are taken by the bounded-LCP models (regularized, box, polygonal, continuous) with "
-            "position_update='symplectic' or 'paper'"
+            "position_update='symplectic' or 'paper' (a model file's limits and joint friction are left out by "
+            "load_model(..., limits=False), a robot scene's by --set limits=0)"
         )
 
 
