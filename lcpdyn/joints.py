@@ -68,6 +68,7 @@ class _AxisJoint(BallJoint):
     axis_a: object = (0.0, 0.0, 1.0)
     axis_b: object = (0.0, 0.0, 1.0)
     stack_fields = ("offset_a", "offset_b", "anchor_velocity", "axis_a", "axis_b", "_normals")
+    parallel_axes = False  # the class's equations need axis_a and axis_b parallel at the start
 
     def __post_init__(self):
         super().__post_init__()
@@ -77,6 +78,8 @@ class _AxisJoint(BallJoint):
         first = np.cross(self.axis_b, helper)
         first /= np.linalg.norm(first)
         self._normals = np.array([first, np.cross(self.axis_b, first)])
+        if self.parallel_axes:
+            self._require_parallel()
 
     def _initial_axes(self):
         """(u_a, u_b) at the bodies' initial orientations (world)."""
@@ -134,10 +137,7 @@ class CylindricalJoint(_AxisJoint):
 
     name: str = "cylindrical joint"
     joint_rows = 4
-
-    def __post_init__(self):
-        super().__post_init__()
-        self._require_parallel()
+    parallel_axes = True
 
     def residual(self, state, t=0.0):
         pa, pb = self._points(state, t)
@@ -180,10 +180,7 @@ class PlanarJoint(_AxisJoint):
 
     name: str = "planar joint"
     joint_rows = 3
-
-    def __post_init__(self):
-        super().__post_init__()
-        self._require_parallel()
+    parallel_axes = True
 
     def residual(self, state, t=0.0):
         pa, pb = self._points(state, t)

@@ -19,6 +19,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from .sparse_measure import csr_position
+
 __all__ = ["contact_rows", "delassus_blocks", "transformed_csr", "transformed_rows", "block_diagonal_csr"]
 
 
@@ -148,16 +150,10 @@ def delassus_blocks(bodies, rows, inverse_mass, nb):
                 continue
             if j < i:
                 continue
-            lo, hi = ptr[j], ptr[j + 1]
-            while lo < hi:
-                mid = (lo + hi) // 2
-                if index[mid] < i:
-                    lo = mid + 1
-                else:
-                    hi = mid
+            mirror = csr_position(ptr, index, j, i)  # block (j, i): stored, the pattern is symmetric
             for a in range(3):
                 for e in range(3):
-                    blocks[lo, e, a] = blocks[t, a, e]
+                    blocks[mirror, e, a] = blocks[t, a, e]
     return ptr, index, blocks
 
 

@@ -33,6 +33,7 @@ __all__ = [
     "csr_friction_contact_measure_scaled",
     "csr_friction_contact_scales",
     "csr_arrays",
+    "csr_position",
 ]
 
 
@@ -44,8 +45,9 @@ def csr_arrays(matrix):
 
 
 @njit(cache=True)
-def _entry(indptr, indices, data, i, j):
-    """M_ij by binary search in row i (0 if not stored)."""
+def csr_position(indptr, indices, i, j):
+    """Where column j sits in row i of a CSR pattern (binary search; indices sorted within a
+    row), or -1 if it is not stored."""
     lo, hi = indptr[i], indptr[i + 1]
     while lo < hi:
         mid = (lo + hi) // 2
@@ -54,8 +56,15 @@ def _entry(indptr, indices, data, i, j):
         else:
             hi = mid
     if lo < indptr[i + 1] and indices[lo] == j:
-        return data[lo]
-    return 0.0
+        return lo
+    return -1
+
+
+@njit(cache=True)
+def _entry(indptr, indices, data, i, j):
+    """M_ij by binary search in row i (0 if not stored)."""
+    p = csr_position(indptr, indices, i, j)
+    return data[p] if p >= 0 else 0.0
 
 
 @njit(cache=True)
