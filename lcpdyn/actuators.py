@@ -4,8 +4,9 @@ compliant row), a velocity servo whose effort saturates (:func:`velocity_servo`)
 a joint (:func:`joint_friction`) and limit stops (:func:`joint_limit`), the last three bounded
 and unilateral rows of the step (:mod:`lcpdyn.bounded_rows`).
 
-A joint's coordinates (:class:`JointCoordinate`) are measured from the bodies' initial poses (the
-model's assembly, where they are zero, as URDF's and MJCF's joint values are):
+A joint's coordinates (:class:`JointCoordinate`) are measured from the bodies' poses when the
+joint was made (the model's assembly, where they are zero, as URDF's and MJCF's joint values are
+at ``qpos0``; a model may start elsewhere, e.g. at a file's keyframe):
 
 * ``"angle"`` of a :class:`~lcpdyn.constraints.RevoluteJoint` or
   :class:`~lcpdyn.joints.CylindricalJoint`: theta = atan2((r_b x r_a) . u_b, r_b . r_a) in
@@ -77,13 +78,14 @@ class JointCoordinate:
     def __post_init__(self):
         self.kind = _kind_of(self.joint, self.kind)
         joint = self.joint
-        Ra = np_rotation_matrix(joint.body_a.orientation)
-        Rb = np.eye(3) if joint.body_b is None else np_rotation_matrix(joint.body_b.orientation)
+        (xa, qa), b = joint.assembly  # the bodies' poses at the joint's assembly
+        Ra = np_rotation_matrix(qa)
+        Rb = np.eye(3) if b is None else np_rotation_matrix(b[1])
         self._reference_b = np.asarray(joint._normals[0], float)
-        self._reference_a = Ra.T @ (Rb @ self._reference_b)  # body a's vector on r_b initially
+        self._reference_a = Ra.T @ (Rb @ self._reference_b)  # body a's vector on r_b at the assembly
         if self.kind == "slide":
-            pa = np.asarray(joint.body_a.position) + Ra @ joint.offset_a
-            pb = joint.offset_b if joint.body_b is None else np.asarray(joint.body_b.position) + Rb @ joint.offset_b
+            pa = xa + Ra @ joint.offset_a
+            pb = joint.offset_b if b is None else b[0] + Rb @ joint.offset_b
             self._start = float((pa - pb) @ (Rb @ joint.axis_b))
         self.bodies = (joint.body_a,) if joint.body_b is None else (joint.body_a, joint.body_b)
 

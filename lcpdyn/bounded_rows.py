@@ -16,9 +16,10 @@ between):
   stays inside, and gives way at a bound.
 
 Every bounded-LCP strategy that keeps the bilateral rows in its problem takes them (the dense
-step, islands, detected contacts); :func:`check` names the combinations that eliminate
-bilateral rows as equalities and so cannot (exact Coulomb's Delassus problem, the condensed
-strategy, Moreau's midpoint scheme's second pass).
+step, islands, detected contacts); the exact cone's Delassus problem takes each of them as a
+contact of its own (:mod:`lcpdyn.strategies.coulomb_rows`); :func:`check` names the combinations
+that eliminate bilateral rows as equalities and so cannot (the condensed strategy, Moreau's
+midpoint scheme's second pass).
 """
 
 from __future__ import annotations
@@ -73,17 +74,12 @@ def check(sim) -> None:
     if not bounded.size:
         return
     name = sim._bilateral_rows[int(bounded[0])]
-    why = None
-    if sim.coulomb:
-        why = "the exact cone's step eliminates the bilateral rows as equalities (its Delassus problem)"
-    elif sim.position_update == "midpoint":
-        why = "position_update='midpoint' writes bilateral rows at the step's midpoint as equalities"
-    if why is not None:
+    if sim.position_update == "midpoint":
         raise ValueError(
-            f"row {name!r} is bounded or unilateral (a limit, a servo's effort bound, joint friction) and {why}; "
-            "these rows are taken by the bounded-LCP models (regularized, box, polygonal, continuous) with "
-            "position_update='symplectic' or 'paper' (a model file's limits and joint friction are left out by "
-            "load_model(..., limits=False), a robot scene's by --set limits=0)"
+            f"row {name!r} is bounded or unilateral (a limit, a servo's effort bound, joint friction) and "
+            "position_update='midpoint' writes bilateral rows at the step's midpoint as equalities; these rows are "
+            "taken with position_update='symplectic' or 'paper' (a model file's limits and joint friction are left "
+            "out by load_model(..., limits=False), a robot scene's by --set limits=0)"
         )
 
 

@@ -158,6 +158,12 @@ class BallJoint(Holonomic):
         self.time_dependent = bool(np.any(self.anchor_velocity != 0))
         self.size = self.joint_rows
         self.bodies = (self.body_a,) if self.body_b is None else (self.body_a, self.body_b)
+        # the bodies' poses at the joint's assembly, from which its coordinates are measured
+        # (lcpdyn.actuators.JointCoordinate), whatever pose the model starts from later
+        self.assembly = tuple(
+            (np.array(b.position, float), np.array(b.orientation, float)) if b is not None else None
+            for b in (self.body_a, self.body_b)
+        )
         self._check_compliance()
         self._check_unilateral()
 

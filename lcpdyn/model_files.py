@@ -6,7 +6,8 @@ frames, inertias computed from geoms, URDF's joint origins, mesh convex hulls --
 the compiled model, not the XML.
 
 What is taken, at the file's reference configuration ``qpos0`` (where every joint coordinate of
-:mod:`lcpdyn.actuators` is zero), with zero velocities:
+:mod:`lcpdyn.actuators` is zero; the model then starts there at rest, or at a keyframe or a
+pose given by joint values, :mod:`lcpdyn.model_file_inputs`):
 
 * each body that moves (MuJoCo's ``body_weldid`` not the world) as a :class:`~lcpdyn.body.RigidBody`
   named as in the file, at its centre of mass with its principal axes (``xipos``, ``ximat``,
@@ -28,10 +29,12 @@ What is taken, at the file's reference configuration ``qpos0`` (where every join
 * a single hinge's or slide's ``range`` (from ``qpos0``; a hinge's within a half turn) as
   :func:`~lcpdyn.actuators.joint_limit` and its ``frictionloss`` as
   :func:`~lcpdyn.actuators.joint_friction` (``limits=True``);
+* the motors and position actuators on a single hinge or slide, with their gear, control and
+  force ranges (``actuators=True``; :mod:`lcpdyn.model_file_inputs`).
 
 Everything else the file holds is named in one :class:`ModelFileWarning` (or, with
 ``strict=True``, a :class:`ModelFileError`) -- a limit beyond a half turn or of a combined joint,
-armature, a slide's stiffness or damping, actuators, tendons, equality constraints, sensors,
+armature, a slide's stiffness or damping, other actuators, tendons, equality constraints, sensors,
 ellipsoid and height-field geoms, a free joint not on a body of the world -- never dropped in
 silence. A file the compiler refuses is a :class:`ModelFileError` carrying its message (which
 names the element and line).
@@ -53,6 +56,7 @@ from .detected_contacts import ContactProperties
 from .forces import TorsionalSpringDamper
 from .joints import CylindricalJoint, FixedJoint, PrismaticJoint, UniversalJoint
 from .model import Model
+from .model_file_inputs import set_pose, take_actuators
 from .rotation import np_quaternion_from_matrix
 from .shapes import Box, Capsule, ConvexMesh, Cylinder, HalfSpace, Sphere
 
@@ -82,8 +86,10 @@ class ModelFileWarning(UserWarning):
 class ModelFile:
     """What :func:`load_model` made of a file: the ``model``, its bodies and joints by the file's
     names, the colliders, the file's own time step (s), what was not taken (``skipped``, one
-    line per element), what the file itself turned off (``notes``) and each limited joint's
-    range in its coordinate (``ranges``: name -> (lower, upper), rad or m from ``qpos0``)."""
+    line per element), what the file itself turned off (``notes``), each limited joint's
+    range in its coordinate (``ranges``: name -> (lower, upper), rad or m from ``qpos0``) and
+    the actuators taken (``actuators``: name -> its :class:`~lcpdyn.actuators.JointMotor` or
+    servo row, :mod:`lcpdyn.model_file_inputs`)."""
 
     model: Model
     bodies: dict = field(default_factory=dict)
@@ -93,6 +99,13 @@ class ModelFile:
     skipped: list = field(default_factory=list)
     notes: list = field(default_factory=list)
     ranges: dict = field(default_factory=dict)
+    actuators: dict = field(default_factory=dict)
+    _compiled: tuple = field(default=(), repr=False)
+
+    def set_pose(self, pose) -> None:
+        """Places the bodies at ``pose`` (a keyframe's name, or joint name -> value in the file's
+        coordinates), as ``load_model(..., pose=pose)`` does (:func:`lcpdyn.model_file_inputs.set_pose`)."""
+        set_pose(*self._compiled, pose)
 
 
 def _mujoco():
@@ -192,6 +205,9 @@ def load_model(
     self_collision=None,
     limits: bool = True,
     margin=None,
+    pose=None,
+    actuators: bool = True,
+    controls=None,
 ) -> ModelFile:
     """The :class:`ModelFile` of ``source`` -- a path to an MJCF (``.xml``) or URDF (``.urdf``)
     file, or MJCF or URDF text -- as the module docstring says. ``contact``: the
@@ -207,11 +223,14 @@ def load_model(
     at their joints), so False, as PyBullet's default, the bodies colliding with the world and
     with other models' bodies only. ``limits``: a single hinge's or slide's range and
     ``frictionloss`` as a :func:`~lcpdyn.actuators.joint_limit` and a
-    :func:`~lcpdyn.actuators.joint_friction` (bounded and unilateral rows, which exact Coulomb
-    and Moreau's midpoint scheme do not take: ``limits=False`` leaves them out, named).
+    :func:`~lcpdyn.actuators.joint_friction` (bounded and unilateral rows, which Moreau's
+    midpoint scheme does not take: ``limits=False`` leaves them out, named).
     ``margin``: the detection margin (m) of :meth:`~lcpdyn.model.Model.set_collisions`, within
     which a contact is a row before it closes; default the file's largest geom ``margin``, at
-    least :data:`MARGIN`."""
+    least :data:`MARGIN`. ``pose``: the start -- a keyframe's name, or joint name -> value in the
+    file's coordinates (default ``qpos0`` at rest); ``actuators``: the file's motors and position
+    actuators as :class:`~lcpdyn.actuators.JointMotor` and servos, driven by ``controls``
+    (actuator name -> a number or a function of t; default 0) -- :mod:`lcpdyn.model_file_inputs`."""
     mujoco = _mujoco()
     urdf = _is_urdf(source)
     if self_collision is None:
@@ -259,8 +278,16 @@ def load_model(
     else:
         band = max(float(m.geom_margin.max(initial=0.0)), MARGIN) if margin is None else float(margin)
         _colliders(mujoco, m, d, moving, frames, out, contact, self_collision, band)
+    controls = {} if controls is None else dict(controls)
+    if actuators:
+        take_actuators(mujoco, m, out, controls, label)
+    elif controls:
+        raise ValueError("controls drive the file's actuators: give actuators=True with them")
+    out._compiled = (mujoco, m, moving, label)
+    if pose is not None:
+        out.set_pose(pose)
     for kind, count, what in (
-        (mujoco.mjtObj.mjOBJ_ACTUATOR, m.nu, "actuator"),
+        (mujoco.mjtObj.mjOBJ_ACTUATOR, 0 if actuators else m.nu, "actuator"),
         (mujoco.mjtObj.mjOBJ_TENDON, m.ntendon, "tendon"),
         (mujoco.mjtObj.mjOBJ_EQUALITY, m.neq, "equality constraint"),
         (mujoco.mjtObj.mjOBJ_SENSOR, m.nsensor, "sensor"),

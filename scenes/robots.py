@@ -6,9 +6,11 @@ meshes' convex hulls as colliders, on a ground plane, their joints driven by imp
 * ``ur5-servo``: Universal Robots' UR5 arm (six revolute joints) on its fixed base, ``mount`` m
   above the floor, each joint servoed from the file's zero pose to ``turn`` rad, alternating in
   sign along the arm (each target kept a tenth of its range inside the file's limits, which are
-  stops of the step unless ``limits`` = 0: exact Coulomb does not take them);
+  stops of the step unless ``limits`` = 0);
 * ``panda-servo``: Franka Emika's Panda (seven revolute joints and two prismatic fingers), the
-  same way, its fingers opened to ``opening`` m each;
+  same way, its fingers opened to ``opening`` m each; it starts with each joint the least turn
+  from the file's zero pose that is a tenth of its range inside it (the zero pose lies outside
+  the fourth joint's range);
 * ``solo12-stand``: ODRI's Solo-12 quadruped (a floating base, twelve revolute joints), dropped
   ``drop`` m onto the ground with its servos holding its legs straight: it lands and stands.
 
@@ -101,13 +103,16 @@ ARM_DEFAULTS = {"turn": 0.3, "opening": 0.03, "servo_stiffness": 2000.0, "servo_
 def _arm(robot, name, defaults, parameters, doc):
     p = override(defaults, parameters, name)
     loaded = _load(robot, limits=bool(p["limits"]))
-    targets = {}
+    targets, start = {}, {}
     for i, (joint_name, joint) in enumerate(loaded.joints.items()):
         finger = type(joint).__name__ == "PrismaticJoint"
         target = p.get("opening", 0.0) if finger else p["turn"] * (-1) ** i
         low, high = loaded.ranges.get(joint_name, (-np.inf, np.inf))
         span = 0.1 * (high - low) if np.isfinite(high - low) else 0.0
         targets[joint_name] = float(np.clip(target, low + span, high - span))  # within the joint's range
+        start[joint_name] = float(np.clip(0.0, low + span, high - span))  # a URDF's qpos0 is 0
+    if any(start.values()):  # the file's zero pose lies outside a joint's range (the Panda's fourth joint)
+        loaded.set_pose(start)
     model = _servoed(loaded, targets, p["servo_stiffness"], p["servo_damping"], p["mu"], p["margin"], floor=p["mount"])
     scene = Scene.from_parameters(name, model, p, doc)
     scene.description += f" ({len(loaded.skipped)} elements of the file not taken: lcpdyn.model_files)"

@@ -201,7 +201,7 @@ def test_a_velocity_servo_saturates_at_its_effort_bound():
     np.testing.assert_allclose(w[run.t > 0.8 + 1e-9], 2.0, rtol=0, atol=1e-10)
 
 
-@pytest.mark.parametrize("friction", ["regularized", "box", "polygonal"])
+@pytest.mark.parametrize("friction", ["regularized", "box", "polygonal", "coulomb"])
 def test_joint_friction_holds_a_pendulum_below_breakaway_and_releases_it_above(friction):
     """Gravity's torque on the rod at angle a is m g l sin(a) = 4.905 sin(a) N m; with 2 N m of
     friction in the hinge it holds at 20 degrees (1.68 N m) and slides at 30 degrees (2.45 N m),
@@ -221,8 +221,6 @@ def test_joint_friction_holds_a_pendulum_below_breakaway_and_releases_it_above(f
 def test_bounded_rows_are_refused_where_the_formulation_eliminates_them():
     model, _, hinge = _disk()
     model.add_constraint(joint_limit(hinge, -0.5, 0.5, name="stop"))
-    with pytest.raises(ValueError, match="row 'stop' is bounded or unilateral.*exact cone"):
-        Simulation(model, "coulomb", H)
     with pytest.raises(ValueError, match="row 'stop'.*midpoint"):
         Simulation(model, "regularized", H, position_update="midpoint")
     with pytest.raises(ValueError, match="within \\(-pi, pi\\)"):
@@ -234,11 +232,12 @@ def test_bounded_rows_are_refused_where_the_formulation_eliminates_them():
 def test_bounded_rows_take_the_same_effect_on_every_strategy_that_keeps_them():
     """The slipping pendulum with joint friction and a stop 0.5 rad down its swing: the dense step, the island path
     (sparse=True, a second body on its own) and the step with detected contacts (a far floor
-    collider) give the same motion."""
+    collider) give the same motion, under a bounded-LCP model and under exact Coulomb (whose
+    Delassus problem takes the bounded rows as contacts of their own, lcpdyn.strategies.coulomb_rows)."""
     from lcpdyn.collision import Collider, HalfSpace
 
     runs = []
-    for variant in ("dense", "islands", "detected"):
+    for friction, variant in [(f, v) for f in ("regularized", "coulomb") for v in ("dense", "islands", "detected")]:
         model, hinge, _ = _pendulum(math.radians(40.0))
         model.add_constraint(joint_friction(hinge, 1.0))
         model.add_constraint(joint_limit(hinge, -0.3, 0.5, restitution=0.3))
@@ -249,7 +248,7 @@ def test_bounded_rows_take_the_same_effect_on_every_strategy_that_keeps_them():
             options["sparse"] = True
         if variant == "detected":
             model.add_collider(Collider(None, HalfSpace((0.0, 0.0, 1.0), -5.0), name="floor"))
-        runs.append(Simulation(model, "regularized", H, **options).run(0.6))
+        runs.append(Simulation(model, friction, H, **options).run(0.6))
     for run in runs[1:]:
         np.testing.assert_allclose(run.position[:, 0], runs[0].position[:, 0], rtol=0, atol=1e-10)
     q = runs[0].quaternion[:, 0]

@@ -104,7 +104,7 @@ def test_what_the_file_holds_and_lcpdyn_does_not_take_is_named():
       </body>
     </worldbody>
     <tendon><fixed name="cable"><joint joint="shoulder" coef="1"/></fixed></tendon>
-    <actuator><motor name="drive" joint="shoulder"/></actuator>
+    <actuator><velocity name="drive" joint="shoulder" kv="2"/></actuator>
     <sensor><jointpos name="angle" joint="shoulder"/></sensor>
     </mujoco>"""
     with pytest.warns(ModelFileWarning) as caught:

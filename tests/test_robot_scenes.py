@@ -114,19 +114,38 @@ def loaded_mujoco(name):
 
 
 @pytest.fixture(scope="module")
-def ur5():
-    return SCENES["ur5-servo"].build()
+def panda():
+    return SCENES["panda-servo"].build()
 
 
 @pytest.mark.parametrize("friction", MODELS)
-def test_a_servoed_arm_takes_every_friction_model(friction, ur5):
+def test_a_servoed_arm_takes_every_friction_model(friction, panda):
     """The arms touch nothing (their floor is 0.8 m below the base), so the friction model does
-    not enter their motion; each model's strategy still takes their joint and servo rows (the
-    file's limits, beyond half a turn, are not rows: exact Coulomb takes the scene)."""
-    scene = ur5
-    run = scene.simulation(friction).run(0.05)
+    not enter their motion; each model's strategy takes their joint and servo rows and the
+    Panda's limits (unilateral rows; exact Coulomb's Delassus problem takes them as contacts of
+    their own), and every model moves it alike."""
+    from lcpdyn.bounded_rows import row_bounds
+
+    scene = panda
+    lower, _ = row_bounds(scene.model)
+    assert np.sum(lower == 0.0) == 16  # both stops of the seven hinges and the two fingers
+    sim = scene.simulation(friction)
+    run = sim.run(0.05)
     assert not np.any(run.health)
-    assert np.all(np.isfinite(run.position))
+    # the regularized model's motion (rounded to the solvers' tolerance): no contact, no difference
+    expected = _panda_motion(scene)
+    np.testing.assert_allclose(sim.q, expected, rtol=0, atol=1e-9)
+
+
+_PANDA = {}
+
+
+def _panda_motion(scene):
+    if "q" not in _PANDA:
+        sim = scene.simulation("regularized")
+        sim.run(0.05)
+        _PANDA["q"] = sim.q.copy()
+    return _PANDA["q"]
 
 
 def test_the_robot_files_come_from_the_installed_package():

@@ -19,6 +19,7 @@ from ..run.errors import step_error
 from ..step_result import StepResult
 from ..step_work import IslandAnswers
 from .assembly import EMPTY, accept, sparse_rows
+from .coulomb_rows import BoundedRows
 from .second_solve import islands_to_solve, kept_answer
 
 
@@ -47,13 +48,16 @@ def coulomb_groups(sim, work, state, k, rhs, u, e_N, h):
         H[2::3] = _scatter(k.D_block[c, 1], g.slot, n_g)
         rows = (3 * c[:, None] + np.arange(3)).reshape(-1)
         A_g = sim._groups.rows_matrix(j, k.A_block, k.A_body)
+        bounded = BoundedRows.of(work.bilateral_bounds, g.rows)
         free, response, W, b = delassus(sim,
             state, sim._mass[g.bodies], sim._inertia[g.bodies], A_g, H,
-            rhs[g.columns], u[g.rows], e_N[c], work.normal_compliance[c], work.bilateral_compliance[g.rows],
+            rhs[g.columns], u[g.rows], e_N[c], work.normal_compliance[c], work.bilateral_compliance[g.rows], bounded,
         )  # fmt: skip
         middle = time.perf_counter()
         mu, start_guess = work.mu[c], None if guess is None else guess[rows]
-        if c.size:
+        if bounded is not None:
+            mu, start_guess = bounded.mu(mu), bounded.guess(start_guess)
+        if b.size:
             result = solve_fc(sim, W, b, mu, start_guess, sim.method)
             result, retried = accept(
                 sim, state, result, lambda method, W=W, b=b, mu=mu, s=start_guess: solve_fc(sim, W, b, mu, s, method)
@@ -61,12 +65,13 @@ def coulomb_groups(sim, work, state, k, rhs, u, e_N, h):
             fallback = fallback or retried
             iterations += result.iterations
             residual[j] = result.relative_residual
-            impulse[rows] = result.r
+            impulse[rows] = result.r[: rows.size]
             x = free + response @ result.r
-        else:  # a mechanism without contacts: its bilateral system alone
-            x = free
+            extra = result.r[rows.size :]
+        else:  # a mechanism without contacts or bounded rows: its bilateral system alone
+            x, extra = free, np.zeros(0)
         v_new[g.columns] = x[:n_g]
-        bilateral[g.rows] = x[n_g:]
+        bilateral[g.rows] = x[n_g:] if bounded is None else bounded.impulses(x[n_g:], extra)
         work.time(start, middle, time.perf_counter())
     work.islands = IslandAnswers(residual)
     per = impulse.reshape(r, 3) / h
@@ -206,9 +211,9 @@ def solve_coulomb(sim, work, state, k, rhs, u, e_N, h):
     n, r = k.n_velocities, k.gap.shape[0]
     H = stacked_rows(k.N, k.D)
     A = sparse_rows(k.A_block, k.A_body, k.A_body.shape[0], n)  # not the dense (m, n): a beam's grows as N^2
-    free, response, W, b = delassus(
-        sim, state, sim._mass, sim._inertia, A, H, rhs, u, e_N, work.normal_compliance, work.bilateral_compliance
-    )
+    bounded = BoundedRows.of(work.bilateral_bounds)
+    free, response, W, b = delassus(sim, state, sim._mass, sim._inertia, A, H, rhs, u, e_N, work.normal_compliance,
+                                    work.bilateral_compliance, bounded)  # fmt: skip
     if sim.position_update == "midpoint":  # u = 2 H v_m + ...: each law at its FrictionPoint (docs/theory/step.md)
         W, b = 2.0 * W, 2.0 * b
         if work.friction_point is None:  # the slip at v+ = 2 v_m - v
@@ -216,9 +221,13 @@ def solve_coulomb(sim, work, state, k, rhs, u, e_N, h):
             b[2::3] -= H[2::3] @ state.v
         else:  # 2 J(q_m) v_m - J(q) v at the step's end, 2 J(q_m) v_m at its middle
             b.reshape(-1, 3)[:, 1:] -= work.friction_point.law_slip
-    result, fallback = solve_accepted(sim, work, state, W, b, work.mu, state.impulse_guess, start)
-    impulse = result.r
-    x = free + response @ impulse
+    mu, guess = work.mu, state.impulse_guess
+    if bounded is not None:
+        mu, guess = bounded.mu(mu), bounded.guess(guess)
+    result, fallback = solve_accepted(sim, work, state, W, b, mu, guess, start)
+    x = free + response @ result.r
+    impulse = result.r[: 3 * r]
+    bilateral = x[n:] if bounded is None else bounded.impulses(x[n:], result.r[3 * r :])
     per = impulse.reshape(r, 3) / h
     friction = per[:, 1, None] * k.tangent[:, 0] + per[:, 2, None] * k.tangent[:, 1]
     return StepResult(
@@ -230,17 +239,26 @@ def solve_coulomb(sim, work, state, k, rhs, u, e_N, h):
         residual=result.relative_residual,
         fallback=fallback,
         kinetic=np.zeros(r, bool),
-        problem=FrictionContactProblem(W, b, work.mu.copy()),
-        bilateral=x[n:],
+        problem=FrictionContactProblem(W, b, mu.copy()),
+        bilateral=bilateral,
         impulse_guess=impulse,
     )
 
 
-def delassus(sim, state, mass, inertia, A, H, rhs, u, e_N, CN, CA):
+def delassus(sim, state, mass, inertia, A, H, rhs, u, e_N, CN, CA, bounded: BoundedRows | None = None):
     """(free, response, W, b) of the exact-cone problem over the contacts of H (3 r, n) with
     the velocities and the bilateral multipliers of the bodies (mass, inertia) eliminated
     (:func:`lcpdyn.kkt.solve_kkt`): x = free + response r, W = H response_v + C_N,
-    b = H free_v + e_N (normal rows)."""
+    b = H free_v + e_N (normal rows). With ``bounded`` rows (:mod:`~lcpdyn.strategies.coulomb_rows`)
+    only the equalities are eliminated; the bounded rows follow the contacts as contacts of their
+    own (r then has 3 (r + k) entries, x the equalities' multipliers)."""
+    r3 = H.shape[0]
+    if bounded is not None:
+        rows_b = A[bounded.rows]
+        rhs = rhs + np.asarray(rows_b.T @ bounded.center).reshape(-1)  # the bounds' middles act as known impulses
+        H = np.vstack([H, bounded.stacked(A)])
+        u_b, CA_b = u[bounded.rows], CA[bounded.rows]
+        A, u, CA = A[bounded.equal], u[bounded.equal], CA[bounded.equal]
     n, m = H.shape[1], A.shape[0]
     right = np.zeros((n + m, 1 + H.shape[0]))
     right[:n, 0] = rhs
@@ -253,9 +271,12 @@ def delassus(sim, state, mass, inertia, A, H, rhs, u, e_N, CN, CA):
     free, response = solution[:, 0], solution[:, 1:]
     W = H @ response[:n]
     W = 0.5 * (W + W.T)
-    W[0::3, 0::3] += np.diag(CN)  # compliant contacts
+    normal = np.arange(0, r3, 3)
+    W[normal, normal] += CN  # compliant contacts
     b = H @ free[:n]
-    b[0::3] += e_N
+    b[normal] += e_N
+    if bounded is not None:
+        bounded.complete(W, b, r3, u_b, CA_b)
     return free, response, W, b
 
 

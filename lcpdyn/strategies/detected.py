@@ -23,6 +23,7 @@ from ..step_work import IslandAnswers
 from .assembly import accept, assemble_rows, call, sparse_rows
 from .choice import WHOLE_SIZE
 from .coulomb import delassus, solve_accepted, stacked_rows
+from .coulomb_rows import BoundedRows
 from .second_solve import islands_to_solve
 from .sparse_island import (
     answer_codes,
@@ -426,25 +427,31 @@ def _coulomb(sim, work, state, k, det, rhs, u, e_N, h):
         bodies = slice(None) if part.whole else cols[::6] // 6  # an island's columns: six per body
         H_g = stacked_rows(*_joined(k, det)) if part.whole else _part_rows(k, det, x, cols)
         A_g = A if part.whole else A[part.rows][:, cols]
+        bounded = BoundedRows.of(work.bilateral_bounds, part.rows)
         free, response, W, b = delassus(sim,
             state, sim._mass[bodies], sim._inertia[bodies], A_g, H_g, rhs[cols], u[part.rows], e[x], CN[x],
-            work.bilateral_compliance[part.rows],
+            work.bilateral_compliance[part.rows], bounded,
         )  # fmt: skip
         if sim.position_update == "midpoint":  # the slip at v+ = 2 v_m - v, as solve_coulomb
             W, b = 2.0 * W, 2.0 * b
             b[1::3] -= H_g[1::3] @ state.v[cols]
             b[2::3] -= H_g[2::3] @ state.v[cols]
-        if x.size:
-            result, retried = solve_accepted(sim, work, state, W, b, mu[x], guess[rows3], start)
+        mu_x, guess_x = mu[x], guess[rows3]
+        if bounded is not None:
+            mu_x, guess_x = bounded.mu(mu_x), bounded.guess(guess_x)
+        if b.size:
+            result, retried = solve_accepted(sim, work, state, W, b, mu_x, guess_x, start)
             fallback = fallback or retried
             iterations += result.iterations
             residual[j], on_sparse[j] = result.relative_residual, False
-            impulse[rows3] = result.r
+            impulse[rows3] = result.r[: rows3.size]
             solution = free + response @ result.r
-        else:  # a mechanism without contacts: its bilateral system alone
-            solution = free
+            extra = result.r[rows3.size :]
+        else:  # a mechanism without contacts or bounded rows: its bilateral system alone
+            solution, extra = free, np.zeros(0)
         v_new[cols] = solution[: cols.size]
-        bilateral[part.rows] = solution[cols.size :]
+        equal = solution[cols.size :]
+        bilateral[part.rows] = equal if bounded is None else bounded.impulses(equal, extra)
     work.islands = IslandAnswers(residual, sparse=on_sparse, impulse=impulse)
     sparse = int(on_sparse.sum())
     per = impulse.reshape(R, 3) / h
@@ -458,7 +465,7 @@ def _coulomb(sim, work, state, k, det, rhs, u, e_N, h):
         residual=float(residual.max()) if residual.size else 0.0,
         fallback=fallback,
         kinetic=np.zeros(r, bool),
-        problem=FrictionContactProblem(W, b, mu.copy()) if whole and not sparse else None,
+        problem=FrictionContactProblem(W, b, mu_x.copy()) if whole and not sparse else None,
         bilateral=bilateral,
         impulse_guess=impulse[: 3 * r].copy(),
     )
