@@ -3,7 +3,9 @@
 #   ./dev.sh demo   set up if needed, then run the main job
 #   ./dev.sh test   set up if needed, check lint and format (ruff), then run the test suite on both
 #                   stacks at once: the Siconos venv (.venv, NumPy < 2) and a plain venv with the
-#                   newest releases (.venv-current)
+#                   newest releases (.venv-current), which then builds the documentation site
+#   ./dev.sh docs   the documentation site (Sphinx; warnings, broken references and docstring
+#                   errors fail it) into docs/_build/html
 #   ./dev.sh bench [solvers|wheel|scale|sweep|fc3d|approximations|beam]   the benchmarks (solvers and
 #                   wheel by default; scale, with MuJoCo as the peer, takes ~30 min; fc3d, the 34
 #                   third-party exact-Coulomb problems against Siconos, ~30 min; approximations,
@@ -68,8 +70,25 @@ setup_current() {
     return 0
   fi
   [ -x $CURRENT/bin/python ] || python3 -m venv $CURRENT
-  $CURRENT/bin/python -m pip install -q --disable-pip-version-check --upgrade ".[test,collision,viewer,models,robots]"
+  $CURRENT/bin/python -m pip install -q --disable-pip-version-check --upgrade ".[test,collision,viewer,models,robots,docs]"
   touch "$stamp"
+}
+
+# The documentation site from docs/ (docs/conf.py) with the current stack's Sphinx: -W makes every
+# warning an error (a docstring that is not valid reStructuredText, a page's bad Markdown), -n every
+# reference that resolves to nothing; the whole build runs (--keep-going) so that all are listed.
+build_docs() {
+  local begun
+  begun=$(date +%s)
+  echo "dev.sh: documentation site (Sphinx, -W -n) into docs/_build/html"
+  rm -rf docs/_build/html docs/_build/doctrees
+  if OPENBLAS_NUM_THREADS=1 MPLBACKEND=Agg $CURRENT/bin/python -m sphinx -b html -W -n --keep-going -q \
+       -d docs/_build/doctrees docs docs/_build/html; then
+    echo "dev.sh: documentation built in $(( $(date +%s) - begun )) s: open docs/_build/html/index.html"
+  else
+    echo "dev.sh: the documentation build failed (its warnings above)" >&2
+    return 1
+  fi
 }
 
 # ruff lint and format check (configured in pyproject.toml), with the given venv's ruff.
@@ -86,7 +105,10 @@ run_leg() {
     siconos) echo "dev.sh: test leg 'siconos' ($($VENV/bin/python -c 'import numpy, jax; print("NumPy", numpy.__version__, "JAX", jax.__version__)'))"
              $VENV/bin/python -m pytest "$@" ;;
     current) echo "dev.sh: test leg 'current' ($($CURRENT/bin/python -c 'import numpy, jax; print("NumPy", numpy.__version__, "JAX", jax.__version__)'))"
-             LCPDYN_STACK=current $CURRENT/bin/python -m pytest "$@" ;;
+             local code=0
+             LCPDYN_STACK=current $CURRENT/bin/python -m pytest "$@" || code=$?
+             build_docs || code=1  # the site is built on the stack a user installs
+             return $code ;;
   esac
 }
 
@@ -169,6 +191,7 @@ case "$cmd" in
   demo) setup; exec $VENV/bin/python -m lcpdyn demo "$@" ;;
   reproduce) setup; exec $VENV/bin/python -m lcpdyn reproduce rolling-disk swivel-shimmy caster-shimmy road-wheel incline-pendulum beam-tyre-shimmy half-car wheelset-klingel wheelset-hunting "$@" ;;
   test) run_tests "$@" ;;
+  docs) setup_current; build_docs ;;
   bench)
     setup
     case "${1:-all}" in
@@ -190,5 +213,5 @@ case "$cmd" in
       all) $VENV/bin/python benchmarks/bench_solvers.py && exec $VENV/bin/python benchmarks/bench_wheel.py ;;
       *) echo "usage: ./dev.sh bench [solvers|wheel|scale|sweep|fc3d|approximations|beam|all] [args...]" >&2; exit 2 ;;
     esac ;;
-  *) echo "usage: ./dev.sh {demo|test|bench|reproduce|setup} [args...]" >&2; exit 2 ;;
+  *) echo "usage: ./dev.sh {demo|test|docs|bench|reproduce|setup} [args...]" >&2; exit 2 ;;
 esac

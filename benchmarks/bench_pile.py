@@ -322,8 +322,8 @@ def main(argv=None) -> int:
     parser.add_argument("--siconos", default="", help="NSGS tolerances of Siconos' own engine on the pile, e.g. "
                         "1e-4,1e-8 (default: no Siconos peer)")  # fmt: skip
     parser.add_argument("--tangential-stiffness", type=float, default=None, metavar="K_T",
-                        help="the regularized model's bristle stiffness k_T in N/m (default: the model's 1e10; "
-                        "the Mindlin stiffness of the benchmark's spheres is 1e5-1e7, README)")  # fmt: skip
+                        help="the regularized model's bristle stiffness k_T in N/m (default: the model's 1e10; the "
+                        "Mindlin stiffness of the benchmark's spheres is 1e5-1e7, docs/known-limits.md)")  # fmt: skip
     parser.add_argument("--quick", action="store_true", help="50 spheres, 0.3 s pour, 10 timed steps")
     parser.add_argument("--out", type=Path, default=ROOT / "results" / "bench_pile.json")
     args = parser.parse_args(argv)

@@ -1,4 +1,4 @@
-"""Friction switch times against the exact Coulomb reference (issue 44; README, "Friction events
+"""Friction switch times against the exact Coulomb reference (issue 44; docs/guide/wheel-comparison.md, "Friction events
 on time"): the Peiret wheel with mu = 0.2 (five stick/slip switches between 3.08 and 3.87 s)
 under coulomb and the regularized model (static branch in the cone, and Eq. 12's box), with the
 midpoint scheme and the first-order step, at h = 2, 1, 0.5 and 0.25 ms. Each switch is where the

@@ -1,4 +1,4 @@
-"""A friction-model study end to end (README, "Sweeps"): the Peiret 2016 wheel over
+"""A friction-model study end to end (docs/guide/sweeps.md): the Peiret 2016 wheel over
 mu in {0.1, ..., 0.5} x theta in {10, 20, 30} deg under the regularized, polygonal and box models
 at h = 1 ms, each against exact Coulomb at h = 1e-4 s, with heat maps of the force RMS deviation
 and the misalignment, and the table and its figures in ``results/friction-study/``.

@@ -90,6 +90,7 @@ class JointCoordinate:
         self.bodies = (joint.body_a,) if joint.body_b is None else (joint.body_a, joint.body_b)
 
     def axis(self, state):
+        """u_b = R_b axis_b (world): the joint's axis on body b, about or along which the coordinate is measured."""
         joint = self.joint
         Rb = jnp.eye(3) if joint.body_b is None else state.rotation(joint.body_b)
         return Rb @ jnp.asarray(joint.axis_b)
@@ -103,6 +104,8 @@ class JointCoordinate:
         return jnp.cross(rb, ra) @ (Rb @ jnp.asarray(joint.axis_b)), rb @ ra
 
     def value(self, state):
+        """The coordinate at ``state``: the angle theta in (-pi, pi] (rad) or the slide s (m), zero at the joint's
+        assembly (module docstring)."""
         if self.kind == "angle":
             y, x = self.sine_cosine(state)
             return jnp.arctan2(y, x)
@@ -111,6 +114,8 @@ class JointCoordinate:
         return (pa - pb) @ self.axis(state) - self._start
 
     def rate(self, state):
+        """The coordinate's rate at ``state``: (omega_a - omega_b) . u_b (rad/s), or the points' relative velocity
+        along u_b (m/s)."""
         joint = self.joint
         if self.kind == "angle":
             omega_b = jnp.zeros(3) if joint.body_b is None else state.angular_velocity(joint.body_b)
@@ -145,6 +150,8 @@ class JointMotor:
         self.body_a, self.body_b = self.joint.body_a, self.joint.body_b  # the bodies it loads
 
     def wrenches(self, t, state):
+        """[(body, force, torque)] (N, N m, world) at time ``t``: tau = gear * effort(t, state) on body a about (or
+        along) u_b, its reaction on body b."""
         u = self.coordinate.axis(state)
         tau = self.gear * jnp.asarray(self.effort(t, state), dtype=float).reshape(())
         joint = self.joint
@@ -165,6 +172,7 @@ class JointMotor:
         return self.wrenches(t, state)
 
     def potential(self, state):
+        """0: a motor has no potential energy; its work counts as energy put in."""
         return 0.0
 
 

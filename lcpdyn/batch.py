@@ -5,49 +5,15 @@ whose scenes share one structure (the same bodies, contacts and options: a sweep
 -- mu, angles, masses, initial states, h -- of one scene) and that the compiled loop takes
 (``compiled_loop=True``, :func:`lcpdyn.compiled_loop.unsupported` empty) are stepped together:
 one compiled call advances a part of them (a power of two from :data:`LANES` to
-:data:`COPIES_PER_CALL` copies: a structure compiles a few sizes at most) by up to
-:data:`CHUNK_LENGTH` steps, the compiled loop's step (:mod:`lcpdyn.compiled_loop`: kinematics,
-the friction rows, Peiret 2016 Eq. (30), Júdice–Pires' pivoting) ``jax.vmap``-ped over the
-copies inside a ``lax.scan`` over the steps.
+:data:`COPIES_PER_CALL` copies) by up to :data:`CHUNK_LENGTH` steps, the compiled loop's step
+``jax.vmap``-ped over the copies inside a ``lax.scan`` over the steps.
 
-**Why JAX's vmap and not Numba over the batch:** the step is already a traced JAX function
-(the model's kinematics are JAX code, issue 8's parameterised core); vmapping it reuses that
-exact code, so the batch cannot drift from the single run, and XLA vectorizes the small dense
-algebra across copies (a wheel-step costs 3.5-4 us in a batch of 100-1,000 against ~27 us for
-the same runs one by one, benchmarks/bench_sweep.py). A
-Numba batch would need a second implementation of the kinematics of every scene.
-
-**Nothing is accepted on the batch's word.** Each copy's run is its own
-:meth:`Simulation.run <lcpdyn.stepper.Simulation.run>`, the same code path
-(:func:`lcpdyn.run.loop.session`): its first step is the ordinary one, every batched step's Eq. (30)
-answer is measured on the host by the framework's relative residual (the kernel of
-:func:`solvers.result.relative_residual`, per row against the row's own scale) against that
-copy's tolerance, the energy budget and the records are the run's own, and a step the batch
-could not do (pivoting that did not end, a residual above tolerance, a non-finite number) is
-redone by that copy's ordinary step -- with its fallbacks and its error messages -- before it
-rejoins the batch. A copy that fails is recorded with its reason and the steps it did; the
-others go on. A batched compilation or call that fails (XLA, memory) leaves its copies to their
-ordinary steps, each saying so in its warnings.
-
-**Equality with single runs, and reproducibility:** the same traced step on the same numbers;
-XLA orders the vectorized arithmetic differently from the single run's scalar code, so a copy
-agrees with its single run to rounding (tests/test_batch.py holds 1e-9 over 2 s; over 4 s, 4e-11
-for most wheels, up to 7e-9 where the motion amplifies rounding -- as much as the single run
-differs from the ordinary step there), not bit for bit. A batch run again gives the same numbers
-bit for bit. Each call holds a multiple of :data:`LANES` copies (padded with riders that take no
-step) so that XLA's vectorized loops treat every copy alike. On AVX2 machines a copy's numbers are
-then the same bit for bit whatever its place in the batch, the call's size or the other copies
-beside it. On AVX-512 machines a copy's place in its call can change the last bit of a step: with
-JAX 0.10 one copy of 17 moved by 1 ulp at step 77 and by 1.7e-15 relative over 0.3 s; on an AMD
-EPYC core with JAX 0.7, one call of 16 against two of 8 moved positions by 1 ulp and velocities by
-2.4e-14 over 0.3 s, and the contact forces, impulses over h, by 3.1e-11 of their size. Calls of 16
-did not cure it: the last two places of a full call of 16 differ too, and a plain batched
-matrix-vector product does not show it alone. tests/test_batch.py holds such copies to that
-rounding.
-
-**Cores:** the compiled calls of different parts of the batch and the host's residual checks
-(Numba, without the GIL) run on :data:`THREADS` threads, so a 2-core machine steps one part
-while it checks another.
+Nothing is accepted on the batch's word: each copy's run is its own
+:meth:`Simulation.run <lcpdyn.stepper.Simulation.run>`, every batched step measured on the host
+by the framework's residual against that copy's tolerance, and a step the batch could not do is
+redone by that copy's ordinary step. A copy agrees with its single run to rounding, not bit for
+bit. Why vmap, what is checked, and how exact the agreement is on which machine: the
+documentation's ``docs/theory/batches.md``.
 """
 
 from __future__ import annotations
@@ -93,6 +59,7 @@ class BatchRun:
 
     @property
     def completed(self) -> bool:
+        """Whether this member ran to its end (``status == "completed"``)."""
         return self.status == "completed"
 
 

@@ -3,46 +3,13 @@
 A beam of length L is cut into N two-node elements. Node i is a :class:`~lcpdyn.body.RigidBody`
 of the model (position x_i, finite rotation R_i given by its unit quaternion, no small-rotation
 assumption), so joints, forces, contacts and rolling constraints attach to a node as to any body.
-The nodes carry the beam's lumped mass: rho A L_e per interior node (half at the ends) and the
-sectional rotary inertia rho diag(J, I_2, I_3) L_e likewise (Table 1 gives the polar value
-i_p = rho J; lcpdyn takes I_2 = I_3 = i_p / 2, the doubly symmetric section).
-
-Strains (Simo--Reissner / Bauchau's beam: Bauchau 2002 Sec. 2 models its beams this way, nodes
-with Cartesian positions and finite rotation tensors). Between nodes a and b, with the relative
-rotation R_r = R_a^T R_b and its rotation vector phi (|phi| < pi), the element's frame is the
-half-way rotation R_m = R_a exp(phi / 2) and its strains, per unit length of the undeformed
-element L_0, are
-
-    gamma = R_m^T (x_b - x_a) / L_0 - e_1        (force strains: axial, two shears)
-    kappa = phi / L_0                            (moment strains: twist, two curvatures)
-
-both material (in R_m) and objective (a rigid motion leaves them unchanged; the interpolation
-from the relative rotation is Crisfield and Jelenic's). The element's energy is
-L_0 (e - e_0)^T S (e - e_0) / 2 with e = (gamma, kappa), e_0 its value in the reference
-configuration (a curved or twisted beam is allowed) and S = diag(EA, GA_2, GA_3, GJ, EI_2, EI_3),
-evaluated at the element's midpoint only (one-point, reduced integration). That is what keeps the
-linear two-node element free of shear locking: the shear strain is the chord's angle to the
-mid-section, constant over the element, so pure bending needs no spurious shear (full integration
-of the linear interpolation would demand zero shear at two points and lock as L_e / thickness
-grows). What remains is the curvature being constant per element: under a tip load the element is
-stiffer by exactly P L_e^3 / (12 EI) per element, a tip deflection short by 1/(4 N^2) of its
-bending part (-0.25 % at N = 10; tests/test_beam.py checks the closed form), and a constant tip
-moment is reproduced exactly (the beam closes into a polygon of N chords).
-
-Each element is a :class:`~lcpdyn.constraints.Holonomic` constraint of six compliant rows,
-stiffness L_0 S and damping mu L_0 S (Table 1's "proportional damping" mu, in seconds): the
-stepper takes the elastic and damping forces implicitly (linearized backward Euler, see
-"Compliant bilateral rows" in :mod:`lcpdyn.stepper`), so the papers' stiffnesses run at
-h = 1 ms. Elements of a model are evaluated together (one ``vmap``), each row over its two
-nodes' 12 velocities, so the model's trace and the Jacobians' cost grow linearly with N.
-
-Differences from the paper: Bauchau discretizes with higher-order beam elements and integrates
-in time with energy-decaying schemes (his refs. [15-23]); lcpdyn uses two-node elements with
-reduced integration and lumped mass, and the step's backward Euler, whose numerical damping is
-to leading order a stiffness-proportional damping of h seconds (documented in
-:mod:`lcpdyn.stepper`). Table 1 gives the mass moment of inertia in "mg.m"; lcpdyn reads it as
-10^-3 kg m (g m): set 3's 0.86 is then rho (I_2 + I_3) of a section with set 3's EI/EA
-(0.85e-3 kg m for 1.61 kg/m).
+The nodes carry the beam's lumped mass. Each element is a :class:`~lcpdyn.constraints.Holonomic`
+constraint of six compliant rows on the Simo--Reissner strains (gamma, kappa) at its midpoint,
+stiffness L_0 S and damping mu L_0 S (Table 1's "proportional damping" mu, in seconds), taken
+implicitly by the step, so the papers' stiffnesses run at h = 1 ms; elements of a model are
+evaluated together (one ``vmap``). The strains, why one-point integration, the element's error
+against the closed forms, and the differences from Bauchau 2002: the documentation's
+``docs/theory/beams.md``.
 """
 
 from __future__ import annotations
@@ -241,10 +208,12 @@ class Beam:
 
     @property
     def root(self) -> RigidBody:
+        """The beam's first node (a RigidBody): where it is clamped or jointed."""
         return self.nodes[0]
 
     @property
     def tip(self) -> RigidBody:
+        """The beam's last node (a RigidBody)."""
         return self.nodes[-1]
 
 

@@ -50,7 +50,7 @@ def _sources() -> list[Path]:
 
 def fingerprint(folders=None) -> str:
     """A hash of every ``.py`` file's path, size and modification time under ``folders`` (default:
-    :func:`_sources`), of lcpdyn's and Python's versions and of matplotlib's (the figure formats)."""
+    ``_sources``), of lcpdyn's and Python's versions and of matplotlib's (the figure formats)."""
     digest = hashlib.sha256()
     digest.update(f"{FORMAT} {__version__} {sys.version} {sys.executable}".encode())
     try:

@@ -92,6 +92,7 @@ def join_negative_values(argv: list) -> list:
 
 
 def listing(names) -> str:
+    """The names joined by commas, for a help or error message."""
     return ", ".join(names)
 
 
@@ -381,7 +382,8 @@ def parser() -> argparse.ArgumentParser:
         "OUT/sweep.nc is the table (xarray, netCDF), one dimension per swept quantity; OUT/runs/ holds each\n"
         "finished run, so the same command resumes an interrupted sweep. A run that fails is recorded with\n"
         "its reason and the sweep goes on; the exit code is then 1.",
-        epilog="example (the study of the README):\n  lcpdyn sweep wheel --grid mu=0.1:0.5:5 --grid theta_deg=10,20,30 "
+        epilog="example (the study of the guide's sweeps page):\n"
+        "  lcpdyn sweep wheel --grid mu=0.1:0.5:5 --grid theta_deg=10,20,30 "
         "\\\n      --friction regularized,polygonal,box --reference coulomb@1e-4 --out wheel-sweep "
         "\\\n      --plot force_rms_deviation_percent --plot misalignment_rms_deg",
     )

@@ -50,9 +50,9 @@ PAPER = {
     "polygonal": {"force_rms_deviation_percent": 3.76, "misalignment_rms_deg": 14.0},
     "box": {"force_rms_deviation_percent": 9.70, "misalignment_rms_deg": 12.6},
 }
-PAPER_SCENE = "wheel"  # the scene PAPER belongs to
-PAPER_FREE_PARAMETERS = ("t_end",)  # parameters the paper does not fix: PAPER still applies when they change
-PAPER_STEPS = {"dt": 1e-3, "reference_dt": 1e-4}  # 1 kHz models, 10 kHz Coulomb (paper, "Example")
+PAPER_SCENE = "wheel"  #: the scene PAPER belongs to
+PAPER_FREE_PARAMETERS = ("t_end",)  #: parameters the paper does not fix: PAPER still applies when they change
+PAPER_STEPS = {"dt": 1e-3, "reference_dt": 1e-4}  #: 1 kHz models, 10 kHz Coulomb (paper, "Example")
 MODELS = ("regularized", "polygonal", "box", "coulomb")
 UPDATE_LABELS = POSITION_UPDATE_LABELS
 REFERENCE_ERROR_FRACTION = 0.2
@@ -67,9 +67,9 @@ ESTIMATED_METRICS = {
 }
 """The :func:`lcpdyn.metrics.summary` columns the reference's own error is estimated for: (label,
 unit, format)."""
-ROUNDING = 1e-9  # relative to a column's largest deviation: below it, agreement to rounding
-EXACT_RTOL = 1e-11  # the event-driven reference's ODE tolerance
-ESTIMATE_RTOL = 1e-9  # its error estimate's looser run: 100x, written out (100 * 1e-11 is 1.0000000000000001e-9)
+ROUNDING = 1e-9  #: relative to a column's largest deviation: below it, agreement to rounding
+EXACT_RTOL = 1e-11  #: the event-driven reference's ODE tolerance
+ESTIMATE_RTOL = 1e-9  #: its error estimate's looser run: 100x, written out (100 * 1e-11 is 1.0000000000000001e-9)
 
 
 def published_values(scene_name: str, parameters: dict, defaults: dict | None) -> dict | None:

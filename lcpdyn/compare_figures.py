@@ -109,7 +109,7 @@ def _overlaps(series: dict, span: float, tolerance: float = 0.005) -> list[tuple
 
 
 def _overlap_text(series: dict, span: float, log: bool = False, width: int | None = None, short: bool = False) -> str:
-    """'on top of each other ...: A = B everywhere; ...' for :func:`_overlaps`, '' if none."""
+    """'on top of each other ...: A = B everywhere; ...' for ``_overlaps``, '' if none."""
     if log:
         series = {k: np.log10(np.where(v > 0, v, np.nan)) for k, v in series.items()}
     groups = _overlaps(series, span)
@@ -140,7 +140,7 @@ def _note_overlaps(ax, series: dict, span: float, log: bool = False) -> None:
 
 
 def _shade_indeterminate(ax, result: dict, label: bool) -> None:
-    """Grey bands where the reference sticks on redundant loaded contacts (:func:`_indeterminate_steps`)."""
+    """Grey bands where the reference sticks on redundant loaded contacts (``_indeterminate_steps``)."""
     if len(result.get("contacts") or []) < 2:
         return
     mask = _indeterminate_steps(result)

@@ -1,5 +1,5 @@
 """The compiled kinematics of a model (Peiret 2016 Eqs. 1-4): its output type :class:`Kinematics`,
-the static structure :class:`_Layout` (contact groups, packed numbers, the bodies of every bilateral
+the static structure ``_Layout`` (contact groups, packed numbers, the bodies of every bilateral
 row), the bilateral rows' Jacobians from ``jax.jacfwd``, and the one trace and compilation per
 structure that :meth:`lcpdyn.model.Model.compile` shares between models."""
 
@@ -335,8 +335,8 @@ def _constraint_groups(model):
 
 
 def _holonomic_group(model, group, q, t, nb, g, A, g_t):
-    """g, A = dg/dq Gamma and dg/dt of one group of holonomic constraints (:func:`_constraint_groups`)
-    written into their rows: a single constraint as :func:`_holonomic_rows`; a stacked group
+    """g, A = dg/dq Gamma and dg/dt of one group of holonomic constraints (``_constraint_groups``)
+    written into their rows: a single constraint as ``_holonomic_rows``; a stacked group
     ``vmap``ped over its members' numbers and their bodies' coordinates, each member's Jacobian a
     block over its bodies' 6 velocities each."""
     members, rows = group
@@ -358,7 +358,7 @@ def _holonomic_group(model, group, q, t, nb, g, A, g_t):
 
 
 def _alone(group) -> bool:
-    """Whether a group of :func:`_constraint_groups` is one constraint evaluated alone."""
+    """Whether a group of ``_constraint_groups`` is one constraint evaluated alone."""
     members, _ = group
     first = members[0]
     return len(members) == 1 and not (getattr(type(first), "stack_fields", None) and first.bodies is not None)
@@ -390,7 +390,7 @@ def _stacked(model, group, q):
 
 
 def _holonomic_values(model, group, q, t, g):
-    """g(q, t) of one group of :func:`_constraint_groups` written into its rows (no Jacobians)."""
+    """g(q, t) of one group of ``_constraint_groups`` written into its rows (no Jacobians)."""
     members, rows = group
     if _alone(group):
         return g.at[rows[0]].set(members[0].residual(StateView(model.index(), q), t))

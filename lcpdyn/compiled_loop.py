@@ -5,13 +5,9 @@ run in chunks of up to :data:`CHUNK_STEPS` steps, each chunk one call of an XLA 
 holds the whole step: the kinematics (the model's own traced function, as
 :meth:`lcpdyn.model.Model.compile` compiles it), the gap terms, the gyroscopic midpoint step,
 the friction model's rows (regularized, Peiret 2016 Eqs. 9-20 and 25-27; box), the bounded
-MLCP of Eq. (30) and its solution by Júdice–Pires' basic-set pivoting (Júdice & Pires, JOTA
-74(3) 1992, as :mod:`solvers.judice_pires`: block exchanges of every infeasible variable while
-the number of infeasibilities sets new minima, at most three exchanges without one,
-then Murty's single exchange of the least infeasible index, which ends on any P-matrix), and
-the position update. At one
-contact the per-step cost is that of the arithmetic, not of a Python call and a JAX dispatch
-per step (issue 11, item 4).
+MLCP of Eq. (30) solved by Júdice–Pires' basic-set pivoting (as :mod:`solvers.judice_pires`),
+and the position update. At one contact the per-step cost is that of the arithmetic, not of a
+Python call and a JAX dispatch per step.
 
 Nothing is accepted on the compiled code's word. Every step's Eq. (30) problem (K, q, lo, hi)
 and its answer come back to the host, where the framework's own relative residual
@@ -241,7 +237,7 @@ def _initial_set(active_set, size, n, r):
 
 def measure(K, rhs, lo, hi, z, done, tolerance):
     """The framework's relative residual of each of the first ``done`` steps' Eq. (30) answers
-    (the same :func:`solvers.result._measure_kernel` as every solver), their active sets, and
+    (the same ``solvers.result._measure_kernel`` as every solver), their active sets, and
     how many leading steps are within ``tolerance``: :func:`measure_batch` of one copy."""
     relative, active, accepted = measure_batch(
         K[:, None], rhs[:, None], lo[:, None], hi[:, None], z[:, None], np.array([done]), np.array([tolerance])

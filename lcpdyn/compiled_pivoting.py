@@ -17,8 +17,8 @@ _NEWTON_STEPS = 4  # unrolled Newton steps of the gyroscopic midpoint equation (
 
 
 def midpoint(I, omega, torque, h, tolerance):
-    """One body's gyroscopic midpoint rows I omega* + h tau (:func:`lcpdyn.kernels.
-    gyroscopic_midpoint`: F(x) = 2 I x + h x x I x - 2 I omega = 0 by Newton from x = omega,
+    """One body's gyroscopic midpoint rows I omega* + h tau
+    (:func:`lcpdyn.kernels.gyroscopic_midpoint`: F(x) = 2 I x + h x x I x - 2 I omega = 0 by Newton from x = omega,
     Cramer's rule for the 3 x 3 Jacobian) and whether the relative residual reached
     ``tolerance``. Here ``_NEWTON_STEPS`` full steps, unrolled -- no backtracking, no continuation
     in h: a step they do not converge is the ordinary step's, which has both."""

@@ -39,6 +39,7 @@ class SpringDamperLaw:
 
     @property
     def coefficients(self) -> tuple:
+        """The law's numbers for the compiled kinematics: (stiffness,) (N/m)."""
         return (self.stiffness,)
 
 

@@ -121,6 +121,9 @@ class Holonomic:
         self.damping = _row_values(f"constraint {self.name!r}: damping", self.damping, self.size, nonnegative)
 
     def residual(self, state, t=0.0):
+        """g(q, t) (size,) at ``state`` and time ``t`` (s): the row's position-level residual, zero where the
+        constraint holds (Peiret 2016 Eq. 2). Joints evaluate their own equations here; the model differentiates
+        it with JAX for the rows A."""
         value = self.function(state, t) if self.time_dependent else self.function(state)
         return jnp.reshape(jnp.asarray(value, dtype=float), (self.size,))
 
@@ -247,9 +250,11 @@ class Nonholonomic:
             self.bounds = (lower, upper)
 
     def velocity_residual(self, state):
+        """a(q) v (size,) at ``state``: the velocity the row constrains (its target is :meth:`target`)."""
         return jnp.reshape(jnp.asarray(self.function(state), dtype=float), (self.size,))
 
     def target(self, state, t):
+        """The row's right-hand side u(q, t) (size,): ``rhs(state, t)``, or zeros without one."""
         if self.rhs is None:
             return jnp.zeros(self.size)
         return jnp.reshape(jnp.asarray(self.rhs(state, t), dtype=float), (self.size,))

@@ -24,7 +24,7 @@ tangential rows too: there action and reaction would act g apart and form a coup
 changing the angular momentum by it at every impact taken at a gap; at p the contact impulses
 conserve linear and angular momentum exactly.
 
-J_k comes from JAX (``jax.jacfwd`` of the material velocity, as the model's kinematics), ``vmap``ped
+J_k comes from JAX (``jax.jacfwd`` of the material velocity, as the model's kinematics), vmapped
 over the contacts and compiled once per *bucket* of contact counts (the next power of two, at
 least 8): the number of contacts changes from step to step, the compiled code does not.
 """

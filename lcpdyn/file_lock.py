@@ -57,6 +57,7 @@ class OutputLock:
 
     @property
     def held(self) -> bool:
+        """Whether this lock holds its file now."""
         return self._descriptor is not None
 
     def release(self) -> None:

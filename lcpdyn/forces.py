@@ -33,6 +33,8 @@ class BodyForce:
             raise TypeError("BodyForce function must be callable as function(t, state)")
 
     def wrenches(self, t, state):
+        """[(body, force, torque)] (N, N m, world) of ``function(t, state)`` on the body, checked for shape and
+        finiteness."""
         returned = self.function(t, state)
         where = f"BodyForce on body {self.body.name!r}: function(t, state)"
         if isinstance(returned, (tuple, list)) and len(returned) == 2:
@@ -55,6 +57,7 @@ class BodyForce:
         return self.wrenches(t, state)
 
     def potential(self, state):
+        """0: an applied load has no potential here; its work counts as energy put in."""
         return 0.0
 
 
@@ -100,6 +103,8 @@ class SpringDamper:
         return pa, pb, length, e, e @ (va - vb)
 
     def wrenches(self, t, state):
+        """[(body, force, torque)] of the spring-damper: -(k (l - l_0) + c l') e at each point, opposite on the two
+        bodies (e the unit vector from b's point to a's)."""
         pa, pb, length, e, rate = self._geometry(state)
         return self._wrenches(state, pa, pb, -(self.stiffness * (length - self.rest_length) + self.damping * rate) * e)
 
@@ -117,6 +122,7 @@ class SpringDamper:
         return out
 
     def potential(self, state):
+        """k (l - l_0)^2 / 2 (J), the spring's stored energy."""
         pa, pb = self._points(state)
         d = pa - pb
         return 0.5 * self.stiffness * (jnp.sqrt(d @ d) - self.rest_length) ** 2
@@ -159,6 +165,8 @@ class TorsionalSpringDamper:
         self.rest_angle = float(self.rest_angle)
 
     def angle(self, state):
+        """(theta, e): the turn of body a relative to body b about the axis e = R_a axis (rad, from reference_b to
+        reference_a), and e (world)."""
         e = state.rotation(self.body_a) @ jnp.asarray(self.axis)
         ra = state.rotation(self.body_a) @ jnp.asarray(self.reference_a)
         Rb = jnp.eye(3) if self.body_b is None else state.rotation(self.body_b)
@@ -166,6 +174,8 @@ class TorsionalSpringDamper:
         return jnp.arctan2(jnp.cross(rb, ra) @ e, rb @ ra), e
 
     def wrenches(self, t, state):
+        """[(body, force, torque)] of the torsional spring-damper: the torque -(k (theta - theta_0) + c theta') e on
+        body a, its reaction on body b."""
         theta, e = self.angle(state)
         omega_b = jnp.zeros(3) if self.body_b is None else state.angular_velocity(self.body_b)
         rate = (state.angular_velocity(self.body_a) - omega_b) @ e
@@ -186,5 +196,6 @@ class TorsionalSpringDamper:
         return out
 
     def potential(self, state):
+        """k (theta - theta_0)^2 / 2 (J), the spring's stored energy."""
         theta, _ = self.angle(state)
         return 0.5 * self.stiffness * (theta - self.rest_angle) ** 2

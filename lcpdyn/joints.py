@@ -10,18 +10,18 @@ the world's), d = p_a - p_b; R_a, R_b the bodies' rotations (R_b = I for the wor
 u_b = R_b axis_b, and n_1, n_2 = R_b (two unit vectors orthogonal to axis_b). Multipliers are
 forces (N) on the rows of lengths and moments (N m) on the rows of direction cosines.
 
-========================  ====  ============================================  =====================
-joint                     rows  equations                                     free motion
-========================  ====  ============================================  =====================
-:class:`PrismaticJoint`   5     d.n_1 = d.n_2 = 0, relative rotation locked   slide along u_b
-:class:`CylindricalJoint` 4     d.n_1 = d.n_2 = 0, u_a.n_1 = u_a.n_2 = 0      slide along and turn
-                                                                              about u_b
-:class:`UniversalJoint`   4     d = 0, u_a.u_b = 0                            turn about u_a and u_b
-:class:`PlanarJoint`      3     d.u_b = 0, u_a.n_1 = u_a.n_2 = 0              move in the plane
-                                                                              normal to u_b, turn
-                                                                              about it
-:class:`FixedJoint`       6     d = 0, relative rotation locked               none
-========================  ====  ============================================  =====================
+==========================  ====  ============================================  ========================
+joint                       rows  equations                                     free motion
+==========================  ====  ============================================  ========================
+:class:`PrismaticJoint`     5     d.n_1 = d.n_2 = 0, relative rotation locked   slide along u_b
+:class:`CylindricalJoint`   4     d.n_1 = d.n_2 = 0, u_a.n_1 = u_a.n_2 = 0      slide along and turn
+                                                                                about u_b
+:class:`UniversalJoint`     4     d = 0, u_a.u_b = 0                            turn about u_a and u_b
+:class:`PlanarJoint`        3     d.u_b = 0, u_a.n_1 = u_a.n_2 = 0              move in the plane
+                                                                                normal to u_b, turn
+                                                                                about it
+:class:`FixedJoint`         6     d = 0, relative rotation locked               none
+==========================  ====  ============================================  ========================
 
 The locked relative rotation is the weld's: 2 vec(r_0^* (q_b^* q_a)) = 0 with r_0 the bodies'
 relative quaternion at their initial orientations. Axes that the equations need aligned (or, for

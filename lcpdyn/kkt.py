@@ -32,7 +32,7 @@ import scipy.sparse.linalg as spla
 
 __all__ = ["SPARSE_SIZE", "solve_kkt"]
 
-SPARSE_SIZE = 200  # n + m above which the Schur complement is factorized sparsely
+SPARSE_SIZE = 200  #: n + m above which the Schur complement is factorized sparsely
 
 
 def solve_kkt(

@@ -2,65 +2,14 @@
 for every contact of any scene: per contact, and aggregated over contacts.
 
 All functions take :class:`~lcpdyn.trajectory.Trajectory` objects (or objects with the same
-arrays and ``parameters``). Notation (Peiret 2016): in step k of length h, contact i transmits the
-normal impulse h lam_N,i (N s) and the friction impulse h lam_T,i; v_T,i is its slip velocity
-D v+ (m/s, world; ``contact_slip_velocity``); mu_i its friction coefficient; v_th the sliding
-velocity threshold (m/s, Table 1: 0.01 m/s). A reference run with a different step is
-interpolated linearly in time onto the model's time grid (``t`` of the model run must lie within
-the reference's).
-
-**Friction coefficient.** Read from the trajectory, not passed again (:func:`friction_coefficients`):
-a per-step ``contact_mu`` array (steps x contacts) when the run recorded one (time-varying grip),
-else ``parameters["contacts"][i]["mu"]`` (recorded by :meth:`lcpdyn.stepper.Simulation.parameters`).
-The ``mu=`` argument is only a fallback for trajectories that record neither (hand-built or old
-files); it must agree with what the trajectory records, and a :class:`ValueError` is raised when
-neither exists. mu is the kinetic coefficient mu_k (the paper's single mu): a sticking contact
-with mu_s > mu_k can reach f = mu_s / mu_k. Contacts with mu_i = 0 (frictionless) have no
-normalized friction force and are left out of every friction metric.
-
-**Contact selection.** ``contact`` is an index, a sequence of indices, or ``None`` (default) for
-every contact. With one contact selected the metrics are those of that contact alone; with a
-single-contact scene (the wheel) ``None`` gives exactly the contact-0 values.
-
-**Aggregation over contacts (weighted by normal impulse).** Within one step, contacts are
-combined with weights w_k,i = h lam_N,i^+ (the normal impulse of contact i in step k, N s;
-lam_N^+ = max(lam_N, 0)); steps are then combined with equal weights (h is constant within a
-run, so this is a time average), exactly as for a single contact:
-
-* normalized friction force (Fig. 4), dimensionless: per contact f_k,i = |lam_T,i| / (mu_i lam_N,i);
-  aggregated F_k = sum_i h |lam_T,i| / mu_i / sum_i h lam_N,i^+ over the selected contacts --
-  the impulse-weighted mean of f_k,i when every selected contact carries normal impulse. h
-  cancels within the step. Friction impulse of a contact without normal impulse in that step
-  (the friction bounds lag one step, Eq. 12) still counts in the numerator. NaN where
-  sum_i lam_N,i^+ = 0 (no contact). The aggregate is independent of how the normal load is
-  shared among redundant contacts (four coplanar box corners: the rigid model leaves it
-  indeterminate, and models and solvers share it differently), which per-contact f_k,i is not.
-* force RMS deviation (%, Peiret's 1.67 / 3.76 / 9.70 %): 100 sqrt(mean_k (F_k - F_ref,k)^2) over
-  the steps where both are defined; F_ref,k is the reference's aggregate over the *same* contacts,
-  computed on the reference's grid and interpolated to t_k. ``phase="sliding"`` keeps in step k
-  only the contacts where the *reference* slides, |v_T,ref,i(t_k)| > v_th (its slip speed
-  interpolated to t_k), and only the steps with at least one such contact.
-* misalignment angle (Fig. 5c), deg: per contact theta_k,i = angle between lam_T,i and -v_T,i of
-  the *same* run, where that run's contact slides (|v_T,i| > v_th) and |lam_T,i| > 0; per step
-  theta_k = sqrt(sum_i w_k,i theta_k,i^2 / sum_i w_k,i) over those contacts (equal weights if
-  none of them carries normal impulse in the step); reported as its RMS over the steps with at
-  least one such contact, sqrt(mean_k theta_k^2) (Peiret's 0.7 / 14.0 / 12.6 deg).
-* normal impulse per contact (:func:`normal_impulse`): sum_k h lam_N,i^+ (N s), and its share of
-  the total, to show which contacts carry the aggregate.
-
-Body and run metrics (not per contact):
-
-* position error (Fig. 5a): |x(t) - x_ref(t)| / |x_ref(t) - x_ref(0)| of body ``body``'s centre,
-  normalized by the reference's distance from the starting point (the paper's wording);
-  ``normalize="path"`` divides by the reference's path length travelled up to t instead.
-  Reported as the final value and the maximum after the first ``settle`` seconds (default
-  0.1 s, where the distance is small), and the final value per path length.
-* energy error (Fig. 5b): E(t) - E_ref(t) in J, and relative to the reference's initial energy.
-* slip transitions: the times the selected contacts pass from sliding to rolling/sticking and
-  back; with several contacts a step counts as sliding when any of them slides (|v_T,i| > v_th).
-* static force ratio (:func:`static_force_ratio`): the largest |lam_T,i| / (mu_s,i lam_N,i) while
-  contact i sticks -- above 1 the static force has left the Coulomb cone (the misalignment metric
-  looks at sliding steps only and does not see it).
+arrays and ``parameters``). A reference run with a different step is interpolated linearly in
+time onto the model's time grid (``t`` of the model run must lie within the reference's). The
+friction coefficient is read from the trajectory (:func:`friction_coefficients`); ``contact``
+selects an index, a sequence of indices or every contact (``None``), aggregated with the normal
+impulses as weights. The definitions of every metric -- normalized friction force, force RMS
+deviation, misalignment, position and energy errors, slip transitions, static force ratio -- and
+of their aggregation over contacts are in the documentation's theory pages
+(``docs/theory/metrics.md``).
 """
 
 from __future__ import annotations

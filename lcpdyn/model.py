@@ -69,6 +69,7 @@ class Model:
 
     # --- building -----------------------------------------------------------------------
     def add_body(self, body: RigidBody) -> RigidBody:
+        """Adds ``body`` (a RigidBody whose name no other body has) and returns it."""
         if not isinstance(body, RigidBody):
             raise TypeError(f"add_body expects a RigidBody, got {type(body).__name__}")
         if any(b.name == body.name for b in self.bodies):
@@ -118,6 +119,8 @@ class Model:
         return force
 
     def add_constraint(self, constraint):
+        """Adds a bilateral constraint (a :class:`~lcpdyn.constraints.Holonomic` row source: joints, limits, servos;
+        or a :class:`~lcpdyn.constraints.Nonholonomic` one) on bodies of this model."""
         if not isinstance(constraint, (Holonomic, Nonholonomic)):
             raise TypeError(f"add_constraint expects Holonomic or Nonholonomic, got {type(constraint).__name__}")
         for body in constraint.bodies or ():
@@ -169,14 +172,18 @@ class Model:
     # --- layout -------------------------------------------------------------------------
     @property
     def n_velocities(self) -> int:
+        """n = 6 nb: the generalized velocities (each body's centre-of-mass velocity and body-frame angular
+        velocity)."""
         return 6 * len(self.bodies)
 
     @property
     def n_coordinates(self) -> int:
+        """7 nb: the coordinates (each body's centre of mass and unit quaternion)."""
         return 7 * len(self.bodies)
 
     @property
     def n_bilateral(self) -> int:
+        """m: the bilateral rows (holonomic, non-holonomic, and the contacts' ideal-rolling rows)."""
         return (
             sum(c.size for c in self.holonomic)
             + sum(c.size for c in self.nonholonomic)
@@ -198,6 +205,8 @@ class Model:
         return np.array([0.0 if c.ideal_rolling else (c.mu_static if static else c.mu) for c in self.contacts])
 
     def index(self) -> dict:
+        """{id(body): its index}: where each body's numbers sit in q and v (for a
+        :class:`~lcpdyn.state_view.StateView`)."""
         return {id(b): i for i, b in enumerate(self.bodies)}
 
     def initial_state(self) -> tuple[np.ndarray, np.ndarray]:
@@ -237,6 +246,7 @@ class Model:
         return layout.frames(q, jnp.asarray(floats), jnp.asarray(ints))[:5]
 
     def gaps(self, q):
+        """The contacts' gaps Phi(q) (r,) (m; negative in penetration)."""
         return self.contact_frames(q)[0]
 
     def contact_velocities(self, q, v):
@@ -252,10 +262,12 @@ class Model:
         return jnp.stack([jnp.sum(t1 * velocity, axis=1), jnp.sum(t2 * velocity, axis=1)], axis=1).reshape(-1)
 
     def holonomic_residual(self, q, t=0.0):
+        """g(q, t) of every holonomic row, concatenated in the model's order (zero where the constraints hold)."""
         view = StateView(self.index(), q)
         return jnp.concatenate([c.residual(view, t) for c in self.holonomic]) if self.holonomic else jnp.zeros(0)
 
     def nonholonomic_velocity(self, q, v):
+        """a(q) v of every non-holonomic row, concatenated in the model's order."""
         view = StateView(self.index(), q, v)
         return (
             jnp.concatenate([c.velocity_residual(view) for c in self.nonholonomic])
@@ -264,6 +276,7 @@ class Model:
         )
 
     def nonholonomic_target(self, q, t):
+        """The non-holonomic rows' right-hand sides u(q, t), concatenated in the model's order."""
         view = StateView(self.index(), q)
         return jnp.concatenate([c.target(view, t) for c in self.nonholonomic]) if self.nonholonomic else jnp.zeros(0)
 
@@ -310,7 +323,7 @@ class Model:
         """dPhi/dq Gamma(q) (r, n) by differentiating the gap functions themselves. The engine's
         N is instead n^T J_p from the candidate point's material velocity (3.5x cheaper to
         evaluate); the two are equal because the candidate point is stationary on the contact
-        curve (Bauchau 2002 Sec. 3) -- :mod:`tests.test_kinematics` checks it."""
+        curve (Bauchau 2002 Sec. 3) -- ``tests/test_kinematics.py`` checks it."""
         v = jnp.zeros(self.n_velocities)
         Gamma = jax.jacfwd(self.gamma_v, argnums=1)(q, v)
         return jax.jacfwd(self.gaps)(q) @ Gamma
@@ -446,6 +459,7 @@ class Model:
         return f"force {i} ({type(force).__name__} on body {names}){extra}"
 
     def describe_contact(self, i: int) -> str:
+        """How messages name contact ``i``: "contact i (its class on body 'name')"."""
         contact = self.contacts[i]
         return f"contact {i} ({type(contact).__name__} on body {contact.body.name!r})"
 
@@ -516,6 +530,7 @@ class Model:
         return found
 
     def kinetic_energy(self, v) -> float:
+        """(m |v_c|^2 + omega . I omega) / 2 summed over the bodies (J) at velocities ``v``."""
         mass, inertia = self.body_masses()
         return kinetic_energy(mass, inertia, np.asarray(v, float))
 

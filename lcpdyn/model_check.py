@@ -54,6 +54,8 @@ class ModelRecord:
 
     @staticmethod
     def numbers_of(model) -> dict:
+        """The model's numbers a simulation is built from: the bodies' masses and inertias and the initial state
+        (q0, v0)."""
         mass, inertia = model.body_masses()
         q, v = model.initial_state()
         return {
@@ -67,6 +69,8 @@ class ModelRecord:
 
     @classmethod
     def of(cls, model) -> ModelRecord:
+        """The record of ``model`` now (its members checked first): what a simulation compares at each run to name a
+        change made after it was built."""
         validate_members(model)
         counts = tuple(len(getattr(model, name)) for name in MEMBERS)
         return cls(model.revision, counts, {k: v.copy() for k, v in cls.numbers_of(model).items()})

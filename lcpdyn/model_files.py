@@ -1,9 +1,7 @@
 """Models from their own files: MJCF (MuJoCo) and URDF (ROS, Pinocchio, PyBullet, Drake), read by
 MuJoCo's own compiler (``mujoco.MjModel.from_xml_path`` / ``from_xml_string``, the ``models``
-extra) and turned into a :class:`~lcpdyn.model.Model`. The compiler resolves what hand-written XML
-walking would get wrong -- defaults and classes, ``fromto`` and ``quat``/``euler``/``axisangle``
-frames, inertias computed from geoms, URDF's joint origins, mesh convex hulls -- so lcpdyn reads
-the compiled model, not the XML.
+extra) and turned into a :class:`~lcpdyn.model.Model`: lcpdyn reads the compiled model (defaults,
+frames, inertias from geoms, URDF's joint origins and mesh hulls resolved), not the XML.
 
 What is taken, at the file's reference configuration ``qpos0`` (where every joint coordinate of
 :mod:`lcpdyn.actuators` is zero; the model then starts there at rest, or at a keyframe or a
@@ -24,8 +22,7 @@ pose given by joint values, :mod:`lcpdyn.model_file_inputs`):
   ``capsule``, ``cylinder``, ``box``, ``mesh`` -> its convex hull), its sliding friction the
   pair's larger one as MuJoCo combines them (``friction[0]``);
 * gravity; a file that disables contacts (``<flag contact="disable"/>``) gets no colliders
-  (said in :attr:`ModelFile.notes`).
-
+  (said in the ``notes`` of :class:`ModelFile`);
 * a single hinge's or slide's ``range`` (from ``qpos0``; a hinge's within a half turn) as
   :func:`~lcpdyn.actuators.joint_limit` and its ``frictionloss`` as
   :func:`~lcpdyn.actuators.joint_friction` (``limits=True``);

@@ -96,6 +96,8 @@ class MinimalSystem:
 
     # --- parameters and layout ------------------------------------------------------------
     def params(self, **overrides) -> dict:
+        """The system's parameters with ``overrides`` (each finite; an unknown name is a ValueError listing the
+        known ones), as float64."""
         unknown = sorted(set(overrides) - set(self.parameters))
         if unknown:
             raise ValueError(f"{self.name}: unknown parameter(s) {unknown}; known: {sorted(self.parameters)}")
@@ -152,6 +154,8 @@ class MinimalSystem:
         return -jnp.linalg.solve(S[:, nd:], S[:, :nd] @ qd_dot + s0)
 
     def rates(self, q, qd_dot, t, p):
+        """(q_d_dot, q_k_dot): every coordinate's rate, the kinematic ones from the non-holonomic constraints
+        (:meth:`kinematic_rates`)."""
         return jnp.concatenate([qd_dot, self.kinematic_rates(q, qd_dot, t, p)])
 
     def residual(self, q, qd_dot, qd_ddot, t, p):

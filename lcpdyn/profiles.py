@@ -133,6 +133,7 @@ class Profile:
     # --- evaluation (NumPy; :func:`evaluate` takes any array namespace, e.g. jax.numpy) ---
     @property
     def length(self) -> float:
+        """The profile's arc length (m): s runs over [0, length]."""
         return float(self.knots[-1])
 
     def point(self, s) -> np.ndarray:
@@ -144,6 +145,7 @@ class Profile:
         return evaluate(self.knots, self.coefficients, s, order, np)
 
     def tangent(self, s) -> np.ndarray:
+        """The unit tangent (dy/ds, dz/ds) at arc lengths ``s``."""
         d = self.derivative(s, 1)
         return d / np.linalg.norm(d, axis=-1, keepdims=True)
 

@@ -168,6 +168,7 @@ PAINLEVE_MARGIN = 1e-9
 
 
 def painleve_message(margin: float, t: float) -> str:
+    """The message of a stop at Painleve's paradox (smallest scaled principal minor ``margin`` at time ``t``)."""
     return (
         f"exact_coulomb: Painleve's paradox at t = {t:.12g} s: the sliding contacts' normal problem is not a "
         f"P-matrix (smallest scaled principal minor {margin:.3g}), so friction can drive a sliding contact into "

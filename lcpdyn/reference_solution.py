@@ -10,7 +10,9 @@ from dataclasses import dataclass, field
 import numpy as np
 
 FREE, SLIDE, STICK = 0, 1, 2
+"""A contact's mode in a segment of the exact solution: separated, sliding, sticking."""
 MODE_NAMES = {FREE: "free", SLIDE: "slide", STICK: "stick"}
+"""Each mode's name in the solution's segments and events."""
 
 
 @dataclass
@@ -96,6 +98,8 @@ class ExactSolution:
         return Trajectory(arrays, parameters, [body.name])
 
     def switch_times(self, kind: str | None = None, contact: int | None = None) -> np.ndarray:
+        """The times (s) of the solution's events, of one ``kind`` ("stick", "slip", "lift-off", ...) and
+        ``contact`` if given."""
         return np.array([e.t for e in self.events if (kind is None or e.kind == kind)
                          and (contact is None or e.contact == contact)])  # fmt: skip
 
@@ -116,6 +120,7 @@ class ReferenceInterrupted(ReferenceFailure):
 
 
 ESTIMATED_FIELDS = ("position", "velocity", "angular_velocity", "contact_force")
+"""The fields of an :class:`ExactSolution` whose own error :func:`error_estimate` bounds."""
 
 
 def error_estimate(solution: ExactSolution, looser: ExactSolution) -> dict:

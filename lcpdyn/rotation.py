@@ -92,6 +92,7 @@ def skew(a):
 
 
 def np_rotation_matrix(q) -> np.ndarray:
+    """R (3, 3) of the unit quaternion q = (w, x, y, z) (NumPy): body frame to world."""
     w, x, y, z = q
     return np.array(
         [
@@ -109,6 +110,7 @@ def np_rotation_matrices(quaternions) -> np.ndarray:
 
 
 def np_quaternion_multiply(a, b) -> np.ndarray:
+    """The Hamilton product a b of quaternions (w, x, y, z) (NumPy): the rotation b followed by a."""
     aw, ax, ay, az = a
     bw, bx, by, bz = b
     return np.array(
@@ -122,6 +124,7 @@ def np_quaternion_multiply(a, b) -> np.ndarray:
 
 
 def np_axis_angle(axis, angle: float) -> np.ndarray:
+    """The unit quaternion (w, x, y, z) of a turn by ``angle`` (rad) about ``axis`` (any nonzero length)."""
     axis = np.asarray(axis, float)
     axis = axis / np.linalg.norm(axis)
     return np.concatenate([[np.cos(angle / 2)], np.sin(angle / 2) * axis])

@@ -29,6 +29,7 @@ from importlib.metadata import entry_points
 __all__ = ["GROUP", "NoSceneCollection", "scene_collection"]
 
 GROUP = "lcpdyn.scenes"
+"""The entry-point group under which a package registers its scene collection."""
 REGISTRIES = ("SCENES", "STABILITY", "REPORTS")
 
 

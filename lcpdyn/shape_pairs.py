@@ -58,6 +58,7 @@ def _empty():
 
 
 def sphere_sphere(A, B, Ra, xa, Rb, xb, margin):
+    """Sphere--sphere contacts of a batch (module docstring): along the line of centres."""
     ra = np.array([s.radius for s in A])
     rb = np.array([s.radius for s in B])
     d = xb - xa
@@ -76,6 +77,7 @@ def _plane(B, Rb, xb):
 
 
 def sphere_halfspace(A, B, Ra, xa, Rb, xb, margin):
+    """Sphere--half-space contacts of a batch (module docstring): the sphere's lowest point."""
     r = np.array([s.radius for s in A])
     n, offset = _plane(B, Rb, xb)
     height = np.einsum("mi,mi->m", n, xa) - offset  # of the centre above the plane
@@ -90,6 +92,7 @@ _CORNERS = np.array([[i, j, k] for i in (-1, 1) for j in (-1, 1) for k in (-1, 1
 
 
 def box_halfspace(A, B, Ra, xa, Rb, xb, margin):
+    """Box--half-space contacts of a batch (module docstring): every corner within the margin."""
     half = 0.5 * np.array([s.size for s in A])
     n, offset = _plane(B, Rb, xb)
     corners = xa[:, None] + np.einsum("mij,mcj->mci", Ra, _CORNERS[None] * half[:, None])  # (m, 8, 3)
@@ -101,6 +104,8 @@ def box_halfspace(A, B, Ra, xa, Rb, xb, margin):
 
 
 def sphere_box(A, B, Ra, xa, Rb, xb, margin):
+    """Sphere--box contacts of a batch (module docstring): the box point nearest to the centre, or the face of least
+    penetration."""
     r = np.array([s.radius for s in A])
     half = 0.5 * np.array([s.size for s in B])
     local = np.einsum("mji,mj->mi", Rb, xa - xb)  # sphere centre in the box frame
@@ -306,6 +311,8 @@ def _box_box_one(ea, Ra, ca, eb, Rb, cb, margin, pa_out, pb_out, n_out, feature_
 
 
 def box_box(A, B, Ra, xa, Rb, xb, margin):
+    """Box--box contacts of a batch (module docstring): the separating-axis test, then the clipped face or the
+    closest points of two edges."""
     m = len(A)
     ea = 0.5 * np.array([s.size for s in A], np.float64).reshape(m, 3)
     eb = 0.5 * np.array([s.size for s in B], np.float64).reshape(m, 3)

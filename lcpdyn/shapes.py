@@ -2,7 +2,7 @@
 origin, axes of revolution along z), with its coal geometry for the narrow phase.
 
 A shape is a frozen dataclass that validates its dimensions (m) and builds its coal collision
-object in :meth:`geometry`; :class:`~lcpdyn.collision.Collider` attaches one to a body or fixes it
+object in its ``geometry()``; :class:`~lcpdyn.collision.Collider` attaches one to a body or fixes it
 in the world. :mod:`lcpdyn.shape_pairs` has closed forms for some pairs of them; a user shape is
 any object with ``geometry()`` returning a coal ``CollisionGeometry`` (and ``bounded = False``
 for one without a finite bounding box).
@@ -40,6 +40,7 @@ class Sphere:
         object.__setattr__(self, "radius", positive("sphere radius", self.radius))
 
     def geometry(self):
+        """coal's sphere of this radius (the ``collision`` extra)."""
         return _coal().Sphere(self.radius)
 
 
@@ -56,6 +57,7 @@ class Capsule:
         object.__setattr__(self, "length", nonnegative("capsule length", self.length))
 
     def geometry(self):
+        """coal's capsule of this radius and length (the ``collision`` extra)."""
         return _coal().Capsule(self.radius, self.length)
 
 
@@ -71,6 +73,7 @@ class Cylinder:
         object.__setattr__(self, "length", positive("cylinder length", self.length))
 
     def geometry(self):
+        """coal's cylinder of this radius and length (the ``collision`` extra)."""
         return _coal().Cylinder(self.radius, self.length)
 
 
@@ -87,6 +90,7 @@ class Box:
         object.__setattr__(self, "size", tuple(float(s) for s in size))
 
     def geometry(self):
+        """coal's box of these side lengths (the ``collision`` extra)."""
         return _coal().Box(*self.size)
 
 
@@ -110,6 +114,7 @@ class ConvexMesh:
         object.__setattr__(self, "vertices", vertices)
 
     def geometry(self):
+        """coal's convex hull of the vertices (the ``collision`` extra)."""
         coal = _coal()
         points = coal.StdVec_Vec3s()
         for vertex in self.vertices:
@@ -130,6 +135,7 @@ class HalfSpace:
         object.__setattr__(self, "offset", float(finite_vector("half-space offset", self.offset, shape=())))
 
     def geometry(self):
+        """coal's half-space n . x <= offset (the ``collision`` extra)."""
         return _coal().Halfspace(np.array(self.normal), self.offset)
 
     bounded = False  # no finite bounding box: paired with every collider on a body

@@ -496,6 +496,7 @@ def plot_root_locus(result: dict, path, scale: float = 1.0, references: dict | N
 
 
 def write_root_locus(result: dict, path, extra: dict | None = None) -> None:
+    """Writes a root-locus sweep's ``result`` (with ``extra`` entries) to ``path`` as JSON, with the lcpdyn version."""
     payload = {
         "lcpdyn_version": __version__,
         "scene": result["scene"],

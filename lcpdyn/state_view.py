@@ -37,6 +37,7 @@ class StateView:
         return self.q[7 * i : 7 * i + 3]
 
     def quaternion(self, body):
+        """The body's orientation quaternion (w, x, y, z) (4,)."""
         i = self._i(body)
         return self.q[7 * i + 3 : 7 * i + 7]
 
@@ -54,6 +55,7 @@ class StateView:
         return self.v[6 * i : 6 * i + 3]
 
     def body_angular_velocity(self, body):
+        """The body's angular velocity in its own frame (rad/s) (3,): the velocity coordinates' own."""
         i = self._i(body)
         return self.v[6 * i + 3 : 6 * i + 6]
 

@@ -48,6 +48,8 @@ def nonfinite_kinematics(sim, state, k) -> str:
 
 
 def flat_disk(sim, k) -> str:
+    """The message naming the disk contact that lies flat on its plane (its tilt below ``min_sin_tilt``), where the
+    single-point disk contact is undefined."""
     thresholds = np.array([sim.model.contacts[i].min_sin_tilt for i in sim._disks])
     j = int(np.argmin(k.sin_tilt - thresholds))
     return (

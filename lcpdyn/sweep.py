@@ -12,68 +12,7 @@ combination, and returns an ``xarray.Dataset`` with one dimension per swept quan
                   reference="coulomb@1e-4", out="wheel-sweep")
     table["force_rms_deviation_percent"].sel(friction="box", dt=1e-3)
 
-What a run yields (:data:`METRICS`): every number of :func:`lcpdyn.metrics.summary` against its
-reference -- the force RMS deviation over the whole run and over the sliding phase (% of mu
-lam_N, Peiret 2016 Fig. 4), the RMS misalignment of friction and slip (deg, Fig. 5), the largest
-static force over the cone, the position errors and the energy errors -- and its first
-slide-to-roll time and that time's distance from the reference's; with its status
-(``completed``, ``failed`` with the reason, ``not run``), its wall time, steps, fallback steps,
-steps flagged for an energy gain, and the worker it ran on; the warnings it issued (an
-``EnergyWarning``, say) are kept in its record (``out/runs/<key>.json``), not printed by the
-workers.
-
-The reference (:class:`Reference`) is one run per scene-parameter point: a friction model at a
-step (``"coulomb@1e-4"``, exact Coulomb at 0.1 ms; any run of the grid may be named, e.g.
-``"regularized@1e-3"``) or the event-driven exact solution of :mod:`lcpdyn.reference`
-(``"exact@1e-4"``, sampled every 0.1 ms). Its own error is estimated as in
-:func:`lcpdyn.compare.reference_error` (step halving, or the exact solution at 100x its ODE
-tolerance) and stored beside the scores (``reference_error_*``, over the scene-parameter
-dimensions only), so a deviation smaller than the reference's own error is seen as such.
-``reference=None`` (``"none"``) runs no reference: the runs are timed and checked (status,
-steps, fallbacks, energy flags, first slide-to-roll time), not scored -- what a benchmark of the
-runs alone wants. The
-reference runs on a worker; each run that needs it is sent to a worker with it, and its metrics
-are computed there: only the numbers travel back.
-
-Where it runs: on a ``dask.distributed`` cluster. By default an embedded ``LocalCluster`` of
-single-threaded worker processes, one per CPU (``workers=`` sets the number); ``scheduler=``
-(an address such as ``tcp://10.0.0.5:8786``) or ``client=`` sends the runs to an existing
-cluster, so the same call scales from a laptop to many machines (the workers need lcpdyn
-installed, and, for ``trajectories=True``, ``out`` on a file system they share). ``workers=0``
-runs everything in this process, without Dask. Each worker process keeps its compiled code: the
-kinematics and the compiled loop are cached per structure (:data:`lcpdyn.model.COMPILATIONS`),
-so after a worker's first run nothing recompiles when only numbers change; each record carries
-the compilations its run caused (``compilations``). Workers also keep JAX's persistent
-compilation cache on disk (:func:`_use_compilation_cache`), so a new worker process's first
-run loads what an earlier one compiled.
-
-Failures and interruptions: a run that raises (a scene that cannot be built, a step that cannot
-be solved, a worker that died) is recorded as ``failed`` with the reason and the sweep goes on;
-a failed reference fails the runs of its point, naming it. With ``out``, every finished run is
-written at once (``out/runs/<key>.json``, atomically), and ``out/sweep.nc`` (netCDF, h5netcdf)
-is rewritten atomically at the end -- also after Ctrl-C or SIGTERM (:class:`SweepInterrupted`,
-holding the table so far). Calling :func:`sweep` again with the same ``out`` resumes: runs
-already recorded are skipped (failed ones too, unless ``retry_failed=True``); the grid may be
-extended. The directory remembers the sweep (``out/sweep.json``); a call that differs in the
-scene, the fixed parameters, the reference or the run length is refused, naming the difference.
-
-Speed: by default (``compiled_loop="auto"``) every run whose scene the compiled loop takes
-(:mod:`lcpdyn.compiled_loop`: small scenes, the regularized or box model, rigid contacts) runs
-in it -- chunks of steps in one compiled call, every step still checked by the framework's
-residual on the host, a refused step redone by the ordinary step -- which is 7x faster on the
-wheel; its numbers equal the ordinary step's to rounding (the same equations in XLA's order of
-operations). ``compiled_steps`` says how many steps each run took there. And by default
-(``batch=True``) the runs go in batches (:func:`lcpdyn.batch.run_batch`): the runs of one
-structure (one scene and friction model over different numbers) are stepped together, one
-compiled call for many copies, each copy still checked step by step on the host; a run's numbers
-equal its single run's to rounding and depend on its own parameters only (never on its batch).
-A batch is one Dask task (as many per block of scene points as the cluster has workers; without
-a reference, one block), and its runs' records are written when it ends (an interruption keeps
-the runs it completed). ``batch=False``: one run per task, each run's record as it ends.
-
-Reproducibility: a run's numbers depend on its own parameters only, never on the worker or the
-order (each run is a fresh :class:`~lcpdyn.stepper.Simulation` on a freshly built scene); the
-table's attributes hold the sweep's whole description (``sweep``, JSON) and the lcpdyn version.
+What a run yields, where it runs, failures and resuming, speed and reproducibility: :func:`sweep`.
 """
 
 from __future__ import annotations
@@ -181,10 +120,74 @@ def sweep(
     """Run a sweep (module docstring) and return its ``xarray.Dataset``. ``out``: a results
     directory (created; its parent must exist) that makes the sweep resumable and gets
     ``sweep.nc``; ``trajectories``: each run streamed to ``out/trajectories/<key>.h5``;
-    ``client`` / ``scheduler`` / ``workers``: where it runs (module docstring); ``compiled_loop``:
+    ``client`` / ``scheduler`` / ``workers``: where it runs (below); ``compiled_loop``:
     ``"auto"`` runs each scene the compiled loop takes (:func:`lcpdyn.compiled_loop.unsupported`
     empty) in it, True / False force it (an ``options`` entry for it wins); ``batch``: runs of
-    one structure stepped together (:mod:`lcpdyn.batch`), False: one by one."""
+    one structure stepped together (:mod:`lcpdyn.batch`), False: one by one.
+
+    What a run yields (:data:`METRICS`): every number of :func:`lcpdyn.metrics.summary` against its
+    reference -- the force RMS deviation over the whole run and over the sliding phase (% of mu
+    lam_N, Peiret 2016 Fig. 4), the RMS misalignment of friction and slip (deg, Fig. 5), the largest
+    static force over the cone, the position errors and the energy errors -- and its first
+    slide-to-roll time and that time's distance from the reference's; with its status
+    (``completed``, ``failed`` with the reason, ``not run``), its wall time, steps, fallback steps,
+    steps flagged for an energy gain, and the worker it ran on; the warnings it issued (an
+    ``EnergyWarning``, say) are kept in its record (``out/runs/<key>.json``), not printed by the
+    workers.
+
+    The reference (:class:`Reference`) is one run per scene-parameter point: a friction model at a
+    step (``"coulomb@1e-4"``, exact Coulomb at 0.1 ms; any run of the grid may be named, e.g.
+    ``"regularized@1e-3"``) or the event-driven exact solution of :mod:`lcpdyn.reference`
+    (``"exact@1e-4"``, sampled every 0.1 ms). Its own error is estimated as in
+    :func:`lcpdyn.compare.reference_error` (step halving, or the exact solution at 100x its ODE
+    tolerance) and stored beside the scores (``reference_error_*``, over the scene-parameter
+    dimensions only), so a deviation smaller than the reference's own error is seen as such.
+    ``reference=None`` (``"none"``) runs no reference: the runs are timed and checked (status,
+    steps, fallbacks, energy flags, first slide-to-roll time), not scored -- what a benchmark of the
+    runs alone wants. The
+    reference runs on a worker; each run that needs it is sent to a worker with it, and its metrics
+    are computed there: only the numbers travel back.
+
+    Where it runs: on a ``dask.distributed`` cluster. By default an embedded ``LocalCluster`` of
+    single-threaded worker processes, one per CPU (``workers=`` sets the number); ``scheduler=``
+    (an address such as ``tcp://10.0.0.5:8786``) or ``client=`` sends the runs to an existing
+    cluster, so the same call scales from a laptop to many machines (the workers need lcpdyn
+    installed, and, for ``trajectories=True``, ``out`` on a file system they share). ``workers=0``
+    runs everything in this process, without Dask. Each worker process keeps its compiled code: the
+    kinematics and the compiled loop are cached per structure (:data:`lcpdyn.model.COMPILATIONS`),
+    so after a worker's first run nothing recompiles when only numbers change; each record carries
+    the compilations its run caused (``compilations``). Workers also keep JAX's persistent
+    compilation cache on disk (``_use_compilation_cache``), so a new worker process's first
+    run loads what an earlier one compiled.
+
+    Failures and interruptions: a run that raises (a scene that cannot be built, a step that cannot
+    be solved, a worker that died) is recorded as ``failed`` with the reason and the sweep goes on;
+    a failed reference fails the runs of its point, naming it. With ``out``, every finished run is
+    written at once (``out/runs/<key>.json``, atomically), and ``out/sweep.nc`` (netCDF, h5netcdf)
+    is rewritten atomically at the end -- also after Ctrl-C or SIGTERM (:class:`SweepInterrupted`,
+    holding the table so far). Calling :func:`sweep` again with the same ``out`` resumes: runs
+    already recorded are skipped (failed ones too, unless ``retry_failed=True``); the grid may be
+    extended. The directory remembers the sweep (``out/sweep.json``); a call that differs in the
+    scene, the fixed parameters, the reference or the run length is refused, naming the difference.
+
+    Speed: by default (``compiled_loop="auto"``) every run whose scene the compiled loop takes
+    (:mod:`lcpdyn.compiled_loop`: small scenes, the regularized or box model, rigid contacts) runs
+    in it -- chunks of steps in one compiled call, every step still checked by the framework's
+    residual on the host, a refused step redone by the ordinary step -- which is 7x faster on the
+    wheel; its numbers equal the ordinary step's to rounding (the same equations in XLA's order of
+    operations). ``compiled_steps`` says how many steps each run took there. And by default
+    (``batch=True``) the runs go in batches (:func:`lcpdyn.batch.run_batch`): the runs of one
+    structure (one scene and friction model over different numbers) are stepped together, one
+    compiled call for many copies, each copy still checked step by step on the host; a run's numbers
+    equal its single run's to rounding and depend on its own parameters only (never on its batch).
+    A batch is one Dask task (as many per block of scene points as the cluster has workers; without
+    a reference, one block), and its runs' records are written when it ends (an interruption keeps
+    the runs it completed). ``batch=False``: one run per task, each run's record as it ends.
+
+    Reproducibility: a run's numbers depend on its own parameters only, never on the worker or the
+    order (each run is a fresh :class:`~lcpdyn.stepper.Simulation` on a freshly built scene); the
+    table's attributes hold the sweep's whole description (``sweep``, JSON) and the lcpdyn version.
+    """
     if not isinstance(batch, bool):
         raise ValueError(f"sweep: batch must be True or False, got {batch!r}")
     spec = SweepSpec(

@@ -98,6 +98,7 @@ class Reference:
 
     @property
     def label(self) -> str:
+        """The reference run's short name in tables: "friction@dt"."""
         return f"{self.friction}@{self.dt:g}"
 
 
@@ -221,6 +222,7 @@ class SweepSpec:
         }
 
     def to_json(self) -> str:
+        """The spec as canonical JSON (sorted keys): what a sweep's folder records and resumes from."""
         data = asdict(self)
         data["reference"] = _reference_dict(self.reference)
         data["points"] = None if self.points is None else [dict(p) for p in self.points]
@@ -233,6 +235,8 @@ class SweepSpec:
         return hashlib.sha256(text.encode()).hexdigest()[:20]
 
     def point_key(self, index: int) -> str:
+        """The 20-hex-digit key of point ``index`` (a hash of its scene parameters): its result's name in the
+        sweep's folder."""
         text = json.dumps(self.scene_points()[index], sort_keys=True)
         return hashlib.sha256(text.encode()).hexdigest()[:20]
 

@@ -160,7 +160,7 @@ def run_batch_records(
     :func:`run_one`'s; ``wall_s`` is the batch's wall time shared out evenly, ``batch`` the
     number of runs it held, and the compilations it caused are on its first record. A SIGINT or
     SIGTERM in this process: the records of the runs that completed ride on the raised
-    :class:`_Stopped` (``records``)."""
+    ``_Stopped`` (``records``)."""
     from threadpoolctl import threadpool_limits
 
     from .batch import BatchInterrupted, run_batch

@@ -84,7 +84,7 @@ __all__ = [
 
 class _AtomicWriter(TrajectoryWriter):
     """For :meth:`Trajectory.save`: a unique temporary name, moved onto ``path`` by
-    :meth:`close` only; :meth:`_discard` drops it."""
+    :meth:`close` only; ``_discard`` drops it."""
 
     _publish_on_append = False
     _locked = False  # one atomic rename of a complete file: nothing to corrupt, the last save wins

@@ -33,7 +33,7 @@ class _Problem(ValueError):
     """A problem found while reading (becomes a :class:`TrajectoryFileError` naming the file)."""
 
 
-# Field -> description; the files hold these arrays plus ``parameters`` (JSON) and ``lcpdyn_version``.
+#: Field -> description; the files hold these arrays plus ``parameters`` (JSON) and ``lcpdyn_version``.
 FIELDS = {
     "t": "time at the end of each step (s), shape (steps,)",
     "position": "centre of mass (m, world), (steps, bodies, 3)",
@@ -83,10 +83,10 @@ _STATIC_LAYOUT = {"initial_position": (("bodies", 3), "f8"), "initial_energy": (
 _STATIC = set(_STATIC_LAYOUT)
 assert set(_STEP_LAYOUT) | _STATIC == set(FIELDS)
 
-# Detected contacts (a model's colliders, lcpdyn.detected_contacts): a number that changes from step
-# to step, recorded as one count per recorded step and flat arrays over the records, step s's
-# records being start[s]:start[s + 1] with start the running sum of the counts
-# (Trajectory.detected_at). Files of format version 1 have none: read as no detected contact.
+#: Detected contacts (a model's colliders, lcpdyn.detected_contacts): a number that changes from step
+#: to step, recorded as one count per recorded step and flat arrays over the records, step s's
+#: records being start[s]:start[s + 1] with start the running sum of the counts
+#: (Trajectory.detected_at). Files of format version 1 have none: read as no detected contact.
 DETECTED_FIELDS = {
     "detected_count": "detected contacts recorded at each step, (steps,)",
     "detected_collider": "the two colliders (indices into Model.colliders), (records, 2)",

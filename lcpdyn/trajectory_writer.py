@@ -287,10 +287,12 @@ class TrajectoryWriter:
 
     @property
     def status(self) -> str:
+        """The file's status attribute: ``running``, ``completed``, ``interrupted`` or ``failed: <reason>``."""
         return self._status
 
     @property
     def closed(self) -> bool:
+        """Whether the file is closed."""
         return self._file is None
 
     @property

@@ -1,51 +1,18 @@
 """Moreland's deformable tyre (Bauchau 2002 Sec. 7, Eqs. 35-43; Table 2).
 
 The tyre's lateral and yaw deformations are described by two wheels (Bauchau 2002 Fig. 2): the
-actual wheel l, which carries the mass, and a *fictitious* wheel f aligned with the tyre's
-footprint. The fictitious wheel's centre is displaced by Delta along the actual wheel's axle
-e_3^l and its axle c_3 is yawed by Psi about d_1 (the in-plane direction from the centre to the
-contact point, Bauchau 2002 Eqs. 2-3):
+actual wheel, which carries the mass, and a *fictitious* wheel aligned with the tyre's footprint,
+displaced by Delta along the actual wheel's axle and yawed by Psi. The tyre's law gives the
+cornering force F = k_1 Delta + mu_1 Delta_dot and the aligning torque M = k_2 Psi + mu_2 Psi_dot
+(Eq. 37), and Eq. (38) ties them to the yaw's cornering force.
 
-    x_f = x_l + Delta e_3^l,        c_3 = cos(Psi) e_3^l - sin(Psi) d_2,          (Eq. 35)
-
-and it spins with the actual wheel, omega^f . c_3 = omega^l . e_3^l (the assumption above
-Eq. 35), so that omega^f - omega^l has the component Psi_dot along d_1 (Eq. 36). The tyre's
-constitutive law (Eq. 37) gives the cornering force F and the aligning torque M on the wheel,
-
-    F = k_1 Delta + mu_1 Delta_dot,        M = k_2 Psi + mu_2 Psi_dot,
-
-and equating F with the cornering force of the yaw, C_Psi F = -(Psi + c_1 Psi_dot), gives the
-non-holonomic constraint (Eq. 38)
-
-    k_1 Delta + mu_1 Delta_dot + Psi / C_Psi + c_1 Psi_dot / C_Psi = 0.
-
-The rolling constraints (Eqs. 42-43) and the relative distance (Eq. 39, the lateral shift
-g Delta of the candidate contact point) are those of the disk contact applied to the fictitious
-wheel.
-
-How lcpdyn builds it (:meth:`MorelandTyre.attach`, reached as
-``model.add_contact(DiskContact(wheel, ...), tyre=MorelandTyre(...))``): the fictitious wheel is
-a body of the model, ``{wheel}/footprint``, and every relation above is a constraint of the
-existing kinds, so the stepper is unchanged:
-
-* three rigid holonomic rows, (x_f - x_l) . d_1 = (x_f - x_l) . d_2 = 0 and c_3 . d_1 = 0 (the
-  footprint wheel moves relative to the actual wheel only by Delta and Psi);
-* the spin row omega^f . c_3 - omega^l . e_3^l = 0 (non-holonomic);
-* two compliant rows g = (Delta, Psi) with stiffness (k_1, k_2) and damping (mu_1, mu_2):
-  their multipliers are -F and -M, taken implicitly in the step (Eq. 37, the stiff tyre at
-  h = 1 ms) with elastic energy (k_1 Delta^2 + k_2 Psi^2) / 2;
-* Eq. (38) scaled by C_Psi, C_Psi mu_1 Delta_dot + c_1 Psi_dot = -(C_Psi k_1 Delta + Psi), as a
-  non-holonomic row whose right-hand side is evaluated at the start of the step (its time
-  constant c_1 = 0.04 s is many steps long); Delta_dot = (v_f - v_l) . e_3^l + (x_f - x_l) .
-  (omega^l x e_3^l) and Psi_dot = (omega^f - omega^l) . d_1;
-* the disk contact itself, with every friction model and normal law, on the fictitious wheel:
-  Delta = (x_f - x_l) . e_3^l and Psi = atan2(-c_3 . d_2, c_3 . e_3^l).
-
-Differences from the paper: the fictitious wheel is massless in Bauchau 2002; here it is a body
-with ``mass_fraction`` (default 1e-3) of the actual wheel's mass and inertia (the stepper needs a
-positive mass matrix). Its motion is fixed by the constraints (the footprint rolls; Delta and Psi
-follow Eqs. 38 and 43), so its inertia only adds forces of that fraction of the wheel's; the
-tests measure the result against the massless linear model (:mod:`scenes.beam_tyre_shimmy`).
+:meth:`MorelandTyre.attach` (reached as ``model.add_contact(DiskContact(wheel, ...),
+tyre=MorelandTyre(...))``) makes the fictitious wheel a body of the model, ``{wheel}/footprint``,
+with ``mass_fraction`` (default 1e-3) of the wheel's mass (Bauchau's is massless), and writes
+every relation as a constraint of the existing kinds -- three rigid holonomic rows, a spin row,
+two compliant rows for Delta and Psi, Eq. (38) as a non-holonomic row, the disk contact on the
+footprint -- so the stepper is unchanged. The equations and each row: the documentation's
+``docs/theory/tyre.md``.
 """
 
 from __future__ import annotations

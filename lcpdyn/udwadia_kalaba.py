@@ -62,6 +62,9 @@ class UdwadiaKalaba:
         self._compiled = None
 
     def acceleration(self, q, qdot, t, p):
+        """The constrained accelerations q_ddot: the unconstrained M^-1 Q corrected, in M's metric, towards the
+        constraints' acceleration equations A q_ddot = -drift - gamma h (Udwadia--Kalaba), each row imposed
+        where its weight is 1 and relaxed as its weight falls (the module docstring)."""
         system = self.system
         zero = jnp.zeros_like(q)
         M = jax.jacfwd(lambda a: system.residual(q, qdot, a, t, p))(zero)
@@ -100,6 +103,7 @@ class UdwadiaKalaba:
         return jnp.linalg.pinv(S, hermitian=True) @ rhs, C
 
     def derivative(self, x, t, p):
+        """d/dt (q, q_dot) = (q_dot, q_ddot) for an ODE solver, x = (q, q_dot)."""
         n = x.shape[0] // 2
         q, qdot = x[:n], x[n:]
         return jnp.concatenate([qdot, self.acceleration(q, qdot, t, p)])

@@ -10,6 +10,7 @@ __all__ = ["finite_vector", "positive", "nonnegative", "finite_number", "unit_ve
 
 
 def finite_number(name: str, value) -> float:
+    """``value`` as a float; a ValueError naming ``name`` if it is not a finite real number (a bool is not one)."""
     if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
         raise ValueError(f"{name} must be a real number, got {value!r}")
     value = float(value)
@@ -19,6 +20,7 @@ def finite_number(name: str, value) -> float:
 
 
 def positive(name: str, value, allow_inf: bool = False) -> float:
+    """``value`` as a float > 0 (or inf where ``allow_inf``); a ValueError naming ``name`` otherwise."""
     if allow_inf and isinstance(value, (int, float)) and value == math.inf:
         return math.inf
     value = finite_number(name, value)
@@ -28,6 +30,7 @@ def positive(name: str, value, allow_inf: bool = False) -> float:
 
 
 def nonnegative(name: str, value) -> float:
+    """``value`` as a float >= 0; a ValueError naming ``name`` otherwise."""
     value = finite_number(name, value)
     if value < 0:
         raise ValueError(f"{name} must be >= 0, got {value!r}")
@@ -52,7 +55,7 @@ def unit_vector(name: str, value, size: int) -> np.ndarray:
     """``value`` (finite, nonzero, shape (size,)) scaled to unit length. It is divided by its
     largest |entry| before the norm is taken, so entries as large as 1e308 or as small as
     subnormals normalize correctly instead of overflowing (or underflowing) the norm. A vector of
-    unit length to rounding (|1 - |u|| <= 4 eps) is returned as it is, so that checking a value
+    unit length to rounding (abs(1 - norm(u)) <= 4 eps) is returned as it is, so that checking a value
     again (a model's members before a run) does not move its last bits."""
     array = finite_vector(name, value, size)
     if abs(1.0 - np.linalg.norm(array)) <= 4.0 * np.finfo(float).eps:

@@ -94,6 +94,7 @@ class ContactPoint:
 
     @property
     def wheel_radius(self) -> float:
+        """The wheel's rolling radius at the contact (m; inf for zero curvature)."""
         return math.inf if self.wheel_curvature == 0 else 1.0 / self.wheel_curvature
 
 

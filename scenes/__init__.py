@@ -50,7 +50,7 @@ class _Registry(MutableMapping):
         return f"_Registry({list(self._entries)})"
 
 
-# time-stepper scenes (``lcpdyn run``)
+#: time-stepper scenes (``lcpdyn run``)
 SCENES = _Registry(
     {
         "wheel": "wheel",
@@ -93,7 +93,7 @@ REPORTS = _Registry(
     }
 )
 
-# linearization scenes in minimal coordinates (``lcpdyn stability``): system(), nominal(p), SWEEP
+#: linearization scenes in minimal coordinates (``lcpdyn stability``): system(), nominal(p), SWEEP
 STABILITY = _Registry(
     {
         "rolling-disk": "rolling_disk",

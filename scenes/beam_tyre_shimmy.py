@@ -92,10 +92,12 @@ DEFAULTS = {
 
 
 def tyre_of(p) -> MorelandTyre:
+    """Moreland's tyre of the scene's parameters ``p``."""
     return MorelandTyre(**{name: p[key] for key, name in _TYRE_KEYS.items()})
 
 
 def build(**parameters) -> Scene:
+    """The beam--tyre shimmy scene (module docstring) with ``parameters`` overriding its defaults."""
     p = override(DEFAULTS, parameters, NAME)
     elements, section = flexible_beam(p, NAME, p["beam_mass_per_length"])
     if not elements:

@@ -33,6 +33,7 @@ class SlidingBlock:
 
     @staticmethod
     def build(**parameters) -> Scene:
+        """The sliding block with ``parameters`` overriding its defaults (the class docstring)."""
         p = override(SlidingBlock.DEFAULTS, parameters, "sliding-block")
         a = p["side"]
         model = Model(gravity=(0.0, 0.0, -p["gravity"]))
@@ -71,6 +72,7 @@ class InclineBlock:
 
     @staticmethod
     def build(**parameters) -> Scene:
+        """The incline block with ``parameters`` overriding its defaults (the class docstring)."""
         p = override(InclineBlock.DEFAULTS, parameters, "incline-block")
         plane = Plane.inclined(math.radians(p["angle_deg"]))
         model = Model(gravity=(0.0, 0.0, -p["gravity"]))
@@ -106,6 +108,7 @@ class Puck:
 
     @staticmethod
     def build(**parameters) -> Scene:
+        """The puck with ``parameters`` overriding its defaults (the class docstring)."""
         p = override(Puck.DEFAULTS, parameters, "puck")
         heading = math.radians(p["heading_deg"])
         model = Model(gravity=(0.0, 0.0, -p["gravity"]))
@@ -146,6 +149,7 @@ class SlidingSphere:
 
     @staticmethod
     def build(**parameters) -> Scene:
+        """The sliding sphere with ``parameters`` overriding its defaults (the class docstring)."""
         p = override(SlidingSphere.DEFAULTS, parameters, "sliding-sphere")
         r = positive("scene 'sliding-sphere': radius", p["radius"])
         model = Model(gravity=(0.0, 0.0, -p["gravity"]))

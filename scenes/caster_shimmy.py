@@ -89,6 +89,7 @@ def system() -> MinimalSystem:
 
 
 def nominal(p) -> np.ndarray:
+    """The nominal motion's degrees of freedom at parameters ``p``: zero (the caster runs straight)."""
     return np.zeros(3)
 
 

@@ -102,6 +102,7 @@ def grip(t, p):
 
 
 def build(**parameters) -> Scene:
+    """The half car (module docstring) with ``parameters`` overriding its defaults."""
     p = override(DEFAULTS, parameters, NAME)
     g, L, r = p["gravity"], p["arm_length"], p["wheel_radius"]
     m1, ma, mw = p["chassis_mass"], p["arm_mass"], p["wheel_mass"]

@@ -58,6 +58,7 @@ DEFAULTS = {
 
 
 def build(**parameters) -> Scene:
+    """The wheel-mounted pendulum on the incline (module docstring) with ``parameters`` overriding its defaults."""
     p = override(DEFAULTS, parameters, NAME)
     angle = math.radians(p["incline_deg"])
     plane = Plane.inclined(angle)

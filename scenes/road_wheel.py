@@ -65,6 +65,7 @@ DEFAULTS = {
 
 
 def build(**parameters) -> Scene:
+    """The wheel on a beam swinging onto the road (module docstring) with ``parameters`` overriding its defaults."""
     p = override(DEFAULTS, parameters, NAME)
     l, h, V = p["beam_length"], p["support_height"], p["road_speed"]
     m_beam, M, rho = p["beam_mass_per_length"] * l, p["wheel_mass"], p["wheel_radius"]

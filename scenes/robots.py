@@ -70,7 +70,7 @@ def _reach(shape) -> float:
 
 def lowest_point(model) -> float:
     """The lowest z (m) of the model's colliders on bodies at the initial poses: their convex
-    hulls' vertices, or a bound (:func:`_reach`) for the other shapes."""
+    hulls' vertices, or a bound (``_reach``) for the other shapes."""
     low = np.inf
     for collider in model.colliders:
         body = collider.body

@@ -67,6 +67,7 @@ class Spheres:
 
     @staticmethod
     def build(**parameters) -> Scene:
+        """N spheres on a plane (the class docstring) with ``parameters`` overriding its defaults."""
         p = override(Spheres.DEFAULTS, parameters, "spheres")
         count = _integer("spheres", "count", p["count"], 1)
         r = positive("scene 'spheres': radius", p["radius"])
@@ -122,6 +123,7 @@ class Boxes:
 
     @staticmethod
     def build(**parameters) -> Scene:
+        """N boxes on their corners (the class docstring) with ``parameters`` overriding its defaults."""
         p = override(Boxes.DEFAULTS, parameters, "boxes")
         count = _integer("boxes", "count", p["count"], 1)
         a = positive("scene 'boxes': side", p["side"])
@@ -187,6 +189,7 @@ class Dumbbells:
 
     @staticmethod
     def build(**parameters) -> Scene:
+        """N dumbbells (the class docstring) with ``parameters`` overriding its defaults."""
         p = override(Dumbbells.DEFAULTS, parameters, "dumbbells")
         count = _integer("dumbbells", "count", p["count"], 1)
         r = positive("scene 'dumbbells': radius", p["radius"])

@@ -160,8 +160,8 @@ PARAMETER_UNITS = {
 }
 
 
-# The parameters of the regularized, continuous and creep friction models a scene may set
-# (:meth:`Scene.friction` reads them from ``Scene.contact_model``).
+#: The parameters of the regularized, continuous and creep friction models a scene may set
+#: (:meth:`Scene.friction` reads them from ``Scene.contact_model``).
 CONTACT_MODEL_KEYS = (
     "tangential_stiffness", "velocity_threshold", "static_bound", "characteristic_velocity", "f11", "f22", "f23",
 )  # fmt: skip
@@ -274,6 +274,8 @@ def flexible_beam(p: dict, scene: str, mass_per_length: float):
 
 
 def build_scene(name: str, **parameters) -> Scene:
+    """The registered scene ``name`` built with ``parameters``; a ValueError names an unknown scene and lists the
+    known ones."""
     from . import SCENES
 
     if name not in SCENES:

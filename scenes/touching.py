@@ -49,12 +49,14 @@ def collision_world(model: Model) -> CollisionWorld:
 
 
 def solid_sphere(name, radius, density, position, velocity=(0.0, 0.0, 0.0)) -> RigidBody:
+    """A uniform solid sphere (kg from ``density`` in kg/m^3, inertia 2/5 m r^2) at ``position``."""
     mass = density * 4.0 / 3.0 * math.pi * radius**3
     inertia = 0.4 * mass * radius**2
     return RigidBody(name, mass, (inertia,) * 3, position, velocity=velocity)
 
 
 def solid_box(name, size, density, position) -> RigidBody:
+    """A uniform solid box of side lengths ``size`` (m) and ``density`` (kg/m^3) at ``position``."""
     a, b, c = size
     mass = density * a * b * c
     inertia = (mass * (b * b + c * c) / 12, mass * (a * a + c * c) / 12, mass * (a * a + b * b) / 12)

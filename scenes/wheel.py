@@ -55,6 +55,7 @@ DEFAULTS = {
 
 
 def build(**parameters) -> Scene:
+    """The Peiret 2016 wheel (module docstring) with ``parameters`` overriding Table 1's values."""
     p = override(DEFAULTS, parameters, "wheel")
     psi, theta, phi = (math.radians(p[k]) for k in ("psi_deg", "theta_deg", "phi_deg"))
     if not abs(theta) < math.pi / 2:

@@ -111,6 +111,7 @@ class YawSpring(BodyForce):
 
 
 def build(**parameters) -> Scene:
+    """The hunting wheelset (module docstring) with ``parameters`` overriding its defaults."""
     p = override(DEFAULTS, parameters, NAME)
     for key in ("speed", "mass", "nominal_radius"):
         if not p[key] > 0:
@@ -216,11 +217,11 @@ REPORT_CASES = (
 )
 
 
-# the limit cycle of Figs. 9-10: slant 1/20, yaw spring, 131 m/s (V_cr = 130.0 in the paper),
-# started 5 mm off centre, with flange pairs of a Hertzian contact's stiffness (the paper gives none)
+#: the limit cycle of Figs. 9-10: slant 1/20, yaw spring, 131 m/s (V_cr = 130.0 in the paper),
+#: started 5 mm off centre, with flange pairs of a Hertzian contact's stiffness (the paper gives none)
 LIMIT_CYCLE = {"cant": 1 / 20, "yaw_stiffness": 816e3, "speed": 131.0, "amplitude": 5e-3,
                "flange_stiffness": 1e9, "flange_damping": 1e5, "dt": DEFAULTS["dt"], "t_end": 2.0}  # fmt: skip
-NADAL_MU = 0.3  # the friction coefficient of Nadal's limit on the flange face's steepest angle
+NADAL_MU = 0.3  #: the friction coefficient of Nadal's limit on the flange face's steepest angle
 
 
 def nadal_limit(angle_deg: float, mu: float = NADAL_MU) -> float:
@@ -416,7 +417,7 @@ def _limit_cycle_figure(out_dir) -> tuple:
 def _centred(cant: float):
     """The two contacts' numbers (as :class:`~lcpdyn.wheel_rail.WheelRailContact` gives them to
     the compiled kinematics), the centred solution w0 = (z, phi, s_L, u_L, s_R, u_R) of the
-    contact conditions (:func:`_conditions`), the rolling radius r0 and the cosine of the contact
+    contact conditions (``_conditions``), the rolling radius r0 and the cosine of the contact
     angle there."""
     p = {**DEFAULTS, "cant": cant, "amplitude": 0.0}
     track = wheelset_klingel.geometry(p)
@@ -497,7 +498,7 @@ def system(cant: float = 1 / 40) -> MinimalSystem:
     moving frame sets x = V t. Height z and roll phi are not coordinates: with both wheels
     touching, the two gaps and the four conditions locating the contact points (Schwab–Meijaard
     2002 Eq. 7, :func:`lcpdyn.wheel_rail.contact_at`) are six equations in (z, phi, s_L, u_L, s_R,
-    u_R), solved for each (y, psi) (:func:`_contact_solver`). Applied forces: gravity, the load
+    u_R), solved for each (y, psi) (``_contact_solver``). Applied forces: gravity, the load
     beyond the weight at the centre, the yaw spring -k psi, and at each contact point the creep
     forces of :class:`~lcpdyn.friction.Creep` -- creepages (s1, s2, s3) / V from the contact
     point's material velocity and the wheel's spin on n_r, V the forward speed, saturation (on

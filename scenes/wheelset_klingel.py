@@ -54,6 +54,8 @@ REPORT_AMPLITUDES = {1 / 40: (5e-5, 1e-4, 2e-4, 4e-4), 1 / 20: (1e-3, 3e-3, 5e-3
 
 
 def geometry(p) -> WheelsetGeometry:
+    """The wheelset's contact geometry: S1002 wheels of the nominal radius on UIC60 rails, placed by gauge, flange-
+    back distance and cant."""
     placement = TrackPlacement(gauge=p["gauge"], flange_back_distance=p["flange_back_distance"],
                                nominal_radius=p["nominal_radius"], cant=p["cant"])  # fmt: skip
     return WheelsetGeometry(s1002(p["nominal_radius"]), uic60(), placement)
@@ -103,6 +105,7 @@ def wheelset(track: WheelsetGeometry, p, rolling: str = "friction", flange_law=N
 
 
 def build(**parameters) -> Scene:
+    """The wheelset in Klingel motion (module docstring) with ``parameters`` overriding its defaults."""
     p = override(DEFAULTS, parameters, NAME)
     for key in ("speed", "mass", "nominal_radius"):
         if not p[key] > 0:

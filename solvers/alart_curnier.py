@@ -236,13 +236,13 @@ def _reduced_direction(W, A, B, phi, scale, J):
     """The Newton direction ``d`` with ``J d = −Φ``, ``J = blockdiag(A) + blockdiag(B) W``,
     solved on the contacts that are not separated only (Schur elimination of exact rows).
 
-    A separated contact's rows of ``J`` are those of the identity (:func:`_separated`), so
+    A separated contact's rows of ``J`` are those of the identity (``_separated``), so
     ``d_S = −Φ_S`` exactly, and the others solve ``J_RR d_R = −Φ_R − B_R W_RS d_S`` with
     ``J_RR = A_R + B_R W_RR``: the same direction as the full system (the same shifts of the
-    diagonal on retry, :func:`_dense_direction`) for a factorization of the active contacts
+    diagonal on retry, ``_dense_direction``) for a factorization of the active contacts
     alone -- a pile or a scene where most candidate contacts are open costs what its closed
     contacts cost. ``J`` (n, n) is the workspace of the full system, used when no contact is
-    separated. Returns (d, attempt) as :func:`_dense_direction`."""
+    separated. Returns (d, attempt) as ``_dense_direction``."""
     n = phi.shape[0]
     nc = n // 3
     keep = np.empty(nc, np.int64)

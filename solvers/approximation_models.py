@@ -55,12 +55,16 @@ class Box:
 
     @property
     def label(self) -> str:
+        """The model's name in tables: "box"."""
         return "box"
 
     def parameters(self) -> dict:
+        """{"model": "box"}: no numbers of its own."""
         return {"model": "box"}
 
     def posing(self, context: DelassusContext) -> Posing:
+        """The box model posed on ``context``'s problem: two fixed tangent rows per contact, each bounded by +-mu
+        r_N."""
         blocks = np.broadcast_to(np.eye(3), (context.contacts, 3, 3)).copy()
         return _FixedBasisPosing(context, blocks, 1.0, self.parameters())
 
@@ -89,18 +93,23 @@ class Polygonal:
 
     @property
     def resolved_formulation(self) -> str:
+        """The formulation used: the one asked for, or under "auto" the zonotope for an even number of directions
+        and Anitescu--Potra's for an odd one."""
         if self.formulation == "auto":
             return ZONOTOPE if self.directions % 2 == 0 else ANITESCU_POTRA
         return self.formulation
 
     @property
     def label(self) -> str:
+        """The model's name in tables: "polygonal-k", k the number of directions."""
         return f"polygonal-{self.directions}"
 
     def parameters(self) -> dict:
+        """The model's name, directions and resolved formulation."""
         return {"model": "polygonal", "directions": self.directions, "formulation": self.resolved_formulation}
 
     def posing(self, context: DelassusContext) -> Posing:
+        """The polygonal cone posed on ``context``'s problem in its resolved formulation."""
         parameters = self.parameters()
         if self.resolved_formulation == ANITESCU_POTRA:
             return _AnitescuPotraPosing(context, self.directions, parameters)
@@ -130,9 +139,11 @@ class Regularized:
 
     @property
     def label(self) -> str:
+        """The model's name in tables: "regularized"."""
         return "regularized"
 
     def parameters(self) -> dict:
+        """The model's name and its compliance and velocity threshold, relative to the problem's scales."""
         return {
             "model": "regularized",
             "compliance_relative": self.compliance,
@@ -140,6 +151,7 @@ class Regularized:
         }
 
     def posing(self, context: DelassusContext) -> Posing:
+        """The regularized model posed on ``context``'s problem with its relative compliance and velocity threshold."""
         return _RegularizedPosing(context, self.compliance, self.velocity_threshold, self.parameters())
 
 
@@ -209,6 +221,7 @@ class PosedLCP:
     prox: np.ndarray  # (nc p,) 1 where the proximal term applies, 0 elsewhere (gamma)
 
     def r_of(self, z: np.ndarray) -> np.ndarray:
+        """The reactions r (3 nc,) that the unknowns ``z`` represent (each contact's block times its unknowns)."""
         nc, _, p = self.blocks.shape
         return np.einsum("aip,ap->ai", self.blocks, z.reshape(nc, p)).reshape(3 * nc)
 
@@ -230,9 +243,11 @@ class Posing(Protocol):
     """A model posed on one problem (returned by ``model.posing(context)``): the extension point
     through which :func:`approximate` reaches a model, without knowing which one it is.
 
-    unknowns : p, unknowns per contact.  lagged : the posed LCP depends on the lagged state (r, u)
-        (False: one LCP, no fixed point needed).  default_method : inner :func:`solvers.solve`
-        method.  parameters : the model's parameters with the absolute constants used.
+    unknowns : p, unknowns per contact.
+    lagged : the posed LCP depends on the lagged state (r, u) (False: one LCP, no fixed point
+        needed).
+    default_method : inner :func:`solvers.solve` method.
+    parameters : the model's parameters with the absolute constants used.
     pose(r, u) : the bounded LCP at lagged impulses r and velocities u (3 nc,).
     unknowns_of(posed, r, z) : the unknowns of ``posed`` representing r, given the solved z (z
         itself where the layout does not depend on the state).
@@ -245,11 +260,17 @@ class Posing(Protocol):
     default_method: str
     parameters: dict
 
-    def pose(self, r: np.ndarray, u: np.ndarray) -> PosedLCP: ...
+    def pose(self, r: np.ndarray, u: np.ndarray) -> PosedLCP:
+        """The bounded LCP at lagged impulses ``r`` and velocities ``u`` (3 nc,)."""
+        ...
 
-    def unknowns_of(self, posed: PosedLCP, r: np.ndarray, z: np.ndarray) -> np.ndarray: ...
+    def unknowns_of(self, posed: PosedLCP, r: np.ndarray, z: np.ndarray) -> np.ndarray:
+        """The unknowns of ``posed`` that represent ``r``, given the solved ``z``."""
+        ...
 
-    def center(self, posed: PosedLCP, r: np.ndarray, z: np.ndarray | None) -> np.ndarray: ...
+    def center(self, posed: PosedLCP, r: np.ndarray, z: np.ndarray | None) -> np.ndarray:
+        """The proximal centre of the next solve at lagged impulses ``r``, given the relaxed ``z`` (None at first)."""
+        ...
 
 
 class _FixedBasisPosing:

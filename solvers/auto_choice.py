@@ -28,7 +28,7 @@ quickly.
 The result records the route in ``info["route"]`` (``nsgs``, ``newton``, ``newton+prox`` or
 ``prox``) and the Newton iterations spent in ``info["newton_iterations"]``; ``iterations``
 counts the stages' iterations together. Measured on the 34 third-party problems
-(``benchmarks/bench_fc3d.py``, README "Benchmarks").
+(``benchmarks/bench_fc3d.py``, ``docs/benchmarks.md``).
 """
 
 from __future__ import annotations
@@ -133,6 +133,8 @@ def _nsgs_defaults():
 
 
 def run_auto(W, b, mu, r, options: AutoOptions, tolerance: float):
+    """The ``auto`` friction-contact method on (W, b, mu) from ``r``: Newton for a few iterations, then the
+    proximal-point loop (module docstring)."""
     newton_options, prox_options = _stage_options(options)
     start = r.copy()
     spent = 0

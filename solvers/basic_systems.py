@@ -19,7 +19,7 @@ REFINE = 8.0 * _EPS  # componentwise backward error beyond which a basic solve i
 @njit(cache=True)
 def basic_solve(A, r):
     """Solve A x = r by LU (LAPACK) with one step of iterative refinement when the componentwise
-    backward error max_i |r - A x|_i / (|r| + |A| |x|)_i exceeds 8 eps (Skeel 1980: one step
+    backward error max_i abs(r - A x)_i / (abs(r) + abs(A) abs(x))_i exceeds 8 eps (Skeel 1980: one step
     of fixed-precision refinement makes LU componentwise backward stable). Returns (x, ok):
     ok is False for an exactly singular LU."""
     x, ok = lu_solve(A, r)

@@ -57,7 +57,7 @@ def _contact_errors(mu, r0, r1, r2, u0, u1, u2, tmp):
 
 @njit(cache=True)
 def _measure_statics(W, b):
-    """The parts of :func:`_measure_kernel` that do not depend on ``r``
+    """The parts of ``_measure_kernel`` that do not depend on ``r``
     (:func:`~solvers.result.static_scales` with no bounds): ``(|W|, d0, velocity, lo, hi)``,
     computed once by the solvers that measure many iterates of one problem."""
     n = b.shape[0]
@@ -69,7 +69,7 @@ def _measure_statics(W, b):
 
 @njit(cache=True)
 def _measure_kernel(W, b, mu, r, u):
-    """:func:`_measure_given` with the static parts computed here."""
+    """``_measure_given`` with the static parts computed here."""
     return _measure_given(W, b, mu, r, u, _measure_statics(W, b))
 
 
@@ -98,7 +98,7 @@ def _measure_given(W, b, mu, r, u, statics):
 def contact_errors(mu, r, u, s, zeta):
     """(relative residual, worst contact, absolute residual, absolute cone violation) of the
     reactions r and velocities u = W r + b given the row scales s and variable scales zeta
-    (:func:`_measure_given`; shared with :func:`solvers.sparse_measure.csr_friction_contact_measure`)."""
+    (``_measure_given``; shared with :func:`solvers.sparse_measure.csr_friction_contact_measure`)."""
     n = r.shape[0]
     residual = 0.0
     violation = 0.0

@@ -54,6 +54,7 @@ class FrictionContactResult:
 
     @property
     def success(self) -> bool:
+        """Whether the status is SOLVED (the framework's residual within the tolerance)."""
         return self.status == Status.SOLVED
 
     def __repr__(self) -> str:

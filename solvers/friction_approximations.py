@@ -283,7 +283,7 @@ def _scaled_residual(posed: PosedLCP, z: np.ndarray, row_scale: np.ndarray, M=No
 
 def _inner_solve(posed: PosedLCP, row_scale, center, rho_rel, warm, method, fallback, options, nc: int) -> _Inner:
     """One proximal solve of ``posed`` around ``center``, raising rho and falling back on failure.
-    A solve is accepted when its scaled residual (:func:`_scaled_residual`) on the proximal
+    A solve is accepted when its scaled residual (``_scaled_residual``) on the proximal
     problem is within ``inner_tolerance``, whatever status the method reported."""
     scale = row_scale * posed.prox
     iterations, messages = 0, []

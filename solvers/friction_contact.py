@@ -36,34 +36,7 @@ Every answer is judged by the framework's own measure (:mod:`solvers.contact_mea
 natural map of De Saxcé's formulation and the cone violation per contact, in that contact's own
 scales, the maximum over contacts.
 
-Methods
--------
-``"nsgs"`` (ours): nonsmooth block Gauss–Seidel over contacts with exact local solves --
-:mod:`solvers.nsgs` (the local solve: :mod:`solvers.local_coulomb`).
-
-``"newton"`` (ours): semismooth Newton on the Alart–Curnier function with an Armijo line search,
-dense (compiled, LAPACK) or sparse (SuperLU) linear algebra -- :mod:`solvers.alart_curnier`.
-Quadratic near a nondegenerate solution; stalls where ``W`` is rank deficient on the stuck
-contacts.
-
-``"prox"`` (ours): the proximal-point loop ``W + Λ``, ``b − Λ r_k`` around that Newton method
-(Rockafellar 1976; Acary–Brémond–Huber 2017 §5) -- :mod:`solvers.proximal_point`. Converges on
-the hyperstatic, rank-deficient problems where NSGS and Newton stall.
-
-``"auto"`` (ours): Newton for a few iterations, then ``prox`` -- :mod:`solvers.auto_choice`.
-
-``"siconos-nsgs"`` / ``"siconos-nsn-ac"`` / ``"siconos-prox"``: the same problem posed to Siconos numerics,
-``FrictionContactProblem(3, nc, W, b, mu)`` + ``fc3d_driver`` with ``SICONOS_FRICTION_3D_NSGS``
-(500), ``SICONOS_FRICTION_3D_NSN_AC`` (504, the Alart–Curnier semismooth Newton method) or
-``SICONOS_FRICTION_3D_PROX`` (502, proximal point). Siconos' own error divides by
-``max(|q|, |r|, |u|)``, so with large reactions it reports success far from a solution by
-``|F_nat| / |q|`` (measured on Confeti-ex13: 1e-9 reported, 5e-6 by ``|q|``). As
-everywhere in :mod:`solvers`, Siconos' ``info == 0`` is not taken as success: the framework's
-residual decides. Siconos is imported lazily (:func:`solvers.siconos_route.import_siconos`).
-Siconos is not called when some ``W[3i, 3i] <= 0`` (``NUMERICAL_ERROR`` instead): NSGS' local
-Alart–Curnier solver then fails a C assertion that aborts the Python process. NSN_AC prints
-``NM_LU_factorize: ... DGETRF failed`` to the C stderr on rank-deficient ``W`` (harmless; it
-usually converges anyway).
+Methods: ``method`` of :func:`solve_friction_contact`.
 """
 
 from __future__ import annotations
@@ -102,6 +75,7 @@ SICONOS_SOLVERS = {  # method name -> constant name in siconos.numerics
 }
 
 METHODS = (NSGS, NEWTON, PROX, AUTO) + tuple(SICONOS_SOLVERS)
+"""The friction-contact methods' names (:data:`solvers.FRICTION_CONTACT_METHODS`)."""
 
 
 class UnknownOptionError(TypeError, ValueError):
@@ -147,6 +121,7 @@ class FrictionContactProblem:
 
     @property
     def contacts(self) -> int:
+        """nc, the number of contacts."""
         return self.mu.shape[0]
 
     @classmethod
@@ -266,7 +241,7 @@ def solve_friction_contact(
     b : (3nc,) free velocity.
     mu : friction coefficient(s) >= 0, a scalar or one per contact (shape (nc,)).
     method : ``"nsgs"`` (ours, default), ``"newton"``, ``"prox"``, ``"auto"`` (ours) or
-        ``"siconos-nsgs"``, ``"siconos-nsn-ac"``, ``"siconos-prox"``.
+        ``"siconos-nsgs"``, ``"siconos-nsn-ac"``, ``"siconos-prox"`` (the notes below).
     tolerance : bound on the framework's relative residual for ``SOLVED``.
     initial_guess : (3nc,) starting reactions (warm start), default zero.
     raise_on_failure : raise :class:`~solvers.result.SolverFailure` unless ``SOLVED``.
@@ -286,6 +261,35 @@ def solve_friction_contact(
     ``stalled`` and ``linear_algebra``; for ``auto`` those of its last stage with ``route`` and
     ``newton_iterations``; for Siconos, ``siconos_info``,
     ``siconos_error`` (Siconos' own measure) and ``siconos_tolerance``.
+
+    .. rubric:: Methods
+
+    ``"nsgs"`` (ours): nonsmooth block Gauss–Seidel over contacts with exact local solves --
+    :mod:`solvers.nsgs` (the local solve: :mod:`solvers.local_coulomb`).
+
+    ``"newton"`` (ours): semismooth Newton on the Alart–Curnier function with an Armijo line search,
+    dense (compiled, LAPACK) or sparse (SuperLU) linear algebra -- :mod:`solvers.alart_curnier`.
+    Quadratic near a nondegenerate solution; stalls where ``W`` is rank deficient on the stuck
+    contacts.
+
+    ``"prox"`` (ours): the proximal-point loop ``W + Λ``, ``b − Λ r_k`` around that Newton method
+    (Rockafellar 1976; Acary–Brémond–Huber 2017 §5) -- :mod:`solvers.proximal_point`. Converges on
+    the hyperstatic, rank-deficient problems where NSGS and Newton stall.
+
+    ``"auto"`` (ours): Newton for a few iterations, then ``prox`` -- :mod:`solvers.auto_choice`.
+
+    ``"siconos-nsgs"`` / ``"siconos-nsn-ac"`` / ``"siconos-prox"``: the same problem posed to Siconos numerics,
+    ``FrictionContactProblem(3, nc, W, b, mu)`` + ``fc3d_driver`` with ``SICONOS_FRICTION_3D_NSGS``
+    (500), ``SICONOS_FRICTION_3D_NSN_AC`` (504, the Alart–Curnier semismooth Newton method) or
+    ``SICONOS_FRICTION_3D_PROX`` (502, proximal point). Siconos' own error divides by
+    ``max(|q|, |r|, |u|)``, so with large reactions it reports success far from a solution by
+    ``|F_nat| / |q|`` (measured on Confeti-ex13: 1e-9 reported, 5e-6 by ``|q|``). As
+    everywhere in :mod:`solvers`, Siconos' ``info == 0`` is not taken as success: the framework's
+    residual decides. Siconos is imported lazily (:func:`solvers.siconos_route.import_siconos`).
+    Siconos is not called when some ``W[3i, 3i] <= 0`` (``NUMERICAL_ERROR`` instead): NSGS' local
+    Alart–Curnier solver then fails a C assertion that aborts the Python process. NSN_AC prints
+    ``NM_LU_factorize: ... DGETRF failed`` to the C stderr on rank-deficient ``W`` (harmless; it
+    usually converges anyway).
     """
     if not isinstance(method, str) or method not in METHODS:
         raise ValueError(f"unknown method {method!r}; choose one of {list(METHODS)}")

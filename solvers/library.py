@@ -43,6 +43,7 @@ class Case:
 
     @property
     def args(self):
+        """(M, q, lo, hi): the case's problem as the solvers take it."""
         return self.M, self.q, self.lo, self.hi
 
 

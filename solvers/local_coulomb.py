@@ -165,7 +165,7 @@ def _slide_candidate(A, c, mu, phi, cand):
 
 @njit(cache=True, error_model="numpy")
 def _local_relative_residual(A, c, mu, r, a_norm, tmp):
-    """The local residual in the contact's own scales (as :func:`_measure_kernel` measures a
+    """The local residual in the contact's own scales (as ``_measure_kernel`` measures a
     contact): u = A r + c against sigma = max_k (|c_k| + sum_j |A_kj r_j|), r against
     max(|r|_inf, sigma / max|A|)."""
     u = np.empty(3)
@@ -193,7 +193,7 @@ def _local_relative_residual(A, c, mu, r, a_norm, tmp):
 @njit(cache=True, error_model="numpy")
 def _consider(A, c, mu, cand, rp, a_norm, best, state, tmp):
     """Keep cand in best if it beats the current best. A candidate is exact when its local
-    residual, in the contact's own scales (:func:`_local_relative_residual`), is at rounding
+    residual, in the contact's own scales (``_local_relative_residual``), is at rounding
     level. state = [best residual, best distance to r_prev, best-is-exact flag]; exact beats
     inexact, then closest to r_prev."""
     res = _local_relative_residual(A, c, mu, cand, a_norm, tmp)

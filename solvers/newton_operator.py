@@ -162,7 +162,7 @@ def contact_rho_csr(operator) -> np.ndarray:
 @njit(cache=True)
 def _assemble_sparse(offsets, columns, rows, A, B, indptr, indices, data):
     """J = blockdiag(A) + blockdiag(B) W in CSR (indptr, indices, data), row pattern S_c for the
-    rows of contact c; ``rows`` from :func:`_gather_rows`."""
+    rows of contact c; ``rows`` from ``_gather_rows``."""
     nc = offsets.shape[0] - 1
     indptr[0] = 0
     for c in range(nc):
@@ -201,7 +201,7 @@ def _csr_diagonal_positions(indptr, indices):
 
 @njit(cache=True)
 def _diagonal_positions(offsets, columns):
-    """Position of W[i, i] in the array of :func:`_gather_rows`, for every unknown i."""
+    """Position of W[i, i] in the array of ``_gather_rows``, for every unknown i."""
     nc = offsets.shape[0] - 1
     out = np.empty(3 * nc, dtype=np.int64)
     for c in range(nc):
@@ -294,6 +294,7 @@ class Operator:
         self._shift = delta + self._shift
 
     def velocity(self, r, b, out):
+        """out = W r + b (dense or CSR W)."""
         if self.dense:
             _matvec(self.W, r, b, out)
         else:

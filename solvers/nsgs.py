@@ -143,6 +143,7 @@ def _nsgs_kernel(
 
 
 def run_nsgs(W, b, mu, r, options: Options, tolerance: float) -> FrictionContactResult:
+    """NSGS on (W, b, mu) from ``r`` with ``options``, judged by the framework's measure at ``tolerance``."""
     counts = np.zeros(4, dtype=np.int64)
     phis, grid_cos, grid_sin = _grid(options.grid_points)
     sweeps, relative, regularized = _nsgs_kernel(

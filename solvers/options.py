@@ -26,16 +26,19 @@ def _is_real(value) -> bool:
 
 
 def check_positive(name: str, value) -> None:
+    """A ValueError naming option ``name`` unless ``value`` is a finite number > 0."""
     if not _is_real(value) or not math.isfinite(value) or value <= 0:
         raise ValueError(f"option {name} must be a finite number > 0, got {value!r}")
 
 
 def check_nonnegative(name: str, value) -> None:
+    """A ValueError naming option ``name`` unless ``value`` is a finite number >= 0."""
     if not _is_real(value) or not math.isfinite(value) or value < 0:
         raise ValueError(f"option {name} must be a finite number >= 0, got {value!r}")
 
 
 def check_count(name: str, value, minimum: int = 1) -> None:
+    """A ValueError naming option ``name`` unless ``value`` is an integer >= ``minimum``."""
     if not isinstance(value, (int, np.integer)) or isinstance(value, bool) or value < minimum:
         raise ValueError(f"option {name} must be an integer >= {minimum}, got {value!r}")
 

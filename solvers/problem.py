@@ -50,6 +50,7 @@ class BoundedLCP:
 
     @property
     def n(self) -> int:
+        """The number of unknowns."""
         return self.q.shape[0]
 
     @property

@@ -2,42 +2,10 @@
 :class:`~solvers.friction_contact.FrictionContactProblem` (u = W r + b, unknowns per contact
 ordered (normal, t1, t2), Coulomb cone of mu per contact).
 
-``read_siconos_dat(path)`` reads Siconos' plain-text dump of a ``FrictionContactProblem`` (the
-writer is ``frictionContact_printInFile`` in Siconos' ``FrictionContactProblem.c``; matrices
-through ``NM_write_in_file`` / ``SBM_write_in_file``), the format of the Siconos problem sets
-and of FCLIB problems exported by Siconos (``../shared/problems/fc3d``). Whitespace-separated
-numbers:
-
-1. ``d`` (the dimension, 3) and ``nc`` (contacts);
-2. W: ``storage size0 size1`` (size0 = size1 = d nc), then
-   - storage 0 (dense): ``size0 size1`` again and the size0 x size1 values in column-major
-     order;
-   - storage 1 (sparse block, SBM): ``nbblocks blocknumber0 blocknumber1``, the cumulative
-     row-block sizes (blocknumber0 numbers) and column-block sizes (blocknumber1), ``filled1
-     filled2``, the block-row pointers ``index1_data`` (filled1 = blocknumber0 + 1 numbers) and
-     the block-column indices ``index2_data`` (filled2 = nbblocks), then block by block its
-     number k (0, 1, ...) and its values in column-major order; block k lies in the block row i
-     with index1[i] <= k < index1[i+1] and the block column index2[k];
-3. q (size0 numbers), then mu (nc numbers). Anything after mu is ignored, as Siconos' own reader
-   (``frictionContact_newFromFile``) ignores it: older files of the set end with one more
-   integer (0 or 1; Siconos' current writer no longer writes it).
-
-``read_fclib(path)`` reads an FCLIB HDF5 file (Acary, Brémond, Koziniec, Mercier and
-Dubois' Frictional Contact LIBrary; the layout of ``fclib.c``'s writers): ``/fclib_local``
-(``spacedim``; ``W`` a matrix group; ``vectors/q``, ``vectors/mu``) -- u = W r + q -- or
-``/fclib_global`` (``M``, ``H``, optional ``G``; ``vectors/f``, ``w``, ``mu``, ``b``) -- M v =
-H r + G lam + f, G^T v + b = 0, u = H^T v + w -- reduced to the local problem by eliminating v
-and lam (one sparse LU of [M -G; G^T 0]): W = H^T X_H, q = H^T x_f + w (W symmetrized only where
-its asymmetry is rounding: :data:`_SYMMETRIC`). A matrix group holds ``nzmax``, ``m``, ``n``,
-``nz`` and ``p``, ``i``, ``x`` in CSparse's forms: triplet (nz >= 0), compressed columns
-(nz = -1) or rows (nz = -2). A triplet's indices are read as CSparse keeps them, i the row and
-p the column indices: so Siconos and LMGC90 write the files of the FCLIB collection
-(``fclib.h``'s comment says the opposite, and a reader that followed it refused them: an index
-outside H's n x m size). Where only the comment's reading fits the matrix's size, the file is
-read that way; a square matrix whose indices fit both is read as CSparse. ``/info`` (title,
-description, math_info) and ``/solution`` (r, u, v, l) are read when present;
-``/fclib_local/V``, ``R`` (a local problem with extra unknowns) are refused by name. Only 3D
-problems (spacedim 3) are read; every size is checked against the others.
+:func:`read_siconos_dat` reads Siconos' plain-text dump of a ``FrictionContactProblem`` (the
+format of the Siconos problem sets and of FCLIB problems exported by Siconos,
+``../shared/problems/fc3d``), :func:`read_fclib` an FCLIB HDF5 file (Acary, Brémond, Koziniec,
+Mercier and Dubois' Frictional Contact LIBrary); each reader's docstring gives its format.
 
 Siconos' q is lcpdyn's b. Every count, index and size is checked against the others before it is
 used, every number must parse and be finite, and mu >= 0 (through
@@ -184,8 +152,31 @@ def _sparse_block(tokens: _Tokens, size: int) -> np.ndarray:
 
 
 def read_siconos_dat(path) -> FrictionContactProblem:
-    """The 3D friction-contact problem in a Siconos ``.dat`` dump (module docstring) as a
-    :class:`~solvers.friction_contact.FrictionContactProblem` (W dense, float64)."""
+    """The 3D friction-contact problem in a Siconos ``.dat`` dump as a
+    :class:`~solvers.friction_contact.FrictionContactProblem` (W dense, float64).
+
+    Reads Siconos' plain-text dump of a ``FrictionContactProblem`` (the
+    writer is ``frictionContact_printInFile`` in Siconos' ``FrictionContactProblem.c``; matrices
+    through ``NM_write_in_file`` / ``SBM_write_in_file``), the format of the Siconos problem sets
+    and of FCLIB problems exported by Siconos (``../shared/problems/fc3d``). Whitespace-separated
+    numbers:
+
+    1. ``d`` (the dimension, 3) and ``nc`` (contacts);
+    2. W: ``storage size0 size1`` (size0 = size1 = d nc), then
+
+       - storage 0 (dense): ``size0 size1`` again and the size0 x size1 values in column-major
+         order;
+       - storage 1 (sparse block, SBM): ``nbblocks blocknumber0 blocknumber1``, the cumulative
+         row-block sizes (blocknumber0 numbers) and column-block sizes (blocknumber1), ``filled1
+         filled2``, the block-row pointers ``index1_data`` (filled1 = blocknumber0 + 1 numbers) and
+         the block-column indices ``index2_data`` (filled2 = nbblocks), then block by block its
+         number k (0, 1, ...) and its values in column-major order; block k lies in the block row i
+         with index1[i] <= k < index1[i+1] and the block column index2[k];
+
+    3. q (size0 numbers), then mu (nc numbers). Anything after mu is ignored, as Siconos' own reader
+       (``frictionContact_newFromFile``) ignores it: older files of the set end with one more
+       integer (0 or 1; Siconos' current writer no longer writes it).
+    """
     tokens = _Tokens(Path(path))
     dimension = tokens.integer("the dimension d", minimum=1)
     if dimension != 3:
@@ -301,9 +292,27 @@ def _h5_text(item):
 
 
 def read_fclib(path) -> FclibFile:
-    """The 3D friction-contact problem of an FCLIB HDF5 file (module docstring) as an
-    :class:`FclibFile`; a missing, corrupt or inconsistent file is a :class:`ProblemFileError`
-    naming the file and the item."""
+    """The 3D friction-contact problem of an FCLIB HDF5 file as an :class:`FclibFile`; a
+    missing, corrupt or inconsistent file is a :class:`ProblemFileError` naming the file and the
+    item.
+
+    Reads an FCLIB HDF5 file (Acary, Brémond, Koziniec, Mercier and
+    Dubois' Frictional Contact LIBrary; the layout of ``fclib.c``'s writers): ``/fclib_local``
+    (``spacedim``; ``W`` a matrix group; ``vectors/q``, ``vectors/mu``) -- u = W r + q -- or
+    ``/fclib_global`` (``M``, ``H``, optional ``G``; ``vectors/f``, ``w``, ``mu``, ``b``) -- M v =
+    H r + G lam + f, G^T v + b = 0, u = H^T v + w -- reduced to the local problem by eliminating v
+    and lam (one sparse LU of [M -G; G^T 0]): W = H^T X_H, q = H^T x_f + w (W symmetrized only where
+    its asymmetry is rounding: ``_SYMMETRIC``). A matrix group holds ``nzmax``, ``m``, ``n``,
+    ``nz`` and ``p``, ``i``, ``x`` in CSparse's forms: triplet (nz >= 0), compressed columns
+    (nz = -1) or rows (nz = -2). A triplet's indices are read as CSparse keeps them, i the row and
+    p the column indices: so Siconos and LMGC90 write the files of the FCLIB collection
+    (``fclib.h``'s comment says the opposite, and a reader that followed it refused them: an index
+    outside H's n x m size). Where only the comment's reading fits the matrix's size, the file is
+    read that way; a square matrix whose indices fit both is read as CSparse. ``/info`` (title,
+    description, math_info) and ``/solution`` (r, u, v, l) are read when present;
+    ``/fclib_local/V``, ``R`` (a local problem with extra unknowns) are refused by name. Only 3D
+    problems (spacedim 3) are read; every size is checked against the others.
+    """
     import h5py
     import scipy.sparse as sp
     import scipy.sparse.linalg as spla

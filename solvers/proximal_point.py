@@ -15,31 +15,8 @@ ABH use ``α I``): the regularized problem has a positive definite operator even
 rank deficient (hyperstatic contact sets, a body on many contacts), so the inner Newton
 Jacobian is nonsingular and its iterations converge fast.
 
-σ is adapted: it starts at ``sigma`` and is divided by
-``sigma_decrease`` after an inner solve that took at most ``fast_inner`` iterations (a smaller σ
-means bigger outer steps) down to ``sigma_min``; after an inner failure ``r_k`` is kept and σ is
-multiplied by ``sigma_increase``. Inner solves are inexact: Newton stops when
-``|Φ| <= inner_ratio |Λ (r − r_k)|`` (the outer step's own size, so the inner accuracy tightens
-as the loop converges) or at machine precision. The outer loop stops when the framework's
-per-contact residual on the *original* problem is within the tolerance -- and, for at most
-``polish_outer`` more iterations, until the collection's ``||F_nat|| / ||q||`` is too (the two
-can disagree when reactions dwarf ``||q||``; the last iterate that passes the framework's
-residual is returned, ``info["polishing_iterations"]`` counts them). If an inner solve needs
-no iteration at all, ``r_k`` solves the proximal problem -- hence the original one -- to
-rounding while the framework's residual still exceeds the tolerance: the loop ends with
-``MAX_ITERATIONS`` and ``info["stalled"]`` rather than spin.
-
-Linear algebra: for ``3nc <= dense_limit`` the whole loop, Newton included, runs compiled
-(:func:`solvers.alart_curnier.prox_dense`, LAPACK); above it, this module's Python loop drives
-the sparse Newton iterations (SuperLU on the block-row pattern of ``W``; the shift only changes
-its diagonal, so the pattern is built once).
-
-Defaults measured on the 34 third-party problems (``benchmarks/bench_fc3d.py``): σ = 1, ÷4, ×10,
-``fast_inner`` 4, ``max_inner`` 30; a smaller start (0.1, 0.01) or an error-driven σ (σ ∝ the
-residual) cost more Newton iterations on the rock pile and the capsules.
-
-Differences from the references: the proximal metric is per contact rather than one scalar,
-the inner solver is always Newton, and the acceptance is the framework's residual, not ``|Φ|``.
+How σ adapts, when the inner and outer loops stop, the linear algebra, the measured defaults and
+the differences from the references: the documentation's ``docs/theory/proximal-point.md``.
 """
 
 from __future__ import annotations
@@ -184,6 +161,8 @@ def _info(inner_total, failures, sigma, stalled=False, polished=0):
 
 
 def run_prox(W, b, mu, r, options, tolerance: float) -> FrictionContactResult:
+    """The proximal-point Newton loop on (W, b, mu) from ``r`` (dense or sparse by the problem's size), judged by
+    the framework's measure at ``tolerance``."""
     if b.shape[0] <= options.dense_limit:
         stats = np.zeros(6)
         code, outer = prox_dense(

@@ -185,6 +185,7 @@ class BoxSplit:
     moving: np.ndarray  # indices of non-fixed variables (the x block)
 
     def recover(self, x: np.ndarray) -> np.ndarray:
+        """z of the bounded problem from the split LCP's solution ``x``."""
         z = self.z0.copy()
         z[self.moving] += self.sign[self.moving] * x[: self.moving.size]
         return z

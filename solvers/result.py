@@ -36,14 +36,14 @@ __all__ = [
 # Active-set codes shared by all solvers (``LCPResult.active_set``), also the warm-start format.
 _EPS = float(np.finfo(np.float64).eps)
 # An answer more than this many times what the data alone ask of it is checked for a
-# numerically singular basis (:func:`_measure_kernel`); beyond this condition number it is.
+# numerically singular basis (``_measure_kernel``); beyond this condition number it is.
 _SUSPECT_GROWTH = 1e3
 _SINGULAR_CONDITION = 1.0 / (1000.0 * _EPS)
 # Up to this size, matrix-vector products are plain loops (a BLAS call costs more than the
 # work: 0.06 against 0.35 us at n = 9); above it, BLAS (3x faster at n = 300). Either way
 # the same input gives the same output.
 _SMALL = 32
-# Sweeps of the data-only yardstick beyond a velocity's own row (:func:`_data_scales`).
+# Sweeps of the data-only yardstick beyond a velocity's own row (``_data_scales``).
 _DATA_REACH_SWEEPS = 2
 
 AT_LOWER = -1  # z_i = lo_i, w_i >= 0 required
@@ -122,6 +122,7 @@ class LCPResult:
 
     @property
     def success(self) -> bool:
+        """Whether the status is SOLVED (the framework's residual within the tolerance)."""
         return self.status == Status.SOLVED
 
     def __repr__(self) -> str:  # short, like scipy's OptimizeResult summary
@@ -454,7 +455,7 @@ def basis_singular(M, lo, hi, z):
     """Whether the basic block ``M_BB`` of ``z`` (``B = {i: lo_i < z_i < hi_i}``), equilibrated
     (:func:`solvers.scaling.equilibrate`), is numerically singular: its 1-norm condition number
     exceeds ``1 / (1000 eps)`` (or an inverse does not exist). O(|B|^3); called only for answers
-    far beyond their data (:func:`_measure_kernel`)."""
+    far beyond their data (``_measure_kernel``)."""
     n = z.shape[0]
     basic = np.empty(n, np.int64)
     m = 0
@@ -554,7 +555,7 @@ def measure(
 def result_from_kernel(
     z, w, active_set, status, iterations, relative, worst, residual, violation, message, method, tolerance, info=None
 ) -> LCPResult:
-    """An :class:`LCPResult` from the outputs of :func:`_measure_kernel` (for compiled callers
+    """An :class:`LCPResult` from the outputs of ``_measure_kernel`` (for compiled callers
     that measured already, e.g. the stepper's fused path and Júdice–Pires' first run); applies
     the same acceptance: non-finite -> ``NUMERICAL_ERROR``, beyond tolerance -> ``INACCURATE``."""
     if not np.isfinite(relative):

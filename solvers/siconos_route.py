@@ -50,6 +50,7 @@ def import_siconos():
 
 
 def available() -> bool:
+    """Whether Siconos can be imported here."""
     try:
         import_siconos()
     except SiconosUnavailable:
@@ -74,6 +75,8 @@ class Options:
 
 
 def run(problem, options: Options, tolerance: float):
+    """``method="siconos"``: the bounded LCP posed to Siconos numerics (free variables eliminated, boxes split), its
+    answer judged by the framework's measure."""
     sn = import_siconos()
     elimination, failure = eliminate_free_or_report(problem, NAME, tolerance)
     if failure is not None:

@@ -151,7 +151,7 @@ def block_gs_csr(indptr, indices, data, q, lo, hi, starts, z, max_sweeps, check_
 
 
 def grid(points: int = 16):
-    """(phi, cos, sin) of the local solver's angular grid (:func:`solvers.friction_contact._grid`)."""
+    """(phi, cos, sin) of the local solver's angular grid (``solvers.friction_contact._grid``)."""
 
     return _grid(points)
 

@@ -1,7 +1,7 @@
 """The framework's residual (:mod:`solvers.result`) for problems stored as compressed sparse rows.
 
-The same per-row, scale-invariant measure as :func:`solvers.result._measure_kernel` (bounded
-LCP) and :func:`solvers.friction_contact._measure_given` (3D friction contact), computed over the
+The same per-row, scale-invariant measure as ``solvers.result._measure_kernel`` (bounded
+LCP) and ``solvers.friction_contact._measure_given`` (3D friction contact), computed over the
 nonzeros of a CSR matrix instead of a dense one, so that a problem of thousands of unknowns with
 a few dozen nonzeros per row (the step of a pile of bodies: Peiret 2016 Eq. 30 over 500 bodies and
 1500 contacts, or its Delassus operator) is judged at a cost proportional to its nonzeros. Same
@@ -162,7 +162,7 @@ def _scan_columns(indptr, indices, data, s, z, scale, scale0, lo, hi, zeta):
 
 @njit(cache=True)
 def _data_scales(indptr, indices, data, diag, d0, velocity, sweeps):
-    """:func:`solvers.result._data_scales` over the nonzeros."""
+    """``solvers.result._data_scales`` over the nonzeros."""
     n = d0.shape[0]
     size = np.zeros(n)
     for k in range(n):
@@ -246,7 +246,7 @@ def csr_friction_contact_scales(indptr, indices, data, b):
 
 @njit(cache=True, error_model="numpy")
 def csr_friction_contact_measure(indptr, indices, data, b, mu, r, u):
-    """The friction-contact measure of ``r`` (:func:`solvers.friction_contact._measure_given`):
+    """The friction-contact measure of ``r`` (``solvers.friction_contact._measure_given``):
     u <- W r + b; returns (relative residual, worst contact, absolute residual, absolute cone
     violation), NaN (worst -1) if not finite."""
     for i in range(r.shape[0]):  # a non-finite r is judged before any scale is computed

@@ -16,7 +16,7 @@ iteration cycles (during a pour, when hundreds of contacts open and close in one
   :func:`solvers.sparse_gauss_seidel.proximal_solve` where K_FF is singular, as it is for the
   normal rows of a hyperstatic contact set); the step goes to the first minimizer of f along
   the projection arc P(z + t p), t in [0, 1], found exactly (Moré & Toraldo's projected search,
-  :func:`_projected_search`; Bertsekas uses Armijo backtracking along the arc, which took up to
+  ``_projected_search``; Bertsekas uses Armijo backtracking along the arc, which took up to
   2.3 times as many iterations on islands of the 500-sphere pour). f decreases at every
   iteration, which is what the active-set iteration lacks; once the active set is the
   solution's, the full step lands on the solution (a resting pile from a warm start takes one
@@ -243,7 +243,7 @@ class FaceSolver:
         return True
 
     def _block(self, rows, place, columns):
-        """K[rows][:, cols] as CSR, the columns numbered by ``place`` (:func:`_submatrix`)."""
+        """K[rows][:, cols] as CSR, the columns numbered by ``place`` (``_submatrix``)."""
         ptr, idx, val = _submatrix(*self.arrays, rows, place)
         return sp.csr_matrix((val, idx, ptr), shape=(rows.size, columns))
 

@@ -79,10 +79,30 @@ def random_pose_model(seed):
     return model
 
 
+def documentation_pages() -> list[Path]:
+    """The README and every page of the documentation site (``docs/**/*.md``, generated pages aside)."""
+    root = Path(__file__).resolve().parents[1]
+    pages = sorted(p for p in (root / "docs").rglob("*.md") if "_build" not in p.parts and p.parts[-2] != "api")
+    return [root / "README.md", *pages]
+
+
+def documentation_example(heading: str) -> tuple[Path, str]:
+    """(page, code) of the first ```python block after the heading titled ``heading`` (its #'s are
+    not compared: a README section keeps its title when it moves to a documentation page), in the
+    README or the documentation's pages, the first page where such a block follows it."""
+    title = heading.lstrip("#").strip()
+    for page in documentation_pages():
+        text = page.read_text()
+        found = re.search(rf"^#+ {re.escape(title)}", text, re.M)
+        block = found and re.search(r"```python\n(.*?)```", text[found.start() :], re.S)
+        if block:
+            return page, block.group(1)
+    raise LookupError(f"no page of the documentation has a Python example under a heading {title!r}")
+
+
 def readme_example(heading: str) -> dict:
-    """Run the README's first ```python block after ``heading`` as printed; returns its namespace."""
-    text = (Path(__file__).resolve().parents[1] / "README.md").read_text()
-    code = re.search(r"```python\n(.*?)```", text[text.index(heading) :], re.S).group(1)
+    """Run :func:`documentation_example` ``heading``'s code as printed; returns its namespace."""
+    page, code = documentation_example(heading)
     namespace = {}
-    exec(compile(code, "README.md", "exec"), namespace)
+    exec(compile(code, page.name, "exec"), namespace)
     return namespace

@@ -265,7 +265,7 @@ def test_bad_poses_are_named(coal):
 
 
 def test_readme_collision_example_runs_and_says_what_it_prints(coal, capsys):
-    contacts = readme_example("### Body–body contact detection")["contacts"]
+    contacts = readme_example("# Body–body contact detection")["contacts"]
     ball = np.flatnonzero(contacts.body[:, 0] == 0)
     crate = np.flatnonzero((contacts.body == [1, -1]).all(axis=1))
     assert contacts.body[ball].tolist() == [[0, 1]]

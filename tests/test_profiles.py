@@ -176,6 +176,6 @@ def test_bad_profiles_are_named(tmp_path):
 
 
 def test_readme_profiles_example_runs(capsys):
-    namespace = readme_example("### Wheel and rail profiles")
+    namespace = readme_example("# Wheel and rail profiles")
     assert -1 / namespace["rail"].curvature(namespace["s"]) == pytest.approx(0.300, rel=1e-4)
     assert "[" in capsys.readouterr().out

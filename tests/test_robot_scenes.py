@@ -52,7 +52,7 @@ LANDING = [
             strict=True,
             raises=SimulationError,
             reason="the polygonal cone's LCP on the feet's hull patches at landing: Lemke ends on a ray and "
-            "Judice-Pires cycles (README, Known limits); the run stops naming the step, no wrong answer kept",
+            "Judice-Pires cycles (docs/known-limits.md); the run stops naming the step, no wrong answer kept",
         ),
     ),
     *MODELS[3:],

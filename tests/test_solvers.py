@@ -404,7 +404,7 @@ def test_lemke_on_a_saved_redundant_step_never_marks_a_wrong_answer_solved():
     polish solves; on one AMD EPYC core its degenerate ratio tests end on a basis whose solution
     misses the tolerance (1.6e-7; recomputing it measures 0.09), and it says so, and Júdice–Pires
     solves it. On another (AVX-512) Lemke solves it, and Júdice–Pires' pivoting cycles by the block
-    rule and by single pivots alike; its proximal fallback stalls at 3.9e-8 (README, Known limits:
+    rule and by single pivots alike; its proximal fallback stalls at 3.9e-8 (docs/known-limits.md:
     taking rho further down solved this step but called infeasible fuzz problems solved). On any
     kernel: an answer called solved passes the independent check, one that is not is reported
     failed with its residual, and the step's pair of methods -- Júdice–Pires, then Lemke, as the

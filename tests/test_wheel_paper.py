@@ -34,7 +34,7 @@ def test_regularized_meets_the_paper_figures(comparison):
 
     Against the Coulomb run at the same step in both variants; against the 10 kHz Coulomb run
     with the symplectic update. With the paper's Eq. (7) update the 1 kHz runs -- Coulomb's
-    included -- drift from the 10 kHz run during rolling (integration error, see the README),
+    included -- drift from the 10 kHz run during rolling (integration error, see docs/guide/wheel-comparison.md),
     so there only the sliding phase is held to 1.67 %."""
     same_step = comparison["metrics_same_step"]["regularized"]
     fine = comparison["metrics"]["regularized"]

@@ -1,83 +1,15 @@
 """The friction-model protocol: what the stepper asks of a friction model, and the helpers the
 built-in models share.
 
-A friction model is any object with these members (:class:`FrictionModel`; the built-in ones are
+A friction model is any object with the members of :class:`FrictionModel` (the built-in ones are
 :class:`~lcpdyn.friction.Regularized`, :class:`~lcpdyn.friction.Polygonal`,
-:class:`~lcpdyn.friction.Box`, :class:`~lcpdyn.friction.Coulomb` and
-:class:`~lcpdyn.friction.Continuous`, one file each in this package). It plugs into
-:class:`lcpdyn.stepper.Simulation` as it is (``Simulation(model, friction=MyModel())``), and by
-name once registered (:func:`lcpdyn.friction.register`); the stepper never asks which class it
-is, only what the model says of itself:
-
-``formulation``
-    Which complementarity problem the model's step is. :data:`BOUNDED_LCP`: the model adds a
-    block of unknowns x_F in [lo, hi] and rows to the bounded mixed LCP of Peiret 2016
-    Eq. (30)::
-
-        [ M       -A^T  -N^T  -G^T ] [ v+     ]   [ -(M v + h f) ]   [ 0     ]
-        [ A        0     0     0   ] [ h lam  ] + [ -u           ] = [ 0     ]
-        [ N        0     C_N   0   ] [ h lamN ]   [  e_N         ]   [ wN    ]
-        [ F        0     P     C   ] [ x_F    ]   [  c           ]   [ sigma ]
-
-    returned by ``block`` as a :class:`FrictionBlock`. :data:`FRICTION_CONTACT`: the step is the
-    three-dimensional friction-contact problem on the Delassus operator, u = W r + b with r in
-    the exact Coulomb cone per contact (Acary-Brogliato's FC3D, solved by
-    :func:`solvers.friction_contact.solve_friction_contact`); the model has no block.
-``name``, ``default_method``
-    The name it is recorded and registered under, and the solver it is solved with unless the
-    simulation names another (one of :data:`solvers.METHODS` for a bounded LCP, of
-    ``solvers.friction_contact.METHODS`` for the friction-contact problem).
-``chooses_static_coefficient``
-    True when the model receives mu_k and mu_s per contact and applies them itself (the
-    regularized model's static branch, Bauchau 2002 Eqs. 26-27; the continuous law, which has
-    no sticking). False: the stepper passes mu_s where the contact stuck in the previous step
-    (|D v| <= ``static_threshold``) and mu_k where it slid; a contact given mu_s that slides all
-    the same is solved again with mu_k in that same step (docs/theory/step.md, "Friction
-    switches inside the step").
-``switches(start, end, kinetic, change, h, two_coefficients, scale)`` (optional)
-    A model that chooses its branch per contact from the slip at the step's start may say, from
-    the step's first solve, which contacts switched inside it: ``(branch, guess)`` for its
-    ``block(..., branch=, guess=)`` to solve the step again with, or None
-    (:meth:`lcpdyn.friction.Regularized.switches`).
-``parameters()``
-    A JSON-able dict with ``"model": name`` and the model's constants, recorded in every result
-    file; ``make_friction(**parameters())`` (with ``model`` as the name) rebuilds the model.
-``block(D, v, h, mu, normal_force, friction_force, tangent, mu_static)`` (bounded LCP only)
-    The :class:`FrictionBlock` for the step: D (2r, n) the slip rows in each contact's base
-    tangent basis (t1, t2), v (n,) the known velocities, h the step (s), mu and mu_static (r,)
-    this step's coefficients, ``normal_force`` lam_N (r,) the previous step's normal force (N),
-    ``friction_force`` (r, 3) the previous world friction force (N), ``tangent`` (r, 2, 3) the
-    base bases.
-    In Moreau's midpoint scheme ``block`` is also called over velocities extended by one unknown
-    per slip component (D as [D, I], v as [v, 0]), which gives the map T of its rows from the
-    slips, F = T D (:func:`lcpdyn.midpoint_friction.midpoint_block`): a model's rows are to be
-    linear in the slips D v, whatever n is.
-``world_force(x, block, tangent, h)`` (bounded LCP only)
-    The world friction force (r, 3) in N from the solved unknowns x_F and the block.
-``rolling_kinematics`` (optional, default False)
-    True for a law of rolling contact that needs more than the slips (the creep law,
-    :class:`~lcpdyn.friction.Creep`): ``block`` then also gets ``rolling=``
-    :class:`~lcpdyn.friction.creep.RollingKinematics` -- each contact's spin row n . omega
-    (r, n) and rolling speed V (r,) -- from :class:`lcpdyn.stepper.Simulation` (detected
-    contacts, :mod:`lcpdyn.detected_contacts`, have no rolling kinematics: a model with colliders
-    refuses such a law).
-``basis_passes`` (optional, default 0)
-    At most this many extra passes of the step in which ``block`` also gets ``basis_force=`` the
-    last pass's world friction force (r, 3) and the last pass's normal force: the regularized
-    model's ``static_bound="cone"`` aligns its static basis and bounds with it, so that the force
-    it settles on lies in the cone. The passes end once one settles (:func:`basis_settled`).
-``compiled_rows(h)`` (optional)
-    For models whose block is the two-rows-per-contact family that lcpdyn's compiled kernels
-    build themselves (:func:`lcpdyn.kernels.fused_step`, :func:`lcpdyn.islands.lcp_islands`):
-    a :class:`CompiledRows`, or None. Without it a model is assembled from ``block`` (the
-    general path, and the general island path in scenes of several bodies).
-``for_scheme(position_update)`` (optional)
-    The model a :class:`~lcpdyn.stepper.Simulation` with that position update
-    (``"symplectic"``, ``"paper"``, ``"midpoint"``) runs, itself or another model object of the
-    protocol: the regularized model resolves its ``static_bound="auto"`` there
-    (:func:`for_scheme`).
-
-:func:`check_friction_model` checks an object against this protocol and names what is missing.
+:class:`~lcpdyn.friction.Box`, :class:`~lcpdyn.friction.Coulomb`,
+:class:`~lcpdyn.friction.Continuous` and :class:`~lcpdyn.friction.Creep`, one file each in this
+package). It plugs into :class:`lcpdyn.stepper.Simulation` as it is
+(``Simulation(model, friction=MyModel())``), and by name once registered
+(:func:`lcpdyn.friction.register`); the stepper never asks which class it is, only what the model
+says of itself. :func:`check_friction_model` checks an object against the protocol and names what
+is missing.
 """
 
 from __future__ import annotations
@@ -142,15 +74,87 @@ class CompiledRows(NamedTuple):
 
 @runtime_checkable
 class FrictionModel(Protocol):
-    """The friction-model protocol (module docstring). ``block`` and ``world_force`` are needed
-    when ``formulation`` is :data:`BOUNDED_LCP`."""
+    """The friction-model protocol: the members a friction model has (``block`` and
+    ``world_force`` where ``formulation`` is :data:`BOUNDED_LCP`), as the stepper reads them.
+
+    ``formulation``
+        Which complementarity problem the model's step is. :data:`BOUNDED_LCP`: the model adds a
+        block of unknowns x_F in [lo, hi] and rows to the bounded mixed LCP of Peiret 2016
+        Eq. (30)::
+
+            [ M       -A^T  -N^T  -G^T ] [ v+     ]   [ -(M v + h f) ]   [ 0     ]
+            [ A        0     0     0   ] [ h lam  ] + [ -u           ] = [ 0     ]
+            [ N        0     C_N   0   ] [ h lamN ]   [  e_N         ]   [ wN    ]
+            [ F        0     P     C   ] [ x_F    ]   [  c           ]   [ sigma ]
+
+        returned by ``block`` as a :class:`FrictionBlock`. :data:`FRICTION_CONTACT`: the step is the
+        three-dimensional friction-contact problem on the Delassus operator, u = W r + b with r in
+        the exact Coulomb cone per contact (Acary-Brogliato's FC3D, solved by
+        :func:`solvers.friction_contact.solve_friction_contact`); the model has no block.
+    ``name``, ``default_method``
+        The name it is recorded and registered under, and the solver it is solved with unless the
+        simulation names another (one of :data:`solvers.METHODS` for a bounded LCP, of
+        ``solvers.friction_contact.METHODS`` for the friction-contact problem).
+    ``chooses_static_coefficient``
+        True when the model receives mu_k and mu_s per contact and applies them itself (the
+        regularized model's static branch, Bauchau 2002 Eqs. 26-27; the continuous law, which has
+        no sticking). False: the stepper passes mu_s where the contact stuck in the previous step
+        (|D v| <= ``static_threshold``) and mu_k where it slid; a contact given mu_s that slides all
+        the same is solved again with mu_k in that same step (docs/theory/step.md, "Friction
+        switches inside the step").
+    ``switches(start, end, kinetic, change, h, two_coefficients, scale)`` (optional)
+        A model that chooses its branch per contact from the slip at the step's start may say, from
+        the step's first solve, which contacts switched inside it: ``(branch, guess)`` for its
+        ``block(..., branch=, guess=)`` to solve the step again with, or None
+        (:meth:`lcpdyn.friction.Regularized.switches`).
+    ``parameters()``
+        A JSON-able dict with ``"model": name`` and the model's constants, recorded in every result
+        file; ``make_friction(**parameters())`` (with ``model`` as the name) rebuilds the model.
+    ``block(D, v, h, mu, normal_force, friction_force, tangent, mu_static)`` (bounded LCP only)
+        The :class:`FrictionBlock` for the step: D (2r, n) the slip rows in each contact's base
+        tangent basis (t1, t2), v (n,) the known velocities, h the step (s), mu and mu_static (r,)
+        this step's coefficients, ``normal_force`` lam_N (r,) the previous step's normal force (N),
+        ``friction_force`` (r, 3) the previous world friction force (N), ``tangent`` (r, 2, 3) the
+        base bases.
+        In Moreau's midpoint scheme ``block`` is also called over velocities extended by one unknown
+        per slip component (D as [D, I], v as [v, 0]), which gives the map T of its rows from the
+        slips, F = T D (:func:`lcpdyn.midpoint_friction.midpoint_block`): a model's rows are to be
+        linear in the slips D v, whatever n is.
+    ``world_force(x, block, tangent, h)`` (bounded LCP only)
+        The world friction force (r, 3) in N from the solved unknowns x_F and the block.
+    ``rolling_kinematics`` (optional, default False)
+        True for a law of rolling contact that needs more than the slips (the creep law,
+        :class:`~lcpdyn.friction.Creep`): ``block`` then also gets ``rolling=``
+        :class:`~lcpdyn.friction.creep.RollingKinematics` -- each contact's spin row n . omega
+        (r, n) and rolling speed V (r,) -- from :class:`lcpdyn.stepper.Simulation` (detected
+        contacts, :mod:`lcpdyn.detected_contacts`, have no rolling kinematics: a model with colliders
+        refuses such a law).
+    ``basis_passes`` (optional, default 0)
+        At most this many extra passes of the step in which ``block`` also gets ``basis_force=`` the
+        last pass's world friction force (r, 3) and the last pass's normal force: the regularized
+        model's ``static_bound="cone"`` aligns its static basis and bounds with it, so that the force
+        it settles on lies in the cone. The passes end once one settles (:func:`basis_settled`).
+    ``compiled_rows(h)`` (optional)
+        For models whose block is the two-rows-per-contact family that lcpdyn's compiled kernels
+        build themselves (:func:`lcpdyn.kernels.fused_step`, :func:`lcpdyn.islands.lcp_islands`):
+        a :class:`CompiledRows`, or None. Without it a model is assembled from ``block`` (the
+        general path, and the general island path in scenes of several bodies).
+    ``for_scheme(position_update)`` (optional)
+        The model a :class:`~lcpdyn.stepper.Simulation` with that position update
+        (``"symplectic"``, ``"paper"``, ``"midpoint"``) runs, itself or another model object of the
+        protocol: the regularized model resolves its ``static_bound="auto"`` there
+        (:func:`for_scheme`).
+    """
 
     name: str
     default_method: str
     formulation: str
     chooses_static_coefficient: bool
 
-    def parameters(self) -> dict: ...
+    def parameters(self) -> dict:
+        """The model's name (``"model"``) and every number that defines it: recorded in each result file and read
+        back to rebuild the run."""
+        ...
 
 
 _BOUNDED_MEMBERS = ("block", "world_force")

@@ -36,16 +36,21 @@ class Box:
     chooses_static_coefficient = False
 
     def parameters(self) -> dict:
+        """{"model": "box"}: the box model has no numbers of its own."""
         return {"model": self.name}
 
     def compiled_rows(self, h: float) -> CompiledRows:
+        """The box rows for the compiled step: no bristle compliance, no velocity threshold, rigid bounds +-mu lam_N."""
         return CompiledRows(0.0, 0.0, True)
 
     def block(self, D, v, h, mu, normal_force, friction_force, tangent, mu_static=None) -> FrictionBlock:
+        """The box model's friction block for the contacts' rows D (2 r, n): two rows per contact on a fixed basis,
+        each impulse bounded by +-mu h lam_N with the lagged normal force (Peiret 2016 Eq. 12)."""
         r, n = D.shape[0] // 2, D.shape[1]
         F, C, c, hi, basis, kinetic = row_buffers(r, n)
         box_block(D, h, mu, normal_force, F, C, c, hi, basis, kinetic)
         return FrictionBlock(F, F, None, np.diag(C), c, -hi, hi, basis, kinetic)
 
     def world_force(self, x, block, tangent, h):
+        """The friction forces (r, 3) (N, world) of the solved unknowns ``x`` over the step h."""
         return world_force_in_bases(x.reshape(-1, 2), block.basis, tangent, h)

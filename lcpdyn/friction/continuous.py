@@ -40,6 +40,7 @@ class Continuous:
         self.characteristic_velocity = positive("characteristic_velocity v0", characteristic_velocity)
 
     def parameters(self) -> dict:
+        """The model's name and its characteristic velocity (m/s)."""
         return {"model": self.name, "characteristic_velocity": self.characteristic_velocity}
 
     def law(self, slip):
@@ -54,6 +55,8 @@ class Continuous:
         return u * (1.0 - decay), (1.0 - decay) / s * (np.eye(2) - outer) + decay / v0 * outer
 
     def block(self, D, v, h, mu, normal_force, friction_force, tangent, mu_static=None) -> FrictionBlock:
+        """The continuous law's block: its friction impulse mu h lam_N g(slip) linearized about the slip at the step's
+        start, g + G (D v+ - slip), as rows of the step's problem in v+ (no bounds), on each contact's slip basis."""
         r, n = D.shape[0] // 2, D.shape[1]
         slip = (D @ v).reshape(r, 2)
         F = np.zeros((2 * r, n))
@@ -73,4 +76,5 @@ class Continuous:
         return FrictionBlock(F, D, None, np.eye(2 * r), c, -bound, bound, identity, kinetic)
 
     def world_force(self, x, block, tangent, h):
+        """The friction forces (r, 3) (N, world) of the solved unknowns ``x`` over the step h."""
         return world_force_in_bases(x.reshape(-1, 2), block.basis, tangent, h)

@@ -23,4 +23,5 @@ class Coulomb:
     chooses_static_coefficient = False
 
     def parameters(self) -> dict:
+        """{"model": "coulomb"}: the exact cone has no numbers of its own."""
         return {"model": self.name}

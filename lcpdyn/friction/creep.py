@@ -117,6 +117,8 @@ class Creep:
         self.min_speed = positive("min_speed", min_speed)
 
     def parameters(self) -> dict:
+        """The model's name, Kalker's creep coefficients f11, f22, f23, whether it saturates and its least rolling
+        speed."""
         return {
             "model": self.name,
             "f11": self.f11,
@@ -127,6 +129,8 @@ class Creep:
         }
 
     def block(self, D, v, h, mu, normal_force, friction_force, tangent, mu_static=None, rolling=None) -> FrictionBlock:
+        """The creep block: the creep forces of the contacts' creepages (``rolling`` gives their spin rows and
+        rolling speeds), saturated at mu lam_N."""
         if rolling is None:
             raise ValueError(
                 "friction model 'creep' needs the spin rows and rolling speeds of its contacts "
@@ -156,4 +160,5 @@ class Creep:
         return FrictionBlock(F, D, None, np.eye(2 * r), c, -bound, bound, identity, kinetic)
 
     def world_force(self, x, block, tangent, h):
+        """The friction forces (r, 3) (N, world) of the solved unknowns ``x`` over the step h."""
         return world_force_in_bases(x.reshape(-1, 2), block.basis, tangent, h)

@@ -44,9 +44,13 @@ class Polygonal:
         self._cos_sin = np.stack([np.cos(angles), np.sin(angles)], axis=1)  # (k, 2)
 
     def parameters(self) -> dict:
+        """The model's name and its number of friction directions."""
         return {"model": self.name, "directions": self.directions}
 
     def block(self, D, v, h, mu, normal_force, friction_force, tangent, mu_static=None) -> FrictionBlock:
+        """The polygonal cone's block: ``directions`` friction directions per contact with their impulses beta >= 0
+        and the slip-speed unknown (Peiret 2016 Eqs. 13-16), coupled to the lagged normal force by mu lam_N - sum
+        beta >= 0."""
         r, k = mu.shape[0], self.directions
         n = D.shape[1]
         D2 = D.reshape(r, 2, n)
@@ -64,6 +68,7 @@ class Polygonal:
         return FrictionBlock(F, F, P, C, np.zeros(nf), np.zeros(nf), np.full(nf, np.inf), identity, np.zeros(r, bool))
 
     def world_force(self, x, block, tangent, h):
+        """The friction forces (r, 3) (N, world): sum_j beta_j d_j / h over each contact's directions."""
         r, k = tangent.shape[0], self.directions
         base = x[: r * k].reshape(r, k) @ self._cos_sin / h
         return base[:, 0, None] * tangent[:, 0] + base[:, 1, None] * tangent[:, 1]

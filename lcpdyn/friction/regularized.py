@@ -122,9 +122,9 @@ class Regularized:
       (:meth:`for_scheme`): the cone under ``position_update="midpoint"``, the scheme a user takes
       for Coulomb's event times at second order; the box under the symplectic and the paper's
       updates, Peiret 2016's step and the one that settles in one pass on redundant contact sets
-      (piles, boxes on their faces), where the cone's passes can end unsettled (README, "Which
-      static bound"). The run's file records the bound taken; outside a simulation ``"auto"``
-      builds the box's rows. The box bounds
+      (piles, boxes on their faces), where the cone's passes can end unsettled (the
+      guide's ``wheel-comparison.md``, "Which static bound"). The run's file records the bound
+      taken; outside a simulation ``"auto"`` builds the box's rows. The box bounds
       both static components by mu_s lam_N, so the static force can reach the box's corner,
       |lam_T| = sqrt(2) mu_s lam_N (measured by :func:`lcpdyn.metrics.static_force_ratio`:
       1.43 mu_s lam_N on the mu = 0.2 wheel at h = 1 ms, 1.17 on the default wheel), and a
@@ -177,6 +177,7 @@ class Regularized:
         return Regularized(self.tangential_stiffness, self.velocity_threshold, static_bound=bound)
 
     def parameters(self) -> dict:
+        """The model's name and numbers: k_T (N/m), v_th (m/s) and the static bound."""
         return {
             "model": self.name,
             "tangential_stiffness": self.tangential_stiffness,
@@ -185,6 +186,8 @@ class Regularized:
         }
 
     def compiled_rows(self, h: float) -> CompiledRows:
+        """The regularized rows for the compiled step: the bristle compliance 1/(k_T h^2) at step h, v_th, and
+        whether the static bound is the cone."""
         cone = self.static_bound == "cone"
         return CompiledRows(bristle_compliance(self.tangential_stiffness, h), self.velocity_threshold, False, cone)
 
@@ -235,4 +238,5 @@ class Regularized:
         return branch, np.where(branch[:, None] == 1, end, 0.0)
 
     def world_force(self, x, block, tangent, h):
+        """The friction forces (r, 3) (N, world) of the solved unknowns ``x`` over the step h."""
         return world_force_in_bases(x.reshape(-1, 2), block.basis, tangent, h)

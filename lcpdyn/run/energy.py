@@ -30,6 +30,8 @@ def energy_health(sim, energy: float, kinetic: float, work: float, power: float)
 
 
 def energy_stop(sim, gain, scale, energy) -> SimulationError:
+    """The SimulationError of ``energy_check='stop'`` for an energy ``gain`` (J) beyond ``energy_tolerance`` of the
+    energy ``scale``."""
     return sim._error(
         f"the energy rose {gain:.4g} J above its lowest value so far, more than "
         f"energy_tolerance = {sim.energy_tolerance:g} of the energy scale {scale:.4g} J "
@@ -38,6 +40,7 @@ def energy_stop(sim, gain, scale, energy) -> SimulationError:
 
 
 def nonfinite_energy(sim, energy, kinetic) -> str:
+    """The message naming the body and term whose energy overflows or is not finite."""
     if not math.isfinite(kinetic):
         for i, b in enumerate(sim.model.bodies):
             for name, part, block in (

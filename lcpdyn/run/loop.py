@@ -49,6 +49,7 @@ def run(sim, t_end, progress=False, out=None, record_every=1, chunk_steps=1024, 
 
 
 def state_from_file(sim, path) -> dict:
+    """The state to resume from a streamed file (``path``), checked against this simulation's parameters."""
     from ..trajectory import load, read_resume_state
 
     resume = read_resume_state(path)

@@ -29,6 +29,7 @@ class Progress:
             )
 
     def update(self, done, t):
+        """Shows ``done`` steps and the time ``t`` (s), if the bar is on."""
         if not self.enabled:
             return
         if self.bar is not None:
@@ -42,5 +43,6 @@ class Progress:
             )
 
     def close(self):
+        """Closes the bar."""
         if self.bar is not None:
             self.bar.close()

@@ -138,6 +138,8 @@ class Recorder:
         }
 
     def timing(self, i, jacobians, inner, record):
+        """Stores step ``i``'s wall times (the Jacobians, the solve's parts, recording) in the simulation's timing
+        table."""
         if i < self.sim.timing.shape[0]:
             row = self.sim.timing[i]
             row[0] = jacobians
@@ -145,6 +147,7 @@ class Recorder:
             row[4] = record
 
     def initial(self, sim, k):
+        """Records the run's initial positions and energy (and starts the file, if the run streams)."""
         nb = len(sim.model.bodies)
         self.static["initial_position"] = sim.q.reshape(nb, 7)[:, :3].copy()
         self.static["initial_energy"] = np.float64(sim.energy(k))
@@ -155,6 +158,8 @@ class Recorder:
                 raise self._fail(exc) from None
 
     def store(self, i, sim, out, k):
+        """Records step ``i``'s answer ``out`` (state, contact forces, solver results, energy and health flags) at
+        the kinematics ``k``."""
         v = sim.v
         kinetic = kinetic_energy(sim._mass, sim._inertia, v)
         energy = k.potential_energy + kinetic
@@ -350,6 +355,7 @@ class Recorder:
         return OutputFailed(message, sim.steps_done, sim.t, str(where), exc.steps, resumable)
 
     def warn(self):
+        """Warns once of the steps kept unsolved (``on_unsolved='flag'``), with the first one's time."""
         if self.unsolved:
             sim = self.sim
             warnings.warn(

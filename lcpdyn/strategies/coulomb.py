@@ -107,6 +107,8 @@ def _joined(indices):
 
 
 def coulomb_islands(sim, work, state, k, rhs, e_N, h):
+    """The exact cone island by island where no bilateral row couples bodies: each island's Delassus problem and
+    NSGS in one compiled call, the islands it leaves above the tolerance re-solved with the fallback."""
     from solvers.contact_result import measure_friction_contact
     from solvers.local_coulomb import _grid
 
@@ -207,6 +209,8 @@ def coulomb_islands(sim, work, state, k, rhs, e_N, h):
 
 
 def solve_coulomb(sim, work, state, k, rhs, u, e_N, h):
+    """The exact cone over the whole step: the velocities and bilateral multipliers eliminated (bounded rows kept as
+    contacts of their own, :mod:`lcpdyn.strategies.coulomb_rows`), the Delassus problem solved and checked."""
     start = time.perf_counter()
     n, r = k.n_velocities, k.gap.shape[0]
     H = stacked_rows(k.N, k.D)
@@ -299,6 +303,8 @@ def solve_accepted(sim, work, state, W, b, mu, guess, start):
 
 
 def solve_fc(sim, W, b, mu, guess, method):
+    """The friction-contact problem (W, b, mu) solved by ``method`` at the simulation's tolerance (its options where
+    it is the simulation's own method; NSGS from ``guess``)."""
     options = dict(sim.solver_options) if method == sim.method else {}
     return friction_contact.solve_friction_contact(
         W, b, mu, method=method, tolerance=sim.tolerance,

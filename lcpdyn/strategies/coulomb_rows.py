@@ -59,6 +59,7 @@ class BoundedRows:
 
     @property
     def two_sided(self) -> np.ndarray:
+        """Which embedded rows have both bounds finite (a contact with mu = 1 and a held normal)."""
         return np.isfinite(self.half)
 
     def stacked(self, A) -> np.ndarray:

@@ -22,6 +22,8 @@ class Basis:
 
 
 def solve_lcp(sim, work, state, k, rhs, u, e_N, h, n, m, r):
+    """The bounded-LCP step over every velocity, bilateral row and contact at once (Peiret 2016 Eq. 30), with its
+    passes: the normal-force fixed point, the first step's extra pass and the friction basis's."""
     normal_force = state.normal_force
     passes = 1 + sim.normal_force_iterations + (1 if state.steps_done == 0 and r else 0) + sim._basis_passes
     iterations = 0

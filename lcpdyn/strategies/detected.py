@@ -39,7 +39,7 @@ __all__ = ["DetectedResult", "detected_islands", "solve_with_detected"]
 
 @dataclass(frozen=True, eq=False)
 class DetectedResult:
-    """What a step did at its c detected contacts (:attr:`lcpdyn.step_result.StepResult.detected`).
+    """What a step did at its c detected contacts (``detected`` of :class:`lcpdyn.step_result.StepResult`).
 
     contacts : the :class:`~lcpdyn.collision.Contacts` the step was posed with.
     normal_force : (c,) lam_N+ (N); friction_force (c, 3) the world friction force (N).

@@ -26,6 +26,7 @@ FALLBACKS = {
     "siconos-nsn-ac": "nsgs",
     "siconos-prox": "prox",
 }
+"""The fallback of each method when ``fallback_method="auto"``: the method tried after it fails."""
 
 
 def choose_methods(friction, method: str, fallback_method) -> tuple[str, str | None]:

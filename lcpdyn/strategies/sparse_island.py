@@ -58,7 +58,7 @@ __all__ = [
     "two_rows",
 ]
 
-CHUNK = 32  # contacts per call of a friction model's block (its matrices are dense in them)
+CHUNK = 32  #: contacts per call of a friction model's block (its matrices are dense in them)
 SPARSE_CONTACTS = 64
 """An island (or a whole step) of more detected contacts than this, between free bodies (no bilateral
 row, no declared contact), is solved on its sparse Delassus form (:func:`sparse_applies`)."""
@@ -110,7 +110,7 @@ class SparseAnswer:
 def sparse_applies(sim, bilateral_rows: int, contacts: np.ndarray, declared: int) -> bool:
     """Whether one part of a step with detected contacts (``contacts``: its indices among the
     ``declared`` then detected contacts, sorted) goes to the sparse solve: the simulation allows it
-    (:attr:`sim._sparse_settings`: colliders, ``sparse`` not False; the exact cone, or a model of
+    (``sim._sparse_settings``: colliders, ``sparse`` not False; the exact cone, or a model of
     two friction rows per contact without P), the part has no bilateral row and no declared contact,
     and more than :data:`SPARSE_CONTACTS` contacts."""
     settings = sim._sparse_settings
@@ -232,7 +232,7 @@ def _key(H, Minv):
 def island_delassus(H, Minv, cache=None):
     """(bodies (c, 2), rows (c, 2, 3, 6), W's block rows (ptr, index, blocks)) of an island's rows H
     (3c, 6 nb) CSR and its block-diagonal M^-1 (:mod:`solvers.sparse_delassus`); ``cache`` a dict
-    (the step's, :attr:`lcpdyn.step_work.StepWork.delassus`) that keeps them for a second solve of
+    (the step's, ``delassus`` of :class:`lcpdyn.step_work.StepWork`) that keeps them for a second solve of
     the same rows."""
     key = _key(H, Minv) if cache is not None else None
     if key is not None and key in cache:
