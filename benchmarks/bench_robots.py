@@ -1,15 +1,16 @@
-"""Imported robots against MuJoCo on the same files (issue 47, item 6): the three scenes of
-``scenes.robots`` (UR5 and Panda servoed to a pose, Solo-12 landing and standing), stepped by
-lcpdyn and by MuJoCo from the same URDF in the same run.
+"""Imported robots against MuJoCo on the same files (issue 47, item 6): the four scenes of
+``scenes.robots`` (UR5 and Panda servoed to a pose, Solo-12 and A1 landing and standing), stepped
+by lcpdyn and by MuJoCo from the same URDF in the same run.
 
 lcpdyn: the scene as built (its servos implicit PD rows, the regularized model, h = 1 ms),
 timed step by step after a first step that compiles (reported apart as ``first_step_s``).
 MuJoCo: the same URDF compiled by the same loader path (``lcpdyn.model_files``: package meshes,
-Solo-12's free joint at the same height), a floor plane as the scene's, and a position actuator
-per joint with the scene's gains (``kp``, ``kv``: MuJoCo's own implicit PD), the same target,
-h = 1 ms, its default solver (Newton) and integrator (Euler), timed with ``mj_step`` over the same
-steps. Reported per robot and engine: the median wall and CPU time per step, and the joint
-targets' largest error at the end. Runs alternate between the engines, ``--rounds`` times.
+the quadrupeds' free joints at the same height and their joints in the same start pose), a floor
+plane as the scene's, and a position actuator per joint with the scene's gains (``kp``, ``kv``),
+the same target, h = 1 ms, its default solver (Newton) and the ``implicitfast`` integrator (the
+servos' damping implicit, as lcpdyn's rows are), timed with ``mj_step`` over the same steps.
+Reported per robot and engine: the median wall and CPU time per step, and the joint targets'
+largest error at the end. Runs alternate between the engines, ``--rounds`` times.
 
 Usage: ``python benchmarks/bench_robots.py [--steps 300] [--rounds 2] [--out results/bench_robots.json]``
 (needs the ``robots`` extra; also writes ``.txt``).
@@ -34,7 +35,8 @@ import numpy as np  # noqa: E402
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-ROBOTS = {"ur5-servo": "ur5", "panda-servo": "panda", "solo12-stand": "solo12"}
+ROBOTS = {"ur5-servo": "ur5", "panda-servo": "panda", "solo12-stand": "solo12", "a1-stand": "a1"}
+LEGGED = ("solo12", "a1")  # a floating base, started in the pose its servos hold
 
 
 def run_lcpdyn(name: str, steps: int) -> dict:
@@ -73,7 +75,7 @@ def run_mujoco(name: str, steps: int) -> dict:
     scene = SCENES[name].build()
     p = scene.parameters
     robot = ROBOTS[name]
-    floating = robot == "solo12"
+    floating = robot in LEGGED
     kp, kv = p["servo_stiffness"], p["servo_damping"]
     floor = 0.0 if floating else -p["mount"]
 
@@ -92,6 +94,8 @@ def run_mujoco(name: str, steps: int) -> dict:
         joint = model.actuator_trnid[a, 0]
         name_j = mujoco.mj_id2name(model, mujoco.mjtObj.mjOBJ_JOINT, joint)
         data.ctrl[a] = model.qpos0[model.jnt_qposadr[joint]] + targets[name_j]
+        if floating:  # the scene starts there too
+            data.qpos[model.jnt_qposadr[joint]] = data.ctrl[a]
     wall, cpu = [], []
     for _ in range(steps):
         t0, c0 = time.perf_counter(), time.process_time()

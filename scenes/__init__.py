@@ -75,6 +75,7 @@ SCENES = _Registry(
         "ur5-servo": "robots:UR5Servo",
         "panda-servo": "robots:PandaServo",
         "solo12-stand": "robots:Solo12Stand",
+        "a1-stand": "robots:A1Stand",
     }
 )
 

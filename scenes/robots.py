@@ -12,7 +12,11 @@ meshes' convex hulls as colliders, on a ground plane, their joints driven by imp
   from the file's zero pose that is a tenth of its range inside it (the zero pose lies outside
   the fourth joint's range);
 * ``solo12-stand``: ODRI's Solo-12 quadruped (a floating base, twelve revolute joints), dropped
-  ``drop`` m onto the ground with its servos holding its legs straight: it lands and stands.
+  ``drop`` m onto the ground with its servos holding its legs straight: it lands and stands;
+* ``a1-stand``: Unitree's A1 quadruped (sphere feet, boxes and cylinders), started in a standing
+  pose (each thigh at ``thigh`` rad, each calf at ``calf`` rad: the file's zero pose lies outside
+  its calves' range) ``drop`` m above the ground, its servos holding that pose: it lands on four
+  point contacts and stands.
 
 The servos' gains are parameters (``servo_stiffness`` k_p in N m/rad, ``servo_damping`` k_d in
 N m s/rad; the fingers' in N/m and N s/m);
@@ -39,6 +43,7 @@ FILES = {
     "ur5": "example-robot-data/robots/ur_description/urdf/ur5_robot.urdf",
     "panda": "example-robot-data/robots/panda_description/urdf/panda.urdf",
     "solo12": "example-robot-data/robots/solo_description/robots/solo12.urdf",
+    "a1": "example-robot-data/robots/a1_description/urdf/a1.urdf",
 }
 """Each robot's URDF, relative to the package folders (:func:`lcpdyn.model_files.package_roots`)."""
 
@@ -142,6 +147,22 @@ class PandaServo:
         return _arm("panda", "panda-servo", PandaServo.DEFAULTS, parameters, PandaServo.build.__doc__)
 
 
+def _legged(robot, name, p, pose, doc):
+    """A quadruped on a floating base, started in ``pose`` (joint name -> value, rad from the
+    file's zero pose) with its feet ``drop`` m above the ground, each joint servoed to its start."""
+    first = _load(robot, floating_base=True)
+    first.set_pose(pose)
+    base = (0.0, 0.0, p["drop"] - lowest_point(first.model))  # the feet drop m above the ground
+    loaded = _load(robot, floating_base=True, base_position=base)
+    loaded.set_pose(pose)
+    servo = (p["servo_stiffness"], p["servo_damping"])
+    model = _servoed(loaded, pose, *servo, p["mu"], p["margin"])
+    scene = Scene.from_parameters(name, model, p, doc)
+    scene.description += f" ({len(loaded.skipped)} elements of the file not taken: lcpdyn.model_files)"
+    scene.loaded, scene.base_position, scene.targets = loaded, base, dict(pose)
+    return scene
+
+
 class Solo12Stand:
     """The Solo-12 quadruped dropped onto the ground, standing on servoed legs (``scenes.robots``)."""
 
@@ -152,13 +173,20 @@ class Solo12Stand:
     def build(**parameters) -> Scene:
         """ODRI's Solo-12 from example-robot-data dropped onto the ground on servoed straight legs."""
         p = override(Solo12Stand.DEFAULTS, parameters, "solo12-stand")
-        first = _load("solo12", floating_base=True)
-        height = p["drop"] - lowest_point(first.model)  # the feet drop m above the ground
-        base = (0.0, 0.0, height)
-        loaded = _load("solo12", floating_base=True, base_position=base)
-        servo = (p["servo_stiffness"], p["servo_damping"])
-        model = _servoed(loaded, dict.fromkeys(loaded.joints, 0.0), *servo, p["mu"], p["margin"])
-        scene = Scene.from_parameters("solo12-stand", model, p, Solo12Stand.build.__doc__)
-        scene.description += f" ({len(loaded.skipped)} elements of the file not taken: lcpdyn.model_files)"
-        scene.loaded, scene.base_position = loaded, base
-        return scene
+        joints = _load("solo12", floating_base=True).joints
+        return _legged("solo12", "solo12-stand", p, dict.fromkeys(joints, 0.0), Solo12Stand.build.__doc__)
+
+
+class A1Stand:
+    """The Unitree A1 quadruped dropped onto the ground in a standing pose (``scenes.robots``)."""
+
+    DEFAULTS = {"drop": 0.03, "thigh": 0.8, "calf": -1.6, "servo_stiffness": 100.0, "servo_damping": 10.0,
+                "mu": 0.8, "margin": 0.002, "dt": 1e-3, "t_end": 1.0}  # fmt: skip
+
+    @staticmethod
+    def build(**parameters) -> Scene:
+        """Unitree's A1 from example-robot-data dropped onto the ground in a standing pose, servoed there."""
+        p = override(A1Stand.DEFAULTS, parameters, "a1-stand")
+        joints = _load("a1", floating_base=True).joints
+        pose = {name: 0.0 if "hip" in name else p["thigh"] if "thigh" in name else p["calf"] for name in joints}
+        return _legged("a1", "a1-stand", p, pose, A1Stand.build.__doc__)

@@ -152,6 +152,8 @@ PARAMETER_UNITS = {
     "strike_node": "-",
     # robots from model files (scenes.robots): joint servos
     "turn": "rad",
+    "thigh": "rad",
+    "calf": "rad",
     "opening": "m",
     "mount": "m",
     "limits": "-",  # 1: the file's joint limits are stops, 0: left out

@@ -107,6 +107,7 @@ def test_python_dash_m_lcpdyn_scenes_lists_every_scene():
         "ur5-servo": "[run]",
         "panda-servo": "[run]",
         "solo12-stand": "[run]",
+        "a1-stand": "[run]",
     }
     for heading, _ in blocks.values():  # each with its one-line description
         assert len(heading.split()) > 2

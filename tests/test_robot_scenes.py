@@ -81,6 +81,33 @@ def test_solo12_lands_and_stands_under_every_friction_model(friction, solo12):
     assert abs(sim.v[2]) < 2e-3  # the base at rest
 
 
+@pytest.fixture(scope="module")
+def a1():
+    return SCENES["a1-stand"].build()
+
+
+@pytest.mark.parametrize("friction", MODELS)
+def test_a1_lands_on_its_four_feet_and_stands_under_every_friction_model(friction, a1):
+    """Unitree's A1, its feet spheres 3 cm above the ground in a standing pose, lands and stands
+    under all five friction models (the polygonal cone too: one contact per foot, where the
+    Solo-12's hull patches give a degenerate LCP): at t = 0.3 s four contacts, one per foot,
+    carry its weight to 2 %, the base at rest, its calves' limits rows of every model's problem.
+    No step gains energy or misses its tolerance."""
+    from lcpdyn.bounded_rows import row_bounds
+
+    scene = a1
+    assert np.sum(row_bounds(scene.model)[0] == 0.0) == 16  # both stops of each hip and calf (not the thighs)
+    sim = scene.simulation(friction)
+    run = sim.run(0.3)
+    assert not np.any(run.health & (Health.ENERGY_GAIN | Health.UNSOLVED))
+    result = sim.step()
+    feet = {scene.model.colliders[int(c)].body.name for c in result.detected.contacts.collider[:, 0]}
+    assert feet == {"FR_calf", "FL_calf", "RR_calf", "RL_calf"} and result.detected.normal_force.size == 4
+    weight = sum(b.mass for b in scene.model.bodies) * 9.81
+    assert float(result.detected.normal_force.sum()) == pytest.approx(weight, rel=0.02)
+    assert abs(sim.v[2]) < 2e-3
+
+
 @pytest.mark.parametrize("name", ["ur5-servo", "panda-servo"])
 def test_servoed_arm_at_rest_holds_gravity_as_mujoco_computes_it(name):
     """k_p (q - q_target) = -g(q) at rest, g the generalized gravity force of MuJoCo's inverse
