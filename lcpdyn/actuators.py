@@ -231,11 +231,16 @@ def joint_friction(joint, max_effort, kind=None, name=None) -> Nonholonomic:
     return velocity_servo(joint, 0.0, max_effort, kind, name or f"friction in {joint.name}")
 
 
-def joint_limit(joint, lower=-math.inf, upper=math.inf, restitution=0.0, kind=None, name=None) -> Holonomic:
+def joint_limit(
+    joint, lower=-math.inf, upper=math.inf, restitution=0.0, kind=None, name=None, stiffness=None, damping=0.0
+) -> Holonomic:
     """Stops of ``joint`` at ``lower`` and ``upper`` (rad or m, from the assembly; either may be
     infinite): the unilateral rows q_j - lower >= 0 and upper - q_j >= 0 (only the finite ones),
     each pushing like a contact, with Newton's ``restitution`` on impact. An angle's limits lie
-    within (-pi, pi). Returns the :class:`~lcpdyn.constraints.Holonomic` (``unilateral=True``)."""
+    within (-pi, pi). With ``stiffness`` k (N m/rad or N/m) and ``damping`` c a stop is compliant:
+    past it the row pushes back with -k g - c g', never pulls, and is inactive in a step that ends
+    short of it (:mod:`lcpdyn.bounded_rows`); its rebound is its damping's, so ``restitution`` is
+    for rigid stops. Returns the :class:`~lcpdyn.constraints.Holonomic` (``unilateral=True``)."""
     coordinate = JointCoordinate(joint, kind)
     lower, upper = float(lower), float(upper)
     if math.isnan(lower) or math.isnan(upper) or not lower < upper:
@@ -253,5 +258,5 @@ def joint_limit(joint, lower=-math.inf, upper=math.inf, restitution=0.0, kind=No
 
     return Holonomic(
         rows, len(signs), name=name or f"limit of {joint.name}", bodies=coordinate.bodies, unilateral=True,
-        restitution=restitution,
+        restitution=restitution, stiffness=stiffness, damping=damping if stiffness is not None else 0.0,
     )  # fmt: skip

@@ -10,7 +10,9 @@ between):
   h lam in [0, inf) and, as a contact's normal row, g + h A v+ >= 0 written u = -g/h where the
   row is open (g > 0) and u = -beta g/h where it is violated (the drift correction of every
   rigid row); with restitution e, a row closing within the step (A v < 0 and g + h A v <= 0)
-  takes Newton's impact law A v+ >= -e A v instead;
+  takes Newton's impact law A v+ >= -e A v instead; a compliant one (a soft stop, ``stiffness``
+  k and ``damping`` c) keeps its compliant row's target and pushes back with -k g - c g' past
+  its bound only: in a step whose row is open at q + h Gamma v its impulse is fixed at zero;
 * a bounded row (:class:`~lcpdyn.constraints.Nonholonomic` ``bounds=(lower, upper)``, forces
   in N or N m): h lam in [h lower, h upper] -- the row's equation A v+ = u holds while its force
   stays inside, and gives way at a bound.
@@ -26,7 +28,10 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["row_bounds", "unilateral_rows", "unilateral_targets", "check", "setup", "targets", "impulse_bounds"]
+__all__ = [
+    "row_bounds", "unilateral_rows", "unilateral_targets", "check", "setup", "targets", "impulse_bounds",
+    "compliant_stops",
+]  # fmt: skip
 
 
 def row_bounds(model) -> tuple[np.ndarray, np.ndarray]:
@@ -48,10 +53,11 @@ def row_bounds(model) -> tuple[np.ndarray, np.ndarray]:
 
 
 def unilateral_rows(model) -> tuple[np.ndarray, np.ndarray]:
-    """(rows (k,), restitution (k,)): the unilateral rows among the holonomic ones."""
+    """(rows (k,), restitution (k,)): the rigid unilateral rows among the holonomic ones (a
+    compliant stop's target is its spring's, :func:`open_stops`)."""
     rows, restitution, start = [], [], 0
     for c in model.holonomic:
-        if c.unilateral:
+        if c.unilateral and c.stiffness is None:
             rows.extend(range(start, start + c.size))
             restitution.extend([c.restitution] * c.size)
         start += c.size
@@ -90,6 +96,7 @@ def setup(sim) -> None:
     lower, upper = row_bounds(sim.model)
     sim._row_bounds = (lower, upper) if np.any(np.isfinite(lower) | np.isfinite(upper)) else None
     sim._unilateral, sim._restitution = unilateral_rows(sim.model)
+    sim._soft_stops = compliant_stops(sim.model)
     check(sim)
     sim._fused = sim._fused and sim._row_bounds is None
 
@@ -103,6 +110,28 @@ def targets(sim, k, g, A_v, h) -> None:
                                   sim._restitution)  # fmt: skip
 
 
-def impulse_bounds(sim, h):
-    """(lower, upper) impulse bounds h times the force bounds, or None (every row free)."""
-    return None if sim._row_bounds is None else (h * sim._row_bounds[0], h * sim._row_bounds[1])
+def compliant_stops(model) -> np.ndarray:
+    """The compliant unilateral rows (soft stops) among the holonomic ones, by row."""
+    rows, start = [], 0
+    for c in model.holonomic:
+        if c.unilateral and c.stiffness is not None:
+            rows.extend(range(start, start + c.size))
+        start += c.size
+    return np.array(rows, np.int64)
+
+
+def impulse_bounds(sim, h, g_ahead=None):
+    """(lower, upper) impulse bounds h times the force bounds, or None (every row free); a
+    compliant stop whose row ``g_ahead`` (the holonomic rows at q + h Gamma v, the configuration
+    the compliant rows are linearized about) is open is fixed at zero for the step: a soft stop
+    pushes only past its bound, not on the damping of an approach."""
+    if sim._row_bounds is None:
+        return None
+    lower, upper = h * sim._row_bounds[0], h * sim._row_bounds[1]
+    stops = sim._soft_stops
+    if g_ahead is not None and stops.size:
+        open_ = stops[np.asarray(g_ahead)[stops] > 0.0]
+        if open_.size:
+            upper = upper.copy()
+            upper[open_] = 0.0
+    return lower, upper

@@ -218,14 +218,16 @@ class _Layout:
 
     def potential(self, model, q, floats, gap, holonomic):
         """Gravity, springs, compliant contacts and compliant bilateral rows (k g^2 / 2 over the
-        holonomic residual ``holonomic`` (m_h,))."""
+        holonomic residual ``holonomic`` (m_h,); a compliant stop's k min(g, 0)^2 / 2)."""
         gravity, mass, _ = self.bodies(floats)
         positions = q.reshape(self.nb, 7)[:, :3]
         energy = -jnp.sum(mass * (positions @ gravity))
         stiffness, _ = model.holonomic_compliance()
         soft = np.flatnonzero(np.isfinite(stiffness))
         if soft.size:
-            energy = energy + 0.5 * jnp.sum(jnp.asarray(stiffness[soft]) * holonomic[soft] ** 2)
+            stop = np.concatenate([np.full(c.size, c.unilateral) for c in model.holonomic])[soft]
+            g = jnp.where(stop, jnp.minimum(holonomic[soft], 0.0), holonomic[soft])  # a soft stop stores only past it
+            energy = energy + 0.5 * jnp.sum(jnp.asarray(stiffness[soft]) * g**2)
         for i, c in enumerate(model.contacts):
             if c.normal_law is not None:
                 energy = energy + elastic_energy(c.normal_law, -gap[i])

@@ -106,8 +106,10 @@ class Holonomic:
             raise ValueError(f"constraint {self.name!r}: restitution must be in [0, 1], got {self.restitution!r}")
         if e and not self.unilateral:
             raise ValueError(f"constraint {self.name!r}: restitution applies to unilateral rows (unilateral=True)")
-        if self.unilateral and self.stiffness is not None:
-            raise ValueError(f"constraint {self.name!r}: unilateral rows are rigid (no stiffness)")
+        if e and self.stiffness is not None:
+            raise ValueError(
+                f"constraint {self.name!r}: restitution is for rigid rows; a compliant stop's rebound is its damping's"
+            )
         self.restitution = e
 
     def _check_compliance(self):

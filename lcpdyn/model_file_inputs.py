@@ -3,7 +3,7 @@
 * the start pose -- a keyframe of an MJCF (``<key qpos=... qvel=...>``) or joint values given by
   name (rad or m, in the file's own coordinates, as MuJoCo's ``qpos``): the bodies are placed
   where MuJoCo's forward kinematics puts them at that ``qpos`` (``xipos``, ``ximat``), with the
-  keyframe's velocities (``mj_objectVelocity`` at each centre of mass). The joints, their limits
+  keyframe's velocities (``mj_objectVelocity``: a body's is at its centre of mass, world axes). The joints, their limits
   and the joint coordinates of :mod:`lcpdyn.actuators` stay measured from ``qpos0``, as the
   file's ranges are.
 * the actuators on a single hinge or slide (joint transmission, no activation dynamics, a fixed
@@ -67,10 +67,9 @@ def set_pose(mujoco, m, moving, label, pose) -> None:
         R = d.ximat[b].reshape(3, 3)
         body.position = d.xipos[b].copy()
         body.orientation = np_quaternion_from_matrix(R)
-        mujoco.mj_objectVelocity(m, d, mujoco.mjtObj.mjOBJ_BODY, b, twist, 0)  # (angular, linear) at xpos
-        angular = twist[:3].copy()
-        body.angular_velocity = angular
-        body.velocity = twist[3:] + np.cross(angular, d.xipos[b] - d.xpos[b])
+        mujoco.mj_objectVelocity(m, d, mujoco.mjtObj.mjOBJ_BODY, b, twist, 0)  # (angular, linear) at xipos, world
+        body.angular_velocity = twist[:3].copy()
+        body.velocity = twist[3:].copy()
         body.validate()
 
 

@@ -402,7 +402,7 @@ class Simulation:
         if midpoint and r and self._collisions is None:  # where each friction law is written (lcpdyn.midpoint_friction)
             work.friction_point = friction_point(self, state, k, np.maximum(mu, mu_static))
         paper = self.position_update == "paper"
-        g = k.holonomic_error
+        g, g_ahead = k.holonomic_error, None
         if midpoint:
             e_N, g = midpoint_rows(self, state, k, q_start, v)
         else:
@@ -426,7 +426,7 @@ class Simulation:
                 g[s] = -(stiffness * predicted + damping * k.holonomic_rate[s]) / effective
                 work.bilateral_compliance[s] = 1.0 / (h * effective)
         u = np.concatenate([g, k.nonholonomic_rhs])
-        work.bilateral_bounds = bounded_rows.impulse_bounds(self, h)
+        work.bilateral_bounds = bounded_rows.impulse_bounds(self, h, g_ahead)
         if self.gyroscopic == "midpoint":
             rhs, newton, body = gyroscopic_midpoint(
                 self._mass, self._inertia, v, k.force, self.dt, _NEWTON_TOLERANCE, _NEWTON_ITERATIONS

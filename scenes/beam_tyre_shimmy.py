@@ -195,6 +195,7 @@ SYSTEM_PARAMETERS = {
 
 
 @functools.cache
+@functools.lru_cache(maxsize=8)  # one system per structure: its compiled functions are kept (a sweep compiles once)
 def system(elements: int = LINEAR_ELEMENTS) -> MinimalSystem:
     """The linearization model (module docstring): q_d = (y_i, bend_i, twist_i) of nodes
     i = 1..N (node pose: x = (-V t + i l / N, y_i, rho), R = Rz(bend_i) Rx(twist_i)), q_k = (spin

@@ -65,6 +65,7 @@ SYSTEM_PARAMETERS = {"radius": 1.0, "yoke_length": 1.0, "speed": 1.0, "flexible"
 
 
 @functools.cache
+@functools.lru_cache(maxsize=8)  # one system per structure: its compiled functions are kept (a sweep compiles once)
 def system() -> MinimalSystem:
     """Parameters: radius r, yoke_length l, speed v, flexible (0 rigid, 1 quasi-static cantilever)."""
 

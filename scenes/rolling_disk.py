@@ -70,6 +70,7 @@ SYSTEM_PARAMETERS = {"mass": 1.0, "radius": 1.0, "gravity": 1.0, "speed": 0.5}
 
 
 @functools.cache
+@functools.lru_cache(maxsize=8)  # one system per structure: its compiled functions are kept (a sweep compiles once)
 def system() -> MinimalSystem:
     """The disk in minimal coordinates (module docstring); parameters mass, radius, gravity, speed."""
 

@@ -44,6 +44,7 @@ SYSTEM_PARAMETERS = {"mass": 1.0, "length": 1.0, "stiffness": 1.0, "speed": 1.0,
 
 
 @functools.cache
+@functools.lru_cache(maxsize=8)  # one system per structure: its compiled functions are kept (a sweep compiles once)
 def system() -> MinimalSystem:
     """Parameters: mass m, length l, stiffness k, speed v, a_over_l = a/l, gyration = r^2/l^2."""
 

@@ -490,6 +490,7 @@ SYSTEM_PARAMETERS = {"speed": DEFAULTS["speed"], "yaw_stiffness": 0.0, "saturati
 
 
 @functools.cache
+@functools.lru_cache(maxsize=8)  # one system per structure: its compiled functions are kept (a sweep compiles once)
 def system(cant: float = 1 / 40) -> MinimalSystem:
     """The wheelset in minimal coordinates for the linear stability analysis (Schwab–Meijaard
     2003's method, :class:`~lcpdyn.nonholonomic.MinimalSystem`), rail slant ``cant``.

@@ -218,6 +218,45 @@ def test_joint_friction_holds_a_pendulum_below_breakaway_and_releases_it_above(f
             assert spin[9] / run.t[9] == pytest.approx(torque / inertia, rel=2e-3)  # back towards hanging
 
 
+@pytest.mark.parametrize("friction", ["regularized", "coulomb"])
+def test_a_compliant_stop_holds_a_motor_at_its_static_deflection_and_never_pulls(friction):
+    """A motor's torque tau = 0.5 N m drives the disk (I = 0.2 kg m^2) into a compliant stop at
+    0.3 rad (k = 50 N m/rad, c = 2 N m s/rad): until it reaches the stop the spin is tau t / I
+    exactly (the stop neither pushes on the approach nor pulls), and it comes to rest at
+    0.3 + tau / k, where the stop's spring balances the torque."""
+    model, disk, hinge = _disk()
+    model.add_force(JointMotor(hinge, 0.5))
+    model.add_constraint(joint_limit(hinge, upper=0.3, stiffness=50.0, damping=2.0, name="soft stop"))
+    run = Simulation(model, friction, H).run(3.0)
+    q = run.quaternion[:, 0]
+    theta = 2 * np.arctan2(q[:, 3], q[:, 0])
+    free = theta < 0.3 - 1e-9
+    free[np.argmax(~free) - 1 :] = False  # the step that reaches the stop may start its push
+    np.testing.assert_allclose(run.angular_velocity[free, 0, 2], 0.5 / 0.2 * run.t[free], rtol=0, atol=1e-9)
+    assert theta[-1] == pytest.approx(0.3 + 0.5 / 50.0, abs=1e-6)
+    assert not np.any(run.health)
+
+
+def test_an_undamped_compliant_stop_returns_the_disk_with_its_energy():
+    """The disk spinning at 1 rad/s onto an undamped compliant stop (k = 50 N m/rad) comes back at
+    its speed, less backward Euler's numerical damping of the stop's mode (h w^2 / 2 per second,
+    w = sqrt(k / I): ~2.5 % over the contact); the stop's stored energy counts in the run's energy,
+    so no step is flagged for a gain."""
+    model, disk, hinge = _disk()
+    disk.angular_velocity = (0.0, 0.0, 1.0)
+    model.add_constraint(joint_limit(hinge, upper=0.2, stiffness=50.0, name="soft stop"))
+    run = Simulation(model, "regularized", H).run(1.0)
+    spin = run.angular_velocity[:, 0, 2]
+    assert spin[-1] == pytest.approx(-1.0, rel=0.04) and spin[-1] < -0.95
+    assert not np.any(run.health)
+
+
+def test_a_compliant_stop_takes_no_restitution():
+    _, _, hinge = _disk()
+    with pytest.raises(ValueError, match="restitution is for rigid rows"):
+        joint_limit(hinge, upper=0.3, stiffness=50.0, restitution=0.5)
+
+
 def test_bounded_rows_are_refused_where_the_formulation_eliminates_them():
     model, _, hinge = _disk()
     model.add_constraint(joint_limit(hinge, -0.5, 0.5, name="stop"))

@@ -60,9 +60,14 @@ def test_a_keyframe_places_the_bodies_where_mujoco_does_with_its_velocities(ref)
     d = mujoco.MjData(m)
     mujoco.mj_resetDataKeyframe(m, d, 0)
     mujoco.mj_forward(m, d)
+    later = mujoco.MjData(m)  # the bodies' velocities: MuJoCo's centres of mass a moment later
+    mujoco.mj_resetDataKeyframe(m, later, 0)
+    mujoco.mj_integratePos(m, later.qpos, later.qvel, 1e-7)
+    mujoco.mj_forward(m, later)
     for name, body in loaded.bodies.items():
         b = mujoco.mj_name2id(m, mujoco.mjtObj.mjOBJ_BODY, name)
         np.testing.assert_allclose(body.position, d.xipos[b], rtol=0, atol=1e-12)
+        np.testing.assert_allclose(body.velocity, (later.xipos[b] - d.xipos[b]) / 1e-7, rtol=0, atol=1e-6)
     q, v = loaded.model.initial_state()
     values = _coordinates(loaded, q, v)
     # the coordinates stay measured from qpos0 (the file's ranges are): the key's qpos less ref
