@@ -54,7 +54,7 @@ def row_bounds(model) -> tuple[np.ndarray, np.ndarray]:
 
 def unilateral_rows(model) -> tuple[np.ndarray, np.ndarray]:
     """(rows (k,), restitution (k,)): the rigid unilateral rows among the holonomic ones (a
-    compliant stop's target is its spring's, :func:`open_stops`)."""
+    compliant stop's target is its spring's, :func:`compliant_stops`)."""
     rows, restitution, start = [], [], 0
     for c in model.holonomic:
         if c.unilateral and c.stiffness is None:
