@@ -52,16 +52,23 @@ def row_bounds(model) -> tuple[np.ndarray, np.ndarray]:
     return np.concatenate(lower), np.concatenate(upper)
 
 
+def _holonomic_rows(model, chosen) -> tuple[np.ndarray, list]:
+    """(rows (k,), their constraints (k,)): the rows, among the holonomic ones, of the
+    constraints ``chosen(c)`` picks."""
+    rows, owners, start = [], [], 0
+    for c in model.holonomic:
+        if chosen(c):
+            rows.extend(range(start, start + c.size))
+            owners.extend([c] * c.size)
+        start += c.size
+    return np.array(rows, np.int64), owners
+
+
 def unilateral_rows(model) -> tuple[np.ndarray, np.ndarray]:
     """(rows (k,), restitution (k,)): the rigid unilateral rows among the holonomic ones (a
     compliant stop's target is its spring's, :func:`compliant_stops`)."""
-    rows, restitution, start = [], [], 0
-    for c in model.holonomic:
-        if c.unilateral and c.stiffness is None:
-            rows.extend(range(start, start + c.size))
-            restitution.extend([c.restitution] * c.size)
-        start += c.size
-    return np.array(rows, np.int64), np.array(restitution, float)
+    rows, owners = _holonomic_rows(model, lambda c: c.unilateral and c.stiffness is None)
+    return rows, np.array([c.restitution for c in owners], float)
 
 
 def unilateral_targets(g, A_v, rate, h, beta, restitution) -> np.ndarray:
@@ -112,12 +119,7 @@ def targets(sim, k, g, A_v, h) -> None:
 
 def compliant_stops(model) -> np.ndarray:
     """The compliant unilateral rows (soft stops) among the holonomic ones, by row."""
-    rows, start = [], 0
-    for c in model.holonomic:
-        if c.unilateral and c.stiffness is not None:
-            rows.extend(range(start, start + c.size))
-        start += c.size
-    return np.array(rows, np.int64)
+    return _holonomic_rows(model, lambda c: c.unilateral and c.stiffness is not None)[0]
 
 
 def impulse_bounds(sim, h, g_ahead=None):

@@ -14,6 +14,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from .bounded_rows import compliant_stops
 from .compliance import elastic_energy
 from .precision import float64
 from .rotation import quaternion_rate_matrix, rotation_matrix
@@ -225,7 +226,7 @@ class _Layout:
         stiffness, _ = model.holonomic_compliance()
         soft = np.flatnonzero(np.isfinite(stiffness))
         if soft.size:
-            stop = np.concatenate([np.full(c.size, c.unilateral) for c in model.holonomic])[soft]
+            stop = np.isin(soft, compliant_stops(model))
             g = jnp.where(stop, jnp.minimum(holonomic[soft], 0.0), holonomic[soft])  # a soft stop stores only past it
             energy = energy + 0.5 * jnp.sum(jnp.asarray(stiffness[soft]) * g**2)
         for i, c in enumerate(model.contacts):

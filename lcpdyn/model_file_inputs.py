@@ -83,7 +83,8 @@ def take_actuators(mujoco, m, out, controls, label) -> None:
     joints = _names(mujoco, m, mujoco.mjtObj.mjOBJ_JOINT, m.njnt)
     for i, name in enumerate(names):
         label_i = f"actuator {name!r}"
-        joint_name = joints[int(m.actuator_trnid[i, 0])] if int(m.actuator_trntype[i]) == 0 else None
+        j = int(m.actuator_trnid[i, 0])
+        joint_name = joints[j] if int(m.actuator_trntype[i]) == 0 else None
         joint = out.joints.get(joint_name)
         why = None
         if joint_name is None:
@@ -107,7 +108,7 @@ def take_actuators(mujoco, m, out, controls, label) -> None:
         control = controls.get(name, 0.0)
         low, high = (float(x) for x in m.actuator_ctrlrange[i]) if m.actuator_ctrllimited[i] else (-np.inf, np.inf)
         force_range = tuple(float(x) for x in m.actuator_forcerange[i]) if m.actuator_forcelimited[i] else None
-        offset = float(m.qpos0[int(m.jnt_qposadr[joints.index(joint_name)])])
+        offset = float(m.qpos0[int(m.jnt_qposadr[j])])
         if bias[1] == 0.0:  # a motor: force g0 ctrl + b0, clamped
             out.model.add_force(JointMotor(joint, _motor_effort(control, gain, bias[0], low, high, force_range), gear))
             out.actuators[name] = out.model.forces[-1]

@@ -147,10 +147,12 @@ class PandaServo:
         return _arm("panda", "panda-servo", PandaServo.DEFAULTS, parameters, PandaServo.build.__doc__)
 
 
-def _legged(robot, name, p, pose, doc):
-    """A quadruped on a floating base, started in ``pose`` (joint name -> value, rad from the
-    file's zero pose) with its feet ``drop`` m above the ground, each joint servoed to its start."""
+def _legged(robot, name, p, pose_of, doc):
+    """A quadruped on a floating base, started in the pose ``pose_of(joints)`` (the file's joints
+    by name -> value, rad from the file's zero pose) with its feet ``drop`` m above the ground, each
+    joint servoed to its start."""
     first = _load(robot, floating_base=True)
+    pose = pose_of(first.joints)
     first.set_pose(pose)
     base = (0.0, 0.0, p["drop"] - lowest_point(first.model))  # the feet drop m above the ground
     loaded = _load(robot, floating_base=True, base_position=base)
@@ -173,8 +175,8 @@ class Solo12Stand:
     def build(**parameters) -> Scene:
         """ODRI's Solo-12 from example-robot-data dropped onto the ground on servoed straight legs."""
         p = override(Solo12Stand.DEFAULTS, parameters, "solo12-stand")
-        joints = _load("solo12", floating_base=True).joints
-        return _legged("solo12", "solo12-stand", p, dict.fromkeys(joints, 0.0), Solo12Stand.build.__doc__)
+        straight = lambda joints: dict.fromkeys(joints, 0.0)  # noqa: E731
+        return _legged("solo12", "solo12-stand", p, straight, Solo12Stand.build.__doc__)
 
 
 class A1Stand:
@@ -187,6 +189,8 @@ class A1Stand:
     def build(**parameters) -> Scene:
         """Unitree's A1 from example-robot-data dropped onto the ground in a standing pose, servoed there."""
         p = override(A1Stand.DEFAULTS, parameters, "a1-stand")
-        joints = _load("a1", floating_base=True).joints
-        pose = {name: 0.0 if "hip" in name else p["thigh"] if "thigh" in name else p["calf"] for name in joints}
+
+        def pose(joints):
+            return {name: 0.0 if "hip" in name else p["thigh"] if "thigh" in name else p["calf"] for name in joints}
+
         return _legged("a1", "a1-stand", p, pose, A1Stand.build.__doc__)

@@ -19,7 +19,7 @@ from ..run.errors import step_error
 from ..step_result import StepResult
 from ..step_work import IslandAnswers
 from .assembly import EMPTY, accept, sparse_rows
-from .coulomb_rows import BoundedRows
+from .coulomb_rows import BoundedRows, split, widened
 from .second_solve import islands_to_solve, kept_answer
 
 
@@ -54,9 +54,7 @@ def coulomb_groups(sim, work, state, k, rhs, u, e_N, h):
             rhs[g.columns], u[g.rows], e_N[c], work.normal_compliance[c], work.bilateral_compliance[g.rows], bounded,
         )  # fmt: skip
         middle = time.perf_counter()
-        mu, start_guess = work.mu[c], None if guess is None else guess[rows]
-        if bounded is not None:
-            mu, start_guess = bounded.mu(mu), bounded.guess(start_guess)
+        mu, start_guess = widened(bounded, work.mu[c], None if guess is None else guess[rows])
         if b.size:
             result = solve_fc(sim, W, b, mu, start_guess, sim.method)
             result, retried = accept(
@@ -65,13 +63,12 @@ def coulomb_groups(sim, work, state, k, rhs, u, e_N, h):
             fallback = fallback or retried
             iterations += result.iterations
             residual[j] = result.relative_residual
-            impulse[rows] = result.r[: rows.size]
             x = free + response @ result.r
-            extra = result.r[rows.size :]
+            impulse[rows], bilateral[g.rows] = split(bounded, result.r, rows.size, x[n_g:])
         else:  # a mechanism without contacts or bounded rows: its bilateral system alone
-            x, extra = free, np.zeros(0)
+            x = free
+            bilateral[g.rows] = x[n_g:]
         v_new[g.columns] = x[:n_g]
-        bilateral[g.rows] = x[n_g:] if bounded is None else bounded.impulses(x[n_g:], extra)
         work.time(start, middle, time.perf_counter())
     work.islands = IslandAnswers(residual)
     per = impulse.reshape(r, 3) / h
@@ -225,13 +222,10 @@ def solve_coulomb(sim, work, state, k, rhs, u, e_N, h):
             b[2::3] -= H[2::3] @ state.v
         else:  # 2 J(q_m) v_m - J(q) v at the step's end, 2 J(q_m) v_m at its middle
             b.reshape(-1, 3)[:, 1:] -= work.friction_point.law_slip
-    mu, guess = work.mu, state.impulse_guess
-    if bounded is not None:
-        mu, guess = bounded.mu(mu), bounded.guess(guess)
+    mu, guess = widened(bounded, work.mu, state.impulse_guess)
     result, fallback = solve_accepted(sim, work, state, W, b, mu, guess, start)
     x = free + response @ result.r
-    impulse = result.r[: 3 * r]
-    bilateral = x[n:] if bounded is None else bounded.impulses(x[n:], result.r[3 * r :])
+    impulse, bilateral = split(bounded, result.r, 3 * r, x[n:])
     per = impulse.reshape(r, 3) / h
     friction = per[:, 1, None] * k.tangent[:, 0] + per[:, 2, None] * k.tangent[:, 1]
     return StepResult(
@@ -260,7 +254,7 @@ def delassus(sim, state, mass, inertia, A, H, rhs, u, e_N, CN, CA, bounded: Boun
     if bounded is not None:
         rows_b = A[bounded.rows]
         rhs = rhs + np.asarray(rows_b.T @ bounded.center).reshape(-1)  # the bounds' middles act as known impulses
-        H = np.vstack([H, bounded.stacked(A)])
+        H = np.vstack([H, bounded.stacked(rows_b)])
         u_b, CA_b = u[bounded.rows], CA[bounded.rows]
         A, u, CA = A[bounded.equal], u[bounded.equal], CA[bounded.equal]
     n, m = H.shape[1], A.shape[0]

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.sparse as sp
 
-__all__ = ["BoundedRows"]
+__all__ = ["BoundedRows", "widened", "split"]
 
 
 @dataclass(frozen=True)
@@ -62,9 +62,9 @@ class BoundedRows:
         """Which embedded rows have both bounds finite (a contact with mu = 1 and a held normal)."""
         return np.isfinite(self.half)
 
-    def stacked(self, A) -> np.ndarray:
-        """(3 k, n) rows of the embedded contacts, in the order (normal, t1, t2) of each."""
-        a = A[self.rows]
+    def stacked(self, a) -> np.ndarray:
+        """(3 k, n) rows of the embedded contacts, in the order (normal, t1, t2) of each, from the
+        bounded rows ``a`` (k, n; dense or sparse)."""
         a = a.toarray() if sp.issparse(a) else np.asarray(a)
         out = np.zeros((3 * self.rows.size, a.shape[1]))
         two = self.two_sided
@@ -113,3 +113,17 @@ class BoundedRows:
         r = r_rows.reshape(-1, 3)
         out[self.rows] = self.center + self.sign * np.where(self.two_sided, r[:, 1], r[:, 0])
         return out
+
+
+def widened(bounded: BoundedRows | None, mu, guess):
+    """(mu, guess) of the problem with ``bounded``'s contacts after the contacts' own (as they are
+    without bounded rows)."""
+    return (mu, guess) if bounded is None else (bounded.mu(mu), bounded.guess(guess))
+
+
+def split(bounded: BoundedRows | None, r, contacts: int, equal):
+    """(the contacts' reactions r[:contacts], the (m,) bilateral impulses) of a solved problem:
+    ``equal`` the eliminated rows' multipliers, the bounded rows' from their contacts' reactions."""
+    if bounded is None:
+        return r[:contacts], equal
+    return r[:contacts], bounded.impulses(equal, r[contacts:])

@@ -23,7 +23,7 @@ from ..step_work import IslandAnswers
 from .assembly import accept, assemble_rows, call, sparse_rows
 from .choice import WHOLE_SIZE
 from .coulomb import delassus, solve_accepted, stacked_rows
-from .coulomb_rows import BoundedRows
+from .coulomb_rows import BoundedRows, split, widened
 from .second_solve import islands_to_solve
 from .sparse_island import (
     answer_codes,
@@ -436,22 +436,18 @@ def _coulomb(sim, work, state, k, det, rhs, u, e_N, h):
             W, b = 2.0 * W, 2.0 * b
             b[1::3] -= H_g[1::3] @ state.v[cols]
             b[2::3] -= H_g[2::3] @ state.v[cols]
-        mu_x, guess_x = mu[x], guess[rows3]
-        if bounded is not None:
-            mu_x, guess_x = bounded.mu(mu_x), bounded.guess(guess_x)
+        mu_x, guess_x = widened(bounded, mu[x], guess[rows3])
         if b.size:
             result, retried = solve_accepted(sim, work, state, W, b, mu_x, guess_x, start)
             fallback = fallback or retried
             iterations += result.iterations
             residual[j], on_sparse[j] = result.relative_residual, False
-            impulse[rows3] = result.r[: rows3.size]
             solution = free + response @ result.r
-            extra = result.r[rows3.size :]
+            impulse[rows3], bilateral[part.rows] = split(bounded, result.r, rows3.size, solution[cols.size :])
         else:  # a mechanism without contacts or bounded rows: its bilateral system alone
-            solution, extra = free, np.zeros(0)
+            solution = free
+            bilateral[part.rows] = solution[cols.size :]
         v_new[cols] = solution[: cols.size]
-        equal = solution[cols.size :]
-        bilateral[part.rows] = equal if bounded is None else bounded.impulses(equal, extra)
     work.islands = IslandAnswers(residual, sparse=on_sparse, impulse=impulse)
     sparse = int(on_sparse.sum())
     per = impulse.reshape(R, 3) / h
