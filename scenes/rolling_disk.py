@@ -113,21 +113,26 @@ def critical_speed(**parameters) -> float:
     return brentq(lambda v: oscillation_square(v, **parameters), 0.05, 2.0, xtol=1e-14, rtol=1e-14)
 
 
-def transient(t_end: float = 87.0, speed: float = 0.4116, roll_rate: float = -0.01, samples: int = 8701) -> dict:
-    """The Fig. 5-6 transient by integrating the state equations (Eq. 22): paths of the centre
-    and the contact point, contact force (= m (a_c - g)) and its in-plane / normal ratio."""
+def transient_path(t_end: float = 87.0, speed: float = 0.4116, roll_rate: float = -0.01, samples: int = 8701) -> dict:
+    """The path part of :func:`transient` (times, states, the centre's and the contact point's
+    paths), the same numbers, without the contact force: where only the path is wanted this
+    leaves out compiling the force for another number of samples."""
     disk = system()
     p = disk.params()
     x0 = np.array([0.0, roll_rate, speed / p["radius"], 0.0, 0.0, 0.0, 0.0, 0.0])
     t, states = disk.simulate(x0, t_end, samples=samples)
-    forces = disk.forces_along(t, states)[:, 0]
+    return {"t": t, "states": states, "centre": disk.poses_along(t, states)[0][:, 0], "contact": states[:, 6:8]}
+
+
+def transient(t_end: float = 87.0, speed: float = 0.4116, roll_rate: float = -0.01, samples: int = 8701) -> dict:
+    """The Fig. 5-6 transient by integrating the state equations (Eq. 22): paths of the centre
+    and the contact point, contact force (= m (a_c - g)) and its in-plane / normal ratio."""
+    path = transient_path(t_end, speed, roll_rate, samples)
+    t, states = path["t"], path["states"]
+    forces = system().forces_along(t, states)[:, 0]
     ratio = np.linalg.norm(forces[:, :2], axis=1) / forces[:, 2]
-    centres = disk.poses_along(t, states)[0][:, 0]
     return {
-        "t": t,
-        "states": states,
-        "centre": centres,
-        "contact": states[:, 6:8],
+        **path,
         "force": forces,
         "force_ratio": ratio,
         "max_force_ratio": float(ratio.max()),

@@ -98,7 +98,7 @@ def test_friction_limited_rolling_disk_is_second_order_as_ideal_rolling():
     from scenes import rolling_disk
 
     t_end = 5.0
-    exact = rolling_disk.transient(t_end=t_end, samples=2)["centre"][-1]
+    exact = rolling_disk.transient_path(t_end=t_end, samples=2)["centre"][-1]
     errors = []
     for h in (4e-3, 2e-3):
         model = rolling_disk.build(rolling="friction", mu=1.0, dt=h).model

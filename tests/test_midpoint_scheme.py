@@ -53,7 +53,7 @@ def test_rolling_disk_is_second_order_against_its_state_equations():
     from scenes import rolling_disk
 
     t_end = 5.0
-    exact = rolling_disk.transient(t_end=t_end, samples=2)["centre"][-1]
+    exact = rolling_disk.transient_path(t_end=t_end, samples=2)["centre"][-1]
     errors = []
     for h in (4e-3, 2e-3):
         run = Simulation(rolling_disk.build(dt=h).model, "regularized", h, position_update="midpoint").run(t_end)

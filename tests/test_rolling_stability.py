@@ -134,7 +134,7 @@ def test_rolling_disk_transient_wobbles_with_force_ratio_at_most_0_52():
 # --- rolling constraints in the LCP time stepper ---------------------------------------------
 @pytest.mark.parametrize("friction", ["coulomb", "regularized"])
 def test_ideal_rolling_stepper_converges_to_the_state_equations(friction):
-    reference = rolling_disk.transient(t_end=12.0, samples=1201)
+    reference = rolling_disk.transient_path(t_end=12.0, samples=1201)
     errors = []
     for h in (2e-3, 1e-3):
         scene = rolling_disk.build(dt=h, t_end=12.0)
