@@ -11,6 +11,9 @@
 #                   third-party exact-Coulomb problems against Siconos, ~30 min; approximations,
 #                   the friction models scored on those problems, ~45 min), results in results/
 #   ./dev.sh reproduce   every paper check and figure besides the wheel comparison (results/, ~10 min)
+#   ./dev.sh gallery-store [SCENE ...]   runs the paper reproductions that take minutes and stores
+#                   their figures and numbers for the documentation's gallery
+#                   (docs/examples/papers/stored/, ~25 min for all)
 # Set-up (idempotent): Debian's python3-siconos through apt where apt is usable (root or
 # sudo), a venv at .venv made from /usr/bin/python3 with --system-site-packages (so Siconos
 # is visible), NumPy < 2 (Siconos is built against NumPy 1.x), and lcpdyn installed editable
@@ -81,8 +84,11 @@ build_docs() {
   local begun
   begun=$(date +%s)
   echo "dev.sh: documentation site (Sphinx, -W -n) into docs/_build/html"
-  rm -rf docs/_build/html docs/_build/doctrees
-  if OPENBLAS_NUM_THREADS=1 MPLBACKEND=Agg $CURRENT/bin/python -m sphinx -b html -W -n --keep-going -q \
+  rm -rf docs/_build/html docs/_build/doctrees docs/gallery  # every gallery script runs again
+  # the gallery's scripts share the current test leg's persistent XLA cache (tests/conftest.py):
+  # the scenes they build with their defaults are the programs the tests compiled
+  if JAX_PLATFORMS=cpu JAX_COMPILATION_CACHE_DIR="$PWD/.cache/jax-current" JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS=0.2 \
+     OPENBLAS_NUM_THREADS=1 MPLBACKEND=Agg $CURRENT/bin/python -m sphinx -b html -W -n --keep-going -q \
        -d docs/_build/doctrees docs docs/_build/html; then
     echo "dev.sh: documentation built in $(( $(date +%s) - begun )) s: open docs/_build/html/index.html"
   else
@@ -191,6 +197,7 @@ case "$cmd" in
   demo) setup; exec $VENV/bin/python -m lcpdyn demo "$@" ;;
   reproduce) setup; exec $VENV/bin/python -m lcpdyn reproduce rolling-disk swivel-shimmy caster-shimmy road-wheel incline-pendulum beam-tyre-shimmy half-car wheelset-klingel wheelset-hunting "$@" ;;
   test) run_tests "$@" ;;
+  gallery-store) setup; exec env MPLBACKEND=Agg OPENBLAS_NUM_THREADS=1 $VENV/bin/python docs/examples/papers/_stored.py "$@" ;;
   docs) setup_current; build_docs ;;
   bench)
     setup
@@ -213,5 +220,5 @@ case "$cmd" in
       all) $VENV/bin/python benchmarks/bench_solvers.py && exec $VENV/bin/python benchmarks/bench_wheel.py ;;
       *) echo "usage: ./dev.sh bench [solvers|wheel|scale|sweep|fc3d|approximations|beam|all] [args...]" >&2; exit 2 ;;
     esac ;;
-  *) echo "usage: ./dev.sh {demo|test|docs|bench|reproduce|setup} [args...]" >&2; exit 2 ;;
+  *) echo "usage: ./dev.sh {demo|test|docs|bench|reproduce|gallery-store|setup} [args...]" >&2; exit 2 ;;
 esac

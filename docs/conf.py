@@ -24,9 +24,15 @@ copyright = "2026, lcpdyn developers"
 release = version = lcpdyn.__version__
 
 # sphinx-mathjax-offline: MathJax copied into the site, so the equations render without a network
-extensions = ["myst_parser", "sphinx.ext.autodoc", "sphinx.ext.mathjax", "sphinx-mathjax-offline"]
-source_suffix = {".md": "markdown"}
-exclude_patterns = ["_build"]
+extensions = [
+    "myst_parser",
+    "sphinx.ext.autodoc",
+    "sphinx.ext.mathjax",
+    "sphinx-mathjax-offline",
+    "sphinx_gallery.gen_gallery",
+]
+source_suffix = {".md": "markdown", ".rst": "restructuredtext"}  # reST: the gallery's generated pages
+exclude_patterns = ["_build", "examples"]
 myst_enable_extensions = ["dollarmath", "amsmath"]
 myst_heading_anchors = 3
 html_theme = "furo"
@@ -40,6 +46,24 @@ autodoc_default_options = {"members": True, "ignore-module-all": True}
 # references into other projects' documentation are not checked here (the build needs no network)
 _OTHERS = "numpy|scipy|jax|h5py|pathlib|dataclasses|matplotlib|dask|xarray|mujoco|coal"
 nitpick_ignore_regex = [(r"py:.*", rf"({_OTHERS})(\..*)?")]
+
+# --- the gallery: docs/examples/*/plot_*.py run at each build, their figures and output shown ----
+
+sys.path.insert(0, str(ROOT / "docs"))
+sphinx_gallery_conf = {
+    "examples_dirs": "examples",
+    "gallery_dirs": "gallery",
+    "filename_pattern": r"/plot_",  # every example runs; a failing one fails the build
+    "ignore_pattern": r"^_",  # helpers beside the examples (papers/_stored.py)
+    "capture_repr": (),  # printed output only, not the value of a block's last expression
+    "image_scrapers": ("matplotlib", "gallery_figures.written_figures"),
+    "within_subsection_order": "FileNameSortKey",
+    "subsection_order": ["examples/papers", "examples/scenes", "examples/robots"],
+    "download_all_examples": False,
+    "remove_config_comments": True,
+    "show_memory": False,
+    "min_reported_time": 1,
+}
 
 # --- the API reference: one page per package, every module of it (generated at each build) -----
 

@@ -104,6 +104,14 @@ class ModelFile:
         coordinates), as ``load_model(..., pose=pose)`` does (:func:`lcpdyn.model_file_inputs.set_pose`)."""
         set_pose(*self._compiled, pose)
 
+    @property
+    def mujoco_model(self):
+        """MuJoCo's compiled model (``mujoco.MjModel``) of the same file, as this was read from it:
+        ``package://`` meshes resolved, a free joint on the root where ``floating_base`` asked
+        for one. The peer of a cross-check: a joint's coordinate here is MuJoCo's ``qpos`` less
+        its ``qpos0``."""
+        return self._compiled[1]
+
 
 def _mujoco():
     try:

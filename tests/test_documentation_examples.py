@@ -17,7 +17,7 @@ ROOT = Path(__file__).resolve().parents[1]
 
 def test_the_engine_example_runs(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
-    namespace = readme_example("# Using the engine")
+    namespace = readme_example("# Building a model")
     trajectory = namespace["trajectory"]
     assert (tmp_path / "wheel.npz").exists()
     assert np.all(trajectory.solver_status == 0)
@@ -43,7 +43,7 @@ def test_the_tyre_example_prints_what_it_claims(capsys):
     assert capsys.readouterr().out.strip() == "wheel/footprint 2 2"
 
 
-IN_PROCESS = ("Using the engine", "Flexible beams", "Moreland's tyre")  # the tests above
+IN_PROCESS = ("Building a model", "Flexible beams", "Moreland's tyre")  # the tests above
 
 
 def _python_examples():
@@ -86,3 +86,32 @@ def test_every_example_runs_in_an_empty_folder(tmp_path, page, line, code):
         [sys.executable, "example.py"], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=900
     )
     assert done.returncode == 0, f"{page} line {line}:\n{done.stderr[-3000:]}"
+
+
+def test_the_gallery_has_a_page_for_every_scene():
+    """Every scene of the catalogue (run, stability and paper reproductions) has a gallery script
+    that builds it, runs its report or shows its stored report; every stored reproduction's
+    figures and numbers are in the checkout, with their provenance."""
+    import json
+
+    from scenes import REPORTS, SCENES, STABILITY
+
+    examples = ROOT / "docs" / "examples"
+    scripts = {path: path.read_text() for path in examples.glob("*/plot_*.py")}
+    named = set()
+    for text in scripts.values():
+        named.update(re.findall(r'(?:build_scene|show)\("([a-z0-9-]+)"', text))
+        named.update(m.replace("_", "-") for m in re.findall(r"from scenes import (\w+)$", text, re.M))
+    missing = sorted((set(SCENES) | set(STABILITY) | set(REPORTS)) - named)
+    assert not missing, f"scenes without a gallery page: {missing}"
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("_stored", examples / "papers" / "_stored.py")
+    stored = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(stored)
+    SLOW, STORED = stored.SLOW, stored.STORED
+    for scene in SLOW:
+        content = json.loads((STORED / f"{scene}.json").read_text())
+        assert content["scene"] == scene and content["numbers"] and content["provenance"]["commit"] != "unknown"
+        assert list(STORED.glob(f"{scene}-*.png")), scene
+        assert any(f'show("{scene}")' in text for text in scripts.values()), scene

@@ -162,3 +162,14 @@ def test_actuators_lcpdyn_does_not_take_are_named():
     assert set(loaded.actuators) == {"hold"}
     with pytest.warns(ModelFileWarning, match="actuator 'spin': not taken\n"):
         load_model(xml, actuators=False)
+
+
+def test_the_loaded_file_gives_mujocos_model_of_it():
+    """``ModelFile.mujoco_model`` is MuJoCo's compiled model of the file as lcpdyn read it: its
+    joints by the same names, their coordinates from the same ``qpos0`` (the cross-check's peer)."""
+    loaded = load_model(_arm(ref=0.3))
+    m = loaded.mujoco_model
+    assert isinstance(m, mujoco.MjModel)
+    names = [mujoco.mj_id2name(m, mujoco.mjtObj.mjOBJ_JOINT, j) for j in range(m.njnt)]
+    assert names == list(loaded.joints) == ["shoulder", "wrist"]
+    assert m.qpos0[0] == pytest.approx(0.3)  # the hinge's reference: lcpdyn's coordinate is qpos - qpos0
