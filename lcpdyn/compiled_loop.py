@@ -390,8 +390,8 @@ def _chunk_function(model, layout, static, newton_tolerance):
                 bound = h * mu_now * normal_force
                 return (D_block, jnp.zeros(2 * r), jnp.zeros(2 * r), bound.repeat(2),
                         jnp.broadcast_to(jnp.eye(2), (r, 2, 2)), jnp.zeros(r, bool))  # fmt: skip
-            speed = jnp.sqrt(slip[:, 0] ** 2 + slip[:, 1] ** 2)
-            magnitude = jnp.sqrt(previous[:, 0] ** 2 + previous[:, 1] ** 2)
+            speed = _length(slip[:, 0], slip[:, 1])
+            magnitude = _length(previous[:, 0], previous[:, 1])
             kinetic = speed > v_th
             kinetic_bound = mu_now * normal_force
             static_bound = mu_static * normal_force
@@ -560,6 +560,14 @@ def _chunk_function(model, layout, static, newton_tolerance):
 
     chunk.kinematics, chunk.advance = kinematics, advance  # the batch's scan (lcpdyn.batch) steps with these
     return chunk
+
+
+def _length(x, y):
+    """sqrt(x² + y²), 0 where both are 0, with a finite derivative there (0: a resting contact's
+    slip or a zero force carries no gradient through its length) -- the same numbers as jnp.sqrt."""
+    square = x * x + y * y
+    positive = square > 0.0
+    return jnp.where(positive, jnp.sqrt(jnp.where(positive, square, 1.0)), 0.0)
 
 
 def _update_positions(q, v, h, nb):

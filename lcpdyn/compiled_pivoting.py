@@ -5,8 +5,11 @@ elimination of small basic systems, and Júdice–Pires' basic-set pivoting (Jú
 
 from __future__ import annotations
 
+from functools import partial
+
 import jax
 import jax.numpy as jnp
+import numpy as np
 
 __all__ = ["midpoint", "inverse3", "eliminate", "pivot"]
 
@@ -72,26 +75,34 @@ def eliminate(A, b):
     return x
 
 
+def _on_set(W, rhs, lo, hi, codes):
+    """y on the active set ``codes`` (-1 at lo, +1 at hi, 0 basic): W_BB y_B = -rhs_B - W_BN y_N."""
+    basic = codes == 0
+    value = jnp.where(codes < 0, lo, jnp.where(codes > 0, hi, 0.0))
+    A = jnp.where(basic[:, None] & basic[None, :], W, jnp.eye(rhs.shape[0]))
+    return eliminate(A, jnp.where(basic, -rhs - W @ value, value))
+
+
+@partial(jax.custom_jvp, nondiff_argnums=(5,))
 def pivot(W, rhs, lo, hi, codes, max_iterations):
     """Júdice–Pires basic-set pivoting -- block exchanges of every infeasible variable while the
     number of infeasibilities sets new minima, at most ``_BLOCK_STALL`` exchanges without one, then
     Murty's single exchange of the least infeasible index -- on the contact unknowns' bounded LCP
     w = W y + rhs, lo <= y <= hi -- Eq. (30) with the velocities eliminated through the
     block-diagonal M (the same basic sets as on Eq. 30 itself, smaller systems): returns
-    (y, basic solves, converged, final codes)."""
+    (y, basic solves, converged, final codes). Differentiable in (W, rhs, lo, hi): the derivative
+    of y is that of the final active set's basic solve (implicit differentiation on the active
+    set, :mod:`solvers.sensitivity`); the pivoting itself is not differentiated, and a run that
+    is not differentiated computes exactly what it did without the rule."""
     size = rhs.shape[0]
     fixed = lo == hi
     codes = jnp.where(fixed, -1, codes).astype(jnp.int8)
-    eye = jnp.eye(size)
     index = jnp.arange(size)
     bound = jnp.maximum(jnp.abs(lo), jnp.where(jnp.isfinite(hi), jnp.abs(hi), 0.0))
 
     def solve(codes):
         basic = codes == 0
-        value = jnp.where(codes < 0, lo, jnp.where(codes > 0, hi, 0.0))
-        both = basic[:, None] & basic[None, :]
-        A = jnp.where(both, W, eye)
-        y = eliminate(A, jnp.where(basic, -rhs - W @ value, value))
+        y = _on_set(W, rhs, lo, hi, codes)
         w = W @ y + rhs
         row = jnp.abs(rhs) + jnp.abs(W) @ jnp.abs(y)
         slack = _ROUNDING * jnp.maximum(bound, jnp.abs(y))
@@ -124,3 +135,13 @@ def pivot(W, rhs, lo, hi, codes, max_iterations):
     solved = ~jnp.any(infeasible) & jnp.all(jnp.isfinite(y))
     y = jnp.clip(y, lo, hi)  # rounding-level excursions onto their bounds (the host judges the answer)
     return y, k + 1, solved, codes  # basic solves, as judice-pires counts them
+
+
+@pivot.defjvp
+def _pivot_tangent(max_iterations, primals, tangents):
+    W, rhs, lo, hi, codes = primals
+    out = pivot(W, rhs, lo, hi, codes, max_iterations)
+    final = out[3]
+    _, dy = jax.jvp(lambda *data: _on_set(*data, final), (W, rhs, lo, hi), tangents[:4])
+    zero = jax.dtypes.float0
+    return out, (dy, np.zeros((), zero), np.zeros((), zero), np.zeros(final.shape, zero))

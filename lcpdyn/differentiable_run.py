@@ -1,0 +1,121 @@
+"""A run as a differentiable JAX function of its initial state and its numbers (issue 49, item 2).
+
+:class:`DifferentiableRun` takes a :class:`~lcpdyn.stepper.Simulation` of a scene the compiled
+loop takes (:func:`lcpdyn.compiled_loop.unsupported`: the regularized or box model, rigid
+contacts, no joints) and gives its run of ``steps`` steps as a pure function of (q0, v0, mu,
+constants, floats): the compiled loop's own traced step (:mod:`lcpdyn.compiled_loop`) in a
+``lax.scan``, each step under ``jax.checkpoint`` so that reverse mode stores one state per
+step, not every intermediate. ``jax.grad``, ``jax.jvp`` and ``jax.jacobian`` take it: the
+pivoting's answer is differentiated on its final active set (``compiled_pivoting.pivot``'s
+rule; implicit differentiation, as :mod:`solvers.sensitivity`), everything else by JAX.
+
+What a derivative means: that of the motion on the active sets and friction branches the run
+took. Where a step switches (a contact that starts or stops slipping, touches or lifts, a
+regularized contact crossing its velocity threshold) the motion has one-sided derivatives
+only, and the derivative given is that of the side the run is on; the run's outputs carry each
+step's active set and branch so that a window can be checked for switches (``kinetic``).
+
+Nothing is taken on the traced step's word: every step's flag ``ok`` says whether its pivoting
+converged and everything stayed finite; a run with a step not ok is not a solution, and its
+derivative means nothing (:meth:`DifferentiableRun.check` raises, naming the step).
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from .compiled_loop import CompiledLoop, _chunk_function, unsupported
+from .kernels import GYROSCOPIC_NEWTON_TOLERANCE
+
+__all__ = ["DifferentiableRun", "RunOutputs", "CONSTANTS"]
+
+#: The entries of the ``constants`` input, by name: h (s), the bristles' compliance 1/(k_T h²)
+#: of the regularized model, its velocity threshold v_th (m/s), the gap stabilization β, the
+#: static-friction threshold (m/s) and the tolerance the pivoting judges rounding by.
+CONSTANTS = ("dt", "compliance", "velocity_threshold", "stabilization", "static_threshold", "tolerance")
+
+
+class RunOutputs(NamedTuple):
+    """Per step (leading axis ``steps``): q+ and v+ (the generalized coordinates and velocities,
+    as ``Simulation.q`` and ``.v``), the contacts' normal forces λ_N (N) and friction forces λ_T
+    (N, world), their slips (m/s, world), which were on the regularized model's kinetic branch,
+    and ``ok``: the step's pivoting converged and everything stayed finite."""
+
+    q: jnp.ndarray
+    v: jnp.ndarray
+    normal_force: jnp.ndarray
+    friction_force: jnp.ndarray
+    slip: jnp.ndarray
+    kinetic: jnp.ndarray
+    ok: jnp.ndarray
+
+
+class DifferentiableRun:
+    """The run of ``sim`` for ``steps`` steps from t = 0 as a JAX function (module docstring).
+
+    Call it as ``run(q0, v0, mu, constants, floats)`` (all float64 arrays; ``run.inputs`` are
+    the simulation's own values) inside :func:`lcpdyn.precision.float64`; it returns
+    :class:`RunOutputs`. ``checkpoint=False`` keeps every step's intermediates for reverse mode
+    instead of recomputing them (memory growing with the steps; on the Peiret wheel it was also
+    slower, 28x a forward run against 4.5x with checkpoints, 1,000 steps). A
+    scene the compiled loop does not take, or whose friction model needs several passes per
+    step, is refused with the reasons."""
+
+    def __init__(self, sim, steps: int, checkpoint: bool = True):
+        reasons = unsupported(sim)
+        if reasons:
+            why = "; ".join(reasons)
+            raise ValueError(f"DifferentiableRun: the compiled step does not take this simulation: {why}")
+        loop = CompiledLoop(sim)
+        if loop.static[7] > 1:
+            raise ValueError(
+                "DifferentiableRun: the friction model's bases are settled by passes within a step "
+                "(static_bound='cone'), which are not differentiated yet"
+            )
+        if int(steps) != steps or steps < 1:
+            raise ValueError(f"DifferentiableRun: steps must be a whole number >= 1, got {steps!r}")
+        self.steps, self.checkpoint = int(steps), bool(checkpoint)
+        self._single = _chunk_function(loop._model, loop.layout, loop.static, GYROSCOPIC_NEWTON_TOLERANCE)
+        floats, ints, mu, mu_static, constants = loop.numbers
+        self._ints, self._mu_static = ints, mu_static
+        q0, v0 = sim.model.initial_state()
+        self.inputs = {"q0": np.asarray(q0, float), "v0": np.asarray(v0, float), "mu": np.asarray(mu),
+                       "constants": np.asarray(constants), "floats": np.asarray(floats)}  # fmt: skip
+        self._contacts, self._size = loop.static[1], loop.size
+        self._traced = jax.jit(self._run)  # traced and compiled at the first call, once per run object
+
+    def __call__(self, q0, v0, mu, constants, floats) -> RunOutputs:
+        q0, v0, mu, constants, floats = (jnp.asarray(a) for a in (q0, v0, mu, constants, floats))
+        for name, a in zip(("q0", "v0", "mu", "constants", "floats"), (q0, v0, mu, constants, floats)):
+            if a.dtype != jnp.float64:
+                raise TypeError(
+                    f"DifferentiableRun: {name} has dtype {a.dtype}; call it inside lcpdyn.precision.float64()"
+                )
+        return self._traced(q0, v0, mu, constants, floats)
+
+    def _run(self, q0, v0, mu, constants, floats) -> RunOutputs:
+        single, ints, mu_static, r = self._single, self._ints, self._mu_static, self._contacts
+        kin = single.kinematics(q0, v0, 0.0 * constants[0], floats, ints)
+        state = (q0, v0, kin, jnp.zeros(r), jnp.zeros((r, 3)), jnp.zeros(self._size, jnp.int8))
+
+        def body(state, number):
+            ok, new, row = single.advance(number, *state, floats, ints, mu, mu_static, constants)
+            q, v, normal, friction, slip, _, kinetic = row[:7]
+            return new, RunOutputs(q, v, normal, friction, slip, kinetic, ok)
+
+        _, outputs = jax.lax.scan(jax.checkpoint(body) if self.checkpoint else body, state, jnp.arange(self.steps))
+        return outputs
+
+    @staticmethod
+    def check(outputs: RunOutputs) -> None:
+        """Raises ``ArithmeticError`` naming the first step that is not ``ok``."""
+        ok = np.asarray(outputs.ok)
+        if not ok.all():
+            raise ArithmeticError(
+                f"DifferentiableRun: step {int(np.argmin(ok))} did not solve (its pivoting did not converge or a "
+                "number was not finite); the run is not a solution and its derivative means nothing"
+            )

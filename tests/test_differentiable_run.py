@@ -1,0 +1,104 @@
+"""A run as a differentiable JAX function (lcpdyn.differentiable_run; issue 49, item 2): jax.grad
+of a run's final state against the discrete closed form of a sliding sphere and against
+central finite differences on the Peiret wheel, on windows without switches; the compiled
+step's forward numbers unchanged by the derivative rule; what it does not take refused."""
+
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+from lcpdyn.differentiable_run import CONSTANTS, DifferentiableRun, RunOutputs
+from lcpdyn.precision import float64
+from scenes import build_scene
+
+
+@pytest.mark.parametrize("friction", ["regularized", "box"])
+def test_a_sliding_spheres_gradient_is_its_discrete_closed_form(friction):
+    """80 steps of sliding (t* = 117 steps: no switch): x_N = x_0 + N h v0 - mu g h² N(N-1)/2 under
+    the step's symplectic update, so dx_N/dv0 = N h and dx_N/dmu = -g h² N(N-1)/2 exactly."""
+    scene = build_scene("sliding-sphere")
+    run = DifferentiableRun(scene.simulation(friction), 80)
+    x = run.inputs
+    with float64():
+
+        def final_x(v0, mu):
+            return run(x["q0"], v0, mu, x["constants"], x["floats"]).q[-1, 0]
+
+        outputs = run(**x)
+        dv0, dmu = jax.grad(final_x, argnums=(0, 1))(x["v0"], x["mu"])
+    DifferentiableRun.check(outputs)
+    h, g, N = scene.dt, scene.parameters["gravity"], 80
+    assert np.all(np.linalg.norm(np.asarray(outputs.slip)[:, 0], axis=1) > 0.1)  # sliding throughout
+    assert float(dv0[0]) == pytest.approx(N * h, rel=1e-12)
+    assert float(dmu[0]) == pytest.approx(-g * h * h * N * (N - 1) / 2, rel=1e-12)
+
+
+def test_the_wheels_gradient_is_the_finite_difference():
+    """The Peiret wheel under the regularized model, 300 steps of its sliding phase (every step
+    kinetic: no switch): the gradient of a loss of its final position and spin with respect to
+    its initial velocity (a random direction), mu and h agrees with central differences at
+    e = 1e-6 to 1e-6 relative."""
+    scene = build_scene("wheel")
+    run = DifferentiableRun(scene.simulation("regularized"), 300)
+    x = run.inputs
+    with float64():
+
+        def loss(v0, mu, constants):
+            out = run(x["q0"], v0, mu, constants, x["floats"])
+            return out.q[-1, 0] + out.q[-1, 1] + 0.1 * out.v[-1, 5]
+
+        outputs = run(**x)
+        grads = jax.grad(loss, argnums=(0, 1, 2))(x["v0"], x["mu"], x["constants"])
+        direction = np.random.default_rng(0).normal(size=6)
+        dt = np.zeros_like(x["constants"])
+        dt[CONSTANTS.index("dt")] = 1.0
+        e = 1e-6
+        for grad, at, along in (
+            (grads[0], (x["v0"], x["mu"], x["constants"]), (direction, 0.0, 0.0)),
+            (grads[1], (x["v0"], x["mu"], x["constants"]), (0.0, 1.0, 0.0)),
+            (grads[2], (x["v0"], x["mu"], x["constants"]), (0.0, 0.0, dt * 1e-3)),
+        ):
+            plus = loss(*(a + e * b for a, b in zip(at, along)))
+            minus = loss(*(a - e * b for a, b in zip(at, along)))
+            central = float(plus - minus) / (2 * e)
+            exact = sum(float(np.sum(np.asarray(gr) * b)) for gr, b in zip(grads, along))
+            assert exact == pytest.approx(central, rel=1e-6), (grad, exact, central)
+    DifferentiableRun.check(outputs)
+    assert np.asarray(outputs.kinetic).all()
+
+
+def test_the_derivative_rule_leaves_the_runs_numbers_as_they_were():
+    """The differentiable run's forward numbers are the compiled loop's own chunk (the code a
+    simulation's run takes for this scene), bit for bit: the pivoting's derivative rule and the
+    guarded lengths change no number of an undifferentiated run."""
+    from lcpdyn.compiled_loop import CompiledLoop
+
+    scene = build_scene("wheel")
+    sim = scene.simulation("regularized")
+    run = DifferentiableRun(sim, 50)
+    with float64():
+        outputs = run(**run.inputs)
+    chunk = CompiledLoop(sim).run(sim.state, 50)
+    assert chunk.done == 50
+    for mine, theirs in zip(
+        outputs[:5], (chunk.q, chunk.v, chunk.normal_force, chunk.friction_force, chunk.slip_world)
+    ):
+        np.testing.assert_array_equal(np.asarray(mine), theirs[:50])
+
+
+def test_what_it_does_not_take_is_refused_by_name():
+    with pytest.raises(ValueError, match="does not take this simulation"):
+        DifferentiableRun(build_scene("dumbbells", count=1).simulation("regularized"), 10)
+    with pytest.raises(ValueError, match="whole number"):
+        DifferentiableRun(build_scene("wheel").simulation("regularized"), 0)
+    run = DifferentiableRun(build_scene("sliding-sphere").simulation("box"), 5)
+    x = run.inputs
+    with pytest.raises(TypeError, match="q0 has dtype float32"):
+        with float64():
+            run(jnp.asarray(x["q0"], jnp.float32), x["v0"], x["mu"], x["constants"], x["floats"])
+    failed = RunOutputs(*(np.zeros(3),) * 6, np.array([True, False, True]))
+    with pytest.raises(ArithmeticError, match="step 1 did not solve"):
+        DifferentiableRun.check(failed)
