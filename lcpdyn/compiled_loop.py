@@ -403,7 +403,7 @@ def _chunk_function(model, layout, static, newton_tolerance):
             second_c = jnp.zeros(r)
             transverse = h * static_bound
             if cone:  # the basis of the force to keep in the cone; the bristle still pulls toward lam_T
-                along = jnp.sqrt(basis_force[:, 0] ** 2 + basis_force[:, 1] ** 2)
+                along = _length(basis_force[:, 0], basis_force[:, 1])
                 safe_along = jnp.where(along > 0.0, along, 1.0)
                 s1 = jnp.where(along > 0.0, -basis_force[:, 0] / safe_along, s1)
                 s2 = jnp.where(along > 0.0, -basis_force[:, 1] / safe_along, s2)

@@ -26,6 +26,8 @@ import numpy as np
 from solvers import solve
 from solvers.sensitivity import active_set
 
+from .precision import float64_arrays
+
 __all__ = ["bounded_lcp_solution", "switches", "METHOD", "TOLERANCE"]
 
 #: The method and tolerance of the host solve (the framework's residual, per row against its scale).
@@ -48,22 +50,11 @@ def _host_codes(M, q, lo, hi, z):
     return np.where(active.lower, 1, np.where(active.upper, 2, 0)).astype(np.int32)
 
 
-def _checked(name, a):
-    a = jnp.asarray(a)
-    if a.dtype != jnp.float64:
-        raise TypeError(
-            f"bounded_lcp_solution: {name} has dtype {a.dtype}; the solve and its derivatives are float64 "
-            "(call it inside lcpdyn.precision.float64())"
-        )
-    return a
-
-
 def bounded_lcp_solution(M, q, lo, hi):
     """z solving the bounded LCP (M, q, lo, hi): M (n, n), q, lo, hi (n,) float64 JAX or NumPy
     arrays (lo may be -inf, hi +inf). Differentiable in all four on the solution's active set
     (module docstring); an unsolved problem raises ``ArithmeticError`` from the callback."""
-    M, q, lo, hi = (_checked(n, a) for n, a in zip(("M", "q", "lo", "hi"), (M, q, lo, hi)))
-    return _solution(M, q, lo, hi)
+    return _solution(*float64_arrays("bounded_lcp_solution", M=M, q=q, lo=lo, hi=hi))
 
 
 @jax.custom_jvp

@@ -30,6 +30,7 @@ import numpy as np
 
 from .compiled_loop import CompiledLoop, _chunk_function, unsupported
 from .kernels import GYROSCOPIC_NEWTON_TOLERANCE
+from .precision import float64_arrays
 
 __all__ = ["DifferentiableRun", "RunOutputs", "CONSTANTS"]
 
@@ -89,13 +90,8 @@ class DifferentiableRun:
         self._traced = jax.jit(self._run)  # traced and compiled at the first call, once per run object
 
     def __call__(self, q0, v0, mu, constants, floats) -> RunOutputs:
-        q0, v0, mu, constants, floats = (jnp.asarray(a) for a in (q0, v0, mu, constants, floats))
-        for name, a in zip(("q0", "v0", "mu", "constants", "floats"), (q0, v0, mu, constants, floats)):
-            if a.dtype != jnp.float64:
-                raise TypeError(
-                    f"DifferentiableRun: {name} has dtype {a.dtype}; call it inside lcpdyn.precision.float64()"
-                )
-        return self._traced(q0, v0, mu, constants, floats)
+        inputs = float64_arrays("DifferentiableRun", q0=q0, v0=v0, mu=mu, constants=constants, floats=floats)
+        return self._traced(*inputs)
 
     def _run(self, q0, v0, mu, constants, floats) -> RunOutputs:
         single, ints, mu_static, r = self._single, self._ints, self._mu_static, self._contacts

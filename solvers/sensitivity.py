@@ -64,8 +64,10 @@ def active_set(M, q, lo, hi, z, tolerance: float = 1e-9) -> ActiveSet:
     M, q, lo, hi, z = (np.asarray(a, dtype=float) for a in (M, q, lo, hi, z))
     w = M @ z + q
     scale = 1.0 + np.abs(M) @ np.abs(z) + np.abs(q)
-    near_lo = np.isfinite(lo) & (np.abs(z - lo) <= tolerance * (1.0 + np.abs(np.where(np.isfinite(lo), lo, 0.0))))
-    near_hi = np.isfinite(hi) & (np.abs(z - hi) <= tolerance * (1.0 + np.abs(np.where(np.isfinite(hi), hi, 0.0))))
+    lo_scale = 1.0 + np.abs(np.where(np.isfinite(lo), lo, 0.0))  # a bound's own size
+    hi_scale = 1.0 + np.abs(np.where(np.isfinite(hi), hi, 0.0))
+    near_lo = np.isfinite(lo) & (np.abs(z - lo) <= tolerance * lo_scale)
+    near_hi = np.isfinite(hi) & (np.abs(z - hi) <= tolerance * hi_scale)
     fixed = lo == hi
     # at a bound: the side the multiplier w says (w > 0 pushes up from lo, w < 0 down from hi)
     lower = fixed | (near_lo & ~(near_hi & (w < 0.0)))
@@ -74,8 +76,7 @@ def active_set(M, q, lo, hi, z, tolerance: float = 1e-9) -> ActiveSet:
     weak = (lower | upper) & ~fixed & (np.abs(w) <= tolerance * scale)
     margin = 100.0 * tolerance
     close = interior & (
-        (np.isfinite(lo) & (z - lo <= margin * (1.0 + np.abs(np.where(np.isfinite(lo), lo, 0.0)))))
-        | (np.isfinite(hi) & (hi - z <= margin * (1.0 + np.abs(np.where(np.isfinite(hi), hi, 0.0)))))
+        (np.isfinite(lo) & (z - lo <= margin * lo_scale)) | (np.isfinite(hi) & (hi - z <= margin * hi_scale))
     )
     return ActiveSet(lower, upper, interior, weak | close)
 
