@@ -53,6 +53,9 @@ class StepWork:
         runs after a switch: an island strategy solves again only the islands that hold a
         switched contact (:mod:`lcpdyn.strategies.second_solve`); None otherwise, and in the
         midpoint scheme, whose second pass couples the islands through the forces.
+    bound_normal, bound_passes : (r + c,) per contact, the lam_N its friction bound was last taken
+        from and the bound passes its island took (:mod:`lcpdyn.strategies.detected`), left by the
+        first solve of a step with detected contacts for its second, which goes on from them.
     islands : what an island strategy's solve leaves for a second (:class:`IslandAnswers`), or None.
     friction_point : in Moreau's midpoint scheme, where each declared contact's friction law is
         written (:class:`lcpdyn.midpoint_friction.FrictionPoint`); None otherwise.
@@ -73,6 +76,8 @@ class StepWork:
     detected_guess: np.ndarray | None = None
     switched: np.ndarray | None = None
     first: object = None
+    bound_normal: np.ndarray | None = None
+    bound_passes: np.ndarray | None = None
     islands: IslandAnswers | None = None
     friction_point: object = None
     delassus: dict = field(default_factory=dict)

@@ -122,6 +122,53 @@ def test_the_cones_basis_passes_are_taken_on_the_sparse_path(poured, monkeypatch
     assert np.abs(v_a - v_b).max() < 1e-6 and abs(load_a - load_b) < 1e-8 * load_b
 
 
+@pytest.mark.parametrize("sparse", ["auto", False])
+def test_a_second_solve_goes_on_from_the_first_solves_bounds_and_impulses(poured, monkeypatch, sparse):
+    """After a friction switch (the regularized model's branch, lcpdyn.friction_switches) the step's
+    second solve takes the friction bounds the first solve's last pass took (not the lagged lam_N
+    again), starts from the first solve's impulses, and takes only the bound passes the first left:
+    at most ``bound_passes`` in the step. On the sparse path and the dense one alike."""
+    saved, _ = poured
+    calls = []
+    if sparse:
+        solve = detected_strategy.solve_sparse_island
+
+        def spy(*args, **kwargs):
+            answer = solve(*args, **kwargs)
+            calls.append((args[11].copy(), args[14].copy(), args[17].bound_passes, answer.bound_normal.copy(),
+                          answer.normal.copy(), answer.bound_passes))  # fmt: skip
+            return answer
+
+        monkeypatch.setattr(detected_strategy, "solve_sparse_island", spy)
+    else:
+        part = detected_strategy._solve_part
+
+        def spy(sim, work, state, part_, values, *args):
+            out = part(sim, work, state, part_, values, *args)
+            n, m = part_.columns.size, part_.rows.size
+            calls.append((values["normal"].copy(), None, args[-1], out[5].copy(), out[0].z[n + m : n + m + out[5].size]
+                          .copy(), out[6]))  # fmt: skip
+            return out
+
+        monkeypatch.setattr(detected_strategy, "_solve_part", spy)
+    sim = _pile(sparse)
+    sim.restore(saved)
+    passes, seconds = sim.options.bound_passes, 0
+    for _ in range(12):
+        calls.clear()
+        out = sim.step()
+        assert out.residual <= sim.tolerance and not out.fallback and out.detected.sparse == (sparse == "auto")
+        if len(calls) < 2:
+            continue
+        seconds += 1
+        (_, _, allowed, bounds, impulse, taken), (normal, start, left, _, _, more) = calls
+        assert allowed == passes and left == passes - taken and taken + more <= passes
+        np.testing.assert_array_equal(normal, bounds)  # the first solve's last bounds, exactly
+        if start is not None:  # the sparse path's warm start: the first solve's h lam_N
+            np.testing.assert_allclose(start, impulse, rtol=1e-12, atol=1e-15 * np.abs(impulse).max())
+    assert seconds >= 3  # the pile's contacts switch in most steps
+
+
 def test_the_exact_cones_large_island_is_solved_by_sparse_nsgs():
     """Exact Coulomb: NSGS on the island's sparse Delassus operator (then proximal Newton where it
     stalls) against the dense Delassus problem of the whole step, from the same state: both within

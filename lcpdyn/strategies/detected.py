@@ -4,6 +4,7 @@ the friction model's own block for both kinds of contact, whose rows differ only
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from dataclasses import dataclass
 
@@ -198,6 +199,11 @@ def _bounded(sim, work, state, k, det, rhs, u, e_N, h):
     }
     if branch is not None:
         arrays["branch"], arrays["guess"] = branch, guess
+    second = work.first is not None and work.bound_passes is not None
+    if second:  # the bound passes go on from the first solve's last bounds (_passes_left)
+        arrays["normal"] = np.concatenate([state.normal_force, work.bound_normal[r:]])
+    bound_normal = arrays["normal"].copy()  # per contact, the lam_N its friction bound is taken from
+    bound_passes = work.bound_passes.copy() if second else np.zeros(R, np.int64)  # and its island's passes
     warm = _warm_start(state, n, m, r, det) if sim._warm_capable.get(sim.method) else None
     parts = detected_islands(sim, k, det)
     if parts is None:
@@ -226,7 +232,8 @@ def _bounded(sim, work, state, k, det, rhs, u, e_N, h):
         index = np.concatenate([part.columns, n + part.rows, n + m + x, n + m + R + friction])
         values = arrays if part.whole else {name: a[x] for name, a in arrays.items()}
         if sparse_applies(sim, part.rows.size, x, r):
-            answer = _sparse_part(sim, work, state, part, values, det, rhs, tangent[x], r, h)
+            left = _passes_left(sim, bound_passes[x])
+            answer = _sparse_part(sim, work, state, part, values, det, rhs, tangent[x], r, h, left)
             if answer.converged or not dense_fallback_allowed(
                 sim, state, part, f"{answer.methods} and Gauss–Seidel: residual {answer.relative:.3g}",
                 bool(np.isfinite(answer.v).all() and np.isfinite(answer.relative)),
@@ -237,6 +244,8 @@ def _bounded(sim, work, state, k, det, rhs, u, e_N, h):
                     answer.tangential[:, 0, None] * tangent[x, 0] + answer.tangential[:, 1, None] * tangent[x, 1]
                 ) / h
                 kinetic[x] = answer.kinetic
+                bound_normal[x] = answer.bound_normal
+                bound_passes[x] += answer.bound_passes
                 if active.size:
                     active[index] = answer_codes(answer)
                 iterations += answer.iterations
@@ -254,9 +263,11 @@ def _bounded(sim, work, state, k, det, rhs, u, e_N, h):
             D_g[0::2], D_g[1::2] = H_g[1::3], H_g[2::3]
         solved = _solve_part(
             sim, work, state, part, values, M_g, A_g, N_g, D_g, tangent[x], state.v[part.columns], rhs[part.columns],
-            u[part.rows], None if warm is None else warm[index], r, h,
+            u[part.rows], None if warm is None else warm[index], r, h, _passes_left(sim, bound_passes[x]),
         )  # fmt: skip
-        result, block, its, retried, K = solved
+        result, block, its, retried, K, used, extra = solved
+        bound_normal[x] = used
+        bound_passes[x] += extra
         z = result.z
         iterations += its
         fallback = fallback or retried
@@ -275,6 +286,7 @@ def _bounded(sim, work, state, k, det, rhs, u, e_N, h):
         else:
             active = np.zeros(0, np.int8)  # not the layout a warm start reads (_warm_start)
     work.islands = IslandAnswers(residual, sparse=on_sparse)
+    work.bound_normal, work.bound_passes = bound_normal, bound_passes
     sparse = int(on_sparse.sum())
     out = StepResult(
         v=v_new,
@@ -292,6 +304,15 @@ def _bounded(sim, work, state, k, det, rhs, u, e_N, h):
     return out, _detected_result(det, latest[r:], world[r:], sim.dt, kinetic[r:], len(parts), sparse)
 
 
+def _passes_left(sim, done: np.ndarray) -> int:
+    """The bound passes an island may still take in this step: ``options.bound_passes`` counted over
+    the step's two solves (``done``: the passes its contacts' islands took in the first), so that a
+    second solve after a friction switch goes on from the first's last bounds
+    (``work.bound_normal``) instead of taking them again from the lagged lam_N (docs/theory/step.md,
+    "Friction switches inside the step")."""
+    return max(0, sim.options.bound_passes - int(done.max(initial=0)))
+
+
 def _sparse_rows(sim, det, detected, columns):
     """(H (3c, n_g) CSR, M^-1, M (n_g, n_g) CSR) of an island of the ``detected`` contacts over
     its bodies' ``columns`` (six per body)."""
@@ -302,25 +323,33 @@ def _sparse_rows(sim, det, detected, columns):
     return H, Minv, M
 
 
-def _sparse_part(sim, work, state, part, values, det, rhs, tangent, r, h):
+def _sparse_part(sim, work, state, part, values, det, rhs, tangent, r, h, bound_passes):
     """One island of detected contacts between free bodies on its sparse Delassus form
     (:func:`~lcpdyn.strategies.sparse_island.solve_sparse_island`), its rows taken from the step's
-    sparse H, warm-started from the contacts' previous impulses."""
+    sparse H, warm-started from the contacts' previous impulses (in a second solve, from the
+    first solve's), with at most ``bound_passes`` bound passes."""
     x, columns = part.contacts, part.columns
     H, Minv, M = _sparse_rows(sim, det, x - r, columns)
     guess = det.impulse_guess[x - r]
+    first = work.first.detected if work.first is not None else None
+    if first is not None:  # a second solve: from the first solve's impulses, in this step's frames
+        frame = det.rows.frame[x - r]
+        impulse = h * (first.normal_force[x - r, None] * frame[:, 0] + first.friction_force[x - r])
+        guess = np.einsum("kj,krj->kr", impulse, frame)
     return solve_sparse_island(
         sim.friction, H, Minv, M, Minv @ rhs[columns], rhs[columns], values["e"],
         (H @ state.v[columns]).reshape(-1, 3)[:, 1:], h, values["mu"], values["mu_static"], values["normal"],
-        values["friction_force"], tangent, guess[:, 0], guess[:, 1:], values["pair"], sim._sparse_settings,
+        values["friction_force"], tangent, guess[:, 0], guess[:, 1:], values["pair"],
+        dataclasses.replace(sim._sparse_settings, bound_passes=bound_passes),
         {"branch": values["branch"], "guess": values["guess"]} if "branch" in values else None, work.delassus,
     )  # fmt: skip
 
 
-def _solve_part(sim, work, state, part, values, M, A, N, D, tangent, v, rhs, u, warm, r, h):
+def _solve_part(sim, work, state, part, values, M, A, N, D, tangent, v, rhs, u, warm, r, h, bound_passes):
     """Eq. (30) over one island (or the whole step): the friction model's block, the solve with
-    its residual check and fallback, the normal-force passes and the detected contacts' bound
-    passes. Returns (result, block, iterations, fallback, (K, q, lo, hi))."""
+    its residual check and fallback, the normal-force passes and at most ``bound_passes`` bound
+    passes of the detected contacts. Returns (result, block, iterations, fallback, (K, q, lo, hi),
+    the lam_N the last pass's bounds were taken from, the bound passes taken)."""
     n_g, m_g, R_g = M.shape[0], A.shape[0], N.shape[0]
     r_g = int(np.count_nonzero(part.contacts < r))  # the island's declared contacts come first
     normal = values["normal"].copy()
@@ -359,7 +388,7 @@ def _solve_part(sim, work, state, part, values, M, A, N, D, tangent, v, rhs, u, 
             normal = latest.copy()
             continue
         # the detected contacts' friction bounds (docs/theory/detected-contacts.md, "Friction bounds")
-        if R_g == r_g or extra >= options.bound_passes:
+        if R_g == r_g or extra >= bound_passes:
             break
         nf = block.F.shape[0]
         pair = (None, None, None)
@@ -371,7 +400,7 @@ def _solve_part(sim, work, state, part, values, M, A, N, D, tangent, v, rhs, u, 
             break
         normal[r_g:] = np.where(moved, np.maximum(latest[r_g:], 0.0), normal[r_g:])
         extra += 1
-    return result, block, iterations, fallback, (K, qv, lo, hi)
+    return result, block, iterations, fallback, (K, qv, lo, hi), normal, extra
 
 
 def _coulomb(sim, work, state, k, det, rhs, u, e_N, h):

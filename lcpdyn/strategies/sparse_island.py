@@ -92,7 +92,9 @@ class SparseAnswer:
     """The island's answer: ``v`` v+ (n_g,), ``normal`` h lam_N (c,), ``tangential`` (c, 2) the
     friction impulse along (t1, t2) (N s), ``x_F`` the model's friction unknowns and their bounds
     ``lo``, ``hi``, ``kinetic`` (c,) the regularized model's branch; ``iterations``, the framework's
-    ``relative`` residual of Eq. (30), ``converged`` (relative <= tolerance), ``methods`` tried."""
+    ``relative`` residual of Eq. (30), ``converged`` (relative <= tolerance), ``methods`` tried;
+    ``bound_normal`` (c,) the lam_N the last pass's friction bounds were taken from and
+    ``bound_passes`` the bound passes taken (what a second solve of the step goes on from)."""
 
     v: np.ndarray
     normal: np.ndarray
@@ -105,6 +107,8 @@ class SparseAnswer:
     relative: float
     converged: bool
     methods: str
+    bound_normal: np.ndarray | None = None
+    bound_passes: int = 0
 
 
 def sparse_applies(sim, bilateral_rows: int, contacts: np.ndarray, declared: int) -> bool:
@@ -368,12 +372,12 @@ def solve_sparse_island(
                 continue
         if extra >= settings.bound_passes:
             break
-        extra += 1
         friction = z.reshape(c, 3)[:, 1:]
         moved = bounds_moved(normal_force, latest, settings.bound_change, friction, lo_cm.reshape(c, 3)[:, 1:],
                              hi_cm.reshape(c, 3)[:, 1:], pair)  # fmt: skip
         if not moved.any():
             break
+        extra += 1
         normal_force = np.where(moved, latest, normal_force)  # only where it matters
     x = full(z)
     x_F = z.reshape(c, 3)[:, 1:].reshape(-1)
@@ -381,6 +385,7 @@ def solve_sparse_island(
         v=x[:n], normal=z[0::3].copy(), tangential=np.einsum("kba,kb->ka", G1, x_F.reshape(c, 2)), x_F=x_F, lo=lo,
         hi=hi, kinetic=np.asarray(kinetic, bool), iterations=iterations, relative=float(relative),
         converged=converged, methods="projected Newton, active set" if symmetric else "active set",
+        bound_normal=normal_force, bound_passes=extra,
     )  # fmt: skip
 
 
