@@ -25,7 +25,8 @@ meet it: the peer at the accuracy asked of us. Ratios are ours / MuJoCo per vari
 ``benchmarks/siconos_pile.py``) is a further peer on the same pour, after the lcpdyn entries.
 
 Usage: ``python benchmarks/bench_pile.py [--count 500] [--settle 1.0] [--steps 50]
-[--models regularized,coulomb] [--tolerance 1e-6] [--on-unsolved flag] [--siconos 1e-4,1e-8] [--quick]
+[--models regularized,coulomb] [--tangential-stiffness 1e10,1e6] [--tolerance 1e-6] [--on-unsolved flag]
+[--siconos 1e-4,1e-8] [--quick]
 [--out results/bench_pile.json]``
 (also writes ``.txt``; both are rewritten after every entry, ``"complete": false`` until the last).
 """
@@ -253,16 +254,19 @@ def table(report: dict) -> str:
             notes.append(f"{entry['scene']}, lcpdyn {entry['model']}: its own pour stopped at t = "
                          f"{own['stopped_at']:.3f} s ({own['error']}); its steps are timed from the regularized "
                          "pour.")  # fmt: skip
+        name = entry["model"]
+        if "tangential_stiffness" in entry.get("friction", {}):
+            name += f" k_T={entry['friction']['tangential_stiffness']:g}"
         if not entry["completed"]:
             failed = f"failed: {entry['error']}"
-            lines.append(f"| {entry['scene']} | lcpdyn {entry['model']} | {entry['bodies']} | {failed} |")
+            lines.append(f"| {entry['scene']} | lcpdyn {name} | {entry['bodies']} | {failed} |")
             continue
         ratios = " / ".join(
             f"{entry['step_ms'] / m['step_ms']:.2f}" for m in report["mujoco"] if m["scene"] == entry["scene"]
         )
         pen = entry["penetration_in_radii"]
         lines.append(
-            f"| {entry['scene']} | lcpdyn {entry['model']} | {entry['bodies']} | {entry['contacts']:.0f} | "
+            f"| {entry['scene']} | lcpdyn {name} | {entry['bodies']} | {entry['contacts']:.0f} | "
             f"{entry['step_ms']:.1f} | {entry['islands']:.0f} ({entry['sparse_islands']:.0f}) | "
             f"{entry['iterations']:.0f} | "
             f"{entry['fallbacks']}"
@@ -321,9 +325,10 @@ def main(argv=None) -> int:
     )
     parser.add_argument("--siconos", default="", help="NSGS tolerances of Siconos' own engine on the pile, e.g. "
                         "1e-4,1e-8 (default: no Siconos peer)")  # fmt: skip
-    parser.add_argument("--tangential-stiffness", type=float, default=None, metavar="K_T",
-                        help="the regularized model's bristle stiffness k_T in N/m (default: the model's 1e10; the "
-                        "Mindlin stiffness of the benchmark's spheres is 1e5-1e7, docs/known-limits.md)")  # fmt: skip
+    parser.add_argument("--tangential-stiffness", default="", metavar="K_T[,K_T...]",
+                        help="the regularized model's bristle stiffness k_T in N/m, one entry per value (default: "
+                        "the model's 1e10; the Mindlin stiffness of the benchmark's spheres is 1e5-1e7, "
+                        "docs/known-limits.md)")  # fmt: skip
     parser.add_argument("--quick", action="store_true", help="50 spheres, 0.3 s pour, 10 timed steps")
     parser.add_argument("--out", type=Path, default=ROOT / "results" / "bench_pile.json")
     args = parser.parse_args(argv)
@@ -334,8 +339,12 @@ def main(argv=None) -> int:
             parser.error(f"--{name} must be >= 1")
     if not (math.isfinite(args.settle) and args.settle >= 0):
         parser.error("--settle must be >= 0")
-    if args.tangential_stiffness is not None and not args.tangential_stiffness > 0:
-        parser.error("--tangential-stiffness must be > 0")
+    try:
+        stiffnesses = [float(k) for k in args.tangential_stiffness.split(",") if k] or [None]
+    except ValueError:
+        parser.error(f"--tangential-stiffness: values separated by commas, not {args.tangential_stiffness!r}")
+    if not all(k is None or k > 0 for k in stiffnesses):  # inf is Eq. (29), the rigid bristle
+        parser.error(f"--tangential-stiffness: every k_T must be > 0, got {args.tangential_stiffness!r}")
     try:
         siconos_tolerances = [float(t) for t in args.siconos.split(",") if t]
     except ValueError:
@@ -371,20 +380,21 @@ def main(argv=None) -> int:
             "mu": MU,
             "tower": TOWER,
             "h": 1e-3,
-            "tangential_stiffness": args.tangential_stiffness,
+            "tangential_stiffness": stiffnesses,
         },  # fmt: skip
         "lcpdyn": [],
         "mujoco": [],
     }
     for kind in scenes:
         poured = None  # the regularized pour's state: where a model whose own pour stopped is timed from
-        for model in models:
+        runs = [(m, k) for m in models for k in (stiffnesses if m == "regularized" else [None])]
+        for model, stiffness in runs:
             entry = run_lcpdyn(
                 kind, args.count, model, args.settle, args.steps, args.tolerance, on_unsolved=args.on_unsolved,
-                tangential_stiffness=args.tangential_stiffness,
+                tangential_stiffness=stiffness,
             )  # fmt: skip
             state = entry.pop("state", None)
-            if model == "regularized" and entry["completed"]:
+            if model == "regularized" and entry["completed"] and poured is None:
                 poured = state
             elif not entry["completed"] and poured is not None and "first_step_s" in entry:
                 own = {key: entry[key] for key in ("completed", "error", "stopped_at") if key in entry}
@@ -397,7 +407,7 @@ def main(argv=None) -> int:
                     args.tolerance,
                     poured=poured,
                     on_unsolved=args.on_unsolved,
-                    tangential_stiffness=args.tangential_stiffness,
+                    tangential_stiffness=stiffness,
                 )
                 entry.pop("state", None)
                 entry["own_pour"] = own

@@ -235,7 +235,7 @@ def test_bench_pile_runs_and_reports(tmp_path):
     report = {"lcpdyn_version": "0", "git": "abc", "machine": "m", "lcpdyn": [entry, other, missed, failed],
               "mujoco": []}  # fmt: skip
     text = bench.table(report)
-    assert "lcpdyn regularized" in text and "lcpdyn box" in text and "failed: SimulationError: x" in text
+    assert "lcpdyn regularized k_T=1e+10 |" in text and "lcpdyn box |" in text and "failed: SimulationError: x" in text
     assert "0, 3 unsolved" in text
     out = tmp_path / "pile.json"  # written after every entry: a stopped run keeps what it measured
     bench.save(report, out, complete=False)
