@@ -5,7 +5,9 @@ loop takes (:func:`lcpdyn.compiled_loop.unsupported`: the regularized or box mod
 contacts, no joints) and gives its run of ``steps`` steps as a pure function of (q0, v0, mu,
 constants, floats): the compiled loop's own traced step (:mod:`lcpdyn.compiled_loop`) in a
 ``lax.scan``, each step under ``jax.checkpoint`` so that reverse mode stores one state per
-step, not every intermediate. ``jax.grad``, ``jax.jvp`` and ``jax.jacobian`` take it: the
+step, not every intermediate. Its first step takes its friction bounds from lam_N of a first
+pass, as the ordinary step does (there is no lagged lam_N at the start), so that the run is the
+simulation's own to rounding. ``jax.grad``, ``jax.jvp`` and ``jax.jacobian`` take it: the
 pivoting's answer is differentiated on its final active set (``compiled_pivoting.pivot``'s
 rule; implicit differentiation, as :mod:`solvers.sensitivity`), everything else by JAX.
 
@@ -103,8 +105,15 @@ class DifferentiableRun:
             q, v, normal, friction, slip, _, kinetic = row[:7]
             return new, RunOutputs(q, v, normal, friction, slip, kinetic, ok)
 
-        _, outputs = jax.lax.scan(jax.checkpoint(body) if self.checkpoint else body, state, jnp.arange(self.steps))
-        return outputs
+        if r:  # the first step's bounds: lam_N of a first pass, as the ordinary step takes it (no lagged lam_N)
+            first, trial, _ = single.advance(0, *state, floats, ints, mu, mu_static, constants)
+            state = (q0, v0, kin, trial[3], state[4], trial[5])
+        step = jax.checkpoint(body) if self.checkpoint else body
+        state, head = step(state, 0)
+        if r:
+            head = head._replace(ok=head.ok & first)
+        _, tail = jax.lax.scan(step, state, jnp.arange(1, self.steps))
+        return jax.tree_util.tree_map(lambda a, b: jnp.concatenate([a[None], b]), head, tail)
 
     @staticmethod
     def check(outputs: RunOutputs) -> None:

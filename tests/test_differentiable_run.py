@@ -17,8 +17,10 @@ from scenes import build_scene
 
 @pytest.mark.parametrize("friction", ["regularized", "box"])
 def test_a_sliding_spheres_gradient_is_its_discrete_closed_form(friction):
-    """80 steps of sliding (t* = 117 steps: no switch): x_N = x_0 + N h v0 - mu g h² N(N-1)/2 under
-    the step's symplectic update, so dx_N/dv0 = N h and dx_N/dmu = -g h² N(N-1)/2 exactly."""
+    """80 steps of sliding (t* = 117 steps: no switch): v_k = v0 - k mu g h (friction from the first
+    step, whose bound takes lam_N of a first pass as the ordinary step's does) and x_N = x_0 + N h v0
+    - mu g h² N(N+1)/2 under the step's symplectic update, so dx_N/dv0 = N h and dx_N/dmu =
+    -g h² N(N+1)/2 exactly."""
     scene = build_scene("sliding-sphere")
     run = DifferentiableRun(scene.simulation(friction), 80)
     x = run.inputs
@@ -33,7 +35,7 @@ def test_a_sliding_spheres_gradient_is_its_discrete_closed_form(friction):
     h, g, N = scene.dt, scene.parameters["gravity"], 80
     assert np.all(np.linalg.norm(np.asarray(outputs.slip)[:, 0], axis=1) > 0.1)  # sliding throughout
     assert float(dv0[0]) == pytest.approx(N * h, rel=1e-12)
-    assert float(dmu[0]) == pytest.approx(-g * h * h * N * (N - 1) / 2, rel=1e-12)
+    assert float(dmu[0]) == pytest.approx(-g * h * h * N * (N + 1) / 2, rel=1e-12)
 
 
 def test_the_wheels_gradient_is_the_finite_difference():
@@ -70,23 +72,36 @@ def test_the_wheels_gradient_is_the_finite_difference():
     assert np.asarray(outputs.kinetic).all()
 
 
-def test_the_derivative_rule_leaves_the_runs_numbers_as_they_were():
-    """The differentiable run's forward numbers are the compiled loop's own chunk (the code a
-    simulation's run takes for this scene), bit for bit: the pivoting's derivative rule and the
-    guarded lengths change no number of an undifferentiated run."""
-    from lcpdyn.compiled_loop import CompiledLoop
+@pytest.mark.parametrize("friction", ["regularized", "box"])
+def test_the_run_is_the_simulations_own(friction):
+    """The differentiable run's forward numbers are the simulation's: its ordinary steps
+    (Simulation.step, whose first step takes its friction bound from lam_N of a first pass) and
+    its run (the host's first step, then the compiled loop's chunks: the code the run traces),
+    to rounding over 300 steps of the wheel, which slides and then rolls at 1e10 N/m and slides
+    throughout at 1e5: the pivoting's derivative rule and the guarded lengths change no number of
+    an undifferentiated run. Before the first-pass fix its first step was frictionless, off by
+    h mu g = 3e-3 m/s."""
+    from lcpdyn.friction import Regularized
 
     scene = build_scene("wheel")
-    sim = scene.simulation("regularized")
-    run = DifferentiableRun(sim, 50)
+    model = Regularized(tangential_stiffness=1e5) if friction == "regularized" else friction
+    steps = 300
+    run = DifferentiableRun(scene.simulation(model), steps)
     with float64():
         outputs = run(**run.inputs)
-    chunk = CompiledLoop(sim).run(sim.state, 50)
-    assert chunk.done == 50
-    for mine, theirs in zip(
-        outputs[:5], (chunk.q, chunk.v, chunk.normal_force, chunk.friction_force, chunk.slip_world)
-    ):
-        np.testing.assert_array_equal(np.asarray(mine), theirs[:50])
+    DifferentiableRun.check(outputs)
+    ordinary = scene.simulation(model)
+    q, v = [], []
+    for _ in range(steps):
+        ordinary.step()
+        q.append(ordinary.q.copy())
+        v.append(ordinary.v.copy())
+    assert np.max(np.abs(np.asarray(outputs.q) - q)) < 1e-12  # m (and quaternion entries)
+    assert np.max(np.abs(np.asarray(outputs.v) - v)) < 1e-10  # m/s, of 6 m/s
+    looped = scene.simulation(model)
+    trajectory = looped.run(steps * scene.dt)
+    assert looped.loop_steps["compiled"] == steps - 1
+    np.testing.assert_allclose(np.asarray(outputs.normal_force), trajectory.contact_normal_force, rtol=0, atol=1e-9)
 
 
 def test_what_it_does_not_take_is_refused_by_name():
