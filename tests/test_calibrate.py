@@ -1,0 +1,118 @@
+"""Parameters fitted to trajectories through a differentiable run (lcpdyn.calibrate; issue 49,
+item 5): known truths recovered from data the ordinary simulation made, by Gauss–Newton, gradient
+descent and Nelder–Mead on the same loss; a caller's own number through ``apply``; bad input
+refused by name."""
+
+from __future__ import annotations
+
+import math
+
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+from lcpdyn.calibrate import Parameter, calibrate
+from lcpdyn.differentiable_run import DifferentiableRun
+from lcpdyn.friction import Regularized
+from scenes import build_scene
+
+
+def _positions(sim, steps):
+    out = []
+    for _ in range(steps):
+        sim.step()
+        out.append(sim.q.copy())
+    return np.array(out)
+
+
+def _position_residual(outputs, data):
+    return (outputs.q[:, :3] - data[:, :3]) / 1e-3  # per mm
+
+
+@pytest.fixture(scope="module")
+def sphere():
+    """The sliding sphere for 80 steps (sliding throughout), its data made by the ordinary step at
+    mu = 0.4, and a differentiable run of it."""
+    data = _positions(build_scene("sliding-sphere", mu=0.4).simulation("regularized"), 80)
+    scene = build_scene("sliding-sphere")  # mu = 0.5: the run's own value, which the fit replaces
+    return scene, data, DifferentiableRun(scene.simulation("regularized"), 80)
+
+
+@pytest.mark.parametrize("method", ["gauss-newton", "gradient", "nelder-mead"])
+def test_a_sliding_spheres_mu_is_recovered_by_every_method(sphere, method):
+    """x_N = x_0 + N h v0 - mu g h² N(N+1)/2 is linear in mu: Gauss–Newton lands on mu = 0.4 in
+    its first iterate; gradient descent and Nelder–Mead reach it too, on the same loss."""
+    _, data, run = sphere
+    fit = calibrate(run, [Parameter("mu", 0.1, 0.0, 1.0)], _position_residual, data, method=method)
+    assert fit.converged and fit.loss < 1e-12 * fit.initial_loss
+    assert fit.values["mu"] == pytest.approx(0.4, abs={"nelder-mead": 1e-7}.get(method, 1e-10))
+    if method == "gauss-newton":
+        assert fit.history[1][0] == pytest.approx(0.4, rel=2e-3) and fit.jacobians <= 6  # damping 1e-3
+    assert fit.branch_changes == 0 and fit.runs >= fit.iterations and fit.compile_s > 0.0
+
+
+def test_a_callers_own_number_goes_in_through_apply(sphere):
+    """The launch speed as the caller's parameter: apply puts it into v0 (the extension point for a
+    model's own numbers); recovered from positions made at 2.5 m/s."""
+    scene, _, run = sphere
+    v0 = np.asarray(run.inputs["v0"])
+    direction = v0[:3] / np.linalg.norm(v0[:3])
+    sim = scene.simulation("regularized")
+    data = _positions(sim, 80)
+    speed = float(np.linalg.norm(v0[:3]))
+
+    def launch(inputs, value):
+        inputs["v0"] = inputs["v0"].at[:3].set(value * jnp.asarray(direction))
+        return inputs
+
+    fit = calibrate(run, [Parameter("launch", 0.5 * speed, 0.0, 10.0, apply=launch)], _position_residual, data)
+    assert fit.values["launch"] == pytest.approx(speed, rel=1e-10)
+
+
+def test_the_wheels_mu_and_bristle_stiffness_are_recovered_from_its_rolling():
+    """The Peiret wheel made by the ordinary step at mu = 0.3 and k_T = 1e5 N/m for 4 s (it
+    slides, then rolls on its bristles from t ~ 2 s): Gauss–Newton from mu = 0.2, k_T = 1e7
+    (fitted in log10) recovers both, k_T to 1e-6, crossing the switch from sliding to rolling.
+    Positions and spins: the bristles show in the spin while it rolls (from positions alone the
+    fit ends at k_T's upper bound with mu off by 2e-6, which the guide says)."""
+    scene = build_scene("wheel")
+    steps = 4000
+    sim = scene.simulation(Regularized(tangential_stiffness=1e5))
+    q, v = [], []
+    for _ in range(steps):
+        sim.step()
+        q.append(sim.q.copy())
+        v.append(sim.v.copy())
+    run = DifferentiableRun(scene.simulation("regularized"), steps)
+
+    def residual(outputs, data):  # positions per mm, spins per 0.01 rad/s
+        q, v = data
+        positions, spins = outputs.q[:, :3] - q[:, :3], outputs.v[:, 3:] - v[:, 3:]
+        return jnp.concatenate([jnp.ravel(positions) / 1e-3, jnp.ravel(spins) / 1e-2])
+
+    parameters = [Parameter("mu", 0.2, 0.0, 1.0), Parameter("tangential_stiffness", 1e7, 1e3, 1e12, log=True)]
+    fit = calibrate(run, parameters, residual, (np.array(q), np.array(v)))
+    assert fit.converged, fit.message
+    assert fit.values["mu"] == pytest.approx(0.3, rel=1e-9)
+    assert fit.values["tangential_stiffness"] == pytest.approx(1e5, rel=1e-6)
+    assert fit.branch_changes >= 1  # the iterates' runs rolled from different steps on
+
+
+def test_bad_parameters_and_methods_are_refused_by_name(sphere):
+    _, data, run = sphere
+    with pytest.raises(ValueError, match="'mass'.*needs apply"):
+        Parameter("mass", 1.0)
+    with pytest.raises(ValueError, match="'mu': initial value 2.0 is outside its bounds"):
+        Parameter("mu", 2.0, 0.0, 1.0)
+    with pytest.raises(ValueError, match="'mu': lower is NaN"):
+        Parameter("mu", 0.3, math.nan)
+    with pytest.raises(ValueError, match="log=True needs a positive value"):
+        Parameter("tangential_stiffness", 0.0, log=True)
+    with pytest.raises(ValueError, match="unknown method 'bfgs'"):
+        calibrate(run, [Parameter("mu", 0.3)], _position_residual, data, method="bfgs")
+    with pytest.raises(ValueError, match="named twice"):
+        calibrate(run, [Parameter("mu", 0.3), Parameter("mu", 0.2)], _position_residual, data)
+    with pytest.raises(TypeError, match="sequence of Parameter"):
+        calibrate(run, [("mu", 0.3)], _position_residual, data)
+    with pytest.raises(ValueError, match="'v0\\[9\\]': the run's v0 has 6 entries"):
+        calibrate(run, [Parameter("v0[9]", 0.3)], _position_residual, data)
