@@ -58,7 +58,7 @@ sphinx_gallery_conf = {
     "capture_repr": (),  # printed output only, not the value of a block's last expression
     "image_scrapers": ("matplotlib", "gallery_figures.written_figures"),
     "within_subsection_order": "FileNameSortKey",
-    "subsection_order": ["examples/papers", "examples/scenes", "examples/robots"],
+    "subsection_order": ["examples/papers", "examples/scenes", "examples/robots", "examples/calibration"],
     "download_all_examples": False,
     "remove_config_comments": True,
     "show_memory": False,

@@ -139,25 +139,18 @@ class Calibration:
 
 
 class _Problem:
-    """The residual of a run in the fitted coordinates u, compiled once."""
+    """The residual of a run in the fitted coordinates u and its Jacobian, compiled once per run,
+    parameter set (names, ``log``, ``apply``) and residual function: further fits of the same
+    (other data, starts or bounds, another method) reuse them."""
 
     def __init__(self, run: DifferentiableRun, parameters, residual, data):
         self.parameters = tuple(parameters)
-        base = {name: jnp.asarray(value) for name, value in run.inputs.items()}
-
-        def outputs(u):
-            inputs = base
-            for k, p in enumerate(self.parameters):
-                inputs = p.put(inputs, p.to_value(u[k]))
-            return run(**inputs)
-
-        def evaluate(u, data):
-            out = outputs(u)
-            return jnp.ravel(residual(out, data)), out.kinetic, out.ok
-
+        key = (tuple((p.name, p.log, p.apply) for p in self.parameters), residual)
+        compiled = run.__dict__.setdefault("_calibration_functions", {})
+        if key not in compiled:
+            compiled[key] = _functions(run, self.parameters, residual)
+        self._evaluate, self._jacobian = compiled[key]
         self.data = data
-        self._evaluate = jax.jit(evaluate)
-        self._jacobian = jax.jit(jax.jacfwd(lambda u, data: jnp.ravel(residual(outputs(u), data))))
         self.runs = self.jacobians = 0
 
     def evaluate(self, u):
@@ -169,6 +162,23 @@ class _Problem:
     def jacobian(self, u):
         self.jacobians += 1
         return np.asarray(self._jacobian(jnp.asarray(u), self.data))
+
+
+def _functions(run, parameters, residual):
+    """The jitted (evaluate, jacobian) of :class:`_Problem`."""
+    base = {name: jnp.asarray(value) for name, value in run.inputs.items()}
+
+    def outputs(u):
+        inputs = base
+        for k, p in enumerate(parameters):
+            inputs = p.put(inputs, p.to_value(u[k]))
+        return run(**inputs)
+
+    def evaluate(u, data):
+        out = outputs(u)
+        return jnp.ravel(residual(out, data)), out.kinetic, out.ok
+
+    return jax.jit(evaluate), jax.jit(jax.jacfwd(lambda u, data: jnp.ravel(residual(outputs(u), data))))
 
 
 def calibrate(
