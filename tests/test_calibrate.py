@@ -53,7 +53,7 @@ def test_a_sliding_spheres_mu_is_recovered_by_every_method(sphere, method):
 
 def test_a_callers_own_number_goes_in_through_apply(sphere):
     """The launch speed as the caller's parameter: apply puts it into v0 (the extension point for a
-    model's own numbers); recovered from positions made at 2.5 m/s."""
+    model's own numbers); recovered from positions made at the scene's 2 m/s."""
     scene, _, run = sphere
     v0 = np.asarray(run.inputs["v0"])
     direction = v0[:3] / np.linalg.norm(v0[:3])
@@ -65,8 +65,9 @@ def test_a_callers_own_number_goes_in_through_apply(sphere):
         inputs["v0"] = inputs["v0"].at[:3].set(value * jnp.asarray(direction))
         return inputs
 
-    fit = calibrate(run, [Parameter("launch", 0.5 * speed, 0.0, 10.0, apply=launch)], _position_residual, data)
-    assert fit.values["launch"] == pytest.approx(speed, rel=1e-10)
+    parameter = Parameter("launch", 0.5 * speed, 0.0, 10.0, apply=launch)  # forward runs only: one compile
+    fit = calibrate(run, [parameter], _position_residual, data, method="nelder-mead")
+    assert fit.values["launch"] == pytest.approx(speed, rel=1e-7)
 
 
 def test_the_wheels_mu_and_bristle_stiffness_are_recovered_from_its_rolling():
