@@ -154,10 +154,10 @@ class _Problem:
         self.runs = self.jacobians = 0
 
     def evaluate(self, u):
-        """(residual, branches, every step ok) at u."""
+        """(residual, branches, each step's ok flag) at u."""
         self.runs += 1
         r, kinetic, ok = self._evaluate(jnp.asarray(u), self.data)
-        return np.asarray(r), np.asarray(kinetic), bool(np.all(np.asarray(ok)))
+        return np.asarray(r), np.asarray(kinetic), np.asarray(ok)
 
     def jacobian(self, u):
         self.jacobians += 1
@@ -217,8 +217,12 @@ def _fit(problem, parameters, method, max_iterations, tolerance) -> Calibration:
     lo, hi = (np.array(b) for b in zip(*(p.bounds() for p in parameters)))
     start = time.perf_counter()
     r, branches, ok = problem.evaluate(u)
-    if not ok:
-        raise ArithmeticError("calibrate: the run at the initial parameters does not solve every step")
+    if not ok.all():
+        at = dict(zip([p.name for p in parameters], _values(parameters, u)))
+        raise ArithmeticError(
+            f"calibrate: the run at the initial parameters {at} does not solve step {int(np.argmin(ok))} "
+            "(its pivoting did not converge or a number was not finite)"
+        )
     if method != "nelder-mead":
         problem.jacobian(u)  # compiled here, apart from the fit's time
     compile_s = time.perf_counter() - start
@@ -261,7 +265,7 @@ def _values(parameters, u) -> list[float]:
 
 def _trial(problem, u):
     r, branches, ok = problem.evaluate(u)
-    loss = 0.5 * float(r @ r) if ok and np.all(np.isfinite(r)) else math.inf
+    loss = 0.5 * float(r @ r) if ok.all() and np.all(np.isfinite(r)) else math.inf
     return r, loss, branches
 
 
@@ -272,12 +276,17 @@ def _descent(problem, method, lo, hi, max_iterations, tolerance, accept, state):
     for iteration in range(1, max_iterations + 1):
         u, r = state["u"], state["r"]
         J = problem.jacobian(u)
+        if not np.all(np.isfinite(J)):
+            return False, f"the Jacobian at {_values(problem.parameters, u)} is not finite", iteration - 1
         g = J.T @ r
         A = J.T @ J
         for _ in range(30):  # damping or step size until the loss goes down
             if method == "gauss-newton":
                 scale = np.diag(A) + 1e-300
-                step = np.linalg.solve(A + damping * np.diag(scale), -g)
+                try:  # the damped normal equations; an exactly singular one (a parameter the run ignores) by lstsq
+                    step = np.linalg.solve(A + damping * np.diag(scale), -g)
+                except np.linalg.LinAlgError:
+                    step = np.linalg.lstsq(A + damping * np.diag(scale), -g, rcond=None)[0]
             else:
                 step_size = step_size or 1.0 / max(np.linalg.norm(A, 2), 1e-300)
                 step = -step_size * g
@@ -290,7 +299,7 @@ def _descent(problem, method, lo, hi, max_iterations, tolerance, accept, state):
             else:
                 step_size *= 0.5
         else:
-            return True, "no step lowers the loss: at a minimum to rounding", iteration - 1
+            return True, "no step lowers the loss: at a minimum (or a kink of the loss) to rounding", iteration - 1
         before = state["loss"]
         accept(u_new, r_new, loss_new, branches)
         if method == "gauss-newton":

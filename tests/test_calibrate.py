@@ -117,3 +117,10 @@ def test_bad_parameters_and_methods_are_refused_by_name(sphere):
         calibrate(run, [("mu", 0.3)], _position_residual, data)
     with pytest.raises(ValueError, match="'v0\\[9\\]': the run's v0 has 6 entries"):
         calibrate(run, [Parameter("v0[9]", 0.3)], _position_residual, data)
+
+    def infinite_speed(inputs, value):
+        inputs["v0"] = inputs["v0"].at[0].set(value * jnp.inf)
+        return inputs
+
+    with pytest.raises(ArithmeticError, match=r"initial parameters \{'speed': 1.0\} does not solve step 0"):
+        calibrate(run, [Parameter("speed", 1.0, apply=infinite_speed)], _position_residual, data, method="nelder-mead")
