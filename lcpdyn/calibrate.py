@@ -32,7 +32,7 @@ import numpy as np
 from .differentiable_run import CONSTANTS, DifferentiableRun, RunOutputs
 from .precision import float64
 
-__all__ = ["Parameter", "Calibration", "calibrate", "METHODS"]
+__all__ = ["Parameter", "Calibration", "calibrate", "stepped", "METHODS"]
 
 #: The fitting methods of :func:`calibrate`, by name.
 METHODS = ("gauss-newton", "gradient", "nelder-mead")
@@ -179,6 +179,18 @@ def _functions(run, parameters, residual):
         return jnp.ravel(residual(out, data)), out.kinetic, out.ok
 
     return jax.jit(evaluate), jax.jit(jax.jacfwd(lambda u, data: jnp.ravel(residual(outputs(u), data))))
+
+
+def stepped(sim, steps: int) -> tuple[np.ndarray, np.ndarray]:
+    """(q, v) after each of ``sim``'s next ``steps`` ordinary steps (``Simulation.step``), shaped
+    as :class:`RunOutputs` ``q`` and ``v`` (leading axis the steps): a trajectory to fit, or to
+    hold a differentiable run to."""
+    q, v = [], []
+    for _ in range(int(steps)):
+        sim.step()
+        q.append(sim.q.copy())
+        v.append(sim.v.copy())
+    return np.array(q), np.array(v)
 
 
 def calibrate(

@@ -11,18 +11,10 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from lcpdyn.calibrate import Parameter, calibrate
+from lcpdyn.calibrate import Parameter, calibrate, stepped
 from lcpdyn.differentiable_run import DifferentiableRun
 from lcpdyn.friction import Regularized
 from scenes import build_scene
-
-
-def _positions(sim, steps):
-    out = []
-    for _ in range(steps):
-        sim.step()
-        out.append(sim.q.copy())
-    return np.array(out)
 
 
 def _position_residual(outputs, data):
@@ -33,7 +25,7 @@ def _position_residual(outputs, data):
 def sphere():
     """The sliding sphere for 80 steps (sliding throughout), its data made by the ordinary step at
     mu = 0.4, and a differentiable run of it."""
-    data = _positions(build_scene("sliding-sphere", mu=0.4).simulation("regularized"), 80)
+    data, _ = stepped(build_scene("sliding-sphere", mu=0.4).simulation("regularized"), 80)
     scene = build_scene("sliding-sphere")  # mu = 0.5: the run's own value, which the fit replaces
     return scene, data, DifferentiableRun(scene.simulation("regularized"), 80)
 
@@ -58,7 +50,7 @@ def test_a_callers_own_number_goes_in_through_apply(sphere):
     v0 = np.asarray(run.inputs["v0"])
     direction = v0[:3] / np.linalg.norm(v0[:3])
     sim = scene.simulation("regularized")
-    data = _positions(sim, 80)
+    data, _ = stepped(sim, 80)
     speed = float(np.linalg.norm(v0[:3]))
 
     def launch(inputs, value):
@@ -78,12 +70,7 @@ def test_the_wheels_mu_and_bristle_stiffness_are_recovered_from_its_rolling():
     fit ends at k_T's upper bound with mu off by 2e-6, which the guide says)."""
     scene = build_scene("wheel")
     steps = 4000
-    sim = scene.simulation(Regularized(tangential_stiffness=1e5))
-    q, v = [], []
-    for _ in range(steps):
-        sim.step()
-        q.append(sim.q.copy())
-        v.append(sim.v.copy())
+    data = stepped(scene.simulation(Regularized(tangential_stiffness=1e5)), steps)
     run = DifferentiableRun(scene.simulation("regularized"), steps)
 
     def residual(outputs, data):  # positions per mm, spins per 0.01 rad/s
@@ -92,7 +79,7 @@ def test_the_wheels_mu_and_bristle_stiffness_are_recovered_from_its_rolling():
         return jnp.concatenate([jnp.ravel(positions) / 1e-3, jnp.ravel(spins) / 1e-2])
 
     parameters = [Parameter("mu", 0.2, 0.0, 1.0), Parameter("tangential_stiffness", 1e7, 1e3, 1e12, log=True)]
-    fit = calibrate(run, parameters, residual, (np.array(q), np.array(v)))
+    fit = calibrate(run, parameters, residual, data)
     assert fit.converged, fit.message
     assert fit.values["mu"] == pytest.approx(0.3, rel=1e-9)
     assert fit.values["tangential_stiffness"] == pytest.approx(1e5, rel=1e-6)

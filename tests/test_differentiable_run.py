@@ -10,6 +10,7 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
+from lcpdyn.calibrate import stepped
 from lcpdyn.differentiable_run import CONSTANTS, DifferentiableRun, RunOutputs
 from lcpdyn.precision import float64
 from scenes import build_scene
@@ -90,12 +91,7 @@ def test_the_run_is_the_simulations_own(friction):
     with float64():
         outputs = run(**run.inputs)
     DifferentiableRun.check(outputs)
-    ordinary = scene.simulation(model)
-    q, v = [], []
-    for _ in range(steps):
-        ordinary.step()
-        q.append(ordinary.q.copy())
-        v.append(ordinary.v.copy())
+    q, v = stepped(scene.simulation(model), steps)
     assert np.max(np.abs(np.asarray(outputs.q) - q)) < 1e-12  # m (and quaternion entries)
     assert np.max(np.abs(np.asarray(outputs.v) - v)) < 1e-10  # m/s, of 6 m/s
     looped = scene.simulation(model)

@@ -15,7 +15,7 @@ import jax.numpy as jnp
 import matplotlib.pyplot as plt
 import numpy as np
 
-from lcpdyn.calibrate import Parameter, calibrate
+from lcpdyn.calibrate import Parameter, calibrate, stepped
 from lcpdyn.differentiable_run import DifferentiableRun
 from lcpdyn.friction import Regularized
 from lcpdyn.precision import float64
@@ -23,13 +23,7 @@ from scenes import build_scene
 
 scene = build_scene("wheel")
 steps = 4000
-truth = scene.simulation(Regularized(tangential_stiffness=1e5))
-q, v = [], []
-for _ in range(steps):
-    truth.step()
-    q.append(truth.q.copy())
-    v.append(truth.v.copy())
-q, v = np.array(q), np.array(v)
+q, v = stepped(scene.simulation(Regularized(tangential_stiffness=1e5)), steps)
 rng = np.random.default_rng(0)
 noisy = (q + 0.01 * q.std(axis=0) * rng.normal(size=q.shape), v + 0.01 * v.std(axis=0) * rng.normal(size=v.shape))
 
