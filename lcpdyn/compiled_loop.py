@@ -6,7 +6,9 @@ holds the whole step: the kinematics (the model's own traced function, as
 :meth:`lcpdyn.model.Model.compile` compiles it), the gap terms, the gyroscopic midpoint step,
 the friction model's rows (regularized, Peiret 2016 Eqs. 9-20 and 25-27; box), the bounded
 MLCP of Eq. (30) solved by Júdice–Pires' basic-set pivoting (as :mod:`solvers.judice_pires`),
-and the position update. At one contact the per-step cost is that of the arithmetic, not of a
+the step's second solve after a friction switch inside it (a breakaway with mu_s > mu_k, a
+kinetic slip that reversed: :mod:`lcpdyn.friction_switches`' tests on the same numbers), and
+the position update. At one contact the per-step cost is that of the arithmetic, not of a
 Python call and a JAX dispatch per step.
 
 Nothing is accepted on the compiled code's word. Every step's Eq. (30) problem (K, q, lo, hi)
@@ -53,6 +55,7 @@ from .compiled_pivoting import inverse3 as _inverse3
 from .compiled_pivoting import midpoint as _midpoint
 from .compiled_pivoting import pivot as _pivot
 from .friction import compiled_rows
+from .friction_switches import BREAKAWAY
 from .kernels import GYROSCOPIC_NEWTON_TOLERANCE, kinetic_energy
 from .precision import float64
 
@@ -78,8 +81,6 @@ def unsupported(sim) -> list[str]:
     rows = None if sim.coulomb else compiled_rows(sim.friction, sim.dt)
     if rows is None:
         reasons.append(f"friction model {sim.friction.name!r} (the loop builds the regularized and box rows)")
-    if sim._two_coefficients:  # (a reversed kinetic slip, the other switch, is handed over step by step: run.loop)
-        reasons.append("mu_s != mu_k (the loop does not solve a breakaway step again, docs/theory/step.md)")
     if sim.method != "judice-pires":
         reasons.append(f"method {sim.method!r} (the loop pivots like 'judice-pires')")
     if model.n_bilateral:
@@ -334,9 +335,12 @@ def batched_chunk(loop: CompiledLoop, copies: int, length: int):
 # --- the traced step ---------------------------------------------------------------------------
 
 
-def _chunk_function(model, layout, static, newton_tolerance):
+def _chunk_function(model, layout, static, newton_tolerance, differentiable=False):
     """The traced chunk (module docstring): ``(q, v, steps_done, normal_force, friction_force,
-    codes, steps, floats, ints, mu, mu_static, constants) -> (done, per-step outputs...)``."""
+    codes, steps, floats, ints, mu, mu_static, constants) -> (done, per-step outputs...)``.
+    ``differentiable``: the step's second solve after a switch inside it is taken in a form
+    reverse mode differentiates (a scan of two turns, the second a cond) instead of a while loop
+    (which runs the solve's program a second time only where a step switched, also under vmap)."""
     nb, r, rigid_box, paper, midpoint, two_coefficients, nonconservative, passes = static
     cone = passes > 1
     n = 6 * nb
@@ -383,16 +387,19 @@ def _chunk_function(model, layout, static, newton_tolerance):
             inverse = inverse.at[6 * b + 3 : 6 * b + 6, 6 * b + 3 : 6 * b + 6].set(_inverse3(inertia[b]))
         N = jnp.zeros((r, n)).at[contact_rows[:, None], columns].set(N_block)
 
-        def friction_rows(normal_force, basis_force):
+        def friction_rows(normal_force, basis_force, mu_now, branch, guess):
             """(F_block (r, 2, 6), C, c, bound (2r,), basis, kinetic): lcpdyn.friction.regularized.regularized_block,
-            lcpdyn.friction.box.box_block; ``basis_force`` (r, 2) in the base basis (static_bound="cone")."""
+            lcpdyn.friction.box.box_block; ``basis_force`` (r, 2) in the base basis (static_bound="cone");
+            ``mu_now`` the coefficients applied, ``branch`` and ``guess`` a switch inside the step (as the
+            ordinary block takes them: 0 the slip's branch, 1 kinetic about ``guess``, -1 static)."""
             if rigid_box:
                 bound = h * mu_now * normal_force
                 return (D_block, jnp.zeros(2 * r), jnp.zeros(2 * r), bound.repeat(2),
                         jnp.broadcast_to(jnp.eye(2), (r, 2, 2)), jnp.zeros(r, bool))  # fmt: skip
-            speed = _length(slip[:, 0], slip[:, 1])
+            chosen = jnp.where((branch == 1)[:, None], guess, slip)  # the slip the branch is chosen by
+            speed = _length(chosen[:, 0], chosen[:, 1])
             magnitude = _length(previous[:, 0], previous[:, 1])
-            kinetic = speed > v_th
+            kinetic = jnp.where(branch == 0, speed > v_th, (branch == 1) & (speed > 0.0))
             kinetic_bound = mu_now * normal_force
             static_bound = mu_static * normal_force
             safe_speed = jnp.where(kinetic, speed, 1.0)
@@ -411,8 +418,8 @@ def _chunk_function(model, layout, static, newton_tolerance):
                 anchor = -previous[:, 0] * s2 + previous[:, 1] * s1
                 second_c = -compliance * h * anchor
                 transverse = h * jnp.sqrt(jnp.maximum(static_bound**2 - along**2, 0.0))
-            e1 = jnp.where(kinetic, slip[:, 0] / safe_speed, s1)
-            e2 = jnp.where(kinetic, slip[:, 1] / safe_speed, s2)
+            e1 = jnp.where(kinetic, chosen[:, 0] / safe_speed, s1)
+            e2 = jnp.where(kinetic, chosen[:, 1] / safe_speed, s2)
             target = jnp.where(kinetic, -kinetic_bound, target)
             second = jnp.where(
                 kinetic & (kinetic_bound > 0.0),
@@ -433,10 +440,11 @@ def _chunk_function(model, layout, static, newton_tolerance):
             basis = jnp.stack([jnp.stack([e1, -e2], axis=1), jnp.stack([e2, e1], axis=1)], axis=1)
             return F_block, C, c, bound, basis, kinetic
 
-        def solve(normal_force, basis_force, codes):
+        def solve(normal_force, basis_force, codes, switch):
             """One pass of Eq. (30): K = [[M, -N^T, -F^T], [N, 0, 0], [F, 0, C]], the velocities
-            eliminated, v+ = M^-1 (M v* + h f + J^T y), J = [N; F], y the contact unknowns."""
-            F_block, C, c, bound, basis, kinetic = friction_rows(normal_force, basis_force)
+            eliminated, v+ = M^-1 (M v* + h f + J^T y), J = [N; F], y the contact unknowns;
+            ``switch`` = (mu_now, branch, guess) of :func:`friction_rows`."""
+            F_block, C, c, bound, basis, kinetic = friction_rows(normal_force, basis_force, *switch)
             F = jnp.zeros((r, 2, n)).at[contact_rows[:, None, None], np.arange(2)[None, :, None], columns[:, None, :]]
             F = F.set(F_block).reshape(2 * r, n)
             K = jnp.block(
@@ -462,9 +470,13 @@ def _chunk_function(model, layout, static, newton_tolerance):
             in_base = jnp.einsum("rij,rj->ri", basis, z[n + r :].reshape(r, 2)) / h
             return z, codes, iterations, solved, K, rhs, lo, hi, kinetic, in_base
 
-        z, codes, iterations, solved, K, rhs, lo, hi, kinetic, in_base = solve(normal_force, previous, codes)
-        if cone:  # the cone's passes (lcpdyn.strategies.dense): each from the last pass's force and
-            # lam_N, until a pass's force settles on the force its basis was built on (basis_settled)
+        def passes_of(switch, codes):
+            """The step's solve with ``switch``: one pass, and the cone's passes
+            (lcpdyn.strategies.dense) each from the last pass's force and lam_N, until a pass's force
+            settles on the force its basis was built on (basis_settled)."""
+            first = solve(normal_force, previous, codes, switch)
+            if not cone:
+                return first
 
             def settled(force, used, z, bounded, kinetic):  # lcpdyn.friction.base.basis_settled
                 normal, bounded = jnp.maximum(z[n : n + r] / h, 0.0), jnp.maximum(bounded, 0.0)
@@ -480,7 +492,7 @@ def _chunk_function(model, layout, static, newton_tolerance):
                 done, _, last, total, all_solved = carry
                 z, codes, *_, in_base = last
                 bounded = z[n : n + r] / h
-                out = solve(bounded, in_base, codes)
+                out = solve(bounded, in_base, codes, switch)
                 return (
                     done + 1,
                     settled(out[-1], in_base, out[0], bounded, out[-2]),
@@ -489,10 +501,66 @@ def _chunk_function(model, layout, static, newton_tolerance):
                     all_solved & out[3],
                 )
 
-            first = (z, codes, iterations, solved, K, rhs, lo, hi, kinetic, in_base)
+            z, _, iterations, solved, *_, kinetic, in_base = first
             start = (1, settled(in_base, previous, z, normal_force, kinetic), first, iterations, solved)
             _, _, last, iterations, solved = jax.lax.while_loop(going, one_pass, start)
-            z, codes, _, _, K, rhs, lo, hi, kinetic, in_base = last
+            return (*last[:2], iterations, solved, *last[4:])
+
+        def switches(out, switch):
+            """The switches inside the step from its first solve ``out`` (lcpdyn.friction_switches,
+            the same tests on the same numbers): (whether to solve again, the second solve's switch).
+            Regularized: a kinetic contact whose slip reversed takes the static branch; with
+            mu_s > mu_k a static contact that slid beyond its bristle, the kinetic branch about its
+            slip. Box: a contact given mu_s that slid all the same takes mu_k."""
+            z, kinetic, in_base = out[0], out[8], out[9]
+            end = jnp.einsum("rkj,rj->rk", D_block, z[:n].reshape(nb, 6)[body])  # D v+, base bases
+            end_size = _length(end[:, 0], end[:, 1])
+            size_of_free = jnp.einsum("rkj,rj->rk", jnp.abs(D_block), jnp.abs(inverse @ momentum).reshape(nb, 6)[body])
+            scale = BREAKAWAY * _length(size_of_free[:, 0], size_of_free[:, 1])  # |D| |v*|
+            if rigid_box:
+                slid = (switch[0] == mu_static) & (mu_static > mu) & (end_size > scale)
+                return jnp.any(slid), (jnp.where(slid, mu, switch[0]), switch[1], switch[2])
+            reversed_ = kinetic & (jnp.sum(slip * end, axis=1) <= 0.0)
+            sigma = end + (in_base - previous) * (compliance * h)  # D v+ + (lam_T+ - lam_T) / (h k_T)
+            slid = ~kinetic & (mu_static > mu) & (_length(sigma[:, 0], sigma[:, 1]) > scale) & (end_size > 0.0)
+            branch = jnp.where(slid, 1, jnp.where(reversed_, -1, 0)).astype(jnp.int8)
+            return jnp.any(branch != 0), (switch[0], branch, jnp.where(slid[:, None], end, 0.0))
+
+        def solves(passes_of, unswitched, codes):
+            """The step's first solve and, after a switch inside it, its second (from the step's own
+            start, as the ordinary step's): (the last solve's outputs, iterations of both added;
+            the switch it took). One solve in the program, run once or twice: a while loop, or
+            for reverse mode a scan of two whose second turn is a cond."""
+
+            def turn(carry):
+                count, _, last, total, switch = carry
+                out = passes_of(switch, codes)
+                again, switched = switches(out, switch)
+                again = again & (count == 0)
+                switch = jax.tree_util.tree_map(lambda a, b: jnp.where(again, a, b), switched, switch)
+                return count + 1, again, out, total + out[2], switch
+
+            blank = jax.eval_shape(lambda: passes_of(unswitched, codes))
+            blank = jax.tree_util.tree_map(lambda a: jnp.zeros(a.shape, a.dtype), blank)
+            start = (jnp.asarray(0), jnp.asarray(True), blank, jnp.asarray(0, blank[2].dtype), unswitched)
+            if differentiable:
+                carry, _ = jax.lax.scan(
+                    lambda c, _: (jax.lax.cond(c[1], turn, lambda c: c, c), None), start, None, length=2
+                )
+            else:
+                carry = jax.lax.while_loop(lambda c: c[1], turn, start)
+            _, _, out, total, switch = carry
+            return (*out[:2], total, *out[3:]), switch
+
+        unswitched = (mu_now, jnp.zeros(r, jnp.int8), jnp.zeros((r, 2)))
+        if rigid_box and not two_coefficients:  # the box with one coefficient has no switch inside the step
+            z, codes, iterations, solved, K, rhs, lo, hi, kinetic, in_base = passes_of(unswitched, codes)
+            switch = unswitched
+        else:
+            (z, codes, iterations, solved, K, rhs, lo, hi, kinetic, in_base), switch = solves(
+                passes_of, unswitched, codes
+            )
+        mu_now = switch[0]
         v_new = z[:n]
         impulse_N = z[n : n + r]
         friction_world = jnp.einsum("rk,rkj->rj", in_base, tangent)

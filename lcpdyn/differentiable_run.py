@@ -3,18 +3,22 @@
 :class:`DifferentiableRun` takes a :class:`~lcpdyn.stepper.Simulation` of a scene the compiled
 loop takes (:func:`lcpdyn.compiled_loop.unsupported`: the regularized or box model, rigid
 contacts, no joints) and gives its run of ``steps`` steps as a pure function of (q0, v0, mu,
-constants, floats): the compiled loop's own traced step (:mod:`lcpdyn.compiled_loop`) in a
-``lax.scan``, each step under ``jax.checkpoint`` so that reverse mode stores one state per
-step, not every intermediate. Its first step takes its friction bounds from lam_N of a first
-pass, as the ordinary step does (there is no lagged lam_N at the start), so that the run is the
-simulation's own to rounding. ``jax.grad``, ``jax.jvp`` and ``jax.jacobian`` take it: the
-pivoting's answer is differentiated on its final active set (``compiled_pivoting.pivot``'s
-rule; implicit differentiation, as :mod:`solvers.sensitivity`), everything else by JAX.
+constants, floats, mu_static): the compiled loop's own traced step (:mod:`lcpdyn.compiled_loop`),
+with its second solve after a friction switch inside a step (a breakaway with mu_s > mu_k, a
+kinetic slip that reversed) in the form reverse mode takes, in a ``lax.scan``, each step under
+``jax.checkpoint`` so that reverse mode stores one state per step, not every intermediate. Its
+first step takes its friction bounds from lam_N of a first pass, as the ordinary step does
+(there is no lagged lam_N at the start), so that the run is the simulation's own to rounding.
+``jax.grad``, ``jax.jvp`` and ``jax.jacobian`` take it: the pivoting's answer is differentiated
+on its final active set (``compiled_pivoting.pivot``'s rule; implicit differentiation, as
+:mod:`solvers.sensitivity`), everything else by JAX.
 
 What a derivative means: that of the motion on the active sets and friction branches the run
 took. Where a step switches (a contact that starts or stops slipping, touches or lifts, a
-regularized contact crossing its velocity threshold) the motion has one-sided derivatives
-only, and the derivative given is that of the side the run is on; the run's outputs carry each
+regularized contact crossing its velocity threshold, a breakaway) the motion has one-sided
+derivatives only, and the derivative given is that of the side the run is on (a number that
+acts through a switch alone, as mu_s through the step a contact breaks away in, has derivative
+0: :class:`lcpdyn.calibrate.Parameter`'s ``smoothing`` is for it); the run's outputs carry each
 step's active set and branch so that a window can be checked for switches (``kinetic``).
 
 Nothing is taken on the traced step's word: every step's flag ``ok`` says whether its pivoting
@@ -46,7 +50,8 @@ class RunOutputs(NamedTuple):
     """Per step (leading axis ``steps``): q+ and v+ (the generalized coordinates and velocities,
     as ``Simulation.q`` and ``.v``), the contacts' normal forces λ_N (N) and friction forces λ_T
     (N, world), their slips (m/s, world), which were on the regularized model's kinetic branch,
-    and ``ok``: the step's pivoting converged and everything stayed finite."""
+    and ``ok``: the step's pivoting converged, everything stayed finite and the friction
+    coefficients were valid (0 <= mu_k <= mu_s, as a contact requires)."""
 
     q: jnp.ndarray
     v: jnp.ndarray
@@ -60,13 +65,16 @@ class RunOutputs(NamedTuple):
 class DifferentiableRun:
     """The run of ``sim`` for ``steps`` steps from t = 0 as a JAX function (module docstring).
 
-    Call it as ``run(q0, v0, mu, constants, floats)`` (all float64 arrays; ``run.inputs`` are
-    the simulation's own values) inside :func:`lcpdyn.precision.float64`; it returns
-    :class:`RunOutputs`. ``checkpoint=False`` keeps every step's intermediates for reverse mode
-    instead of recomputing them (memory growing with the steps; on the Peiret wheel it was also
-    slower, 28x a forward run against 4.5x with checkpoints, 1,000 steps). A
-    scene the compiled loop does not take, or whose friction model needs several passes per
-    step, is refused with the reasons."""
+    Call it as ``run(q0, v0, mu, constants, floats, mu_static)`` (all float64 arrays;
+    ``run.inputs`` are the simulation's own values) inside :func:`lcpdyn.precision.float64`; it
+    returns :class:`RunOutputs`. ``mu`` are the contacts' (kinetic) coefficients, ``mu_static``
+    their static ones, NaN where a contact's static coefficient was not given and follows ``mu``
+    (as :class:`~lcpdyn.contact.PointContact`'s does; None: the simulation's).
+    ``checkpoint=False`` keeps every step's intermediates for reverse mode instead of
+    recomputing them (memory growing with the steps; on the Peiret wheel it was also slower, 28x
+    a forward run against 4.5x with checkpoints, 1,000 steps). A scene the compiled loop does
+    not take, or whose friction model needs several passes per step, is refused with the
+    reasons."""
 
     def __init__(self, sim, steps: int, checkpoint: bool = True):
         reasons = unsupported(sim)
@@ -82,21 +90,30 @@ class DifferentiableRun:
         if int(steps) != steps or steps < 1:
             raise ValueError(f"DifferentiableRun: steps must be a whole number >= 1, got {steps!r}")
         self.steps, self.checkpoint = int(steps), bool(checkpoint)
-        self._single = _chunk_function(loop._model, loop.layout, loop.static, GYROSCOPIC_NEWTON_TOLERANCE)
-        floats, ints, mu, mu_static, constants = loop.numbers
-        self._ints, self._mu_static = ints, mu_static
+        self._single = _chunk_function(
+            loop._model, loop.layout, loop.static, GYROSCOPIC_NEWTON_TOLERANCE, differentiable=True
+        )
+        floats, ints, mu, _, constants = loop.numbers
+        self._ints = ints
         q0, v0 = sim.model.initial_state()
+        follows = [getattr(c, "_followed_mu", None) == c.mu_static for c in sim.model.contacts]
+        mu_static = np.where(follows, np.nan, sim.mu_static)  # NaN: follows mu (not given)
         self.inputs = {"q0": np.asarray(q0, float), "v0": np.asarray(v0, float), "mu": np.asarray(mu),
-                       "constants": np.asarray(constants), "floats": np.asarray(floats)}  # fmt: skip
+                       "constants": np.asarray(constants), "floats": np.asarray(floats),
+                       "mu_static": mu_static}  # fmt: skip
         self._contacts, self._size = loop.static[1], loop.size
         self._traced = jax.jit(self._run)  # traced and compiled at the first call, once per run object
 
-    def __call__(self, q0, v0, mu, constants, floats) -> RunOutputs:
-        inputs = float64_arrays("DifferentiableRun", q0=q0, v0=v0, mu=mu, constants=constants, floats=floats)
+    def __call__(self, q0, v0, mu, constants, floats, mu_static=None) -> RunOutputs:
+        mu_static = self.inputs["mu_static"] if mu_static is None else mu_static
+        inputs = float64_arrays(
+            "DifferentiableRun", q0=q0, v0=v0, mu=mu, constants=constants, floats=floats, mu_static=mu_static
+        )
         return self._traced(*inputs)
 
-    def _run(self, q0, v0, mu, constants, floats) -> RunOutputs:
-        single, ints, mu_static, r = self._single, self._ints, self._mu_static, self._contacts
+    def _run(self, q0, v0, mu, constants, floats, mu_static) -> RunOutputs:
+        single, ints, r = self._single, self._ints, self._contacts
+        mu_static = jnp.where(jnp.isnan(mu_static), mu, mu_static)
         kin = single.kinematics(q0, v0, 0.0 * constants[0], floats, ints)
         state = (q0, v0, kin, jnp.zeros(r), jnp.zeros((r, 3)), jnp.zeros(self._size, jnp.int8))
 
@@ -113,7 +130,9 @@ class DifferentiableRun:
         if r:
             head = head._replace(ok=head.ok & first)
         _, tail = jax.lax.scan(step, state, jnp.arange(1, self.steps))
-        return jax.tree_util.tree_map(lambda a, b: jnp.concatenate([a[None], b]), head, tail)
+        outputs = jax.tree_util.tree_map(lambda a, b: jnp.concatenate([a[None], b]), head, tail)
+        valid = jnp.all(mu >= 0.0) & jnp.all(mu_static >= mu)  # as Contact requires: 0 <= mu_k <= mu_s
+        return outputs._replace(ok=outputs.ok & valid)
 
     @staticmethod
     def check(outputs: RunOutputs) -> None:
@@ -121,6 +140,7 @@ class DifferentiableRun:
         ok = np.asarray(outputs.ok)
         if not ok.all():
             raise ArithmeticError(
-                f"DifferentiableRun: step {int(np.argmin(ok))} did not solve (its pivoting did not converge or a "
-                "number was not finite); the run is not a solution and its derivative means nothing"
+                f"DifferentiableRun: step {int(np.argmin(ok))} did not solve (its pivoting did not converge, a "
+                "number was not finite, or a friction coefficient was not valid: 0 <= mu_k <= mu_s is required); "
+                "the run is not a solution and its derivative means nothing"
             )

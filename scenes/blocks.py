@@ -8,8 +8,12 @@ from __future__ import annotations
 
 import math
 
+import jax.numpy as jnp
+import numpy as np
+
 from lcpdyn.body import RigidBody
 from lcpdyn.contact import Plane, PointContact, SphereContact
+from lcpdyn.forces import BodyForce
 from lcpdyn.model import Model
 from lcpdyn.validation import positive
 
@@ -56,7 +60,11 @@ class SlidingBlock:
 class InclineBlock:
     """A block released on a plane tilted by angle_deg: sticks iff tan(angle) <= mu_s, else slides at g(sin - mu_k cos).
 
-    ``mu`` is the kinetic coefficient mu_k, ``mu_static`` the static one (NaN: equal to mu)."""
+    ``mu`` is the kinetic coefficient mu_k, ``mu_static`` the static one (NaN: equal to mu).
+    ``pull_rate`` c (N/s, default 0) adds a pull test: a force c t down the slope (a tensile
+    tester's ramp), so that a block that sticks at first breaks away at
+    t_b = m g (mu_s cos - sin) / c and then slides under m g (sin - mu_k cos) + c t
+    (:meth:`distance`)."""
 
     DEFAULTS = {
         "angle_deg": 20.0,
@@ -68,18 +76,50 @@ class InclineBlock:
         "t_end": 0.5,
         "tangential_stiffness": 1e10,
         "velocity_threshold": 0.01,
+        "pull_rate": 0.0,
     }
 
     @staticmethod
     def build(**parameters) -> Scene:
         """The incline block with ``parameters`` overriding its defaults (the class docstring)."""
         p = override(InclineBlock.DEFAULTS, parameters, "incline-block")
-        plane = Plane.inclined(math.radians(p["angle_deg"]))
+        angle = math.radians(p["angle_deg"])
+        plane = Plane.inclined(angle)
         model = Model(gravity=(0.0, 0.0, -p["gravity"]))
         block = model.add_body(RigidBody("block", p["mass"], (0.01, 0.01, 0.01)))
         mu_static = None if math.isnan(p["mu_static"]) else p["mu_static"]
         model.add_contact(PointContact(block, plane, p["mu"], mu_static))
+        rate = float(p["pull_rate"])
+        if not (math.isfinite(rate) and rate >= 0.0):
+            raise ValueError(f"scene 'incline-block': pull_rate must be finite and >= 0 (N/s), got {rate!r}")
+        if rate:
+            downhill = jnp.asarray([math.cos(angle), 0.0, -math.sin(angle)])  # the plane's t1
+            model.add_force(BodyForce(block, lambda t, state: (rate * t * downhill, jnp.zeros(3))))
         return Scene.from_parameters("incline-block", model, p, InclineBlock.__doc__)
+
+    @staticmethod
+    def breakaway_time(p: dict) -> float:
+        """t_b (s): when the pull and gravity's downhill part reach mu_s m g cos (0: at once;
+        inf: never, without a pull)."""
+        angle = math.radians(p["angle_deg"])
+        mu_static = p["mu"] if math.isnan(p["mu_static"]) else p["mu_static"]
+        short = p["mass"] * p["gravity"] * (mu_static * math.cos(angle) - math.sin(angle))  # N still held
+        if short <= 0.0:
+            return 0.0
+        return short / p["pull_rate"] if p.get("pull_rate", 0.0) > 0.0 else math.inf
+
+    @staticmethod
+    def distance(p: dict, t):
+        """Distance slid down the slope (m) at times ``t`` (s), rigid contact: 0 until t_b, then
+        x'' = g (sin - mu_k cos) + c t / m integrated from rest at t_b."""
+        t = np.asarray(t, float)
+        angle, c, m = math.radians(p["angle_deg"]), p.get("pull_rate", 0.0), p["mass"]
+        t_b = InclineBlock.breakaway_time(p)
+        if not math.isfinite(t_b):
+            return np.zeros_like(t)
+        a0 = p["gravity"] * (math.sin(angle) - p["mu"] * math.cos(angle))
+        s = np.maximum(t - t_b, 0.0)
+        return 0.5 * a0 * s**2 + c / (6.0 * m) * s**2 * (s + 3.0 * t_b)
 
     @staticmethod
     def acceleration(p: dict) -> float:

@@ -121,6 +121,7 @@ PARAMETER_UNITS = {
     "flange_back_distance": "m",
     "nominal_radius": "m",
     "amplitude": "m",
+    "pull_rate": "N/s",  # incline block: the pull test's force ramp
     # scale scenes
     "count": "-",
     "seed": "-",

@@ -218,28 +218,33 @@ def test_simulations_built_together_share_one_compilation(wheel, monkeypatch):
     assert compiled_loop.COMPILATIONS[0] - before == 1
 
 
-def test_a_reversed_kinetic_slip_is_handed_to_the_ordinary_step():
-    """The ordinary step solves a step whose kinetic slip reversed again in the static branch
-    (:meth:`lcpdyn.friction.Regularized.switches`); the compiled loop does not, so the host hands
-    that step and those after it to the ordinary step: the first reversal is found from the slip
-    each step starts from (the state's, then the previous step's) and the slip it ends with."""
-    from types import SimpleNamespace
+@pytest.mark.parametrize("friction", ["regularized", "box"])
+def test_switches_inside_the_step_are_solved_again_in_the_loop(friction):
+    """The steps the ordinary step solves twice (lcpdyn.friction_switches) are the compiled loop's
+    own, with the same second solve: the incline block's pull test (mu_s = 0.5 > mu_k = 0.4, the
+    pull breaks it away at t_b = 62.7 ms: the breakaway step takes mu_k) and, for the
+    regularized model, the sliding sphere whose kinetic slip reverses in the step it stops in
+    (v_th = 1e-4 m/s < mu g h: that step is solved again in the static branch; before, the host
+    handed it and the steps after it to the ordinary step). Every step but the first is the
+    loop's, and the motion, branches and pivoting iterations are the ordinary step's."""
+    from scenes.blocks import InclineBlock, SlidingSphere
 
-    from lcpdyn.run.loop import _first_reversal
-    from scenes.blocks import SlidingSphere
-
-    scene = SlidingSphere.build()
-    sim = Simulation(scene.model, scene.friction("regularized"), scene.dt)  # starts sliding along +x
-    slips = np.zeros((4, 1, 3))
-    slips[:, 0, 0] = [1.9, 1.8, -0.1, -0.2]  # the third step reverses the slip of the second
-    kinetic = np.ones((4, 1), bool)
-    assert _first_reversal(sim, SimpleNamespace(slip_world=slips, kinetic=kinetic), 4) == 2
-    assert _first_reversal(sim, SimpleNamespace(slip_world=slips, kinetic=kinetic), 2) == 2
-    kinetic[2:] = False  # a static contact's slip may change sign: the bristle
-    assert _first_reversal(sim, SimpleNamespace(slip_world=slips, kinetic=kinetic), 4) == 4
-    slips[0, 0, 0] = -1.0  # against the state's own slip (+2 m/s): the first step
-    kinetic[:] = True
-    assert _first_reversal(sim, SimpleNamespace(slip_world=slips, kinetic=kinetic), 4) == 0
+    pull = InclineBlock.build(mu=0.4, mu_static=0.5, pull_rate=20.0)
+    sphere = SlidingSphere.build(velocity_threshold=1e-4)
+    runs = []
+    for scene, end in [(pull, 0.2)] + ([(sphere, 0.15)] if friction == "regularized" else []):
+        model = scene.friction(friction)
+        ordinary = Simulation(scene.model, model, scene.dt, compiled_loop=False).run(end)
+        sim = Simulation(scene.model, model, scene.dt, compiled_loop=True)
+        runs.append(compiled := sim.run(end))
+        assert sim.loop_steps == {"compiled": round(end / scene.dt) - 1, "ordinary": 1}
+        assert np.max(np.abs(compiled.velocity - ordinary.velocity)) < 1e-12
+        np.testing.assert_array_equal(compiled.contact_kinetic, ordinary.contact_kinetic)
+        np.testing.assert_array_equal(compiled.solver_iterations, ordinary.solver_iterations)
+    downhill = np.array([np.cos(np.radians(20.0)), 0.0, -np.sin(np.radians(20.0))])  # the plane's t1
+    slid = (runs[0].position[:, 0] - pull.model.bodies[0].position) @ downhill
+    exact = InclineBlock.distance(pull.parameters, runs[0].t)  # 17.3 mm at 0.2 s
+    assert np.max(np.abs(slid - exact)) < 3e-5  # first order in h: the breakaway falls on a step (2.5e-5 m)
 
 
 def test_a_run_continued_from_a_snapshot_takes_the_same_steps_in_the_loop():

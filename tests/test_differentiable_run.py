@@ -100,6 +100,51 @@ def test_the_run_is_the_simulations_own(friction):
     np.testing.assert_allclose(np.asarray(outputs.normal_force), trajectory.contact_normal_force, rtol=0, atol=1e-9)
 
 
+@pytest.mark.parametrize("friction", ["regularized", "box"])
+def test_a_breakaway_is_the_simulations_own_and_mu_s_acts_through_it_alone(friction):
+    """The incline block's pull test (mu_s = 0.5 > mu_k = 0.4, a pull of 20 N/s breaks it away at
+    t_b = 62.7 ms), 120 steps: the run solves the breakaway step again with mu_k, as the ordinary
+    step does, and equals its trajectory to 1e-12. From the breakaway step k_b on, every step's
+    friction impulse is h mu_k lam_N with lam_N = m g cos(theta), so the distance slid has
+    dx_N/dmu_k = -g cos(theta) h² K(K+1)/2 (K = N - k_b steps), and the run's gradient is that and
+    the central difference's (e = 1e-6, to 1e-6 relative; the step of the breakaway is fixed). mu_s
+    decides only which step breaks away: its derivative is 0 (one-sided values of a step function),
+    and a difference wide enough to move the breakaway (e = 3e-3 > c h / (m g cos) = 2.2e-3) is not."""
+    from scenes.blocks import InclineBlock
+
+    scene = InclineBlock.build(mu=0.4, mu_static=0.5, pull_rate=20.0)
+    steps, h, g = 120, scene.dt, scene.parameters["gravity"]
+    run = DifferentiableRun(scene.simulation(friction), steps)
+    x = run.inputs
+    q, _ = stepped(scene.simulation(friction), steps)
+    downhill = jnp.asarray([np.cos(np.radians(20.0)), 0.0, -np.sin(np.radians(20.0))])
+    with float64():
+
+        def slid(mu, mu_static):
+            out = run(x["q0"], x["v0"], mu, x["constants"], x["floats"], mu_static)
+            return (out.q[-1, :3] - x["q0"][:3]) @ downhill
+
+        outputs = run(**x)
+        d_mu, d_static = jax.grad(slid, argnums=(0, 1))(x["mu"], x["mu_static"])
+        e, mu, ms = 1e-6, x["mu"], x["mu_static"]
+        fd_mu = (slid(mu + e, ms) - slid(mu - e, ms)) / (2 * e)
+        fd_static = (slid(mu, ms + e) - slid(mu, ms - e)) / (2 * e)
+        wide = (slid(mu, ms + 3e-3) - slid(mu, ms - 3e-3)) / 6e-3
+    DifferentiableRun.check(outputs)
+    np.testing.assert_allclose(np.asarray(outputs.q), q, rtol=0, atol=1e-12)
+    k_b = 63  # the step from 63 to 64 ms: the first whose loads (taken at its start) pass mu_s m g cos
+    speed = np.linalg.norm(np.asarray(outputs.v)[:, :3], axis=1)
+    assert speed[k_b - 1] < 1e-8 < 1e-4 < speed[k_b]  # held (the bristle's creep: 2e-9 m/s), then slid
+    if friction == "regularized":
+        assert not np.asarray(outputs.kinetic)[k_b - 1, 0] and np.asarray(outputs.kinetic)[k_b, 0]
+    K = steps - k_b
+    closed_form = -g * np.cos(np.radians(20.0)) * h * h * K * (K + 1) / 2  # lam_N = m g cos to ~1e-9
+    assert float(d_mu[0]) == pytest.approx(closed_form, rel=1e-8)
+    assert float(d_mu[0]) == pytest.approx(float(fd_mu), rel=1e-6)
+    assert abs(float(d_static[0])) < 1e-12 * abs(float(d_mu[0])) and abs(float(fd_static)) < 1e-9 * abs(float(d_mu[0]))
+    assert abs(float(wide)) > 0.1 * abs(float(d_mu[0]))
+
+
 def test_what_it_does_not_take_is_refused_by_name():
     with pytest.raises(ValueError, match="does not take this simulation"):
         DifferentiableRun(build_scene("dumbbells", count=1).simulation("regularized"), 10)

@@ -202,8 +202,6 @@ def compiled_chunk(sim, record, i, steps):
     energy = chunk.potential_energy[:accepted] + chunk.kinetic_energy[:accepted]
     if not np.all(np.isfinite(energy)):  # the ordinary step and store() name it
         accepted = int(np.argmin(np.isfinite(energy)))
-    if accepted and getattr(sim.friction, "switches", None) is not None:
-        accepted = min(accepted, _first_reversal(sim, chunk, accepted))
     if accepted == 0:
         return 0, True
     refused = accepted < asked
@@ -226,18 +224,3 @@ def compiled_chunk(sim, record, i, steps):
     if health["stop"]:
         raise energy_stop(sim, health["gain"][j], health["scale"][j], health["energy"][j])
     return accepted, refused
-
-
-def _first_reversal(sim, chunk, accepted) -> int:
-    """The first of a chunk's ``accepted`` steps where a kinetic contact's slip reversed (the
-    friction switch inside the step that the ordinary step solves again in the static branch,
-    :meth:`lcpdyn.friction.Regularized.switches`; the compiled loop does not): that step and the
-    ones after it are the ordinary step's. ``accepted`` if there is none."""
-    from ..kernels import slip_world_blocks
-
-    k = sim.evaluate(sim.q, sim.v, sim.t)
-    before = slip_world_blocks(k.D_block, k.contact_body, sim.v, k.tangent)[None]
-    start = np.concatenate([before, chunk.slip_world[: accepted - 1]])  # the slip each step starts from
-    reversed_ = chunk.kinetic[:accepted] & ((start * chunk.slip_world[:accepted]).sum(axis=-1) <= 0.0)
-    steps = np.flatnonzero(reversed_.any(axis=1))
-    return int(steps[0]) if steps.size else accepted
