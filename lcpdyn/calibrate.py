@@ -10,6 +10,12 @@ run: one pass per parameter, not finite differences), by gradient descent on the
 by Nelder–Mead (forward runs only, the gradient-free yardstick). Box bounds are kept by
 projection; a parameter with ``log=True`` is fitted as log10 of its value.
 
+A scene the differentiable run does not take (joints, the wheel–rail creep rows, exact Coulomb,
+detected contacts) is fitted the same way through a function ``simulate(values) -> outputs``
+that runs it with the ordinary step: the same methods and checks, the Jacobian by central
+differences (two runs per parameter; :class:`Parameter`'s ``smoothing`` is its width where
+given).
+
 What a fit means where the run switches (a contact that starts or stops slipping): the loss is
 continuous but its derivative has one-sided values there (:mod:`lcpdyn.differentiable_run`).
 Each accepted iterate's run records its friction branches, and :class:`Calibration` counts the
@@ -31,13 +37,14 @@ import numpy as np
 
 from .differentiable_run import CONSTANTS, DifferentiableRun, RunOutputs
 from .precision import float64
+from .run.errors import SimulationError
 
 __all__ = ["Parameter", "Calibration", "calibrate", "stepped", "METHODS"]
 
 #: The fitting methods of :func:`calibrate`, by name.
 METHODS = ("gauss-newton", "gradient", "nelder-mead")
-_INDEXED = re.compile(r"^(mu|q0|v0)\[(\d+)\]$")
-_NAMED = ("mu", "tangential_stiffness", "velocity_threshold", "stabilization")
+_INDEXED = re.compile(r"^(mu|mu_static|q0|v0)\[(\d+)\]$")
+_NAMED = ("mu", "mu_static", "tangential_stiffness", "velocity_threshold", "stabilization")
 
 
 @dataclass(frozen=True)
@@ -45,12 +52,22 @@ class Parameter:
     """A number to fit: ``name`` (below), its ``initial`` value and bounds ``lower`` <= value <=
     ``upper``; ``log``: fit log10 of the value (a stiffness over decades; value > 0).
 
-    Names lcpdyn knows: ``mu`` (every contact's friction coefficient), ``mu[i]`` (contact i's),
+    Names lcpdyn knows: ``mu`` (every contact's friction coefficient; with ``mu_static`` not
+    given, a contact's static coefficient follows it), ``mu[i]`` (contact i's), ``mu_static`` and
+    ``mu_static[i]`` (the static coefficients mu_s, every contact's or contact i's),
     ``tangential_stiffness`` (the regularized model's k_T, N/m; the run's compliance is
     1/(k_T h²)), ``velocity_threshold`` (m/s), ``stabilization`` (β), ``q0[i]`` and ``v0[i]``
     (an initial coordinate or velocity). Any other name needs ``apply(inputs, value) -> inputs``,
-    which returns the run's inputs (a dict of ``q0, v0, mu, constants, floats``, JAX arrays)
-    with ``value`` put where it belongs (the extension point for a model's own numbers)."""
+    which returns the run's inputs (a dict of ``q0, v0, mu, constants, floats, mu_static``, JAX arrays)
+    with ``value`` put where it belongs (the extension point for a model's own numbers).
+
+    ``smoothing`` σ > 0 (in the fitted coordinate): this parameter's column of the Jacobian is
+    (r(u + σ) - r(u - σ)) / (2σ), two runs, which is the exact derivative of r averaged over
+    [u - σ, u + σ] (a box filter), instead of forward mode's derivative. For a number that acts
+    through a switch alone -- mu_s decides which step a contact breaks away in, a step function
+    of it whose derivative is 0 wherever it exists -- it is the slope of the switch's effect at
+    the scale σ. The loss a fit lowers stays the unsmoothed one; what σ costs in accuracy is
+    measured in the gallery's incline example."""
 
     name: str
     initial: float
@@ -58,6 +75,7 @@ class Parameter:
     upper: float = math.inf
     log: bool = False
     apply: Callable | None = field(default=None, compare=False)
+    smoothing: float = 0.0
 
     def __post_init__(self):
         for label in ("initial", "lower", "upper"):
@@ -68,11 +86,17 @@ class Parameter:
                 f"Parameter {self.name!r}: initial value {self.initial} is outside its bounds "
                 f"[{self.lower}, {self.upper}]"
             )
+        if not (math.isfinite(self.smoothing) and self.smoothing >= 0.0):
+            raise ValueError(f"Parameter {self.name!r}: smoothing must be finite and >= 0, got {self.smoothing}")
         if self.log and not self.initial > 0.0:
             raise ValueError(f"Parameter {self.name!r}: log=True needs a positive value, got {self.initial}")
+
+    def check_for_run(self) -> None:
+        """Raises ``ValueError`` unless a differentiable run can take this parameter: a name lcpdyn
+        knows or an ``apply`` (a function ``simulate(values)`` takes any name)."""
         if self.apply is None and self.name not in _NAMED and not _INDEXED.match(self.name):
             raise ValueError(
-                f"Parameter {self.name!r}: lcpdyn knows {', '.join(_NAMED)}, mu[i], q0[i] and v0[i]; "
+                f"Parameter {self.name!r}: lcpdyn knows {', '.join(_NAMED)}, mu[i], mu_static[i], q0[i] and v0[i]; "
                 "any other number needs apply(inputs, value) -> inputs"
             )
 
@@ -102,8 +126,8 @@ class Parameter:
             if index >= out[key].shape[0]:
                 raise ValueError(f"Parameter {self.name!r}: the run's {key} has {out[key].shape[0]} entries")
             out[key] = out[key].at[index].set(value)
-        elif self.name == "mu":
-            out["mu"] = jnp.full_like(out["mu"], value)
+        elif self.name in ("mu", "mu_static"):
+            out[self.name] = jnp.full_like(out[self.name], value)
         elif self.name == "tangential_stiffness":
             h = out["constants"][CONSTANTS.index("dt")]
             out["constants"] = out["constants"].at[CONSTANTS.index("compliance")].set(1.0 / (value * h * h))
@@ -160,8 +184,54 @@ class _Problem:
         return np.asarray(r), np.asarray(kinetic), np.asarray(ok)
 
     def jacobian(self, u):
+        """dr/du by forward mode; a parameter with ``smoothing`` σ has its column by the central
+        difference of width σ (two runs, counted in ``runs``)."""
         self.jacobians += 1
-        return np.asarray(self._jacobian(jnp.asarray(u), self.data))
+        J = np.array(self._jacobian(jnp.asarray(u), self.data))
+        for k, p in enumerate(self.parameters):
+            if p.smoothing > 0.0:
+                shift = np.zeros_like(u)
+                shift[k] = p.smoothing
+                (above, _, ok_above), (below, _, ok_below) = self.evaluate(u + shift), self.evaluate(u - shift)
+                solved = ok_above.all() and ok_below.all()
+                J[:, k] = (above - below) / (2.0 * p.smoothing) if solved else np.nan
+        return J
+
+
+class _Simulated:
+    """:class:`_Problem` for a run given as ``simulate(values) -> outputs`` (the ordinary step):
+    the residual on the host, the Jacobian by central differences in the fitted coordinates (of
+    width ``smoothing`` where a parameter has it, else 1e-6 of the coordinate's size, at least
+    1e-6), two runs per parameter. A run that raises ``SimulationError`` is not a solution."""
+
+    def __init__(self, simulate, parameters, residual, data):
+        self.parameters, self.simulate, self.residual, self.data = tuple(parameters), simulate, residual, data
+        self.runs = self.jacobians = 0
+        self.failure, self._size = None, 1
+
+    def evaluate(self, u):
+        self.runs += 1
+        values = dict(zip([p.name for p in self.parameters], _values(self.parameters, u)))
+        try:
+            outputs = self.simulate(values)
+        except SimulationError as error:
+            self.failure = f"{type(error).__name__}: {error}"
+            return np.full(self._size, np.nan), np.zeros(0, bool), np.zeros(1, bool)
+        r = np.ravel(np.asarray(self.residual(outputs, self.data), float))
+        self._size = r.size
+        return r, np.zeros(0, bool), np.ones(1, bool)
+
+    def jacobian(self, u):
+        self.jacobians += 1
+        columns = []
+        for k, p in enumerate(self.parameters):
+            width = p.smoothing if p.smoothing > 0.0 else 1e-6 * max(abs(float(u[k])), 1.0)
+            shift = np.zeros_like(u)
+            shift[k] = width
+            (above, _, ok_above), (below, _, ok_below) = self.evaluate(u + shift), self.evaluate(u - shift)
+            solved = ok_above.all() and ok_below.all()
+            columns.append((above - below) / (2.0 * width) if solved else np.full(above.shape, np.nan))
+        return np.stack(columns, axis=1)
 
 
 def _functions(run, parameters, residual):
@@ -194,7 +264,7 @@ def stepped(sim, steps: int) -> tuple[np.ndarray, np.ndarray]:
 
 
 def calibrate(
-    run: DifferentiableRun,
+    run: DifferentiableRun | Callable[[dict], object],
     parameters,
     residual: Callable[[RunOutputs, object], jnp.ndarray],
     data=None,
@@ -209,7 +279,14 @@ def calibrate(
     by less than ``tolerance`` of it, moves the parameters by less than ``tolerance`` of their
     size, or after ``max_iterations`` iterates (Nelder–Mead: 200 per parameter). Every run is
     checked: an iterate whose run has a step that did not solve is rejected, and a start that
-    does not solve raises ``ArithmeticError`` naming the step."""
+    does not solve raises ``ArithmeticError`` naming the step.
+
+    ``run`` may instead be a function ``simulate(values) -> outputs`` (``values`` the parameters'
+    values by name; any names) that runs a scene the differentiable run does not take, with the
+    ordinary step; ``residual`` is then a NumPy function of its outputs, the Jacobian is by
+    central differences (module docstring), and a run that raises
+    :class:`~lcpdyn.run.errors.SimulationError` is rejected (at the start: ``ArithmeticError``
+    with its message)."""
     if method not in METHODS:
         raise ValueError(f"calibrate: unknown method {method!r}; choose one of {', '.join(METHODS)}")
     parameters = tuple(parameters)
@@ -220,8 +297,17 @@ def calibrate(
         raise ValueError(f"calibrate: a parameter is named twice in {names}")
     if not (int(max_iterations) == max_iterations and max_iterations >= 1) or not tolerance > 0.0:
         raise ValueError("calibrate: max_iterations must be a whole number >= 1 and tolerance > 0")
-    with float64():
-        return _fit(_Problem(run, parameters, residual, data), parameters, method, int(max_iterations), tolerance)
+    if isinstance(run, DifferentiableRun):
+        for p in parameters:
+            p.check_for_run()
+        with float64():
+            return _fit(_Problem(run, parameters, residual, data), parameters, method, int(max_iterations), tolerance)
+    if not callable(run):
+        raise TypeError(
+            f"calibrate: run must be a DifferentiableRun or a function simulate(values) -> outputs, got "
+            f"{type(run).__name__}"
+        )
+    return _fit(_Simulated(run, parameters, residual, data), parameters, method, int(max_iterations), tolerance)
 
 
 def _fit(problem, parameters, method, max_iterations, tolerance) -> Calibration:
@@ -231,11 +317,13 @@ def _fit(problem, parameters, method, max_iterations, tolerance) -> Calibration:
     r, branches, ok = problem.evaluate(u)
     if not ok.all():
         at = dict(zip([p.name for p in parameters], _values(parameters, u)))
+        if isinstance(problem, _Simulated):
+            raise ArithmeticError(f"calibrate: the run at the initial parameters {at} failed: {problem.failure}")
         raise ArithmeticError(
             f"calibrate: the run at the initial parameters {at} does not solve step {int(np.argmin(ok))} "
-            "(its pivoting did not converge or a number was not finite)"
+            "(its pivoting did not converge, a number was not finite, or 0 <= mu_k <= mu_s did not hold)"
         )
-    if method != "nelder-mead":
+    if method != "nelder-mead" and isinstance(problem, _Problem):
         problem.jacobian(u)  # compiled here, apart from the fit's time
     compile_s = time.perf_counter() - start
     wall0, cpu0 = time.perf_counter(), time.process_time()

@@ -86,16 +86,71 @@ def test_the_wheels_mu_and_bristle_stiffness_are_recovered_from_its_rolling():
     assert fit.branch_changes >= 1  # the iterates' runs rolled from different steps on
 
 
+def test_static_friction_is_recovered_through_a_smoothed_column():
+    """The incline block's pull test (mu_k = 0.4, mu_s = 0.5, 20 N/s: breakaway at 62.7 ms), 120
+    steps of exact data, from mu_k = 0.35, mu_s = 0.55. mu_s acts only through the step the block
+    breaks away in, so its exact Jacobian column is 0 and Gauss–Newton leaves it where it started;
+    with ``smoothing`` (the column by a central difference of width 0.005) it lands in the stair
+    of mu_s the data cannot split (c h / (m g cos) = 2.2e-3 wide), with mu_k to 1e-8 and the loss
+    at rounding."""
+    from scenes.blocks import InclineBlock
+
+    steps = 120
+    q, _ = stepped(InclineBlock.build(mu=0.4, mu_static=0.5, pull_rate=20.0).simulation("regularized"), steps)
+    start = InclineBlock.build(mu=0.35, mu_static=0.55, pull_rate=20.0)
+    run = DifferentiableRun(start.simulation("regularized"), steps)
+    mu_k = Parameter("mu", 0.35, 0.05, 1.0)
+    stuck = calibrate(run, [mu_k, Parameter("mu_static", 0.55, 0.05, 1.0)], _position_residual, q)
+    assert stuck.values["mu_static"] == 0.55 and stuck.loss > 1.0
+    fit = calibrate(run, [mu_k, Parameter("mu_static", 0.55, 0.05, 1.0, smoothing=0.005)], _position_residual, q)
+    width = 20.0 * 1e-3 / (9.81 * math.cos(math.radians(20.0)))
+    assert fit.converged and fit.loss < 1e-20 * fit.initial_loss
+    assert fit.values["mu"] == pytest.approx(0.4, abs=1e-8) and abs(fit.values["mu_static"] - 0.5) < width
+    assert fit.runs > fit.iterations + 2 * fit.jacobians - 1  # each smoothed column took two runs
+    with pytest.raises(ArithmeticError, match=r"\{'mu_static': 0.2\} does not solve.*0 <= mu_k <= mu_s"):
+        calibrate(run, [Parameter("mu_static", 0.2, 0.05, 1.0)], _position_residual, q)  # below mu_k = 0.35
+
+
+def test_a_scene_the_run_does_not_take_is_fitted_through_simulate(sphere):
+    """The same sphere through a function simulate(values) that runs it with the ordinary step
+    (the route of scenes a differentiable run does not take: joints, creep rows, exact Coulomb):
+    Gauss–Newton on central differences recovers mu = 0.4 as the differentiable run's fit does,
+    two runs per Jacobian counted; a run that raises SimulationError at the start is refused with
+    its message, and a later iterate whose run raises is rejected, not taken."""
+    from lcpdyn.run.errors import SimulationError
+
+    _, data, _ = sphere
+
+    def simulate(values):
+        if values["mu"] > 0.45:  # an iterate whose run fails: rejected
+            raise SimulationError("the friction coefficient is out of the measured range", 0, 0.0)
+        q, _ = stepped(build_scene("sliding-sphere", mu=values["mu"]).simulation("regularized"), 80)
+        return q
+
+    def residual(q, data):  # NumPy: the outputs are simulate's
+        return (q[:, :3] - data[:, :3]) / 1e-3
+
+    fit = calibrate(simulate, [Parameter("mu", 0.1, 0.0, 1.0)], residual, data)
+    assert fit.converged and fit.values["mu"] == pytest.approx(0.4, abs=1e-9) and fit.loss < 1e-12 * fit.initial_loss
+    assert fit.runs >= 1 + 2 * fit.jacobians + fit.iterations and fit.branch_changes == 0
+    with pytest.raises(ArithmeticError, match=r"\{'mu': 0.5\} failed: SimulationError: .*measured range"):
+        calibrate(simulate, [Parameter("mu", 0.5, 0.0, 1.0)], residual, data)
+
+
 def test_bad_parameters_and_methods_are_refused_by_name(sphere):
     _, data, run = sphere
-    with pytest.raises(ValueError, match="'mass'.*needs apply"):
-        Parameter("mass", 1.0)
+    with pytest.raises(ValueError, match="'mass'.*needs apply"):  # a differentiable run's own names, or apply
+        calibrate(run, [Parameter("mass", 1.0)], _position_residual, data)
+    with pytest.raises(TypeError, match="a DifferentiableRun or a function simulate"):
+        calibrate("wheel", [Parameter("mu", 0.3)], _position_residual, data)
     with pytest.raises(ValueError, match="'mu': initial value 2.0 is outside its bounds"):
         Parameter("mu", 2.0, 0.0, 1.0)
     with pytest.raises(ValueError, match="'mu': lower is NaN"):
         Parameter("mu", 0.3, math.nan)
     with pytest.raises(ValueError, match="log=True needs a positive value"):
         Parameter("tangential_stiffness", 0.0, log=True)
+    with pytest.raises(ValueError, match="'mu_static': smoothing must be finite and >= 0"):
+        Parameter("mu_static", 0.5, smoothing=-0.01)
     with pytest.raises(ValueError, match="unknown method 'bfgs'"):
         calibrate(run, [Parameter("mu", 0.3)], _position_residual, data, method="bfgs")
     with pytest.raises(ValueError, match="named twice"):
