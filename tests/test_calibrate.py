@@ -87,28 +87,37 @@ def test_the_wheels_mu_and_bristle_stiffness_are_recovered_from_its_rolling():
 
 
 def test_static_friction_is_recovered_through_a_smoothed_column():
-    """The incline block's pull test (mu_k = 0.4, mu_s = 0.5, 20 N/s: breakaway at 62.7 ms), 120
-    steps of exact data, from mu_k = 0.35, mu_s = 0.55. mu_s acts only through the step the block
-    breaks away in, so its exact Jacobian column is 0 and Gauss–Newton leaves it where it started;
-    with ``smoothing`` (the column by a central difference of width 0.005) it lands in the stair
-    of mu_s the data cannot split (c h / (m g cos) = 2.2e-3 wide), with mu_k to 1e-8 and the loss
-    at rounding."""
+    """The incline block's pull test of the gallery's calibration page (mu_k = 0.4, mu_s = 0.5,
+    5 N/s: breakaway at 0.251 s; 600 steps of exact data, the distance slid in units of 1 % of
+    the last one), from mu_k = 0.3, mu_s = 0.6: the page's programs, which its build then takes
+    from the XLA cache. mu_s acts only through the step the block breaks away in, so its exact
+    Jacobian column is 0 and Gauss–Newton leaves it where it started; with ``smoothing`` (the
+    column by a central difference of width 0.005) it lands in the stair of mu_s the data cannot
+    split (c h / (m g cos) = 5.4e-4 wide), with mu_k to 1e-8 and the loss at rounding."""
     from scenes.blocks import InclineBlock
 
-    steps = 120
-    q, _ = stepped(InclineBlock.build(mu=0.4, mu_static=0.5, pull_rate=20.0).simulation("regularized"), steps)
-    start = InclineBlock.build(mu=0.35, mu_static=0.55, pull_rate=20.0)
-    run = DifferentiableRun(start.simulation("regularized"), steps)
-    mu_k = Parameter("mu", 0.35, 0.05, 1.0)
-    stuck = calibrate(run, [mu_k, Parameter("mu_static", 0.55, 0.05, 1.0)], _position_residual, q)
-    assert stuck.values["mu_static"] == 0.55 and stuck.loss > 1.0
-    fit = calibrate(run, [mu_k, Parameter("mu_static", 0.55, 0.05, 1.0, smoothing=0.005)], _position_residual, q)
-    width = 20.0 * 1e-3 / (9.81 * math.cos(math.radians(20.0)))
+    steps, angle = 600, math.radians(20.0)
+    scene = InclineBlock.build(mu=0.4, mu_static=0.5, pull_rate=5.0)
+    downhill = np.array([math.cos(angle), 0.0, -math.sin(angle)])
+    origin = scene.model.bodies[0].position
+    q, _ = stepped(scene.simulation("regularized"), steps)
+    distance = (q[:, :3] - origin) @ downhill
+    noise = 0.01 * distance[-1]
+
+    def residual(outputs, data):  # as the page's
+        return ((outputs.q[:, :3] - jnp.asarray(origin)) @ jnp.asarray(downhill) - data) / noise
+
+    run = DifferentiableRun(InclineBlock.build(mu=0.3, mu_static=0.6, pull_rate=5.0).simulation("regularized"), steps)
+    mu_k = Parameter("mu", 0.3, 0.05, 1.0)
+    stuck = calibrate(run, [mu_k, Parameter("mu_static", 0.6, 0.05, 1.0)], residual, distance)
+    assert stuck.values["mu_static"] == 0.6 and stuck.loss > 1.0
+    fit = calibrate(run, [mu_k, Parameter("mu_static", 0.6, 0.05, 1.0, smoothing=0.005)], residual, distance)
+    width = 5.0 * 1e-3 / (9.81 * math.cos(angle))
     assert fit.converged and fit.loss < 1e-20 * fit.initial_loss
     assert fit.values["mu"] == pytest.approx(0.4, abs=1e-8) and abs(fit.values["mu_static"] - 0.5) < width
     assert fit.runs > fit.iterations + 2 * fit.jacobians - 1  # each smoothed column took two runs
     with pytest.raises(ArithmeticError, match=r"\{'mu_static': 0.2\} does not solve.*0 <= mu_k <= mu_s"):
-        calibrate(run, [Parameter("mu_static", 0.2, 0.05, 1.0)], _position_residual, q)  # below mu_k = 0.35
+        calibrate(run, [Parameter("mu_static", 0.2, 0.05, 1.0)], residual, distance)  # below mu_k = 0.3
 
 
 def test_a_scene_the_run_does_not_take_is_fitted_through_simulate(sphere):

@@ -106,8 +106,10 @@ def test_a_breakaway_is_the_simulations_own_and_mu_s_acts_through_it_alone(frict
     t_b = 62.7 ms), 120 steps: the run solves the breakaway step again with mu_k, as the ordinary
     step does, and equals its trajectory to 1e-12. From the breakaway step k_b on, every step's
     friction impulse is h mu_k lam_N with lam_N = m g cos(theta), so the distance slid has
-    dx_N/dmu_k = -g cos(theta) h² K(K+1)/2 (K = N - k_b steps), and the run's gradient is that and
-    the central difference's (e = 1e-6, to 1e-6 relative; the step of the breakaway is fixed). mu_s
+    dx_N/dmu_k = -g cos(theta) h² K(K+1)/2 (K = N - k_b steps), and the run's derivative (forward
+    mode, as calibrate takes it; reverse mode through the same second solve is the sphere's and the
+    wheel's tests') is that and the central difference's (e = 1e-6, to 1e-6 relative; the step of
+    the breakaway is fixed). mu_s
     decides only which step breaks away: its derivative is 0 (one-sided values of a step function),
     and a difference wide enough to move the breakaway (e = 3e-3 > c h / (m g cos) = 2.2e-3) is not."""
     from scenes.blocks import InclineBlock
@@ -125,7 +127,7 @@ def test_a_breakaway_is_the_simulations_own_and_mu_s_acts_through_it_alone(frict
             return (out.q[-1, :3] - x["q0"][:3]) @ downhill
 
         outputs = run(**x)
-        d_mu, d_static = jax.grad(slid, argnums=(0, 1))(x["mu"], x["mu_static"])
+        d_mu, d_static = jax.jacfwd(slid, argnums=(0, 1))(x["mu"], x["mu_static"])  # calibrate's mode
         e, mu, ms = 1e-6, x["mu"], x["mu_static"]
         fd_mu = (slid(mu + e, ms) - slid(mu - e, ms)) / (2 * e)
         fd_static = (slid(mu, ms + e) - slid(mu, ms - e)) / (2 * e)
