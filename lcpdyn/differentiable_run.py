@@ -19,7 +19,8 @@ regularized contact crossing its velocity threshold, a breakaway) the motion has
 derivatives only, and the derivative given is that of the side the run is on (a number that
 acts through a switch alone, as mu_s through the step a contact breaks away in, has derivative
 0: :class:`lcpdyn.calibrate.Parameter`'s ``smoothing`` is for it); the run's outputs carry each
-step's active set and branch so that a window can be checked for switches (``kinetic``).
+step's normal forces, slips and branch, and :meth:`DifferentiableRun.switches` lists the
+switches inside a window (step, contact, mode before and after).
 
 Nothing is taken on the traced step's word: every step's flag ``ok`` says whether its pivoting
 converged and everything stayed finite; a run with a step not ok is not a solution, and its
@@ -50,8 +51,10 @@ class RunOutputs(NamedTuple):
     """Per step (leading axis ``steps``): q+ and v+ (the generalized coordinates and velocities,
     as ``Simulation.q`` and ``.v``), the contacts' normal forces λ_N (N) and friction forces λ_T
     (N, world), their slips (m/s, world), which were on the regularized model's kinetic branch,
-    and ``ok``: the step's pivoting converged, everything stayed finite and the friction
-    coefficients were valid (0 <= mu_k <= mu_s, as a contact requires)."""
+    ``ok``: the step's pivoting converged, everything stayed finite and the friction
+    coefficients were valid (0 <= mu_k <= mu_s, as a contact requires), and ``coefficient``: the
+    coefficient the step applied (the box's mu_s or, sliding, mu_k; the regularized model's mu_k,
+    its static branch bounded by mu_s)."""
 
     q: jnp.ndarray
     v: jnp.ndarray
@@ -60,6 +63,7 @@ class RunOutputs(NamedTuple):
     slip: jnp.ndarray
     kinetic: jnp.ndarray
     ok: jnp.ndarray
+    coefficient: jnp.ndarray | None = None
 
 
 class DifferentiableRun:
@@ -101,7 +105,7 @@ class DifferentiableRun:
         self.inputs = {"q0": np.asarray(q0, float), "v0": np.asarray(v0, float), "mu": np.asarray(mu),
                        "constants": np.asarray(constants), "floats": np.asarray(floats),
                        "mu_static": mu_static}  # fmt: skip
-        self._contacts, self._size = loop.static[1], loop.size
+        self._contacts, self._size, self._box = loop.static[1], loop.size, bool(loop.static[2])
         self._traced = jax.jit(self._run)  # traced and compiled at the first call, once per run object
 
     def __call__(self, q0, v0, mu, constants, floats, mu_static=None) -> RunOutputs:
@@ -119,8 +123,8 @@ class DifferentiableRun:
 
         def body(state, number):
             ok, new, row = single.advance(number, *state, floats, ints, mu, mu_static, constants)
-            q, v, normal, friction, slip, _, kinetic = row[:7]
-            return new, RunOutputs(q, v, normal, friction, slip, kinetic, ok)
+            q, v, normal, friction, slip, _, kinetic, coefficient = row[:8]
+            return new, RunOutputs(q, v, normal, friction, slip, kinetic, ok, coefficient)
 
         if r:  # the first step's bounds: lam_N of a first pass, as the ordinary step takes it (no lagged lam_N)
             first, trial, _ = single.advance(0, *state, floats, ints, mu, mu_static, constants)
@@ -133,6 +137,34 @@ class DifferentiableRun:
         outputs = jax.tree_util.tree_map(lambda a, b: jnp.concatenate([a[None], b]), head, tail)
         valid = jnp.all(mu >= 0.0) & jnp.all(mu_static >= mu)  # as Contact requires: 0 <= mu_k <= mu_s
         return outputs._replace(ok=outputs.ok & valid)
+
+    def modes(self, outputs: RunOutputs, constants=None, mu=None, mu_static=None) -> np.ndarray:
+        """Each contact's mode after each step, (steps, contacts) int8: 0 apart (lam_N = 0), 1
+        sticking, 2 sliding -- the regularized model's kinetic branch, mu_k applied where it is
+        below mu_s (the box's breakaway), or a slip above the static threshold (``constants``'
+        entry) at the step's end; ``constants``, ``mu`` and ``mu_static`` those the outputs were
+        run with (default: the run's own inputs). Where a mode changes between steps the run
+        switched, and its derivative is one-sided there."""
+        constants = self.inputs["constants"] if constants is None else np.asarray(constants)
+        threshold = float(constants[CONSTANTS.index("static_threshold")])
+        slip = np.linalg.norm(np.asarray(outputs.slip), axis=-1)
+        sliding = np.asarray(outputs.kinetic) | (slip > threshold)
+        if self._box and outputs.coefficient is not None:  # the regularized model applies mu_k throughout
+            mu = self.inputs["mu"] if mu is None else np.asarray(mu)
+            static = self.inputs["mu_static"] if mu_static is None else np.asarray(mu_static)
+            static = np.where(np.isnan(static), mu, static)
+            sliding |= np.asarray(outputs.coefficient) < static
+        return np.where(np.asarray(outputs.normal_force) > 0.0, np.where(sliding, 2, 1), 0).astype(np.int8)
+
+    def switches(self, outputs: RunOutputs, constants=None, mu=None, mu_static=None) -> list[tuple[int, int, str, str]]:
+        """The switches inside a differentiated window: (step, contact, mode before, mode after)
+        for every change of :meth:`modes` from one step to the next (``"apart"``, ``"sticking"``,
+        ``"sliding"``); the step is the first in the new mode. Empty: the run kept its modes,
+        and its derivative is the two-sided one of the motion on them."""
+        modes = self.modes(outputs, constants, mu, mu_static)
+        names = ("apart", "sticking", "sliding")
+        steps, contacts = np.nonzero(modes[1:] != modes[:-1])
+        return [(int(k) + 1, int(c), names[modes[k, c]], names[modes[k + 1, c]]) for k, c in zip(steps, contacts)]
 
     @staticmethod
     def check(outputs: RunOutputs) -> None:

@@ -145,6 +145,7 @@ def test_a_breakaway_is_the_simulations_own_and_mu_s_acts_through_it_alone(frict
     assert float(d_mu[0]) == pytest.approx(float(fd_mu), rel=1e-6)
     assert abs(float(d_static[0])) < 1e-12 * abs(float(d_mu[0])) and abs(float(fd_static)) < 1e-9 * abs(float(d_mu[0]))
     assert abs(float(wide)) > 0.1 * abs(float(d_mu[0]))
+    assert run.switches(outputs) == [(k_b, 0, "sticking", "sliding")]  # the window's one switch, named
 
 
 def test_what_it_does_not_take_is_refused_by_name():
