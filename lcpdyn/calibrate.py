@@ -18,9 +18,10 @@ given).
 
 What a fit means where the run switches (a contact that starts or stops slipping): the loss is
 continuous but its derivative has one-sided values there (:mod:`lcpdyn.differentiable_run`).
-Each accepted iterate's run records its friction branches, and :class:`Calibration` counts the
-iterates whose branches differ from the previous one's (``branch_changes``): a fit that crosses
-switches took steps on a piecewise-smooth loss.
+Each accepted iterate's run records its contacts' modes (apart, sticking, sliding:
+:func:`~lcpdyn.differentiable_run.contact_modes`), and :class:`Calibration` counts the iterates
+whose modes differ from the previous one's (``branch_changes``): a fit that crosses switches
+took steps on a piecewise-smooth loss.
 """
 
 from __future__ import annotations
@@ -35,7 +36,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from .differentiable_run import CONSTANTS, DifferentiableRun, RunOutputs
+from .differentiable_run import CONSTANTS, DifferentiableRun, RunOutputs, contact_modes
 from .precision import float64
 from .run.errors import SimulationError
 
@@ -142,7 +143,7 @@ class Calibration:
     ``initial_loss``, ``iterations`` (accepted iterates), ``runs`` (forward runs) and
     ``jacobians`` (forward-mode passes, each worth about ``len(values)`` runs),
     ``converged`` with ``message``; ``history`` the accepted iterates' (values..., loss);
-    ``branch_changes`` the accepted iterates whose run took other friction branches than the
+    ``branch_changes`` the accepted iterates whose run took other contact modes than the
     one before (module docstring); ``wall_s`` and ``cpu_s`` of the fit and ``compile_s``
     apart (tracing and compiling the run and its Jacobian, with their first evaluation)."""
 
@@ -238,17 +239,19 @@ def _functions(run, parameters, residual):
     """The jitted (evaluate, jacobian) of :class:`_Problem`."""
     base = {name: jnp.asarray(value) for name, value in run.inputs.items()}
 
-    def outputs(u):
+    def inputs_at(u):
         inputs = base
         for k, p in enumerate(parameters):
             inputs = p.put(inputs, p.to_value(u[k]))
-        return run(**inputs)
+        return inputs
 
-    def evaluate(u, data):
-        out = outputs(u)
-        return jnp.ravel(residual(out, data)), out.kinetic, out.ok
+    def evaluate(u, data):  # the residual, each contact's mode after each step (contact_modes), ok
+        inputs = inputs_at(u)
+        out = run(**inputs)
+        modes = contact_modes(out, inputs["constants"], inputs["mu"], inputs["mu_static"], run.box, jnp)
+        return jnp.ravel(residual(out, data)), modes, out.ok
 
-    return jax.jit(evaluate), jax.jit(jax.jacfwd(lambda u, data: jnp.ravel(residual(outputs(u), data))))
+    return jax.jit(evaluate), jax.jit(jax.jacfwd(lambda u, data: jnp.ravel(residual(run(**inputs_at(u)), data))))
 
 
 def stepped(sim, steps: int) -> tuple[np.ndarray, np.ndarray]:

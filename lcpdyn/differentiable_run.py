@@ -39,7 +39,7 @@ from .compiled_loop import CompiledLoop, _chunk_function, unsupported
 from .kernels import GYROSCOPIC_NEWTON_TOLERANCE
 from .precision import float64_arrays
 
-__all__ = ["DifferentiableRun", "RunOutputs", "CONSTANTS"]
+__all__ = ["DifferentiableRun", "RunOutputs", "CONSTANTS", "contact_modes"]
 
 #: The entries of the ``constants`` input, by name: h (s), the bristles' compliance 1/(k_T h²)
 #: of the regularized model, its velocity threshold v_th (m/s), the gap stabilization β, the
@@ -64,6 +64,22 @@ class RunOutputs(NamedTuple):
     kinetic: jnp.ndarray
     ok: jnp.ndarray
     coefficient: jnp.ndarray | None = None
+
+
+def contact_modes(outputs: RunOutputs, constants, mu, mu_static, box: bool, xp=np):
+    """Each contact's mode after each step, (steps, contacts) int8: 0 apart (lam_N = 0), 1
+    sticking, 2 sliding -- the regularized model's kinetic branch, mu_k applied where it is below
+    mu_s (``box``: the box model's breakaway), or a slip above the static threshold (the entry of
+    ``constants``) at the step's end; ``mu``, ``mu_static`` the run's inputs (NaN: follows mu).
+    Where a mode changes between steps the run switched, and its derivative is one-sided there.
+    ``xp``: NumPy, or ``jax.numpy`` inside a traced function."""
+    threshold = constants[CONSTANTS.index("static_threshold")]
+    slip = xp.sqrt(xp.sum(xp.asarray(outputs.slip) ** 2, axis=-1))
+    sliding = xp.asarray(outputs.kinetic) | (slip > threshold)
+    if box and outputs.coefficient is not None:  # the regularized model applies mu_k throughout
+        static = xp.where(xp.isnan(mu_static), mu, mu_static)
+        sliding = sliding | (xp.asarray(outputs.coefficient) < static)
+    return xp.where(xp.asarray(outputs.normal_force) > 0.0, xp.where(sliding, 2, 1), 0).astype(xp.int8)
 
 
 class DifferentiableRun:
@@ -105,7 +121,8 @@ class DifferentiableRun:
         self.inputs = {"q0": np.asarray(q0, float), "v0": np.asarray(v0, float), "mu": np.asarray(mu),
                        "constants": np.asarray(constants), "floats": np.asarray(floats),
                        "mu_static": mu_static}  # fmt: skip
-        self._contacts, self._size, self._box = loop.static[1], loop.size, bool(loop.static[2])
+        self._contacts, self._size = loop.static[1], loop.size
+        self.box = bool(loop.static[2])  # the box model (its coefficient tells a breakaway: contact_modes)
         self._traced = jax.jit(self._run)  # traced and compiled at the first call, once per run object
 
     def __call__(self, q0, v0, mu, constants, floats, mu_static=None) -> RunOutputs:
@@ -139,22 +156,12 @@ class DifferentiableRun:
         return outputs._replace(ok=outputs.ok & valid)
 
     def modes(self, outputs: RunOutputs, constants=None, mu=None, mu_static=None) -> np.ndarray:
-        """Each contact's mode after each step, (steps, contacts) int8: 0 apart (lam_N = 0), 1
-        sticking, 2 sliding -- the regularized model's kinetic branch, mu_k applied where it is
-        below mu_s (the box's breakaway), or a slip above the static threshold (``constants``'
-        entry) at the step's end; ``constants``, ``mu`` and ``mu_static`` those the outputs were
-        run with (default: the run's own inputs). Where a mode changes between steps the run
-        switched, and its derivative is one-sided there."""
-        constants = self.inputs["constants"] if constants is None else np.asarray(constants)
-        threshold = float(constants[CONSTANTS.index("static_threshold")])
-        slip = np.linalg.norm(np.asarray(outputs.slip), axis=-1)
-        sliding = np.asarray(outputs.kinetic) | (slip > threshold)
-        if self._box and outputs.coefficient is not None:  # the regularized model applies mu_k throughout
-            mu = self.inputs["mu"] if mu is None else np.asarray(mu)
-            static = self.inputs["mu_static"] if mu_static is None else np.asarray(mu_static)
-            static = np.where(np.isnan(static), mu, static)
-            sliding |= np.asarray(outputs.coefficient) < static
-        return np.where(np.asarray(outputs.normal_force) > 0.0, np.where(sliding, 2, 1), 0).astype(np.int8)
+        """:func:`contact_modes` of ``outputs`` with the ``constants``, ``mu`` and ``mu_static``
+        they were run with (default: the run's own inputs)."""
+        pick = lambda name, value: self.inputs[name] if value is None else np.asarray(value)  # noqa: E731
+        return np.asarray(
+            contact_modes(outputs, pick("constants", constants), pick("mu", mu), pick("mu_static", mu_static), self.box)
+        )
 
     def switches(self, outputs: RunOutputs, constants=None, mu=None, mu_static=None) -> list[tuple[int, int, str, str]]:
         """The switches inside a differentiated window: (step, contact, mode before, mode after)
