@@ -35,7 +35,8 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from .compiled_loop import CompiledLoop, _chunk_function, unsupported
+from .compiled_loop import CompiledLoop, unsupported
+from .compiled_step import chunk_function
 from .kernels import GYROSCOPIC_NEWTON_TOLERANCE
 from .precision import float64_arrays
 
@@ -110,7 +111,7 @@ class DifferentiableRun:
         if int(steps) != steps or steps < 1:
             raise ValueError(f"DifferentiableRun: steps must be a whole number >= 1, got {steps!r}")
         self.steps, self.checkpoint = int(steps), bool(checkpoint)
-        self._single = _chunk_function(
+        self._single = chunk_function(
             loop._model, loop.layout, loop.static, GYROSCOPIC_NEWTON_TOLERANCE, differentiable=True
         )
         floats, ints, mu, _, constants = loop.numbers
