@@ -6,7 +6,7 @@
 #                   newest releases (.venv-current), which then builds the documentation site
 #   ./dev.sh docs   the documentation site (Sphinx; warnings, broken references and docstring
 #                   errors fail it) into docs/_build/html
-#   ./dev.sh bench [solvers|wheel|scale|sweep|fc3d|approximations|beam]   the benchmarks (solvers and
+#   ./dev.sh bench [solvers|wheel|scale|sweep|fc3d|approximations|beam|gradient]   the benchmarks (solvers and
 #                   wheel by default; scale, with MuJoCo as the peer, takes ~30 min; fc3d, the 34
 #                   third-party exact-Coulomb problems against Siconos, ~30 min; approximations,
 #                   the friction models scored on those problems, ~45 min), results in results/
@@ -207,6 +207,7 @@ case "$cmd" in
                || echo "dev.sh: MuJoCo could not be installed; bench_wheel skips its peer" >&2
              exec $VENV/bin/python benchmarks/bench_wheel.py "$@" ;;
       fc3d) shift; exec $VENV/bin/python benchmarks/bench_fc3d.py "$@" ;;
+      gradient) shift; exec $VENV/bin/python benchmarks/bench_gradient.py "$@" ;;
       approximations) shift; exec $VENV/bin/python benchmarks/bench_fc3d_approximations.py "$@" ;;
       beam) shift; $VENV/bin/python -m pip install -q --disable-pip-version-check -e ".[bench]" 2>/dev/null \
                || echo "dev.sh: MuJoCo could not be installed; bench_beam skips its peer" >&2
@@ -218,7 +219,7 @@ case "$cmd" in
                || echo "dev.sh: MuJoCo could not be installed; bench_sweep reports no ratio" >&2
              exec $VENV/bin/python benchmarks/bench_sweep.py "$@" ;;
       all) $VENV/bin/python benchmarks/bench_solvers.py && exec $VENV/bin/python benchmarks/bench_wheel.py ;;
-      *) echo "usage: ./dev.sh bench [solvers|wheel|scale|sweep|fc3d|approximations|beam|all] [args...]" >&2; exit 2 ;;
+      *) echo "usage: ./dev.sh bench [solvers|wheel|scale|sweep|fc3d|approximations|beam|gradient|all] [args...]" >&2; exit 2 ;;
     esac ;;
   *) echo "usage: ./dev.sh {demo|test|docs|bench|reproduce|gallery-store|setup} [args...]" >&2; exit 2 ;;
 esac
