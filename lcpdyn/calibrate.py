@@ -179,10 +179,10 @@ class _Problem:
         self.runs = self.jacobians = 0
 
     def evaluate(self, u):
-        """(residual, branches, each step's ok flag) at u."""
+        """(residual, the contacts' modes after each step, each step's ok flag) at u."""
         self.runs += 1
-        r, kinetic, ok = self._evaluate(jnp.asarray(u), self.data)
-        return np.asarray(r), np.asarray(kinetic), np.asarray(ok)
+        r, modes, ok = self._evaluate(jnp.asarray(u), self.data)
+        return np.asarray(r), np.asarray(modes), np.asarray(ok)
 
     def jacobian(self, u):
         """dr/du by forward mode; a parameter with ``smoothing`` σ has its column by the central
@@ -191,11 +191,7 @@ class _Problem:
         J = np.array(self._jacobian(jnp.asarray(u), self.data))
         for k, p in enumerate(self.parameters):
             if p.smoothing > 0.0:
-                shift = np.zeros_like(u)
-                shift[k] = p.smoothing
-                (above, _, ok_above), (below, _, ok_below) = self.evaluate(u + shift), self.evaluate(u - shift)
-                solved = ok_above.all() and ok_below.all()
-                J[:, k] = (above - below) / (2.0 * p.smoothing) if solved else np.nan
+                J[:, k] = _central_column(self.evaluate, u, k, p.smoothing)
         return J
 
 
@@ -227,12 +223,19 @@ class _Simulated:
         columns = []
         for k, p in enumerate(self.parameters):
             width = p.smoothing if p.smoothing > 0.0 else 1e-6 * max(abs(float(u[k])), 1.0)
-            shift = np.zeros_like(u)
-            shift[k] = width
-            (above, _, ok_above), (below, _, ok_below) = self.evaluate(u + shift), self.evaluate(u - shift)
-            solved = ok_above.all() and ok_below.all()
-            columns.append((above - below) / (2.0 * width) if solved else np.full(above.shape, np.nan))
+            columns.append(_central_column(self.evaluate, u, k, width))
         return np.stack(columns, axis=1)
+
+
+def _central_column(evaluate, u, k, width):
+    """(r(u + width e_k) - r(u - width e_k)) / (2 width) by ``evaluate`` (two runs); NaN where
+    either run did not solve."""
+    shift = np.zeros_like(u)
+    shift[k] = width
+    (above, _, ok_above), (below, _, ok_below) = evaluate(u + shift), evaluate(u - shift)
+    if not (ok_above.all() and ok_below.all()):
+        return np.full(above.shape, np.nan)
+    return (above - below) / (2.0 * width)
 
 
 def _functions(run, parameters, residual):
