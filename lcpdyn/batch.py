@@ -26,6 +26,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .compiled_loop import Chunk, _initial_set, batched_chunk, kinetic_energies, measure_batch
+from .kernels import readonly
 from .precision import float64
 
 __all__ = ["run_batch", "BatchRun", "BatchInterrupted", "COPIES_PER_CALL", "CHUNK_LENGTH", "LANES", "THREADS"]
@@ -112,7 +113,7 @@ def _call(executable, inputs, numbers, tolerance, masses):
         out = executable(*inputs, *numbers)
         out = [np.asarray(x) for x in out]
     out[15] = kinetic_energies(*masses, out[2])  # the ordinary step's kernel, on the host
-    relative, active, accepted = measure_batch(out[10], out[11], out[12], out[13], out[14], out[0], tolerance)
+    relative, active, accepted = measure_batch(*(readonly(x) for x in (*out[10:15], out[0], tolerance)))
     # what the host records, copy-major (each copy's rows contiguous); the measured problems
     # (K, rhs, lo, hi, z) are not read again
     copies = [np.ascontiguousarray(np.swapaxes(x, 0, 1)) for x in (*out[1:10], *out[15:], relative, active)]

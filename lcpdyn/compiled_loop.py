@@ -53,7 +53,7 @@ from solvers.result import _measure_kernel
 from .compiled_kinematics import _Layout
 from .compiled_step import CHUNK_STEPS, chunk_function
 from .friction import compiled_rows
-from .kernels import GYROSCOPIC_NEWTON_TOLERANCE, kinetic_energy
+from .kernels import GYROSCOPIC_NEWTON_TOLERANCE, kinetic_energy, readonly
 from .precision import float64
 
 __all__ = [
@@ -236,7 +236,7 @@ def measure(K, rhs, lo, hi, z, done, tolerance):
     (the same ``solvers.result._measure_kernel`` as every solver), their active sets, and
     how many leading steps are within ``tolerance``: :func:`measure_batch` of one copy."""
     relative, active, accepted = measure_batch(
-        K[:, None], rhs[:, None], lo[:, None], hi[:, None], z[:, None], np.array([done]), np.array([tolerance])
+        *(readonly(x[:, None]) for x in (K, rhs, lo, hi, z)), readonly([done]), readonly([float(tolerance)])
     )
     return relative[:, 0], active[:, 0], int(accepted[0])
 
@@ -260,7 +260,8 @@ def kinetic_energies(mass, inertia, v):
 def measure_batch(K, rhs, lo, hi, z, done, tolerance):
     """:func:`measure` of each copy of a batched chunk (:func:`batched_chunk`: leading axes
     steps x copies), the same kernel on the same numbers: ``(relative (steps, copies), active
-    (steps, copies, size), accepted (copies,))``. Releases the GIL (the batch measures one part
+    (steps, copies, size), accepted (copies,))``; the arrays as read-only views (one compilation,
+    :func:`lcpdyn.kernels.readonly`). Releases the GIL (the batch measures one part
     of its copies while the compiled code steps another)."""
     steps, copies, size = z.shape
     relative = np.full((steps, copies), np.nan)

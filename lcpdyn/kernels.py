@@ -18,6 +18,16 @@ from .friction.box import box_block
 from .friction.regularized import regularized_block
 
 
+def readonly(array):
+    """A read-only view of ``array`` (no copy). Numba compiles a kernel once per argument type, and
+    a read-only array (what JAX hands back) is another type than a writable one: a caller that
+    passes either gets a second compilation of the same kernel (~5 s for :func:`fused_step`) on
+    every fresh installation. Passing read-only views always keeps it to one."""
+    view = np.asarray(array).view()
+    view.flags.writeable = False
+    return view
+
+
 @njit(cache=True)
 def gap_terms(gap, N, v, h, paper, beta):
     """e_N of the gap rows (module docstring): Phi~/h, or beta Phi~/h when penetrating."""
@@ -153,7 +163,8 @@ def store_bodies(q, v, position, quaternion, velocity, angular_velocity):
             velocity[b, j] = v[6 * b + j]
         for j in range(4):
             quaternion[b, j] = q[7 * b + 3 + j]
-        angular_velocity[b] = _rotated(w, x, y, z, v[6 * b + 3], v[6 * b + 4], v[6 * b + 5])
+        wx, wy, wz = _rotated(w, x, y, z, v[6 * b + 3], v[6 * b + 4], v[6 * b + 5])
+        angular_velocity[b, 0], angular_velocity[b, 1], angular_velocity[b, 2] = wx, wy, wz
 
 
 @njit(cache=True, inline="always")

@@ -17,6 +17,7 @@ import numpy as np
 from numba import njit
 
 from .basic_systems import basic_solve, minimum_norm_solve, rank_revealing
+from .compiled_copy import copy_into as _copy
 from .options import check_count, check_nonnegative, check_positive, check_warm_start
 from .result import (
     Status,
@@ -222,8 +223,8 @@ def pivot(M, q, lo, hi, state, max_iterations, max_stall, pivot_tolerance, rho, 
                     code = _SINGULAR
                     break
                 if removals == 0:  # where a failure of this remedy reports from (see below)
-                    singular_state[:] = state
-                    singular_z[:] = z
+                    _copy(state, singular_state)
+                    _copy(z, singular_z)
                 state[j] = -1 if lo[j] == 0.0 else 1
                 removals += 1
                 continue
@@ -280,8 +281,8 @@ def pivot(M, q, lo, hi, state, max_iterations, max_stall, pivot_tolerance, rho, 
         for i in range(first, stop):
             state[i] = move[i]
     if code != _SOLVED and removals > 0:
-        state[:] = singular_state
-        z[:] = singular_z
+        _copy(singular_state, state)
+        _copy(singular_z, z)
         code = _SINGULAR
     if code == _CYCLING:
         return z, code, iterations

@@ -14,6 +14,8 @@ import numpy as np
 from numba import njit, types
 from numba.np.linalg import _LAPACK, F_INT_nptype
 
+from .compiled_copy import fortran_copy as _fortran_copy
+
 __all__ = ["lu_solve", "lu_inverse"]
 
 _XGESV = _LAPACK().numba_xgesv(types.float64)
@@ -28,8 +30,7 @@ def lu_solve(A, b):
     n = b.shape[0]
     if n == 0:
         return b.copy(), True
-    a = np.empty((n, n)).T  # a copy in Fortran order, whatever A's layout (dgesv overwrites it)
-    a[:, :] = A
+    a = _fortran_copy(A)  # dgesv overwrites it
     x = b.copy()
     pivots = np.empty(n, dtype=F_INT_nptype)
     info = _XGESV(_KIND, n, 1, a.ctypes, n, pivots.ctypes, x.ctypes, n)
@@ -43,8 +44,7 @@ def lu_inverse(A):
     n = A.shape[0]
     if n == 0:
         return np.zeros((0, 0)), True
-    a = np.empty((n, n)).T
-    a[:, :] = A
+    a = _fortran_copy(A)
     x = np.eye(n)  # symmetric: the same numbers in Fortran order
     pivots = np.empty(n, dtype=F_INT_nptype)
     info = _XGESV(_KIND, n, n, a.ctypes, n, pivots.ctypes, x.ctypes, n)

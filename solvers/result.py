@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from numba import njit
 
+from .compiled_copy import copy_into as _copy
 from .lapack import lu_inverse
 from .scaling import equilibrate
 
@@ -193,7 +194,7 @@ def row_scale_vector(M, abs_m, q, z, w, s, d0, velocity, reach):
             w[i] = acc
             terms[i] = size_i
     else:
-        w[:] = M @ z + q
+        _copy(M @ z + q, w)
         terms = abs_m @ np.abs(z) + np.abs(q)  # the componentwise sizes c_i
     # B_k of a velocity: its own row's size over the diagonal (momentum over mass)
     size = np.zeros(n)
@@ -203,7 +204,7 @@ def row_scale_vector(M, abs_m, q, z, w, s, d0, velocity, reach):
             size[k] = max(d0[k], terms[k]) / abs_m[k, k]
             any_velocity = True
     if not any_velocity:
-        reach[:] = d0
+        _copy(d0, reach)
     elif n <= _SMALL:
         for i in range(n):
             acc = d0[i]
@@ -211,7 +212,7 @@ def row_scale_vector(M, abs_m, q, z, w, s, d0, velocity, reach):
                 acc += abs_m[i, k] * size[k]
             reach[i] = acc
     else:
-        reach[:] = d0 + abs_m @ size
+        _copy(d0 + abs_m @ size, reach)
     for i in range(n):
         s[i] = max(terms[i], reach[i])
 

@@ -10,6 +10,7 @@ import pytest
 import scenes
 from lcpdyn import batch as batch_module
 from lcpdyn.batch import BatchRun, run_batch
+from lcpdyn.kernels import readonly
 from lcpdyn.stepper import SimulationError
 
 FIELDS = (
@@ -79,6 +80,7 @@ def test_a_refused_step_and_a_failing_copy(singles, monkeypatch):
         if not spoiled:
             z = z.copy()
             z[4, 1, 0] += 1.0  # the chunk starts at step 2: its 5th row is step 6
+            z = readonly(z)  # as the batch passes it (one compilation of the kernel)
             spoiled.append(True)
         return real(K, rhs, lo, hi, z, done, tolerance)
 

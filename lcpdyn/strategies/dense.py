@@ -10,7 +10,7 @@ from solvers.problem import BoundedLCP
 from solvers.result import Status, result_from_kernel
 
 from ..friction.base import basis_settled
-from ..kernels import fused_step
+from ..kernels import fused_step, readonly
 from .assembly import accept, assemble, bounded_result, call
 
 
@@ -75,10 +75,10 @@ def fused_pass(sim, work, state, k, rhs, u, e_N, h, normal_force, warm, basis_fo
     (K, qv, lo, hi, basis, kinetic, z, w, active_set, code, iterations, relative, worst, residual, violation) = (
         fused_step(
             sim.M,
-            k.A,
-            k.N,
-            k.D,
-            k.tangent,
+            readonly(k.A),  # the kinematics' arrays as read-only views (one compilation, kernels.readonly)
+            readonly(k.N),
+            readonly(k.D),
+            readonly(k.tangent),
             rhs,
             u,
             e_N,
