@@ -271,17 +271,14 @@ class MinimalSystem:
         nd = self.n_d
         accel = jnp.zeros(nd)
 
-        def R(v, d, k):
-            return self.residual(jnp.concatenate([d, k]), v, accel, t, p)
+        def residual_and_rates(v, d, k, a):
+            q = jnp.concatenate([d, k])
+            return self.residual(q, v, a, t, p), self.kinematic_rates(q, v, t, p)
 
-        def kin(v, d, k):
-            return self.kinematic_rates(jnp.concatenate([d, k]), v, t, p)
-
-        q = jnp.concatenate([qd, qk])
-        M = jax.jacfwd(lambda a: self.residual(q, qd_dot, a, t, p))(accel)
-        C, K_d, K_k = jax.jacfwd(R, argnums=(0, 1, 2))(qd_dot, qd, qk)
-        A, B_d, B_k = jax.jacfwd(kin, argnums=(0, 1, 2))(qd_dot, qd, qk)
-        f_d = -R(qd_dot, qd, qk)
+        # one forward-mode pass over all four arguments (a single batched trace of the residual,
+        # not one per block: the trace and its compilation are most of a linearization's cost)
+        (C, K_d, K_k, M), (A, B_d, B_k, _) = jax.jacfwd(residual_and_rates, argnums=(0, 1, 2, 3))(qd_dot, qd, qk, accel)
+        f_d = -residual_and_rates(qd_dot, qd, qk, accel)[0]
         return M, C, K_d, K_k, A, B_d, B_k, f_d
 
     def simulate(self, x0, t_end, samples=2001, rtol=1e-10, atol=1e-12, **parameters):
