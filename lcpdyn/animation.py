@@ -101,8 +101,8 @@ def _rotation(quaternion):
 
 def _contact_points(model, trajectory, steps) -> np.ndarray:
     """(frames, contacts, 3) contact points of the geometry at the recorded configurations."""
-    import jax
 
+    from .compilation import jit
     from .precision import float64
 
     bodies = {id(b): i for i, b in enumerate(model.bodies)}
@@ -110,7 +110,7 @@ def _contact_points(model, trajectory, steps) -> np.ndarray:
     with float64():
         for c, contact in enumerate(model.contacts):
             b = bodies[id(contact.body)]
-            point = jax.jit(lambda x, R, contact=contact: contact.frame(x, R)[1])
+            point = jit(lambda x, R, contact=contact: contact.frame(x, R)[1])
             for f, k in enumerate(steps):
                 x = np.asarray(trajectory.position[k, b])
                 out[f, c] = np.asarray(point(x, _rotation(trajectory.quaternion[k, b])))

@@ -36,6 +36,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from .compilation import jit
 from .differentiable_run import CONSTANTS, DifferentiableRun, RunOutputs, contact_modes
 from .precision import float64
 from .run.errors import SimulationError
@@ -254,7 +255,7 @@ def _functions(run, parameters, residual):
         modes = contact_modes(out, inputs["constants"], inputs["mu"], inputs["mu_static"], run.box, jnp)
         return jnp.ravel(residual(out, data)), modes, out.ok
 
-    return jax.jit(evaluate), jax.jit(jax.jacfwd(lambda u, data: jnp.ravel(residual(run(**inputs_at(u)), data))))
+    return jit(evaluate), jit(jax.jacfwd(lambda u, data: jnp.ravel(residual(run(**inputs_at(u)), data))))
 
 
 def stepped(sim, steps: int) -> tuple[np.ndarray, np.ndarray]:

@@ -15,6 +15,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from .bounded_rows import compliant_stops
+from .compilation import jit
 from .compliance import elastic_energy
 from .precision import float64
 from .rotation import quaternion_rate_matrix, rotation_matrix
@@ -422,7 +423,7 @@ class HolonomicError:
 
         COMPILATIONS[0] += 1
         with float64():
-            self._executable = jax.jit(values).lower(model.initial_state()[0], np.float64(0.0)).compile()
+            self._executable = jit(values).lower(model.initial_state()[0], np.float64(0.0)).compile()
 
     def __call__(self, q, t):
         if self._executable is None:
@@ -486,7 +487,7 @@ def _compile(model, layout: _Layout, floats, ints):
             flat = jnp.concatenate([jnp.ravel(x) for x in outputs])
             return jnp.concatenate([flat, jnp.all(jnp.isfinite(flat)).astype(flat.dtype)[None]])
 
-        executable = jax.jit(packed).lower(*args).compile()
+        executable = jit(packed).lower(*args).compile()
     slices, start = [], 0
     for shape in shapes:
         size = int(np.prod(shape))

@@ -50,6 +50,7 @@ from numba import njit
 
 from solvers.result import _measure_kernel
 
+from .compilation import jit
 from .compiled_kinematics import _Layout
 from .compiled_step import CHUNK_STEPS, chunk_function
 from .friction import compiled_rows
@@ -194,7 +195,7 @@ class CompiledLoop:
         args = (q0, v0, np.int64(0), np.zeros(r), np.zeros((r, 3)), np.zeros(self.size, np.int8), np.int64(1))
         COMPILATIONS[0] += 1
         with float64():
-            self.executable = jax.jit(function).lower(*args, *self.numbers).compile()
+            self.executable = jit(function).lower(*args, *self.numbers).compile()
         if self._key is not None:
             _COMPILED[self._key] = self.executable
             while len(_COMPILED) > _CACHE_SIZE:
@@ -321,7 +322,7 @@ def batched_chunk(loop: CompiledLoop, copies: int, length: int):
     )  # fmt: skip
     COMPILATIONS[0] += 1
     with float64():
-        executable = jax.jit(chunk).lower(*args).compile()
+        executable = jit(chunk).lower(*args).compile()
     _COMPILED[key] = executable
     while len(_COMPILED) > _CACHE_SIZE:
         _COMPILED.popitem(last=False)

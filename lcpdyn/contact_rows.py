@@ -37,6 +37,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from .compilation import jit
 from .precision import float64
 
 __all__ = ["ContactRows", "contact_rows", "tangent_basis", "carried_basis", "COMPILED_BUCKETS"]
@@ -121,7 +122,7 @@ def _compiled(bucket: int):
             vec = jax.ShapeDtypeStruct((bucket, 3), jnp.float64)
             mat = jax.ShapeDtypeStruct((bucket, 3, 3), jnp.float64)
             flag = jax.ShapeDtypeStruct((bucket,), jnp.bool_)
-            entry = jax.jit(_rows).lower(vec, vec, mat, vec, mat, vec, mat, flag).compile()
+            entry = jit(_rows).lower(vec, vec, mat, vec, mat, vec, mat, flag).compile()
         COMPILED_BUCKETS[bucket] = entry
     return entry
 

@@ -124,7 +124,10 @@ class DifferentiableRun:
                        "mu_static": mu_static}  # fmt: skip
         self._contacts, self._size = loop.static[1], loop.size
         self.box = bool(loop.static[2])  # the box model (its coefficient tells a breakaway: contact_modes)
-        self._traced = jax.jit(self._run)  # traced and compiled at the first call, once per run object
+        # traced and compiled at the first call, once per run object; plain jax.jit (not
+        # lcpdyn.compilation.jit): a run is called inside its users' own transformations and jits,
+        # where a nested jit may not carry compiler options
+        self._traced = jax.jit(self._run)
 
     def __call__(self, q0, v0, mu, constants, floats, mu_static=None) -> RunOutputs:
         mu_static = self.inputs["mu_static"] if mu_static is None else mu_static

@@ -39,6 +39,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from .compilation import jit
 from .precision import float64
 from .validation import positive
 
@@ -239,7 +240,7 @@ class MinimalSystem:
     def _compiled(self, name, function):
         if name not in self._jit:
             with float64():
-                self._jit[name] = jax.jit(function)
+                self._jit[name] = jit(function)
         return self._jit[name]
 
     def derivative(self, x, t=0.0, **parameters):

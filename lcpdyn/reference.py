@@ -15,6 +15,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from .compilation import jit
 from .precision import float64
 from .reference_solution import (  # noqa: F401  (the public names of lcpdyn.reference)
     ESTIMATED_FIELDS,
@@ -151,8 +152,8 @@ class _Dynamics:
             accelerations = J @ a + drift  # d/dt u_i, (k, 3)
             return dy, lam3, u, gaps, residual / scale, ambiguity, accelerations, W, direction, geometry(x, q)[2]
 
-        self.step = jax.jit(step)
-        self.jacobians = jax.jit(jacobians)
+        self.step = jit(step)
+        self.jacobians = jit(jacobians)
         self.inverse_mass = np.asarray(inverse_mass)
 
     def energy(self, y) -> float:

@@ -26,6 +26,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from .body import RigidBody
+from .compilation import jit
 from .constraints import Holonomic, Nonholonomic
 from .precision import float64
 from .rotation import np_rotation_matrix, rotation_matrix
@@ -63,7 +64,7 @@ def deformation(normal, axis, q_wheel, q_footprint):
         return jnp.stack([delta, psi])
 
     with float64():
-        return np.asarray(jax.jit(jax.vmap(one))(q_wheel, q_footprint))
+        return np.asarray(jit(jax.vmap(one))(q_wheel, q_footprint))
 
 
 @dataclass(frozen=True)

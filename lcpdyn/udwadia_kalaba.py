@@ -36,6 +36,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from .compilation import jit
 from .nonholonomic import MinimalSystem
 from .precision import float64
 
@@ -115,7 +116,7 @@ class UdwadiaKalaba:
         p = self.system.params(**parameters)
         if self._compiled is None:
             with float64():
-                self._compiled = jax.jit(self.derivative)
+                self._compiled = jit(self.derivative)
         function = self._compiled
 
         def rhs(t, x):

@@ -48,3 +48,18 @@ def coal():
             pytest.fail(f"CI requires coal (pip install 'lcpdyn[collision]'): {exc}")
         pytest.skip(f"coal is not installed (pip install 'lcpdyn[collision]'): {exc}")
     return module
+
+
+def pytest_collection_modifyitems(config, items):
+    """The current-stack leg (``LCPDYN_STACK=current``) takes the test modules in reverse order
+    (each module's own tests in theirs). ``./dev.sh test`` runs the two legs at once from one
+    checkout, and they share Numba's on-disk cache (``__pycache__``; the same Numba release in both
+    venvs): a kernel is compiled by whichever leg reaches it first and loaded by the other, where
+    in one order both compiled it at the same moment. It also shows that no module depends on
+    another having run before it."""
+    if os.environ.get("LCPDYN_STACK") != "current":
+        return
+    modules: dict = {}
+    for item in items:
+        modules.setdefault(item.nodeid.split("::", 1)[0], []).append(item)
+    items[:] = [item for module in reversed(list(modules.values())) for item in module]
