@@ -106,10 +106,10 @@ def test_a_breakaway_is_the_simulations_own_and_mu_s_acts_through_it_alone(frict
     t_b = 62.7 ms), 120 steps: the run solves the breakaway step again with mu_k, as the ordinary
     step does, and equals its trajectory to 1e-12. From the breakaway step k_b on, every step's
     friction impulse is h mu_k lam_N with lam_N = m g cos(theta), so the distance slid has
-    dx_N/dmu_k = -g cos(theta) h² K(K+1)/2 (K = N - k_b steps), and the run's derivative (forward
-    mode, as calibrate takes it; reverse mode through the same second solve is the sphere's and the
-    wheel's tests') is that and the central difference's (e = 1e-6, to 1e-6 relative; the step of
-    the breakaway is fixed). mu_s
+    dx_N/dmu_k = -g cos(theta) h² K(K+1)/2 (K = N - k_b steps), and the run's derivative is that
+    and the central difference's (e = 1e-6, to 1e-6 relative; the step of the breakaway is fixed):
+    in forward mode, as calibrate takes it, and in reverse mode (jax.grad through the breakaway
+    step's second solve, the branch of the cond a step without a switch does not take). mu_s
     decides only which step breaks away: its derivative is 0 (one-sided values of a step function),
     and a difference wide enough to move the breakaway (e = 3e-3 > c h / (m g cos) = 2.2e-3) is not."""
     from scenes.blocks import InclineBlock
@@ -128,6 +128,7 @@ def test_a_breakaway_is_the_simulations_own_and_mu_s_acts_through_it_alone(frict
 
         outputs = run(**x)
         d_mu, d_static = jax.jacfwd(slid, argnums=(0, 1))(x["mu"], x["mu_static"])  # calibrate's mode
+        reverse = jax.grad(lambda mu: slid(mu, x["mu_static"]))(x["mu"])  # through the second solve's cond
         e, mu, ms = 1e-6, x["mu"], x["mu_static"]
         fd_mu = (slid(mu + e, ms) - slid(mu - e, ms)) / (2 * e)
         fd_static = (slid(mu, ms + e) - slid(mu, ms - e)) / (2 * e)
@@ -143,6 +144,7 @@ def test_a_breakaway_is_the_simulations_own_and_mu_s_acts_through_it_alone(frict
     closed_form = -g * np.cos(np.radians(20.0)) * h * h * K * (K + 1) / 2  # lam_N = m g cos to ~1e-9
     assert float(d_mu[0]) == pytest.approx(closed_form, rel=1e-8)
     assert float(d_mu[0]) == pytest.approx(float(fd_mu), rel=1e-6)
+    assert float(reverse[0]) == pytest.approx(float(d_mu[0]), rel=1e-10)  # reverse mode, the same derivative
     assert abs(float(d_static[0])) < 1e-12 * abs(float(d_mu[0])) and abs(float(fd_static)) < 1e-9 * abs(float(d_mu[0]))
     assert abs(float(wide)) > 0.1 * abs(float(d_mu[0]))
     assert run.switches(outputs) == [(k_b, 0, "sticking", "sliding")]  # the window's one switch, named
