@@ -279,7 +279,7 @@ class MinimalSystem:
         # one forward-mode pass over all four arguments (a single batched trace of the residual,
         # not one per block: the trace and its compilation are most of a linearization's cost)
         (C, K_d, K_k, M), (A, B_d, B_k, _) = jax.jacfwd(residual_and_rates, argnums=(0, 1, 2, 3))(qd_dot, qd, qk, accel)
-        f_d = -residual_and_rates(qd_dot, qd, qk, accel)[0]
+        f_d = -self.residual(jnp.concatenate([qd, qk]), qd_dot, accel, t, p)
         return M, C, K_d, K_k, A, B_d, B_k, f_d
 
     def simulate(self, x0, t_end, samples=2001, rtol=1e-10, atol=1e-12, **parameters):
