@@ -150,14 +150,10 @@ class DifferentiableRun:
         if r:  # the first step's bounds: lam_N of a first pass, as the ordinary step takes it (no lagged lam_N)
             first, trial, _ = single.advance(0, *state, floats, ints, mu, mu_static, constants)
             state = (q0, v0, kin, trial[3], state[4], trial[5])
-        step = jax.checkpoint(body) if self.checkpoint else body
-        state, head = step(state, 0)
-        if r:
-            head = head._replace(ok=head.ok & first)
-        _, tail = jax.lax.scan(step, state, jnp.arange(1, self.steps))
-        outputs = jax.tree_util.tree_map(lambda a, b: jnp.concatenate([a[None], b]), head, tail)
+        _, outputs = jax.lax.scan(jax.checkpoint(body) if self.checkpoint else body, state, jnp.arange(self.steps))
+        ok = outputs.ok.at[0].set(outputs.ok[0] & first) if r else outputs.ok
         valid = jnp.all(mu >= 0.0) & jnp.all(mu_static >= mu)  # as Contact requires: 0 <= mu_k <= mu_s
-        return outputs._replace(ok=outputs.ok & valid)
+        return outputs._replace(ok=ok & valid)
 
     def modes(self, outputs: RunOutputs, constants=None, mu=None, mu_static=None) -> np.ndarray:
         """:func:`contact_modes` of ``outputs`` with the ``constants``, ``mu`` and ``mu_static``
