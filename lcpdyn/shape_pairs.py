@@ -38,6 +38,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+import solvers  # noqa: F401  (before the compiled functions: Numba's cache locators, solvers.compiled_cache)
+
 from .shapes import Box, HalfSpace, Sphere
 
 __all__ = ["PAIR_ROUTINES", "register_pair", "half_extents"]

@@ -19,11 +19,15 @@ bounded LCP is defined in :mod:`solvers.problem`; every answer is checked by the
 residual (:mod:`solvers.result`, and per contact for the friction-contact problem).
 """
 
-from .api import FRICTION_CONTACT_METHODS, METHODS, solve
-from .friction_contact import FrictionContactProblem, FrictionContactResult
-from .problem import BoundedLCP, make_problem
-from .problem_files import FclibFile, ProblemFileError, read_fclib, read_siconos_dat
-from .result import AT_LOWER, AT_UPPER, BASIC, FIXED, LCPResult, SolverFailure, Status
+from .compiled_cache import install as _install_cache
+
+_install_cache()  # before any compiled function is defined (solvers.compiled_cache)
+
+from .api import FRICTION_CONTACT_METHODS, METHODS, solve  # noqa: E402
+from .friction_contact import FrictionContactProblem, FrictionContactResult  # noqa: E402
+from .problem import BoundedLCP, make_problem  # noqa: E402
+from .problem_files import FclibFile, ProblemFileError, read_fclib, read_siconos_dat  # noqa: E402
+from .result import AT_LOWER, AT_UPPER, BASIC, FIXED, LCPResult, SolverFailure, Status  # noqa: E402
 
 __all__ = [
     "solve",

@@ -19,6 +19,8 @@ normal force in N; ``friction_force`` (r, 3) the previous world friction force i
 
 from __future__ import annotations
 
+import solvers  # noqa: F401  (first: Numba's cache locators, solvers.compiled_cache)
+
 from .base import (
     BOUNDED_LCP,
     FRICTION_CONTACT,
