@@ -53,7 +53,7 @@ from .step_result import StepResult
 from .step_rows import coefficients_now, compliant_contact_rows, midpoint_rows
 from .step_state import StepState
 from .step_work import StepWork
-from .strategies.choice import choose_detected_islands, choose_islands, choose_sparse_settings
+from .strategies.choice import choose_islands, setup_collisions
 from .strategies.condensed import solve_condensed
 from .strategies.coulomb import solve_coulomb
 from .strategies.dense import solve_lcp
@@ -214,26 +214,7 @@ class Simulation:
             ]
         )
         bounded_rows.setup(self)  # limits, servos' effort bounds, joint friction
-        self._collisions = self._detected_groups = self._sparse_settings = None
-        self._split_always = False
-        if model.colliders:  # detected contacts: a contact source of this step (lcpdyn.detected_contacts)
-            from .detected_contacts import CollisionSource
-
-            refused = []
-            if getattr(self.friction, "rolling_kinematics", False):
-                refused.append(f"friction model {self.friction.name!r} (it needs the spin and rolling speed of "
-                               "wheel contacts, which detected contacts do not have)")  # fmt: skip
-            if options.compiled_loop is True:
-                refused.append("compiled_loop=True (its contact set is fixed)")
-            if options.sparse == "condensed":
-                refused.append("sparse='condensed' (a step with detected contacts is split into islands or whole)")
-            if refused:
-                raise ValueError("a model with colliders does not take " + "; ".join(refused))
-            self._collisions = CollisionSource(model)
-            self._fused = False  # the fused kernel's problem size is fixed
-            self._detected_groups = choose_detected_islands(self, options.sparse)
-            self._sparse_settings = choose_sparse_settings(self, options)
-            options = options.replace(sparse=False)  # the islands of declared contacts alone do not apply
+        options = setup_collisions(self, options)  # detected contacts: a contact source of this step
         self._islands = choose_islands(self, options.sparse)
         gravity = float(np.linalg.norm(model.gravity))
         # D_n carries the O(h) term of the scheme's modified energy (docs/theory/step.md): +h/2 P_c with v+,

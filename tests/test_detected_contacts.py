@@ -286,3 +286,22 @@ def test_wheel_rolls_over_a_curb(coal, friction):
 
 def test_the_scene_is_listed():
     assert scenes.SCENES["chain-on-box"] is jointed_chain
+
+
+@pytest.mark.parametrize(
+    "friction,options,named",
+    [
+        ("creep", {}, "friction model 'creep'"),
+        ("regularized", {"compiled_loop": True}, "compiled_loop=True"),
+        ("regularized", {"sparse": "condensed"}, "sparse='condensed'"),
+    ],
+)
+def test_what_a_step_with_colliders_does_not_take_is_named(friction, options, named):
+    """Each combination a model with colliders refuses is named when the simulation is built."""
+    model = Model()
+    ball = model.add_body(solid_sphere("ball", 0.1, 1000.0, (0.0, 0.0, 0.2)))
+    model.add_collider(Collider(ball, Sphere(0.1)))
+    model.add_collider(Collider(None, HalfSpace()))
+    model.set_collisions(margin=0.01, contact=ContactProperties(mu=0.5))
+    with pytest.raises(ValueError, match="a model with colliders does not take .*" + named.replace("(", r"\(")):
+        Simulation(model, friction, 1e-3, **options)

@@ -88,6 +88,34 @@ core): 40 spheres resting apart in a bin (360 unknowns) 10.5 ms whole against 12
 islands; 80 spheres (99 contacts, 777 unknowns) 69 ms whole against 20.5 ms."""
 
 
+def setup_collisions(sim, options):
+    """The simulation's detected contacts (:class:`lcpdyn.detected_contacts.CollisionSource`) where
+    its model has colliders, with their islands and sparse settings; the options a refused
+    combination is named by. Returns the options the rest of the set-up takes (``sparse=False``
+    with colliders: the islands of declared contacts alone do not apply)."""
+    sim._collisions = sim._detected_groups = sim._sparse_settings = None
+    sim._split_always = False
+    if not sim.model.colliders:
+        return options
+    from ..detected_contacts import CollisionSource
+
+    refused = []
+    if getattr(sim.friction, "rolling_kinematics", False):
+        refused.append(f"friction model {sim.friction.name!r} (it needs the spin and rolling speed of "
+                       "wheel contacts, which detected contacts do not have)")  # fmt: skip
+    if options.compiled_loop is True:
+        refused.append("compiled_loop=True (its contact set is fixed)")
+    if options.sparse == "condensed":
+        refused.append("sparse='condensed' (a step with detected contacts is split into islands or whole)")
+    if refused:
+        raise ValueError("a model with colliders does not take " + "; ".join(refused))
+    sim._collisions = CollisionSource(sim.model)
+    sim._fused = False  # the fused kernel's problem size is fixed
+    sim._detected_groups = choose_detected_islands(sim, options.sparse)
+    sim._sparse_settings = choose_sparse_settings(sim, options)
+    return options.replace(sparse=False)
+
+
 def choose_detected_islands(sim, sparse):
     """With colliders (:mod:`lcpdyn.detected_contacts`): the static groups of bodies that
     bilateral rows couple (:class:`~lcpdyn.islands.BodyGroups`), which each step joins through
