@@ -46,7 +46,7 @@ def basic_solve(A, r):
 
 
 @njit(cache=True)
-def _complete_pivoting(A):
+def complete_pivoting(A):
     """Gaussian elimination with complete pivoting on a copy of the square A, stopped where the
     largest remaining entry falls below ``RANK_TOLERANCE`` x max |A|: (rank, rows, cols, F) with
     rows[:rank], cols[:rank] the pivots taken -- independent rows and columns -- and F the factors
@@ -106,15 +106,15 @@ def _complete_pivoting(A):
 
 @njit(cache=True)
 def rank_revealing(A):
-    """(rank, rows, cols) of :func:`_complete_pivoting`: rows[:rank], cols[:rank] independent
+    """(rank, rows, cols) of :func:`complete_pivoting`: rows[:rank], cols[:rank] independent
     rows and columns of the square A, cols[rank:] the columns that span nothing new."""
-    rank, rows, cols, _ = _complete_pivoting(A)
+    rank, rows, cols, _ = complete_pivoting(A)
     return rank, rows, cols
 
 
 @njit(cache=True)
 def _independent_solve(F, rank, y):
-    """U11^-1 L11^-1 y: the solve with the factors of :func:`_complete_pivoting` (pivoted order)."""
+    """U11^-1 L11^-1 y: the solve with the factors of :func:`complete_pivoting` (pivoted order)."""
     x = y.copy()
     for a in range(rank):  # L11 (unit lower)
         acc = x[a]
@@ -141,7 +141,7 @@ def minimum_norm_solve(A, r, a_norm, r_norm):
     symmetric answer, where any vertex of the family would unload two corners.
 
     From the complete-pivoting elimination that finds the independent rows R and columns C
-    (:func:`_complete_pivoting`, rank k): the rows R read B1 x1 + B2 x2 = r_R with B1 = A[R, C]
+    (:func:`complete_pivoting`, rank k): the rows R read B1 x1 + B2 x2 = r_R with B1 = A[R, C]
     (= L11 U11, nonsingular) and x2 the m - k dependent variables, so that x1 = c - G x2 with
     c = B1^-1 r_R and G = B1^-1 B2 = U11^-1 U12, and the minimum of |x1|² + |x2|² is the least
     squares solution of [G; I] x2 = [c; 0] (Householder QR of that (m, m - k) matrix) -- a
@@ -151,7 +151,7 @@ def minimum_norm_solve(A, r, a_norm, r_norm):
     nonsingular basis would give them, with a step of iterative refinement where its
     componentwise backward error exceeds 8 eps (as :func:`basic_solve`): the framework's
     per-row measure judges each row against its own scale."""
-    rank, rows, cols, F = _complete_pivoting(A)
+    rank, rows, cols, F = complete_pivoting(A)
     m = A.shape[0]
     x = np.zeros(m)
     if rank > 0:
