@@ -113,6 +113,18 @@ def rank_revealing(A):
 
 
 @njit(cache=True)
+def _upper_solve(F, rank, y):
+    """U11^-1 y with the upper factor of :func:`complete_pivoting` (pivoted order)."""
+    x = y.copy()
+    for a in range(rank - 1, -1, -1):
+        acc = x[a]
+        for b in range(a + 1, rank):
+            acc -= F[a, b] * x[b]
+        x[a] = acc / F[a, a]
+    return x
+
+
+@njit(cache=True)
 def _independent_solve(F, rank, y):
     """U11^-1 L11^-1 y: the solve with the factors of :func:`complete_pivoting` (pivoted order)."""
     x = y.copy()
@@ -121,12 +133,7 @@ def _independent_solve(F, rank, y):
         for b in range(a):
             acc -= F[a, b] * x[b]
         x[a] = acc
-    for a in range(rank - 1, -1, -1):  # U11
-        acc = x[a]
-        for b in range(a + 1, rank):
-            acc -= F[a, b] * x[b]
-        x[a] = acc / F[a, a]
-    return x
+    return _upper_solve(F, rank, x)
 
 
 @njit(cache=True)
@@ -158,11 +165,7 @@ def minimum_norm_solve(A, r, a_norm, r_norm):
         d = m - rank
         G = np.empty((rank, d))
         for j in range(d):  # G = U11^-1 U12, column by column
-            for a in range(rank - 1, -1, -1):
-                acc = F[a, rank + j]
-                for b in range(a + 1, rank):
-                    acc -= F[a, b] * G[b, j]
-                G[a, j] = acc / F[a, a]
+            G[:, j] = _upper_solve(F, rank, F[:rank, rank + j].copy())
         y = np.empty(rank)
         for a in range(rank):
             y[a] = r[rows[a]]

@@ -10,7 +10,7 @@ from solvers.judice_pires import pivot
 
 
 def test_the_packages_functions_are_stamped_with_every_numba_source():
-    import lcpdyn.shape_pairs as shape_pairs  # a module of lcpdyn that does not import solvers itself
+    import lcpdyn.shape_pairs as shape_pairs  # a module of lcpdyn that imports solvers only for the locators
 
     for function in (pivot, minimum_norm_solve, shape_pairs._clip):
         locator = function._cache._impl.locator
