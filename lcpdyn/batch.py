@@ -25,7 +25,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .compiled_loop import Chunk, _initial_set, batched_chunk, kinetic_energies, measure_batch
+from .compiled_loop import Chunk, batched_chunk, initial_set, kinetic_energies, measure_batch
 from .kernels import readonly
 from .precision import float64
 
@@ -225,7 +225,7 @@ def run_batch(
             np.stack([s.q for s in states]), np.stack([s.v for s in states]),
             np.array([s.steps_done for s in states], np.int64),
             np.stack([s.normal_force for s in states]), np.stack([s.friction_force for s in states]),
-            np.stack([_initial_set(s.active_set, group.unknowns, group.velocities, group.contacts) for s in states]),
+            np.stack([initial_set(s.active_set, group.unknowns, group.velocities, group.contacts) for s in states]),
             np.array(asked, np.int64),
         )  # fmt: skip
         tolerance = np.array([sims[i].tolerance for i in padded], np.float64)

@@ -4,7 +4,8 @@
 run in chunks of up to :data:`CHUNK_STEPS` steps, each chunk one call of an XLA program that
 holds the whole step: the kinematics (the model's own traced function, as
 :meth:`lcpdyn.model.Model.compile` compiles it), the gap terms, the gyroscopic midpoint step,
-the friction model's rows (regularized, Peiret 2016 Eqs. 9-20 and 25-27; box), the bounded
+the friction model's rows (regularized, Peiret 2016 Eqs. 9-20 and 25-27; box; the polygonal
+cone, Eqs. 13-16), the bounded
 MLCP of Eq. (30) solved by Júdice–Pires' basic-set pivoting (as :mod:`solvers.judice_pires`),
 the step's second solve after a friction switch inside it (a breakaway with mu_s > mu_k, a
 kinetic slip that reversed: :mod:`lcpdyn.friction_switches`' tests on the same numbers), and
@@ -22,7 +23,7 @@ and every step after it are discarded; that step is redone by the ordinary step
 messages naming the culprit), and the loop goes on from its state. ``Simulation.loop_steps``
 counts the steps taken each way.
 
-Which scenes: the regularized or box model with ``judice-pires``, rigid contacts, no bilateral
+Which scenes: the regularized, box or polygonal model with ``judice-pires``, rigid contacts, no bilateral
 rows (joints, ideal rolling), no friction profiles, no extra normal-force passes, no solver
 options, and an Eq. (30) of at most :data:`MAX_SIZE` unknowns (a dense pivoting solve per
 step is cubic in it; larger scenes belong to the island path). :func:`unsupported` names what
@@ -58,8 +59,8 @@ from .kernels import GYROSCOPIC_NEWTON_TOLERANCE, kinetic_energy, readonly
 from .precision import float64
 
 __all__ = [
-    "CompiledLoop", "Chunk", "unsupported", "declined_by_auto", "REDUNDANT_CONTACTS", "measure",
-    "measure_batch", "batched_chunk", "CHUNK_STEPS", "MAX_SIZE", "COMPILATIONS",
+    "CompiledLoop", "Chunk", "unsupported", "initial_set", "unknowns", "declined_by_auto", "REDUNDANT_CONTACTS",
+    "measure", "measure_batch", "batched_chunk", "CHUNK_STEPS", "MAX_SIZE", "COMPILATIONS",
 ]  # fmt: skip
 
 MAX_SIZE = 96
@@ -76,7 +77,9 @@ def unsupported(sim) -> list[str]:
     reasons = []
     rows = None if sim.coulomb else compiled_rows(sim.friction, sim.dt)
     if rows is None:
-        reasons.append(f"friction model {sim.friction.name!r} (the loop builds the regularized and box rows)")
+        reasons.append(
+            f"friction model {sim.friction.name!r} (the loop builds the regularized, box and polygonal rows)"
+        )
     if sim.method != "judice-pires":
         reasons.append(f"method {sim.method!r} (the loop pivots like 'judice-pires')")
     if model.n_bilateral:
@@ -91,12 +94,20 @@ def unsupported(sim) -> list[str]:
         reasons.append("normal_force_iterations > 0")
     if sim.solver_options:
         reasons.append(f"solver options {sorted(sim.solver_options)}")
-    size = model.n_velocities + 3 * len(model.contacts)
+    size = unknowns(model, rows)
     if size > MAX_SIZE:
         reasons.append(f"Eq. (30) has {size} unknowns, more than MAX_SIZE = {MAX_SIZE} (use the island path)")
     if not model.contacts:
         reasons.append("no contacts")
     return reasons
+
+
+def unknowns(model, rows) -> int:
+    """The unknowns of the compiled step's Eq. (30): velocities, normal impulses and the friction
+    model's (two per contact, or the polygonal cone's k + 1)."""
+    r = len(model.contacts)
+    per_contact = 2 if rows is None or not rows.directions else rows.directions + 1
+    return model.n_velocities + r + per_contact * r
 
 
 REDUNDANT_CONTACTS = 4
@@ -163,6 +174,7 @@ class CompiledLoop:
             bool(sim._two_coefficients and not sim.friction.chooses_static_coefficient),
             bool(sim._nonconservative),
             1 + (sim._basis_passes if rows.cone else 0),  # the passes of one step
+            int(rows.directions),  # the polygonal cone's k (0: two friction unknowns per contact)
         )
         with float64():
             self.numbers = (
@@ -185,7 +197,7 @@ class CompiledLoop:
         key = (layout.key(), self.static) if model._shareable() else None
         self.executable = _COMPILED.get(key) if key is not None else None
         self._key, self._model = key, model
-        self.size = model.n_velocities + 3 * len(model.contacts)
+        self.size = unknowns(model, rows)
         self.mass, self.inertia = model.body_masses()
 
     def _compile(self):
@@ -210,7 +222,7 @@ class CompiledLoop:
             self._compile()
         elif self._key is not None and self._key in _COMPILED:
             _COMPILED.move_to_end(self._key)
-        warm = _initial_set(state.active_set, self.size, self._model.n_velocities, len(self._model.contacts))
+        warm = initial_set(state.active_set, self.size, self._model.n_velocities, len(self._model.contacts))
         with float64():
             out = self.executable(
                 state.q, state.v, np.int64(state.steps_done), state.normal_force, state.friction_force, warm,
@@ -221,9 +233,10 @@ class CompiledLoop:
         return Chunk(int(out[0]), *out[1:])
 
 
-def _initial_set(active_set, size, n, r):
-    """The pivoting's starting set from the previous step's active set (-1 lower, 0 basic,
-    +1 upper; fixed variables and velocities are set by the code itself), all basic without one."""
+def initial_set(active_set, size, n, r):
+    """The compiled pivoting's starting set (codes, (size,) int8) from the previous step's active
+    set (-1 lower, 0 basic, +1 upper; fixed variables and velocities are set by the code itself),
+    all basic without one."""
     if active_set is None or active_set.shape[0] != size:
         return np.zeros(size, np.int8)
     codes = np.asarray(active_set, np.int8).copy()

@@ -75,16 +75,30 @@ def eliminate(A, b):
     return x
 
 
-def _on_set(W, rhs, lo, hi, codes):
-    """y on the active set ``codes`` (-1 at lo, +1 at hi, 0 basic): W_BB y_B = -rhs_B - W_BN y_N."""
+_CONSISTENT = 1e-9  # a basic row's relative residual above this: its system is singular (singular=True)
+
+
+def _on_set(W, rhs, lo, hi, codes, singular=False):
+    """y on the active set ``codes`` (-1 at lo, +1 at hi, 0 basic): W_BB y_B = -rhs_B - W_BN y_N.
+    ``singular`` (static): where the elimination misses its rows by more than ``_CONSISTENT`` of
+    their scale (a singular W_BB: a polygonal contact sticking with more directions basic than
+    its tangent plane has), y_B is the minimum-norm solution, by the pseudo-inverse (as
+    :func:`solvers.basic_systems.minimum_norm_solve` on the host: with the velocities eliminated
+    they do not move along W_BB's null space, so its minimum norm is Eq. 30's)."""
     basic = codes == 0
     value = jnp.where(codes < 0, lo, jnp.where(codes > 0, hi, 0.0))
     A = jnp.where(basic[:, None] & basic[None, :], W, jnp.eye(rhs.shape[0]))
-    return eliminate(A, jnp.where(basic, -rhs - W @ value, value))
+    b = jnp.where(basic, -rhs - W @ value, value)
+    y = eliminate(A, b)
+    if not singular:
+        return y
+    missed = jnp.abs(A @ y - b) > _CONSISTENT * (jnp.abs(A) @ jnp.abs(y) + jnp.abs(b))
+    good = jnp.all(jnp.isfinite(y)) & ~jnp.any(missed)
+    return jax.lax.cond(good, lambda: y, lambda: jnp.linalg.pinv(A) @ b)
 
 
-@partial(jax.custom_jvp, nondiff_argnums=(5,))
-def pivot(W, rhs, lo, hi, codes, max_iterations):
+@partial(jax.custom_jvp, nondiff_argnums=(5, 6))
+def pivot(W, rhs, lo, hi, codes, max_iterations, singular=False):
     """Júdice–Pires basic-set pivoting -- block exchanges of every infeasible variable while the
     number of infeasibilities sets new minima, at most ``_BLOCK_STALL`` exchanges without one, then
     Murty's single exchange of the least infeasible index -- on the contact unknowns' bounded LCP
@@ -93,7 +107,10 @@ def pivot(W, rhs, lo, hi, codes, max_iterations):
     (y, basic solves, converged, final codes). Differentiable in (W, rhs, lo, hi): the derivative
     of y is that of the final active set's basic solve (implicit differentiation on the active
     set, :mod:`solvers.sensitivity`); the pivoting itself is not differentiated, and a run that
-    is not differentiated computes exactly what it did without the rule."""
+    is not differentiated computes exactly what it did without the rule. ``singular`` (static):
+    singular basic systems are solved for their minimum-norm member (:func:`_on_set`), and a
+    basic row that this leaves unsatisfied (an inconsistent system) counts as infeasible; the
+    derivative is then that of the minimum-norm member on its rank (the pseudo-inverse's)."""
     size = rhs.shape[0]
     fixed = lo == hi
     codes = jnp.where(fixed, -1, codes).astype(jnp.int8)
@@ -102,13 +119,18 @@ def pivot(W, rhs, lo, hi, codes, max_iterations):
 
     def solve(codes):
         basic = codes == 0
-        y = _on_set(W, rhs, lo, hi, codes)
+        y = _on_set(W, rhs, lo, hi, codes, singular)
         w = W @ y + rhs
         row = jnp.abs(rhs) + jnp.abs(W) @ jnp.abs(y)
         slack = _ROUNDING * jnp.maximum(bound, jnp.abs(y))
+        if singular:  # and by the variable's own scale: the change that moves a row by its size
+            reach = jnp.max(jnp.abs(W) / jnp.where(row > 0.0, row, jnp.inf)[:, None], axis=0)
+            slack = jnp.maximum(slack, _ROUNDING / jnp.where(reach > 0.0, reach, jnp.inf))
         below = basic & (y < lo - slack)
         above = basic & (y > hi + slack)
         wrong = ((codes < 0) & ~fixed & (w < -_ROUNDING * row)) | ((codes > 0) & (w > _ROUNDING * row))
+        if singular:  # an inconsistent singular system: its least-squares member is no solution
+            wrong = wrong | (basic & (jnp.abs(w) > _CONSISTENT * row))
         return y, below, above, below | above | wrong
 
     def going(c):
@@ -138,10 +160,10 @@ def pivot(W, rhs, lo, hi, codes, max_iterations):
 
 
 @pivot.defjvp
-def _pivot_tangent(max_iterations, primals, tangents):
+def _pivot_tangent(max_iterations, singular, primals, tangents):
     W, rhs, lo, hi, codes = primals
-    out = pivot(W, rhs, lo, hi, codes, max_iterations)
+    out = pivot(W, rhs, lo, hi, codes, max_iterations, singular)
     final = out[3]
-    _, dy = jax.jvp(lambda *data: _on_set(*data, final), (W, rhs, lo, hi), tangents[:4])
+    _, dy = jax.jvp(lambda *data: _on_set(*data, final, singular), (W, rhs, lo, hi), tangents[:4])
     zero = jax.dtypes.float0
     return out, (dy, np.zeros((), zero), np.zeros((), zero), np.zeros(final.shape, zero))

@@ -1,9 +1,9 @@
 """The compiled loop's traced step (:mod:`lcpdyn.compiled_loop`): many steps of a small scene
 as one JAX function -- the model's kinematics, the gap terms, the gyroscopic midpoint step, the
-friction model's rows (regularized, Peiret 2016 Eqs. 9-20 and 25-27; box), the bounded MLCP of
-Eq. (30) solved by Júdice–Pires' basic-set pivoting, the step's second solve after a friction
-switch inside it (:mod:`lcpdyn.friction_switches`' tests on the same numbers), and the position
-update. :func:`chunk_function` builds it for a structure; the compiled loop, its batches
+friction model's rows (regularized, Peiret 2016 Eqs. 9-20 and 25-27; box; the polygonal cone,
+Eqs. 13-16), the bounded MLCP of Eq. (30) solved by Júdice–Pires' basic-set pivoting, the step's
+second solve after a friction switch inside it (:mod:`lcpdyn.friction_switches`' tests on the
+same numbers), and the position update. :func:`chunk_function` builds it for a structure; the compiled loop, its batches
 (:mod:`lcpdyn.batch`) and the differentiable run (:mod:`lcpdyn.differentiable_run`) trace it."""
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ import numpy as np
 from .compiled_pivoting import inverse3 as _inverse3
 from .compiled_pivoting import midpoint as _midpoint
 from .compiled_pivoting import pivot as _pivot
+from .friction.polygonal import cone_directions
 from .friction_switches import BREAKAWAY
 
 __all__ = ["chunk_function"]
@@ -29,12 +30,21 @@ def chunk_function(model, layout, static, newton_tolerance, differentiable=False
     ``differentiable``: the step's second solve after a switch inside it is taken in a form
     reverse mode differentiates (the first solve, then a cond on the second) instead of a while loop
     (which runs the solve's program a second time only where a step switched, also under vmap)."""
-    nb, r, rigid_box, paper, midpoint, two_coefficients, nonconservative, passes = static
+    nb, r, rigid_box, paper, midpoint, two_coefficients, nonconservative, passes, k = static
     cone = passes > 1
+    polygonal = k > 0  # k directions and a slip-speed unknown per contact (Polygonal)
+    by_coefficient = rigid_box or polygonal  # a switch inside the step changes mu, not a branch
     n = 6 * nb
     body = layout.contact_body  # static: the structure
     columns = 6 * body[:, None] + np.arange(6)
-    size = n + 3 * r
+    nf = r * (k + 1) if polygonal else 2 * r
+    size = n + r + nf
+    if polygonal:  # the constant rows of lcpdyn.friction.polygonal.Polygonal.block
+        cos_sin = cone_directions(k)
+        coupling = np.zeros((nf, nf))
+        for i in range(r):
+            coupling[i * k : (i + 1) * k, r * k + i] = 1.0
+            coupling[r * k + i, i * k : (i + 1) * k] = -1.0
     max_iterations = 10 * size + 50
     contact_rows = np.arange(r)
 
@@ -128,34 +138,47 @@ def chunk_function(model, layout, static, newton_tolerance, differentiable=False
             basis = jnp.stack([jnp.stack([e1, -e2], axis=1), jnp.stack([e2, e1], axis=1)], axis=1)
             return F_block, C, c, bound, basis, kinetic
 
-        def solve(normal_force, basis_force, codes, switch):
-            """One pass of Eq. (30): K = [[M, -N^T, -F^T], [N, 0, 0], [F, 0, C]], the velocities
-            eliminated, v+ = M^-1 (M v* + h f + J^T y), J = [N; F], y the contact unknowns;
-            ``switch`` = (mu_now, branch, guess) of :func:`friction_rows`."""
-            F_block, C, c, bound, basis, kinetic = friction_rows(normal_force, basis_force, *switch)
+        def all_rows(normal_force, basis_force, mu_now, branch, guess):
+            """The friction block of Eq. (30) as the host's FrictionBlock: (F (nf, n), P (nf, r), C
+            (nf, nf), c, lo, hi (nf,), kinetic (r,), the unknowns' force in the base basis times h)."""
+            if polygonal:  # D_k v+ + e gamma >= 0 _|_ h beta >= 0; mu h lam_N - e^T h beta >= 0 _|_ gamma >= 0
+                rows = jnp.einsum("jd,rdc->rjc", cos_sin, D_block)
+                at = (contact_rows[:, None, None], np.arange(k)[None, :, None], columns[:, None, :])
+                F = jnp.zeros((r, k, n)).at[at].set(rows).reshape(r * k, n)
+                F = jnp.concatenate([F, jnp.zeros((r, n))])
+                P = jnp.zeros((nf, r)).at[r * k + contact_rows, contact_rows].set(mu_now)
+                zero = jnp.zeros(nf)
+                return (F, P, jnp.asarray(coupling), zero, zero, jnp.full(nf, jnp.inf), jnp.zeros(r, bool),
+                        lambda y: y[: r * k].reshape(r, k) @ cos_sin)  # fmt: skip
+            F_block, C, c, bound, basis, kinetic = friction_rows(normal_force, basis_force, mu_now, branch, guess)
             F = jnp.zeros((r, 2, n)).at[contact_rows[:, None, None], np.arange(2)[None, :, None], columns[:, None, :]]
             F = F.set(F_block).reshape(2 * r, n)
-            K = jnp.block(
-                [
-                    [M, -N.T, -F.T],
-                    [N, jnp.zeros((r, r)), jnp.zeros((r, 2 * r))],
-                    [F, jnp.zeros((2 * r, r)), jnp.diag(C)],
-                ]
-            )
+            return (F, jnp.zeros((nf, r)), jnp.diag(C), c, -bound, bound, kinetic,
+                    lambda y: jnp.einsum("rij,rj->ri", basis, y.reshape(r, 2)))  # fmt: skip
+
+        def solve(normal_force, basis_force, codes, switch):
+            """One pass of Eq. (30): K = [[M, -N^T, -F^T], [N, 0, 0], [F, P, C]], the velocities
+            eliminated, v+ = M^-1 (M v* + h f + J^T y), J = [N; F], y the contact unknowns;
+            ``switch`` = (mu_now, branch, guess) of :func:`friction_rows`."""
+            F, P, C, c, low, high, kinetic, in_base_of = all_rows(normal_force, basis_force, *switch)
+            K = jnp.block([[M, -N.T, -F.T], [N, jnp.zeros((r, r)), jnp.zeros((r, nf))], [F, P, C]])
             rhs = jnp.concatenate([-momentum, e_N, c])
-            lo = jnp.concatenate([jnp.full(n, -jnp.inf), jnp.zeros(r), -bound])
-            hi = jnp.concatenate([jnp.full(n, jnp.inf), jnp.full(r, jnp.inf), bound])
+            lo = jnp.concatenate([jnp.full(n, -jnp.inf), jnp.zeros(r), low])
+            hi = jnp.concatenate([jnp.full(n, jnp.inf), jnp.full(r, jnp.inf), high])
             J = jnp.concatenate([N, F])
             response = inverse @ J.T
             free = inverse @ momentum
-            W = J @ response + jnp.diag(jnp.concatenate([jnp.zeros(r), C]))
-            y, iterations, solved, _ = _pivot(W, J @ free + rhs[n:], lo[n:], hi[n:], codes[n:], max_iterations)
+            W = J @ response + jnp.block([[jnp.zeros((r, r + nf))], [P, C]])
+            # the polygonal cone's sticking contacts have singular basic systems: their minimum-norm member
+            y, iterations, solved, _ = _pivot(
+                W, J @ free + rhs[n:], lo[n:], hi[n:], codes[n:], max_iterations, polygonal
+            )
             # the next step (or pass) starts from this answer's active set, exactly as the host derives it
-            # from the measured active set (_initial_set): a step's result does not depend on where a
+            # from the measured active set (compiled_loop.initial_set): a step's result does not depend on where a
             # chunk begins, and a restored run continues bit for bit
             codes = codes.at[n:].set(jnp.where(y <= lo[n:], -1, jnp.where(y >= hi[n:], 1, 0)).astype(jnp.int8))
             z = jnp.concatenate([free + response @ y, y])
-            in_base = jnp.einsum("rij,rj->ri", basis, z[n + r :].reshape(r, 2)) / h
+            in_base = in_base_of(z[n + r :]) / h
             return z, codes, iterations, solved, K, rhs, lo, hi, kinetic, in_base
 
         def passes_of(switch, codes):
@@ -199,13 +222,13 @@ def chunk_function(model, layout, static, newton_tolerance, differentiable=False
             the same tests on the same numbers): (whether to solve again, the second solve's switch).
             Regularized: a kinetic contact whose slip reversed takes the static branch; with
             mu_s > mu_k a static contact that slid beyond its bristle, the kinetic branch about its
-            slip. Box: a contact given mu_s that slid all the same takes mu_k."""
+            slip. Box and polygonal: a contact given mu_s that slid all the same takes mu_k."""
             z, kinetic, in_base = out[0], out[8], out[9]
             end = jnp.einsum("rkj,rj->rk", D_block, z[:n].reshape(nb, 6)[body])  # D v+, base bases
             end_size = _length(end[:, 0], end[:, 1])
             size_of_free = jnp.einsum("rkj,rj->rk", jnp.abs(D_block), jnp.abs(inverse @ momentum).reshape(nb, 6)[body])
             scale = BREAKAWAY * _length(size_of_free[:, 0], size_of_free[:, 1])  # |D| |v*|
-            if rigid_box:
+            if by_coefficient:
                 slid = (switch[0] == mu_static) & (mu_static > mu) & (end_size > scale)
                 return jnp.any(slid), (jnp.where(slid, mu, switch[0]), switch[1], switch[2])
             reversed_ = kinetic & (jnp.sum(slip * end, axis=1) <= 0.0)
@@ -246,7 +269,7 @@ def chunk_function(model, layout, static, newton_tolerance, differentiable=False
             return (*out[:2], total, *out[3:]), switch
 
         unswitched = (mu_now, jnp.zeros(r, jnp.int8), jnp.zeros((r, 2)))
-        if rigid_box and not two_coefficients:  # the box with one coefficient has no switch inside the step
+        if by_coefficient and not two_coefficients:  # box or polygonal with one coefficient: no switch inside
             z, codes, iterations, solved, K, rhs, lo, hi, kinetic, in_base = passes_of(unswitched, codes)
             switch = unswitched
         else:

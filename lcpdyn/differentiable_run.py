@@ -1,7 +1,7 @@
 """A run as a differentiable JAX function of its initial state and its numbers (issue 49, item 2).
 
 :class:`DifferentiableRun` takes a :class:`~lcpdyn.stepper.Simulation` of a scene the compiled
-loop takes (:func:`lcpdyn.compiled_loop.unsupported`: the regularized or box model, rigid
+loop takes (:func:`lcpdyn.compiled_loop.unsupported`: the regularized, box or polygonal model, rigid
 contacts, no joints) and gives its run of ``steps`` steps as a pure function of (q0, v0, mu,
 constants, floats, mu_static): the compiled loop's own traced step (:mod:`lcpdyn.compiled_loop`),
 with its second solve after a friction switch inside a step (a breakaway with mu_s > mu_k, a
@@ -35,10 +35,11 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from .compiled_loop import CompiledLoop, unsupported
+from .compiled_loop import CompiledLoop, initial_set, unsupported
 from .compiled_step import chunk_function
 from .kernels import GYROSCOPIC_NEWTON_TOLERANCE
 from .precision import float64_arrays
+from .step_state import StepState
 
 __all__ = ["DifferentiableRun", "RunOutputs", "CONSTANTS", "contact_modes"]
 
@@ -54,7 +55,7 @@ class RunOutputs(NamedTuple):
     (N, world), their slips (m/s, world), which were on the regularized model's kinetic branch,
     ``ok``: the step's pivoting converged, everything stayed finite and the friction
     coefficients were valid (0 <= mu_k <= mu_s, as a contact requires), and ``coefficient``: the
-    coefficient the step applied (the box's mu_s or, sliding, mu_k; the regularized model's mu_k,
+    coefficient the step applied (the box's or polygonal cone's mu_s or, sliding, mu_k; the regularized model's mu_k,
     its static branch bounded by mu_s)."""
 
     q: jnp.ndarray
@@ -70,8 +71,8 @@ class RunOutputs(NamedTuple):
 def contact_modes(outputs: RunOutputs, constants, mu, mu_static, box: bool, xp=np):
     """Each contact's mode after each step, (steps, contacts) int8: 0 apart (lam_N = 0), 1
     sticking, 2 sliding -- the regularized model's kinetic branch, mu_k applied where it is below
-    mu_s (``box``: the box model's breakaway), or a slip above the static threshold (the entry of
-    ``constants``) at the step's end; ``mu``, ``mu_static`` the run's inputs (NaN: follows mu).
+    mu_s (``box``: the box model's or the polygonal cone's breakaway), or a slip above the static
+    threshold (the entry of ``constants``) at the step's end; ``mu``, ``mu_static`` the run's inputs (NaN: follows mu).
     Where a mode changes between steps the run switched, and its derivative is one-sided there.
     ``xp``: NumPy, or ``jax.numpy`` inside a traced function."""
     threshold = constants[CONSTANTS.index("static_threshold")]
@@ -123,7 +124,15 @@ class DifferentiableRun:
                        "constants": np.asarray(constants), "floats": np.asarray(floats),
                        "mu_static": mu_static}  # fmt: skip
         self._contacts, self._size = loop.static[1], loop.size
-        self.box = bool(loop.static[2])  # the box model (its coefficient tells a breakaway: contact_modes)
+        # the pivoting starts from the active set of the simulation's own first step (the compiled
+        # loop's chunks start from the host's too): from all basic, the polygonal cone's first
+        # basic system would be singular (more directions basic than the tangent plane has)
+        r, n = len(sim.model.contacts), sim.model.n_velocities
+        start = StepState(q0, v0, 0.0, 0, np.zeros(r), np.zeros((r, 3)))
+        first = sim.advance(start)[0].active_set if r else None
+        self._codes = initial_set(first, loop.size, n, r)
+        # box or polygonal: the coefficient applied tells a breakaway (contact_modes)
+        self.box = bool(loop.static[2] or loop.static[8])
         # traced and compiled at the first call, once per run object; plain jax.jit (not
         # lcpdyn.compilation.jit): a run is called inside its users' own transformations and jits,
         # where a nested jit may not carry compiler options
@@ -140,7 +149,7 @@ class DifferentiableRun:
         single, ints, r = self._single, self._ints, self._contacts
         mu_static = jnp.where(jnp.isnan(mu_static), mu, mu_static)
         kin = single.kinematics(q0, v0, 0.0 * constants[0], floats, ints)
-        state = (q0, v0, kin, jnp.zeros(r), jnp.zeros((r, 3)), jnp.zeros(self._size, jnp.int8))
+        state = (q0, v0, kin, jnp.zeros(r), jnp.zeros((r, 3)), jnp.asarray(self._codes))
 
         def body(state, number):
             ok, new, row = single.advance(number, *state, floats, ints, mu, mu_static, constants)

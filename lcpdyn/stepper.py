@@ -175,10 +175,11 @@ class Simulation:
                 self._blocks_by_contact[name] = "blocks" in {f.name for f in dataclasses.fields(module.Options)} and (
                     "blocks" not in given
                 )
-        # the model's rows as lcpdyn's compiled kernels build them (regularized, box), or None
-        # the step Eq. (30) is posed over: h, or h/2 to the midpoint in Moreau's midpoint scheme
+        # the model's rows as lcpdyn's Numba kernels build them (the two-row models: regularized,
+        # box), or None; the step Eq. (30) is posed over: h, or h/2 to the midpoint in Moreau's midpoint scheme
         self._h_solve = 0.5 * self.dt if position_update == "midpoint" else self.dt
-        self._rows = None if self.coulomb else compiled_rows(self.friction, self._h_solve)
+        rows = None if self.coulomb else compiled_rows(self.friction, self._h_solve)
+        self._rows = rows if rows is not None and not rows.directions else None
         self._fused = (
             options.fused
             and position_update != "midpoint"

@@ -1,7 +1,8 @@
 """A run as a differentiable JAX function (lcpdyn.differentiable_run; issue 49, item 2): jax.grad
 of a run's final state against the discrete closed form of a sliding sphere and against
-central finite differences on the Peiret wheel, on windows without switches; the compiled
-step's forward numbers unchanged by the derivative rule; what it does not take refused."""
+central finite differences on the Peiret wheel (regularized; the polygonal cone over 1 s), on
+windows without switches; the compiled step's forward numbers unchanged by the derivative rule;
+what it does not take refused."""
 
 from __future__ import annotations
 
@@ -15,15 +16,25 @@ from lcpdyn.differentiable_run import CONSTANTS, DifferentiableRun, RunOutputs
 from lcpdyn.precision import float64
 from scenes import build_scene
 
+FRICTION = ["regularized", "box", "polygonal"]
 
-@pytest.mark.parametrize("friction", ["regularized", "box"])
+
+def simulation(scene, friction, **options):
+    """The scene's simulation under ``friction``; the polygonal cone with judice-pires, whose
+    pivoting the compiled step does (its default, lemke, is not the compiled step's)."""
+    if friction == "polygonal":
+        options.setdefault("method", "judice-pires")
+    return scene.simulation(friction, **options)
+
+
+@pytest.mark.parametrize("friction", FRICTION)
 def test_a_sliding_spheres_gradient_is_its_discrete_closed_form(friction):
     """80 steps of sliding (t* = 117 steps: no switch): v_k = v0 - k mu g h (friction from the first
     step, whose bound takes lam_N of a first pass as the ordinary step's does) and x_N = x_0 + N h v0
     - mu g h² N(N+1)/2 under the step's symplectic update, so dx_N/dv0 = N h and dx_N/dmu =
     -g h² N(N+1)/2 exactly."""
     scene = build_scene("sliding-sphere")
-    run = DifferentiableRun(scene.simulation(friction), 80)
+    run = DifferentiableRun(simulation(scene, friction), 80)
     x = run.inputs
     with float64():
 
@@ -79,7 +90,41 @@ def test_the_wheels_gradient_is_the_finite_difference():
     assert np.asarray(outputs.kinetic).all()
 
 
-@pytest.mark.parametrize("friction", ["regularized", "box"])
+def test_the_polygonal_cones_gradient_over_one_second_is_the_finite_difference():
+    """The Peiret wheel under the polygonal cone (k = 8: nine unknowns per contact, the cone's
+    mu lam_N - sum beta row coupling them to lam_N), 1 s (1,000 steps; it slides throughout, on one
+    facet: no switch): the run is the simulation's own ordinary steps to rounding, and the gradient
+    of a loss of its final position and spin with respect to its initial velocity (a random
+    direction), mu and h agrees with central differences at e = 1e-5 to 1e-6 relative (measured
+    1e-10 to 3e-9)."""
+    scene = build_scene("wheel")
+    steps = 1000
+    run = DifferentiableRun(simulation(scene, "polygonal"), steps)
+    x = run.inputs
+    with float64():
+
+        def loss(v0, mu, constants):
+            out = run(x["q0"], v0, mu, constants, x["floats"])
+            return out.q[-1, 0] + out.q[-1, 1] + 0.1 * out.v[-1, 5]
+
+        outputs = run(**x)
+        grads = jax.grad(loss, argnums=(0, 1, 2))(x["v0"], x["mu"], x["constants"])
+        dt = np.zeros_like(x["constants"])
+        dt[CONSTANTS.index("dt")] = 1e-3
+        e, at = 1e-5, (x["v0"], x["mu"], x["constants"])
+        for along in ((np.random.default_rng(0).normal(size=6), 0.0, 0.0), (0.0, 1.0, 0.0), (0.0, 0.0, dt)):
+            plus = loss(*(a + e * b for a, b in zip(at, along)))
+            central = float(plus - loss(*(a - e * b for a, b in zip(at, along)))) / (2 * e)
+            exact = sum(float(np.sum(np.asarray(gr) * b)) for gr, b in zip(grads, along))
+            assert exact == pytest.approx(central, rel=1e-6), (along, exact, central)
+    DifferentiableRun.check(outputs)
+    assert run.switches(outputs) == []
+    q, v = stepped(simulation(scene, "polygonal"), steps)
+    assert np.max(np.abs(np.asarray(outputs.q) - q)) < 1e-12  # m (and quaternion entries)
+    assert np.max(np.abs(np.asarray(outputs.v) - v)) < 1e-10  # m/s, of 6 m/s
+
+
+@pytest.mark.parametrize("friction", ["regularized", "box"])  # polygonal: the one-second test below
 def test_the_run_is_the_simulations_own(friction):
     """The differentiable run's forward numbers are the simulation's: its ordinary steps
     (Simulation.step, whose first step takes its friction bound from lam_N of a first pass) and
@@ -93,19 +138,21 @@ def test_the_run_is_the_simulations_own(friction):
     scene = build_scene("wheel")
     model = Regularized(tangential_stiffness=1e5) if friction == "regularized" else friction
     steps = 300
-    run = DifferentiableRun(scene.simulation(model), steps)
+    run = DifferentiableRun(simulation(scene, model), steps)
     with float64():
         outputs = run(**run.inputs)
     DifferentiableRun.check(outputs)
-    q, v = stepped(scene.simulation(model), steps)
+    q, v = stepped(simulation(scene, model), steps)
     assert np.max(np.abs(np.asarray(outputs.q) - q)) < 1e-12  # m (and quaternion entries)
     assert np.max(np.abs(np.asarray(outputs.v) - v)) < 1e-10  # m/s, of 6 m/s
-    looped = scene.simulation(model)
+    looped = simulation(scene, model)
     trajectory = looped.run(steps * scene.dt)
     assert looped.loop_steps["compiled"] == steps - 1
     np.testing.assert_allclose(np.asarray(outputs.normal_force), trajectory.contact_normal_force, rtol=0, atol=1e-9)
 
 
+# the polygonal cone's breakaway is the box's code (a switch of the coefficient; test_compiled_loop
+# holds its forward run to the ordinary step's)
 @pytest.mark.parametrize("friction", ["regularized", "box"])
 def test_a_breakaway_is_the_simulations_own_and_mu_s_acts_through_it_alone(friction):
     """The incline block's pull test (mu_s = 0.5 > mu_k = 0.4, a pull of 20 N/s breaks it away at
@@ -122,9 +169,9 @@ def test_a_breakaway_is_the_simulations_own_and_mu_s_acts_through_it_alone(frict
 
     scene = InclineBlock.build(mu=0.4, mu_static=0.5, pull_rate=20.0)
     steps, h, g = 120, scene.dt, scene.parameters["gravity"]
-    run = DifferentiableRun(scene.simulation(friction), steps)
+    run = DifferentiableRun(simulation(scene, friction), steps)
     x = run.inputs
-    q, _ = stepped(scene.simulation(friction), steps)
+    q, _ = stepped(simulation(scene, friction), steps)
     downhill = jnp.asarray([np.cos(np.radians(20.0)), 0.0, -np.sin(np.radians(20.0))])
     with float64():
 

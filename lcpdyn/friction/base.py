@@ -58,11 +58,12 @@ class FrictionBlock:
 
 
 class CompiledRows(NamedTuple):
-    """The constants of the two-rows-per-contact block built inside lcpdyn's compiled kernels:
+    """The constants of a friction block built inside lcpdyn's compiled kernels and traced step:
     ``compliance`` C_T = 1/(k_T h^2) (0 for rigid stiction), ``velocity_threshold`` v_th of the
     static/kinetic switch, ``rigid_box`` True for the box model (F = D, C = 0, bounds h mu lam_N
     per component), False for the regularized model (Peiret 2016 Eqs. 25-27), ``cone`` its
-    static branch in the cone."""
+    static branch in the cone, ``directions`` k > 0 for the polygonal cone's k + 1 unknowns per
+    contact (Peiret 2016 Eqs. 13-16; the other fields unused)."""
 
     compliance: float
     velocity_threshold: float
@@ -70,6 +71,9 @@ class CompiledRows(NamedTuple):
     cone: bool = False
     """The regularized model's ``static_bound="cone"``: its static rows from the last pass's force
     (``basis_passes`` more passes of the step)."""
+    directions: int = 0
+    """The polygonal cone's k directions (:func:`lcpdyn.friction.polygonal.cone_directions`); 0: the
+    two-rows-per-contact models."""
 
 
 @runtime_checkable

@@ -4,9 +4,16 @@ from __future__ import annotations
 
 import numpy as np
 
-from .base import BOUNDED_LCP, FrictionBlock
+from .base import BOUNDED_LCP, CompiledRows, FrictionBlock
 
-__all__ = ["Polygonal"]
+__all__ = ["Polygonal", "cone_directions"]
+
+
+def cone_directions(k: int) -> np.ndarray:
+    """The k unit directions (cos 2 pi j/k, sin 2 pi j/k), j = 0 .. k-1, in a contact's base
+    tangent basis (t1, t2): (k, 2). The host block and the compiled step take the same numbers."""
+    angles = 2 * np.pi * np.arange(k) / k
+    return np.stack([np.cos(angles), np.sin(angles)], axis=1)
 
 
 class Polygonal:
@@ -40,12 +47,16 @@ class Polygonal:
         if isinstance(directions, bool) or not isinstance(directions, int) or directions < 3:
             raise ValueError(f"polygonal directions must be an integer >= 3, got {directions!r}")
         self.directions = directions
-        angles = 2 * np.pi * np.arange(directions) / directions
-        self._cos_sin = np.stack([np.cos(angles), np.sin(angles)], axis=1)  # (k, 2)
+        self._cos_sin = cone_directions(directions)  # (k, 2)
 
     def parameters(self) -> dict:
         """The model's name and its number of friction directions."""
         return {"model": self.name, "directions": self.directions}
+
+    def compiled_rows(self, h: float) -> CompiledRows:
+        """The polygonal rows for the compiled step (:mod:`lcpdyn.compiled_step`): k directions, no
+        compliance, no threshold."""
+        return CompiledRows(0.0, 0.0, False, False, self.directions)
 
     def block(self, D, v, h, mu, normal_force, friction_force, tangent, mu_static=None) -> FrictionBlock:
         """The polygonal cone's block: ``directions`` friction directions per contact with their impulses beta >= 0
