@@ -154,16 +154,28 @@ def _as_array(name, value, ndim):
 
 @njit(cache=True)
 def _first_nonfinite(W, b, mu, r0):
-    """0 if all finite, else 1 (W), 2 (b), 3 (mu), 4 (initial guess)."""
+    """0 if all finite, else 1 (W), 2 (b), 3 (mu), 4 (initial guess). Each vector by itself: a
+    tuple of them would ask all to be of one type, and a read-only array (NumPy's view of a JAX
+    array, a memory map) is not the type of a writable one."""
     for i in range(W.shape[0]):
         for j in range(W.shape[1]):
             if not np.isfinite(W[i, j]):
                 return 1
-    for k, v in enumerate((b, mu, r0)):
-        for i in range(v.shape[0]):
-            if not np.isfinite(v[i]):
-                return k + 2
+    if not _all_finite(b):
+        return 2
+    if not _all_finite(mu):
+        return 3
+    if not _all_finite(r0):
+        return 4
     return 0
+
+
+@njit(cache=True)
+def _all_finite(v):
+    for i in range(v.shape[0]):
+        if not np.isfinite(v[i]):
+            return False
+    return True
 
 
 def _nonfinite_error(name, arr):

@@ -149,6 +149,16 @@ def test_separation(W):
     np.testing.assert_array_equal(result.u, b)
 
 
+def test_read_only_arrays_are_taken():
+    """Read-only inputs (NumPy's view of a JAX array, a memory map) with a writable initial guess:
+    before, the finiteness check asked them to be of one type and Numba failed to type it."""
+    W, b, mu = np.eye(3), np.array([-1.0, 0.05, -0.02]), np.array([0.8])
+    for a in (W, b, mu):
+        a.flags.writeable = False
+    expected = solve_ok(np.eye(3), np.array([-1.0, 0.05, -0.02]), 0.8).r
+    np.testing.assert_array_equal(solve_friction_contact(W, b, mu, initial_guess=np.zeros(3)).r, expected)
+
+
 @pytest.mark.parametrize("W", [np.eye(3), random_spd3(1)], ids=["identity", "spd"])
 def test_stick(W):
     b = np.array([-1.0, 0.05, -0.02])
