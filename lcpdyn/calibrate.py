@@ -10,7 +10,7 @@ run: one pass per parameter, not finite differences), by gradient descent on the
 by Nelder–Mead (forward runs only, the gradient-free yardstick). Box bounds are kept by
 projection; a parameter with ``log=True`` is fitted as log10 of its value.
 
-A scene the differentiable run does not take (joints, the wheel–rail creep rows, exact Coulomb,
+A scene the differentiable run does not take (joints, the wheel–rail creep rows,
 detected contacts) is fitted the same way through a function ``simulate(values) -> outputs``
 that runs it with the ordinary step: the same methods and checks, the Jacobian by central
 differences (two runs per parameter; :class:`Parameter`'s ``smoothing`` is its width where

@@ -54,7 +54,7 @@ from solvers.result import _measure_kernel
 from .compilation import jit
 from .compiled_kinematics import _Layout
 from .compiled_step import CHUNK_STEPS, chunk_function
-from .friction import compiled_rows
+from .friction import CompiledRows, compiled_rows
 from .kernels import GYROSCOPIC_NEWTON_TOLERANCE, kinetic_energy, readonly
 from .precision import float64
 
@@ -71,16 +71,18 @@ COMPILATIONS = [0]
 _CACHE_SIZE = 16
 
 
-def unsupported(sim) -> list[str]:
-    """Why the compiled loop cannot run ``sim``'s scene (empty: it can)."""
+def unsupported(sim, coulomb: bool = False) -> list[str]:
+    """Why the compiled loop cannot run ``sim``'s scene (empty: it can). ``coulomb``: the exact
+    cone is taken too (the differentiable run's step, whose friction-contact problem is solved on
+    the host: :mod:`lcpdyn.differentiable_coulomb`)."""
     model = sim.model
     reasons = []
-    rows = None if sim.coulomb else compiled_rows(sim.friction, sim.dt)
+    rows = _EXACT_CONE if sim.coulomb and coulomb else None if sim.coulomb else compiled_rows(sim.friction, sim.dt)
     if rows is None:
         reasons.append(
             f"friction model {sim.friction.name!r} (the loop builds the regularized, box and polygonal rows)"
         )
-    if sim.method != "judice-pires":
+    if sim.method != "judice-pires" and not (sim.coulomb and coulomb):  # the exact cone: solved on the host
         reasons.append(f"method {sim.method!r} (the loop pivots like 'judice-pires')")
     if model.n_bilateral:
         reasons.append(f"{model.n_bilateral} bilateral rows (joints, ideal rolling)")
@@ -100,6 +102,10 @@ def unsupported(sim) -> list[str]:
     if not model.contacts:
         reasons.append("no contacts")
     return reasons
+
+
+_EXACT_CONE = CompiledRows(0.0, 0.0, False)
+"""The exact cone's place in the step's structure: three unknowns per contact, as the two-row models'."""
 
 
 def unknowns(model, rows) -> int:
@@ -164,7 +170,7 @@ class CompiledLoop:
         model = sim.model
         self.layout = layout = _Layout(model)
         floats, ints = layout.pack(model)
-        rows = compiled_rows(sim.friction, sim.dt)
+        rows = _EXACT_CONE if sim.coulomb else compiled_rows(sim.friction, sim.dt)
         self.static = (
             len(model.bodies),
             len(model.contacts),
@@ -175,6 +181,7 @@ class CompiledLoop:
             bool(sim._nonconservative),
             1 + (sim._basis_passes if rows.cone else 0),  # the passes of one step
             int(rows.directions),  # the polygonal cone's k (0: two friction unknowns per contact)
+            bool(sim.coulomb),  # the exact cone (the differentiable run's step only)
         )
         with float64():
             self.numbers = (

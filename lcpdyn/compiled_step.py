@@ -15,6 +15,7 @@ import numpy as np
 from .compiled_pivoting import inverse3 as _inverse3
 from .compiled_pivoting import midpoint as _midpoint
 from .compiled_pivoting import pivot as _pivot
+from .differentiable_coulomb import step_solution
 from .friction.polygonal import cone_directions
 from .friction_switches import BREAKAWAY
 
@@ -30,10 +31,10 @@ def chunk_function(model, layout, static, newton_tolerance, differentiable=False
     ``differentiable``: the step's second solve after a switch inside it is taken in a form
     reverse mode differentiates (the first solve, then a cond on the second) instead of a while loop
     (which runs the solve's program a second time only where a step switched, also under vmap)."""
-    nb, r, rigid_box, paper, midpoint, two_coefficients, nonconservative, passes, k = static
+    nb, r, rigid_box, paper, midpoint, two_coefficients, nonconservative, passes, k, coulomb = static
     cone = passes > 1
     polygonal = k > 0  # k directions and a slip-speed unknown per contact (Polygonal)
-    by_coefficient = rigid_box or polygonal  # a switch inside the step changes mu, not a branch
+    by_coefficient = rigid_box or polygonal or coulomb  # a switch inside the step changes mu, not a branch
     n = 6 * nb
     body = layout.contact_body  # static: the structure
     columns = 6 * body[:, None] + np.arange(6)
@@ -181,10 +182,34 @@ def chunk_function(model, layout, static, newton_tolerance, differentiable=False
             in_base = in_base_of(z[n + r :]) / h
             return z, codes, iterations, solved, K, rhs, lo, hi, kinetic, in_base
 
+        def exact_cone(mu_now, codes):
+            """The exact cone's step (lcpdyn.strategies.coulomb.solve_coulomb): the velocities
+            eliminated, u = W r + b with H = (N, t1, t2 rows per contact), W = H M^-1 H^T
+            (symmetrized, as the host's), b = H M^-1 (M v* + h f) + e_N on the normal rows, r solved
+            on the host and differentiated on its contact modes (lcpdyn.differentiable_coulomb), in
+            the outputs of :func:`solve` (its problem entries zero: a run does not measure them)."""
+            at = (contact_rows[:, None, None], np.arange(3)[None, :, None], columns[:, None, :])
+            rows = jnp.concatenate([N_block[:, None, :], D_block], axis=1)
+            H = jnp.zeros((r, 3, n)).at[at].set(rows).reshape(3 * r, n)
+            response = inverse @ H.T
+            free = inverse @ momentum
+            W = H @ response
+            W = 0.5 * (W + W.T)
+            b = (H @ free).at[0::3].add(e_N)
+            y = step_solution(W, b, mu_now)
+            solved = jnp.all(jnp.isfinite(y))
+            y = y.reshape(r, 3)
+            z = jnp.concatenate([free + response @ y.reshape(3 * r), y[:, 0], y[:, 1:].reshape(2 * r)])
+            blank = jnp.zeros(size)
+            return (z, codes, jnp.asarray(0), solved, jnp.zeros((size, size)), blank, blank, blank,
+                    jnp.zeros(r, bool), y[:, 1:] / h)  # fmt: skip
+
         def passes_of(switch, codes):
             """The step's solve with ``switch``: one pass, and the cone's passes
             (lcpdyn.strategies.dense) each from the last pass's force and lam_N, until a pass's force
             settles on the force its basis was built on (basis_settled)."""
+            if coulomb:
+                return exact_cone(switch[0], codes)
             first = solve(normal_force, previous, codes, switch)
             if not cone:
                 return first

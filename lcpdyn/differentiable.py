@@ -26,7 +26,7 @@ import numpy as np
 from solvers import solve
 from solvers.sensitivity import active_set
 
-from .precision import float64_arrays
+from .precision import float64_arrays, float64_callback
 
 __all__ = ["bounded_lcp_solution", "switches", "METHOD", "TOLERANCE"]
 
@@ -59,8 +59,7 @@ def bounded_lcp_solution(M, q, lo, hi):
 
 @jax.custom_jvp
 def _solution(M, q, lo, hi):
-    shape = jax.ShapeDtypeStruct(q.shape, jnp.float64)
-    return jax.pure_callback(_host_solve, shape, M, q, lo, hi, vmap_method="sequential")
+    return float64_callback(_host_solve, q.shape, M, q, lo, hi)
 
 
 @_solution.defjvp
@@ -68,9 +67,7 @@ def _tangent(primals, tangents):
     M, q, lo, hi = primals
     dM, dq, dlo, dhi = tangents
     z = _solution(M, q, lo, hi)
-    codes = jax.pure_callback(
-        _host_codes, jax.ShapeDtypeStruct(q.shape, jnp.int32), M, q, lo, hi, z, vmap_method="sequential"
-    )
+    codes = float64_callback(_host_codes, q.shape, M, q, lo, hi, z, dtype=np.int32)
     interior, lower = codes == 0, codes == 1
     # rows of F: M_F. dz = -(dq_F + dM_F. z); rows of L and U: dz = dlo, dhi (solvers.sensitivity)
     K = jnp.where(interior[:, None], M, jnp.eye(q.shape[0], dtype=M.dtype))

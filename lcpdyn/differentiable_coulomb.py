@@ -33,9 +33,12 @@ import numpy as np
 
 from solvers.friction_contact import solve_friction_contact
 
-from .precision import float64_arrays
+from .precision import float64_arrays, float64_callback
 
-__all__ = ["friction_contact_solution", "step_solution", "modes", "APART", "STICKING", "SLIDING", "METHOD", "TOLERANCE", "EDGE"]
+__all__ = [
+    "friction_contact_solution", "step_solution", "modes", "APART", "STICKING", "SLIDING", "METHOD", "TOLERANCE",
+    "EDGE",
+]  # fmt: skip
 
 APART, STICKING, SLIDING = 0, 1, 2
 #: The host solve (its residual, per contact against the contact's own scales, judges the answer).
@@ -47,15 +50,16 @@ EDGE = 1e-8
 
 
 def _host_solve(W, b, mu, strict=True):
-    result = solve_friction_contact(np.asarray(W), np.asarray(b), np.asarray(mu), METHOD, tolerance=TOLERANCE)
-    if not result.success:
-        if not strict:  # a run's step: NaN, which its check names (lcpdyn.differentiable_run)
-            return np.full(np.shape(b), np.nan)
-        raise ArithmeticError(
-            f"friction_contact_solution: {METHOD} did not solve the problem to {TOLERANCE:g} ({result.status.name}, "
-            f"relative residual {result.relative_residual:.2e}): no derivative of an unsolved problem is given"
-        )
-    return np.asarray(result.r, dtype=np.float64)
+    W, b, mu = (np.array(a, dtype=np.float64) for a in (W, b, mu))
+    result = solve_friction_contact(W, b, mu, METHOD, tolerance=TOLERANCE)
+    if result.success:
+        return np.asarray(result.r, dtype=np.float64)
+    if not strict:  # a run's step: NaN, which its check names (lcpdyn.differentiable_run)
+        return np.full(np.shape(b), np.nan)
+    raise ArithmeticError(
+        f"friction_contact_solution: {METHOD} did not solve the problem to {TOLERANCE:g} ({result.status.name}, "
+        f"relative residual {result.relative_residual:.2e}): no derivative of an unsolved problem is given"
+    )
 
 
 def _classify(W, b, mu, r):
@@ -123,17 +127,14 @@ def _mode_equations(r, W, b, mu, mode):
 
 @partial(jax.custom_jvp, nondiff_argnums=(3,))
 def _solution(W, b, mu, strict=True):
-    shape = jax.ShapeDtypeStruct(b.shape, jnp.float64)
-    return jax.pure_callback(partial(_host_solve, strict=strict), shape, W, b, mu, vmap_method="sequential")
+    return float64_callback(partial(_host_solve, strict=strict), b.shape, W, b, mu)
 
 
 @_solution.defjvp
 def _tangent(strict, primals, tangents):
     W, b, mu = primals
     r = _solution(W, b, mu, strict)
-    mode = jax.pure_callback(
-        _host_modes, jax.ShapeDtypeStruct(mu.shape, jnp.int32), W, b, mu, r, vmap_method="sequential"
-    )
+    mode = float64_callback(_host_modes, mu.shape, W, b, mu, r, dtype=np.int32)
     A = jax.jacfwd(_mode_equations)(r, W, b, mu, mode)
     _, dF = jax.jvp(lambda W_, b_, mu_: _mode_equations(r, W_, b_, mu_, mode), (W, b, mu), tangents)
     return r, -jnp.linalg.solve(A, dF)

@@ -1,14 +1,18 @@
 """A run as a differentiable JAX function of its initial state and its numbers (issue 49, item 2).
 
-:class:`DifferentiableRun` takes a :class:`~lcpdyn.stepper.Simulation` of a scene the compiled
-loop takes (:func:`lcpdyn.compiled_loop.unsupported`: the regularized, box or polygonal model, rigid
-contacts, no joints) and gives its run of ``steps`` steps as a pure function of (q0, v0, mu,
-constants, floats, mu_static): the compiled loop's own traced step (:mod:`lcpdyn.compiled_loop`),
-with its second solve after a friction switch inside a step (a breakaway with mu_s > mu_k, a
-kinetic slip that reversed) in the form reverse mode takes, in a ``lax.scan``, each step under
-``jax.checkpoint`` so that reverse mode stores one state per step, not every intermediate. Its
+:class:`DifferentiableRun` takes a :class:`~lcpdyn.stepper.Simulation` of a scene the compiled loop
+takes (:func:`lcpdyn.compiled_loop.unsupported`: the regularized, box or polygonal model, rigid
+contacts, no joints), or of such a scene under exact Coulomb, and gives its run of ``steps`` steps
+as a pure function of (q0, v0, mu, constants, floats, mu_static): the compiled loop's own traced
+step (:mod:`lcpdyn.compiled_loop`), with its second solve after a friction switch inside a step (a
+breakaway with mu_s > mu_k, a kinetic slip that reversed) in the form reverse mode takes, in a
+``lax.scan``, each step under ``jax.checkpoint`` so that reverse mode stores one state per step,
+not every intermediate. Its
 first step takes its friction bounds from lam_N of a first pass, as the ordinary step does
 (there is no lagged lam_N at the start), so that the run is the simulation's own to rounding.
+Under exact Coulomb each step's friction-contact problem u = W r + b (the velocities eliminated,
+as :func:`lcpdyn.strategies.coulomb.solve_coulomb` poses it) is solved on the host and
+differentiated on its contact modes (:mod:`lcpdyn.differentiable_coulomb`).
 ``jax.grad``, ``jax.jvp`` and ``jax.jacobian`` take it: the pivoting's answer is differentiated
 on its final active set (``compiled_pivoting.pivot``'s rule; implicit differentiation, as
 :mod:`solvers.sensitivity`), everything else by JAX.
@@ -99,7 +103,7 @@ class DifferentiableRun:
     reasons."""
 
     def __init__(self, sim, steps: int, checkpoint: bool = True):
-        reasons = unsupported(sim)
+        reasons = unsupported(sim, coulomb=True)
         if reasons:
             why = "; ".join(reasons)
             raise ValueError(f"DifferentiableRun: the compiled step does not take this simulation: {why}")
@@ -132,7 +136,7 @@ class DifferentiableRun:
         first = sim.advance(start)[0].active_set if r else None
         self._codes = initial_set(first, loop.size, n, r)
         # box or polygonal: the coefficient applied tells a breakaway (contact_modes)
-        self.box = bool(loop.static[2] or loop.static[8])
+        self.box = bool(loop.static[2] or loop.static[8] or loop.static[9])
         # traced and compiled at the first call, once per run object; plain jax.jit (not
         # lcpdyn.compilation.jit): a run is called inside its users' own transformations and jits,
         # where a nested jit may not carry compiler options

@@ -16,7 +16,7 @@ try:  # JAX >= 0.8: the configuration state ``jax.enable_x64`` is itself the sco
 except ImportError:  # older JAX: the same context under jax.experimental (removed in 0.10)
     from jax.experimental import enable_x64 as _enable_x64
 
-__all__ = ["float64", "float64_arrays"]
+__all__ = ["float64", "float64_arrays", "float64_callback"]
 
 
 def float64():
@@ -38,3 +38,34 @@ def float64_arrays(owner: str, **arrays):
             raise TypeError(f"{owner}: {name} has dtype {value.dtype}; call it inside lcpdyn.precision.float64()")
         out.append(value)
     return out
+
+
+def float64_callback(function, shape: tuple, *args, dtype=None):
+    """``jax.pure_callback(function, array of shape, *args)`` (``vmap_method="sequential"``)
+    whose float64 arguments and answer cross between XLA and the host as their bytes. JAX
+    converts a callback's arrays with the float64 setting of the thread that runs it, and
+    :func:`float64` is scoped to the caller's thread: inside a compiled loop XLA may run the
+    callback on a thread of its own, where a float64 argument would arrive rounded to float32 (a
+    run's central difference then measured that rounding, 3 % at e = 1e-6) and a float64 answer
+    would be refused. Bytes are not converted. ``dtype``: the answer's, float64 by default."""
+    import jax
+    import jax.numpy as jnp
+    import numpy as np
+
+    shape = tuple(shape)
+    dtype = np.dtype(np.float64 if dtype is None else dtype)
+    doubles = [getattr(a, "dtype", None) == jnp.float64 for a in args]
+    shapes = [np.shape(a) for a in args]
+
+    def on_host(*arrays):
+        arrays = [
+            np.ascontiguousarray(a).view(np.float64).reshape(s) if d else np.asarray(a)
+            for a, d, s in zip(arrays, doubles, shapes, strict=True)
+        ]
+        out = np.ascontiguousarray(function(*arrays), dtype=dtype).reshape(shape)
+        return out.view(np.uint8).reshape(*shape, dtype.itemsize)
+
+    sent = [jax.lax.bitcast_convert_type(a, jnp.uint8) if d else a for a, d in zip(args, doubles, strict=True)]
+    answer = jax.ShapeDtypeStruct((*shape, dtype.itemsize), jnp.uint8)
+    raw = jax.pure_callback(on_host, answer, *sent, vmap_method="sequential")
+    return jax.lax.bitcast_convert_type(raw, dtype) if dtype.itemsize > 1 else raw.reshape(shape).view(dtype)

@@ -73,3 +73,36 @@ def test_bad_input_is_refused_by_name():
     with pytest.raises(Exception, match="did not solve"):
         with float64():
             jax.block_until_ready(bounded_lcp_solution(*unsolvable))
+
+
+def test_host_callbacks_take_and_give_float64_exactly_on_any_thread():
+    """lcpdyn.precision.float64_callback, through which the differentiable solves reach the host:
+    float64 arguments and answers cross as their bytes, bit for bit, in a compiled scan (where
+    XLA may run the callback on a thread of its own, whose JAX is not in float64 mode: there the
+    numbers were rounded to float32), under vmap, and with an integer answer."""
+    from lcpdyn.precision import float64_callback
+
+    seen = []
+
+    def host(a, n):
+        seen.append((a.dtype, n.dtype))
+        return a * 3.0
+
+    x = 0.1 + np.arange(6.0).reshape(2, 3) * 1e-12  # not float32 numbers
+    with float64():
+
+        def body(c, _):
+            return c + 1e-13, float64_callback(host, (3,), c, jnp.int32(2))
+
+        _, out = jax.jit(lambda c: jax.lax.scan(body, c, jnp.arange(50)))(jnp.asarray(x[0]))
+        batched = jax.vmap(lambda a: float64_callback(host, (3,), a, jnp.int32(2)))(jnp.asarray(x))
+        count = float64_callback(lambda a: np.argsort(a).astype(np.int32), (3,), jnp.asarray(x[0]), dtype=np.int32)
+    expected = np.empty((50, 3))
+    step = x[0].copy()
+    for k in range(50):  # the scan's own additions, in the same order
+        expected[k] = step * 3.0
+        step = step + 1e-13
+    np.testing.assert_array_equal(np.asarray(out), expected)
+    np.testing.assert_array_equal(np.asarray(batched), x * 3.0)
+    assert out.dtype == jnp.float64 and count.dtype == jnp.int32 and np.asarray(count).tolist() == [0, 1, 2]
+    assert all(a == np.float64 and n == np.int32 for a, n in seen)
