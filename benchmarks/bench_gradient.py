@@ -1,7 +1,8 @@
 """The cost of a run's gradient against the run itself (issue 49's done-when: one gradient of a 1 s
 run of the Peiret wheel within 5x the forward run).
 
-For each friction model the differentiable run takes (``regularized``, ``box``), the Peiret wheel
+For each friction model the differentiable run takes (``regularized``, ``box``, ``polygonal`` with
+``judice-pires``, ``coulomb``: its problem solved on the host each step), the Peiret wheel
 (scene ``wheel``) for ``--steps`` steps (1,000: 1 s at h = 1 ms) as a
 :class:`~lcpdyn.differentiable_run.DifferentiableRun`, and a loss of its last position and spin:
 
@@ -32,9 +33,14 @@ from lcpdyn.precision import float64
 from scenes import build_scene
 
 
+def options(friction: str) -> dict:
+    """The simulation's options: the polygonal cone with the method the compiled step pivots like."""
+    return {"method": "judice-pires"} if friction == "polygonal" else {}
+
+
 def measure(friction: str, steps: int, repeats: int) -> dict:
     scene = build_scene("wheel")
-    run = DifferentiableRun(scene.simulation(friction), steps)
+    run = DifferentiableRun(scene.simulation(friction, **options(friction)), steps)
     x = run.inputs
     with float64():
 
@@ -59,7 +65,7 @@ def measure(friction: str, steps: int, repeats: int) -> dict:
                 jax.block_until_ready(function(x["v0"], x["mu"]))
                 times[name][0].append(time.perf_counter() - wall)
                 times[name][1].append(time.process_time() - cpu)
-            sim = scene.simulation(friction, compiled_loop=False)
+            sim = scene.simulation(friction, compiled_loop=False, **options(friction))
             wall, cpu = time.perf_counter(), time.process_time()
             sim.run(steps * scene.dt)
             times["ordinary"][0].append(time.perf_counter() - wall)
@@ -79,7 +85,8 @@ def main(argv=None) -> dict:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--steps", type=int, default=1000)
     parser.add_argument("--repeats", type=int, default=7)
-    parser.add_argument("--friction", default="regularized,box", help="comma-separated: regularized, box")
+    models = "regularized,box,polygonal,coulomb"
+    parser.add_argument("--friction", default=models, help=f"comma-separated, of {models}")
     parser.add_argument("--out", default=None, help="write the numbers as JSON here")
     args = parser.parse_args(argv)
     results = {}

@@ -40,7 +40,12 @@ __all__ = [
     "EDGE",
 ]  # fmt: skip
 
-APART, STICKING, SLIDING = 0, 1, 2
+APART = 0
+"""A contact's mode: apart, r_i = 0 (and u_N >= 0)."""
+STICKING = 1
+"""A contact's mode: sticking, u_i = 0 (r_i in the cone)."""
+SLIDING = 2
+"""A contact's mode: sliding, u_N = 0, r_T = -mu r_N u_T/|u_T|."""
 #: The host solve (its residual, per contact against the contact's own scales, judges the answer).
 METHOD = "auto"
 TOLERANCE = 1e-12

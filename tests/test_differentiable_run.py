@@ -16,8 +16,6 @@ from lcpdyn.differentiable_run import CONSTANTS, DifferentiableRun, RunOutputs
 from lcpdyn.precision import float64
 from scenes import build_scene
 
-FRICTION = ["regularized", "box", "polygonal"]
-
 
 def simulation(scene, friction, **options):
     """The scene's simulation under ``friction``; the polygonal cone with judice-pires, whose
@@ -27,7 +25,8 @@ def simulation(scene, friction, **options):
     return scene.simulation(friction, **options)
 
 
-@pytest.mark.parametrize("friction", [*FRICTION, "coulomb"])
+# the polygonal cone: its 1 s wheel test below (here it held to 7e-16, a compilation of its own)
+@pytest.mark.parametrize("friction", ["regularized", "box", "coulomb"])
 def test_a_sliding_spheres_gradient_is_its_discrete_closed_form(friction):
     """80 steps of sliding (t* = 117 steps: no switch): v_k = v0 - k mu g h (friction from the first
     step, whose bound takes lam_N of a first pass as the ordinary step's does) and x_N = x_0 + N h v0
