@@ -247,7 +247,7 @@ def chunk_function(model, layout, static, newton_tolerance, differentiable=False
             the same tests on the same numbers): (whether to solve again, the second solve's switch).
             Regularized: a kinetic contact whose slip reversed takes the static branch; with
             mu_s > mu_k a static contact that slid beyond its bristle, the kinetic branch about its
-            slip. Box and polygonal: a contact given mu_s that slid all the same takes mu_k."""
+            slip. Box, polygonal and exact Coulomb: a contact given mu_s that slid all the same takes mu_k."""
             z, kinetic, in_base = out[0], out[8], out[9]
             end = jnp.einsum("rkj,rj->rk", D_block, z[:n].reshape(nb, 6)[body])  # D v+, base bases
             end_size = _length(end[:, 0], end[:, 1])
