@@ -77,7 +77,7 @@ def unsupported(sim, coulomb: bool = False) -> list[str]:
     the host: :mod:`lcpdyn.differentiable_coulomb`)."""
     model = sim.model
     reasons = []
-    rows = _EXACT_CONE if sim.coulomb and coulomb else None if sim.coulomb else compiled_rows(sim.friction, sim.dt)
+    rows = None if sim.coulomb and not coulomb else _step_rows(sim)
     if rows is None:
         reasons.append(
             f"friction model {sim.friction.name!r} (the loop builds the regularized, box and polygonal rows)"
@@ -106,6 +106,11 @@ def unsupported(sim, coulomb: bool = False) -> list[str]:
 
 _EXACT_CONE = CompiledRows(0.0, 0.0, False)
 """The exact cone's place in the step's structure: three unknowns per contact, as the two-row models'."""
+
+
+def _step_rows(sim) -> CompiledRows | None:
+    """The rows the compiled step builds for ``sim``'s friction model (None: it builds none)."""
+    return _EXACT_CONE if sim.coulomb else compiled_rows(sim.friction, sim.dt)
 
 
 def unknowns(model, rows) -> int:
@@ -170,7 +175,7 @@ class CompiledLoop:
         model = sim.model
         self.layout = layout = _Layout(model)
         floats, ints = layout.pack(model)
-        rows = _EXACT_CONE if sim.coulomb else compiled_rows(sim.friction, sim.dt)
+        rows = _step_rows(sim)
         self.static = (
             len(model.bodies),
             len(model.contacts),

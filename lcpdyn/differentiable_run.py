@@ -127,7 +127,7 @@ class DifferentiableRun:
         self.inputs = {"q0": np.asarray(q0, float), "v0": np.asarray(v0, float), "mu": np.asarray(mu),
                        "constants": np.asarray(constants), "floats": np.asarray(floats),
                        "mu_static": mu_static}  # fmt: skip
-        self._contacts, self._size = loop.static[1], loop.size
+        self._contacts = loop.static[1]
         # the pivoting starts from the active set of the simulation's own first step (the compiled
         # loop's chunks start from the host's too): from all basic, the polygonal cone's first
         # basic system would be singular (more directions basic than the tangent plane has)
@@ -135,7 +135,7 @@ class DifferentiableRun:
         start = StepState(q0, v0, 0.0, 0, np.zeros(r), np.zeros((r, 3)))
         first = sim.advance(start)[0].active_set if r else None
         self._codes = initial_set(first, loop.size, n, r)
-        # box or polygonal: the coefficient applied tells a breakaway (contact_modes)
+        # box, polygonal or the exact cone: the coefficient applied tells a breakaway (contact_modes)
         self.box = bool(loop.static[2] or loop.static[8] or loop.static[9])
         # traced and compiled at the first call, once per run object; plain jax.jit (not
         # lcpdyn.compilation.jit): a run is called inside its users' own transformations and jits,

@@ -89,16 +89,21 @@ def test_the_wheels_gradient_is_the_finite_difference():
     assert np.asarray(outputs.kinetic).all()
 
 
-def test_the_polygonal_cones_gradient_over_one_second_is_the_finite_difference():
-    """The Peiret wheel under the polygonal cone (k = 8: nine unknowns per contact, the cone's
-    mu lam_N - sum beta row coupling them to lam_N), 1 s (1,000 steps; it slides throughout, on one
-    facet: no switch): the run is the simulation's own ordinary steps to rounding, and the gradient
-    of a loss of its final position and spin with respect to its initial velocity (a random
-    direction), mu and h agrees with central differences at e = 1e-5 to 1e-6 relative (measured
-    1e-10 to 3e-9)."""
+@pytest.mark.parametrize("friction", ["polygonal", "coulomb"])
+def test_the_wheels_gradient_over_one_second_is_the_finite_difference(friction):
+    """The Peiret wheel for 1 s (1,000 steps; it slides throughout: no switch) under the polygonal
+    cone (k = 8: nine unknowns per contact, the cone's mu lam_N - sum beta row coupling them to
+    lam_N; it slides on one facet) and under exact Coulomb (each step's friction-contact problem
+    solved on the host and differentiated on its contact modes, lcpdyn.differentiable_coulomb):
+    the run is the simulation's own ordinary steps to rounding (exact Coulomb: NSGS at 1e-12), and
+    the gradient of a loss of its final position and spin with respect to its initial velocity (a
+    random direction), mu and h agrees with central differences at e = 1e-5 to 1e-6 relative
+    (measured: polygonal 1e-10 to 3e-9; Coulomb, on 300 steps, 5e-12 to 8e-10). Before the
+    callback's numbers crossed as bytes, XLA's callback thread rounded them to float32 and the
+    exact cone's differences were noise at 1e-4 to 1e-2."""
     scene = build_scene("wheel")
     steps = 1000
-    run = DifferentiableRun(simulation(scene, "polygonal"), steps)
+    run = DifferentiableRun(simulation(scene, friction), steps)
     x = run.inputs
     with float64():
 
@@ -118,12 +123,12 @@ def test_the_polygonal_cones_gradient_over_one_second_is_the_finite_difference()
             assert exact == pytest.approx(central, rel=1e-6), (along, exact, central)
     DifferentiableRun.check(outputs)
     assert run.switches(outputs) == []
-    q, v = stepped(simulation(scene, "polygonal"), steps)
+    q, v = stepped(simulation(scene, friction, **({"tolerance": 1e-12} if friction == "coulomb" else {})), steps)
     assert np.max(np.abs(np.asarray(outputs.q) - q)) < 1e-12  # m (and quaternion entries)
     assert np.max(np.abs(np.asarray(outputs.v) - v)) < 1e-10  # m/s, of 6 m/s
 
 
-@pytest.mark.parametrize("friction", ["regularized", "box"])  # polygonal: the one-second test below
+@pytest.mark.parametrize("friction", ["regularized", "box"])  # polygonal: the one-second test above
 def test_the_run_is_the_simulations_own(friction):
     """The differentiable run's forward numbers are the simulation's: its ordinary steps
     (Simulation.step, whose first step takes its friction bound from lam_N of a first pass) and
@@ -148,42 +153,6 @@ def test_the_run_is_the_simulations_own(friction):
     trajectory = looped.run(steps * scene.dt)
     assert looped.loop_steps["compiled"] == steps - 1
     np.testing.assert_allclose(np.asarray(outputs.normal_force), trajectory.contact_normal_force, rtol=0, atol=1e-9)
-
-
-def test_the_exact_cones_gradient_over_one_second_is_the_finite_difference():
-    """The Peiret wheel under exact Coulomb, 1 s (1,000 steps, sliding throughout): each step's
-    friction-contact problem solved on the host and differentiated on its contact modes
-    (lcpdyn.differentiable_coulomb). The run is the simulation's own ordinary steps (NSGS at 1e-12)
-    to rounding, and the gradient of a loss of its final position and spin with respect to its
-    initial velocity (a random direction), mu and h agrees with central differences at e = 1e-5
-    to 1e-6 relative (measured on 300 steps: 5e-12 to 8e-10). Before the callback's numbers
-    crossed as bytes, XLA's callback thread rounded them to float32 and the differences were
-    noise at 1e-4 to 1e-2."""
-    scene = build_scene("wheel")
-    steps = 1000
-    run = DifferentiableRun(scene.simulation("coulomb"), steps)
-    x = run.inputs
-    with float64():
-
-        def loss(v0, mu, constants):
-            out = run(x["q0"], v0, mu, constants, x["floats"])
-            return out.q[-1, 0] + out.q[-1, 1] + 0.1 * out.v[-1, 5]
-
-        outputs = run(**x)
-        grads = jax.grad(loss, argnums=(0, 1, 2))(x["v0"], x["mu"], x["constants"])
-        dt = np.zeros_like(x["constants"])
-        dt[CONSTANTS.index("dt")] = 1e-3
-        e, at = 1e-5, (x["v0"], x["mu"], x["constants"])
-        for along in ((np.random.default_rng(0).normal(size=6), 0.0, 0.0), (0.0, 1.0, 0.0), (0.0, 0.0, dt)):
-            plus = loss(*(a + e * b for a, b in zip(at, along)))
-            central = float(plus - loss(*(a - e * b for a, b in zip(at, along)))) / (2 * e)
-            exact = sum(float(np.sum(np.asarray(gr) * b)) for gr, b in zip(grads, along))
-            assert exact == pytest.approx(central, rel=1e-6), (along, exact, central)
-    DifferentiableRun.check(outputs)
-    assert run.switches(outputs) == []
-    q, v = stepped(scene.simulation("coulomb", tolerance=1e-12), steps)
-    assert np.max(np.abs(np.asarray(outputs.q) - q)) < 1e-12  # m (and quaternion entries)
-    assert np.max(np.abs(np.asarray(outputs.v) - v)) < 1e-10  # m/s, of 6 m/s
 
 
 # the polygonal cone's breakaway is the box's code (a switch of the coefficient; test_compiled_loop
