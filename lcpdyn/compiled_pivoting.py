@@ -10,8 +10,15 @@ from functools import partial
 import jax
 import jax.numpy as jnp
 import numpy as np
+from jax.ad_checkpoint import checkpoint_name
 
-__all__ = ["midpoint", "inverse3", "eliminate", "pivot"]
+__all__ = ["midpoint", "inverse3", "eliminate", "pivot", "SAVED"]
+
+#: The names (``jax.ad_checkpoint.checkpoint_name``) under which a differentiated :func:`pivot`
+#: gives its answer and final active set, for a checkpoint policy that keeps them
+#: (:class:`lcpdyn.differentiable_run.DifferentiableRun`): the pivoting then runs once per step,
+#: not again when reverse mode recomputes the step.
+SAVED = ("pivot-answer", "pivot-active-set")
 
 _BLOCK_STALL = 3  # block exchanges allowed without a new lowest infeasibility count
 _ROUNDING = 1e-12  # infeasibility below this fraction of a row's or bound's own size is rounding
@@ -56,14 +63,18 @@ def inverse3(I):
 _UNROLLED = 24  # basic systems up to this size are eliminated by unrolled code, larger ones by LAPACK
 
 
-def eliminate(A, b):
+def eliminate(A, b, pivots=False):
     """A x = b by Gaussian elimination without row exchanges, unrolled over the static size:
     A is a principal submatrix of the Delassus matrix bordered by the identity (symmetric
     positive definite whenever the basic rows are independent, where no exchange is needed).
-    A singular one gives non-finite x, which the caller reports."""
+    A singular one gives non-finite x, which the caller reports. Systems larger than
+    ``_UNROLLED``: LU with partial pivoting (LAPACK). ``pivots``: also the smallest pivot's
+    magnitude (numerically singular where it is a rounding error of max |A|)."""
     size = b.shape[0]
     if size > _UNROLLED:
-        return jnp.linalg.solve(A, b)
+        lu, permutation = jax.scipy.linalg.lu_factor(A)
+        x = jax.scipy.linalg.lu_solve((lu, permutation), b)
+        return (x, jnp.min(jnp.abs(jnp.diagonal(lu)))) if pivots else x
     rows = jnp.arange(size)
     for k in range(size):
         factor = jnp.where(rows > k, A[:, k] / A[k, k], 0.0)
@@ -72,29 +83,129 @@ def eliminate(A, b):
     x = jnp.zeros(size)
     for k in range(size - 1, -1, -1):
         x = x.at[k].set((b[k] - A[k] @ x) / A[k, k])
-    return x
+    return (x, jnp.min(jnp.abs(jnp.diagonal(A)))) if pivots else x
 
 
-_CONSISTENT = 1e-9  # a basic row's relative residual above this: its system is singular (singular=True)
+_EPS = float(np.finfo(float).eps)
+_CONDITION_LIMIT = 1.0 / (1000.0 * _EPS)  # ||A|| ||y|| / ||b|| beyond this: numerically singular (as the host's)
 
 
-def _on_set(W, rhs, lo, hi, codes, singular=False):
-    """y on the active set ``codes`` (-1 at lo, +1 at hi, 0 basic): W_BB y_B = -rhs_B - W_BN y_N.
-    ``singular`` (static): where the elimination misses its rows by more than ``_CONSISTENT`` of
-    their scale (a singular W_BB: a polygonal contact sticking with more directions basic than
-    its tangent plane has), y_B is the minimum-norm solution, by the pseudo-inverse (as
-    :func:`solvers.basic_systems.minimum_norm_solve` on the host: with the velocities eliminated
-    they do not move along W_BB's null space, so its minimum norm is Eq. 30's)."""
+def _system(W, rhs, lo, hi, codes):
+    """The basic system A y = b of the active set ``codes`` (-1 at lo, +1 at hi, 0 basic): W_BB
+    bordered by the identity on the nonbasic rows, which are held at their bounds."""
     basic = codes == 0
     value = jnp.where(codes < 0, lo, jnp.where(codes > 0, hi, 0.0))
     A = jnp.where(basic[:, None] & basic[None, :], W, jnp.eye(rhs.shape[0]))
-    b = jnp.where(basic, -rhs - W @ value, value)
-    y = eliminate(A, b)
-    if not singular:
-        return y
-    missed = jnp.abs(A @ y - b) > _CONSISTENT * (jnp.abs(A) @ jnp.abs(y) + jnp.abs(b))
-    good = jnp.all(jnp.isfinite(y)) & ~jnp.any(missed)
-    return jax.lax.cond(good, lambda: y, lambda: jnp.linalg.pinv(A) @ b)
+    return A, jnp.where(basic, -rhs - W @ value, value)
+
+
+def _consistent(A, b, y):
+    """Whether y meets A y = b: ||b - A y||_inf within 1e4 eps (||A||_inf ||y||_inf + ||b||_inf), as
+    :func:`solvers.basic_systems.minimum_norm_solve` judges it."""
+    a_norm, y_norm, b_norm = jnp.max(jnp.sum(jnp.abs(A), axis=1)), jnp.max(jnp.abs(y)), jnp.max(jnp.abs(b))
+    return jnp.max(jnp.abs(A @ y - b)) <= 1e4 * _EPS * (a_norm * y_norm + b_norm)
+
+
+def _eliminated(A, b, y, smallest):
+    """Whether the elimination's y (its smallest pivot ``smallest``) is the system's answer: no
+    pivot a rounding error of max |A| (``_RANK_TOLERANCE``: a numerically singular system, whose
+    elimination gives one member of its family, not its minimum-norm one), y finite, meeting its
+    rows, and ||A|| ||y|| within ``_CONDITION_LIMIT`` ||b|| (the host's test, :mod:`solvers.judice_pires`)."""
+    a_norm, y_norm, b_norm = jnp.max(jnp.sum(jnp.abs(A), axis=1)), jnp.max(jnp.abs(y)), jnp.max(jnp.abs(b))
+    regular = smallest > _RANK_TOLERANCE * jnp.max(jnp.abs(A))
+    return regular & jnp.all(jnp.isfinite(y)) & (a_norm * y_norm <= _CONDITION_LIMIT * b_norm) & _consistent(A, b, y)
+
+
+def _on_set(W, rhs, lo, hi, codes):
+    """y on the active set ``codes``: W_BB y_B = -rhs_B - W_BN y_N, by elimination."""
+    return eliminate(*_system(W, rhs, lo, hi, codes))
+
+
+_RANK_TOLERANCE = 1e3 * float(np.finfo(float).eps)  # as solvers.basic_systems.RANK_TOLERANCE
+
+
+def _dependent_columns(A):
+    """Columns of the square A that span nothing new: those Gaussian elimination with complete
+    pivoting (:func:`solvers.basic_systems.complete_pivoting`, the first largest entry row-major)
+    takes no pivot in before the largest remaining entry falls below ``_RANK_TOLERANCE`` x max |A|."""
+    m = A.shape[0]
+    scale = jnp.max(jnp.abs(A))
+
+    def eliminate_one(_, c):
+        B, free_rows, free_cols = c
+        mag = jnp.where(free_rows[:, None] & free_cols[None, :], jnp.abs(B), -1.0)
+        flat = jnp.argmax(mag)
+        i, j = flat // m, flat % m
+        take = mag[i, j] > _RANK_TOLERANCE * scale
+        factor = jnp.where(free_rows & (jnp.arange(m) != i) & take, B[:, j] / B[i, j], 0.0)
+        B = B - factor[:, None] * B[i][None, :]
+        return B, free_rows.at[i].set(free_rows[i] & ~take), free_cols.at[j].set(free_cols[j] & ~take)
+
+    start = (A, jnp.ones(m, bool), jnp.ones(m, bool))
+    return jax.lax.fori_loop(0, m, eliminate_one, start)[2]
+
+
+def _minimum_norm(A, b):
+    """The minimum-norm member of A y = b by the SVD (the pseudo-inverse's cut-off) and whether
+    it meets the system (:func:`_consistent`)."""
+    u, sigma, vt = jnp.linalg.svd(A)
+    null = sigma <= 10.0 * b.shape[0] * jnp.finfo(A.dtype).eps * sigma[0]
+    y = vt.T @ (jnp.where(null, 0.0, 1.0 / jnp.where(null, 1.0, sigma)) * (u.T @ b))
+    return y, _consistent(A, b, y)
+
+
+def _settled(W, rhs, lo, hi, codes):
+    """(codes, y) on the active set ``codes`` where W_BB may be singular (``pivot``'s
+    ``singular``): y by elimination where that is the answer (:func:`_eliminated`), else the
+    minimum-norm member (as :func:`solvers.basic_systems.minimum_norm_solve` on the host: with the
+    velocities eliminated they do not move along W_BB's null space, so its minimum norm is Eq.
+    30's); a system that is inconsistent (no member meets its rows) has a dependent basic
+    variable (:func:`_dependent_columns`) with a zero bound put on that bound, the one of least
+    index, and is solved again -- the host's remedy (``solvers.judice_pires``). None left to put:
+    y is NaN (not solved)."""
+    size = rhs.shape[0]
+    index = jnp.arange(size)
+    zero_bound = (lo == 0.0) | (hi == 0.0)
+
+    def attempt(codes):
+        A, b = _system(W, rhs, lo, hi, codes)
+        y, smallest = eliminate(A, b, pivots=True)
+
+        def minimum_norm():  # the nonbasic variables exactly on their bounds (b holds them there)
+            y, consistent = _minimum_norm(A, b)
+            return jnp.where(codes == 0, y, b), consistent
+
+        return jax.lax.cond(_eliminated(A, b, y, smallest), lambda: (y, jnp.asarray(True)), minimum_norm)
+
+    def going(c):
+        return ~c[2] & jnp.all(jnp.isfinite(c[1]))
+
+    def remove(c):
+        codes = c[0]
+        candidate = (codes == 0) & zero_bound & _dependent_columns(_system(W, rhs, lo, hi, codes)[0])
+        j = jnp.min(jnp.where(candidate, index, size))
+        codes = jnp.where(index == j, jnp.where(lo == 0.0, -1, 1), codes).astype(codes.dtype)
+        y, consistent = attempt(codes)
+        return codes, jnp.where(j < size, y, jnp.nan), consistent
+
+    codes, y, _ = jax.lax.while_loop(going, remove, (codes, *attempt(codes)))
+    return codes, y
+
+
+def _on_set_by(W, rhs, lo, hi, codes, eliminated):
+    """:func:`_settled`'s answer on its final set by the way ``eliminated`` (a number, not traced through) says it
+    was found, for its derivative: each way sees only a system it solves (the other way's
+    operands replaced by the identity), so that no infinity of an unused elimination of a
+    singular system meets a zero cotangent (0 x inf = NaN), also where vmap runs both ways."""
+    A, b = _system(W, rhs, lo, hi, codes)
+    eye = jnp.eye(b.shape[0])
+    return jax.lax.cond(
+        eliminated,
+        lambda A, b: eliminate(jnp.where(eliminated, A, eye), b),
+        lambda A, b: jnp.where(codes == 0, jnp.linalg.pinv(jnp.where(eliminated, eye, A)) @ b, b),
+        A,
+        b,
+    )
 
 
 @partial(jax.custom_jvp, nondiff_argnums=(5, 6))
@@ -108,9 +219,9 @@ def pivot(W, rhs, lo, hi, codes, max_iterations, singular=False):
     of y is that of the final active set's basic solve (implicit differentiation on the active
     set, :mod:`solvers.sensitivity`); the pivoting itself is not differentiated, and a run that
     is not differentiated computes exactly what it did without the rule. ``singular`` (static):
-    singular basic systems are solved for their minimum-norm member (:func:`_on_set`), and a
-    basic row that this leaves unsatisfied (an inconsistent system) counts as infeasible; the
-    derivative is then that of the minimum-norm member on its rank (the pseudo-inverse's)."""
+    singular basic systems are solved for their minimum-norm member, and an inconsistent one has a
+    dependent variable put on its zero bound (:func:`_settled`); the derivative is then that of
+    the minimum-norm member on its rank (the pseudo-inverse's)."""
     size = rhs.shape[0]
     fixed = lo == hi
     codes = jnp.where(fixed, -1, codes).astype(jnp.int8)
@@ -118,8 +229,11 @@ def pivot(W, rhs, lo, hi, codes, max_iterations, singular=False):
     bound = jnp.maximum(jnp.abs(lo), jnp.where(jnp.isfinite(hi), jnp.abs(hi), 0.0))
 
     def solve(codes):
+        if singular:
+            codes, y = _settled(W, rhs, lo, hi, codes)
+        else:
+            y = _on_set(W, rhs, lo, hi, codes)
         basic = codes == 0
-        y = _on_set(W, rhs, lo, hi, codes, singular)
         w = W @ y + rhs
         row = jnp.abs(rhs) + jnp.abs(W) @ jnp.abs(y)
         slack = _ROUNDING * jnp.maximum(bound, jnp.abs(y))
@@ -129,9 +243,7 @@ def pivot(W, rhs, lo, hi, codes, max_iterations, singular=False):
         below = basic & (y < lo - slack)
         above = basic & (y > hi + slack)
         wrong = ((codes < 0) & ~fixed & (w < -_ROUNDING * row)) | ((codes > 0) & (w > _ROUNDING * row))
-        if singular:  # an inconsistent singular system: its least-squares member is no solution
-            wrong = wrong | (basic & (jnp.abs(w) > _CONSISTENT * row))
-        return y, below, above, below | above | wrong
+        return codes, y, below, above, below | above | wrong
 
     def going(c):
         _, y, infeasible, _, _, _, _, k = c
@@ -148,10 +260,10 @@ def pivot(W, rhs, lo, hi, codes, max_iterations, singular=False):
         codes = jnp.where(chosen, new, codes)
         best = jnp.minimum(best, count)
         stall = jnp.where(improved, _BLOCK_STALL, stall - jnp.where(block, 1, 0))
-        y, below, above, infeasible = solve(codes)
+        codes, y, below, above, infeasible = solve(codes)
         return codes, y, infeasible, below, above, best, stall, k + 1
 
-    y, below, above, infeasible = solve(codes)
+    codes, y, below, above, infeasible = solve(codes)
     carry = (codes, y, infeasible, below, above, jnp.asarray(size + 1), jnp.asarray(_BLOCK_STALL), 0)
     codes, y, infeasible, _, _, _, _, k = jax.lax.while_loop(going, step, carry)
     solved = ~jnp.any(infeasible) & jnp.all(jnp.isfinite(y))
@@ -162,8 +274,17 @@ def pivot(W, rhs, lo, hi, codes, max_iterations, singular=False):
 @pivot.defjvp
 def _pivot_tangent(max_iterations, singular, primals, tangents):
     W, rhs, lo, hi, codes = primals
-    out = pivot(W, rhs, lo, hi, codes, max_iterations, singular)
-    final = out[3]
-    _, dy = jax.jvp(lambda *data: _on_set(*data, final, singular), (W, rhs, lo, hi), tangents[:4])
+    y, count, solved, final = pivot(W, rhs, lo, hi, codes, max_iterations, singular)
+    # named, so that a checkpointed step keeps the pivoting's answer (SAVED) and reverse mode's
+    # recomputation of the step does not pivot again
+    y, final = checkpoint_name(y, SAVED[0]), checkpoint_name(final, SAVED[1])
+    out = (y, count, solved, final)
+    data = (W, rhs, lo, hi)
+    if singular:  # the way the final set's answer was found, then the derivative of that way
+        A, b = _system(*data, final)
+        eliminated = _eliminated(A, b, *eliminate(A, b, pivots=True))
+        _, dy = jax.jvp(lambda *d: _on_set_by(*d, final, eliminated), data, tangents[:4])
+    else:
+        _, dy = jax.jvp(lambda *d: _on_set(*d, final), data, tangents[:4])
     zero = jax.dtypes.float0
     return out, (dy, np.zeros((), zero), np.zeros((), zero), np.zeros(final.shape, zero))

@@ -48,6 +48,11 @@ def chunk_function(model, layout, static, newton_tolerance, differentiable=False
             coupling[r * k + i, i * k : (i + 1) * k] = -1.0
     max_iterations = 10 * size + 50
     contact_rows = np.arange(r)
+    # singular basic systems are solved for their minimum-norm member (compiled_pivoting.pivot): the
+    # polygonal cone's sticking contacts (more directions basic than the tangent plane has) and a body
+    # on several rigid contacts (a box on its four corners: redundant normal rows, and two sticking
+    # contacts' four friction rows on the body's three in-plane motions)
+    singular = polygonal or bool(r and np.max(np.bincount(body)) > 1)
 
     def kinematics(q, v, t, floats, ints):
         return layout.evaluate(model, q, v, t, floats, ints)
@@ -170,10 +175,8 @@ def chunk_function(model, layout, static, newton_tolerance, differentiable=False
             response = inverse @ J.T
             free = inverse @ momentum
             W = J @ response + jnp.block([[jnp.zeros((r, r + nf))], [P, C]])
-            # the polygonal cone's sticking contacts have singular basic systems: their minimum-norm member
-            y, iterations, solved, _ = _pivot(
-                W, J @ free + rhs[n:], lo[n:], hi[n:], codes[n:], max_iterations, polygonal
-            )
+            free_rhs = J @ free + rhs[n:]
+            y, iterations, solved, _ = _pivot(W, free_rhs, lo[n:], hi[n:], codes[n:], max_iterations, singular)
             # the next step (or pass) starts from this answer's active set, exactly as the host derives it
             # from the measured active set (compiled_loop.initial_set): a step's result does not depend on where a
             # chunk begins, and a restored run continues bit for bit

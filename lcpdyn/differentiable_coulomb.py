@@ -30,6 +30,7 @@ from functools import partial
 import jax
 import jax.numpy as jnp
 import numpy as np
+from jax.ad_checkpoint import checkpoint_name
 
 from solvers.friction_contact import solve_friction_contact
 
@@ -37,7 +38,7 @@ from .precision import float64_arrays, float64_callback
 
 __all__ = [
     "friction_contact_solution", "step_solution", "modes", "APART", "STICKING", "SLIDING", "METHOD", "TOLERANCE",
-    "EDGE",
+    "EDGE", "SAVED",
 ]  # fmt: skip
 
 APART = 0
@@ -52,6 +53,10 @@ TOLERANCE = 1e-12
 #: A contact's force or slip below this fraction of its scale is zero for its mode; on the edge
 #: of another mode within it, the contact is reported as a switch (:func:`modes`).
 EDGE = 1e-8
+#: The names (``jax.ad_checkpoint.checkpoint_name``) of a differentiated solution's r and modes,
+#: for a checkpoint policy that keeps them: reverse mode's recomputation of a checkpointed step
+#: then does not call the host again (:class:`lcpdyn.differentiable_run.DifferentiableRun`).
+SAVED = ("coulomb-answer", "coulomb-modes")
 
 
 def _host_solve(W, b, mu, strict=True):
@@ -138,8 +143,10 @@ def _solution(W, b, mu, strict=True):
 @_solution.defjvp
 def _tangent(strict, primals, tangents):
     W, b, mu = primals
-    r = _solution(W, b, mu, strict)
-    mode = float64_callback(_host_modes, mu.shape, W, b, mu, r, dtype=np.int32)
+    r = checkpoint_name(_solution(W, b, mu, strict), SAVED[0])
+    mode = checkpoint_name(float64_callback(_host_modes, mu.shape, W, b, mu, r, dtype=np.int32), SAVED[1])
     A = jax.jacfwd(_mode_equations)(r, W, b, mu, mode)
     _, dF = jax.jvp(lambda W_, b_, mu_: _mode_equations(r, W_, b_, mu_, mode), (W, b, mu), tangents)
-    return r, -jnp.linalg.solve(A, dF)
+    # the minimum-norm tangent: redundant contacts (a box on its four corners) make A singular, and
+    # r is not unique along its null space, where the motion (M^-1 H^T r) does not move
+    return r, -jnp.linalg.pinv(A) @ dF

@@ -39,6 +39,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from . import compiled_pivoting, differentiable_coulomb
 from .compiled_loop import CompiledLoop, initial_set, unsupported
 from .compiled_step import chunk_function
 from .kernels import GYROSCOPIC_NEWTON_TOLERANCE
@@ -163,7 +164,10 @@ class DifferentiableRun:
         if r:  # the first step's bounds: lam_N of a first pass, as the ordinary step takes it (no lagged lam_N)
             first, trial, _ = single.advance(0, *state, floats, ints, mu, mu_static, constants)
             state = (q0, v0, kin, trial[3], state[4], trial[5])
-        _, outputs = jax.lax.scan(jax.checkpoint(body) if self.checkpoint else body, state, jnp.arange(self.steps))
+        if self.checkpoint:  # the solvers' answers kept: reverse mode's recomputed step does not solve again
+            kept = (*compiled_pivoting.SAVED, *differentiable_coulomb.SAVED)
+            body = jax.checkpoint(body, policy=jax.checkpoint_policies.save_only_these_names(*kept))
+        _, outputs = jax.lax.scan(body, state, jnp.arange(self.steps))
         ok = outputs.ok.at[0].set(outputs.ok[0] & first) if r else outputs.ok
         valid = jnp.all(mu >= 0.0) & jnp.all(mu_static >= mu)  # as Contact requires: 0 <= mu_k <= mu_s
         return outputs._replace(ok=ok & valid)
@@ -180,7 +184,10 @@ class DifferentiableRun:
         """The switches inside a differentiated window: (step, contact, mode before, mode after)
         for every change of :meth:`modes` from one step to the next (``"apart"``, ``"sticking"``,
         ``"sliding"``); the step is the first in the new mode. Empty: the run kept its modes,
-        and its derivative is the two-sided one of the motion on them."""
+        and its derivative is the two-sided one of the motion on them. Under exact Coulomb on
+        redundant contacts (a box on its four corners) the host's answer is one vertex of the
+        family of load sharings, which may change from step to step: such changes are listed
+        (apart <-> sliding) although the motion does not switch."""
         modes = self.modes(outputs, constants, mu, mu_static)
         names = ("apart", "sticking", "sliding")
         steps, contacts = np.nonzero(modes[1:] != modes[:-1])

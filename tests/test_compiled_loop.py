@@ -86,22 +86,64 @@ def test_compiled_loop_is_reproducible_and_chunking_is_invisible(wheel, tmp_path
         np.testing.assert_array_equal(getattr(resumed, name), getattr(first, name))
 
 
-def test_refused_steps_go_to_the_ordinary_step():
-    """A block on four corners with the box model: its redundant rigid rows make every basic
-    system singular, which the loop does not solve; every step goes to the ordinary step
-    (Júdice–Pires' minimum-norm solve) and the run is the ordinary run bit for bit, with the
-    loop tried ever more rarely (backing off)."""
-    scene = scenes.build_scene("sliding-block")
-    ordinary = Simulation(scene.model, "box", scene.dt).run(0.3)
-    sim = Simulation(scene.model, "box", scene.dt, compiled_loop=True)
-    calls = []
+def refusing(sim, refused):
+    """``sim``'s loop with the first step of every chunk that ``refused(steps_done)`` names made
+    wrong (its answer moved by 1 in a velocity), so that the host's residual rejects it: a
+    failure of the loop's as persistent as the run asks, decided by the state alone."""
     run = sim._loop.run
-    sim._loop.run = lambda state, steps: calls.append(steps) or run(state, steps)
+    calls = []
+
+    def spoil(state, steps):
+        calls.append(state.steps_done)
+        chunk = run(state, steps)
+        if refused(state.steps_done) and chunk.done:
+            z = chunk.z.copy()
+            z[0, 0] += 1.0
+            return chunk._replace(z=z)
+        return chunk
+
+    sim._loop.run = spoil
+    return calls
+
+
+def test_refused_steps_go_to_the_ordinary_step(wheel):
+    """A loop whose every chunk is refused at its first step (its answer spoiled; the host's
+    residual rejects it): every step goes to the ordinary step and the run is the ordinary run
+    bit for bit, with the loop tried ever more rarely (backing off)."""
+    ordinary = Simulation(wheel.model, "box", wheel.dt, compiled_loop=False).run(0.3)
+    sim = Simulation(wheel.model, "box", wheel.dt, compiled_loop=True)
+    calls = refusing(sim, lambda steps_done: True)
     compiled = sim.run(0.3)
     assert sim.loop_steps == {"compiled": 0, "ordinary": 300}
     assert len(calls) <= 10  # backing off 1, 2, 4, ... ordinary steps between attempts
     for name in FIELDS + ("energy", "solver_iterations", "solver_fallback"):
         np.testing.assert_array_equal(getattr(compiled, name), getattr(ordinary, name))
+
+
+@pytest.mark.parametrize("friction", ["box", "polygonal"])
+def test_a_block_on_four_corners_runs_in_the_loop(friction):
+    """The sliding block on its four corners (redundant rigid contacts: every basic system
+    singular; sliding, and from ~0.41 s at rest): the loop solves them for their minimum-norm
+    members, as the ordinary Júdice–Pires does, and takes every step but the first, with the
+    ordinary step's motion to rounding (measured: box 1e-14 m, polygonal 8e-14 m and 9e-13 m/s).
+    The load sharing is indeterminate: the loop's is the minimum-norm one, left and right corners
+    alike; the ordinary step's polygonal answer on some steps of the slide is another member of
+    the family (1.53, 0.93, 3.38, 3.98 N against 1.23, 1.23, 3.68, 3.68 N at step 85), with the
+    same total and moments."""
+    block = scenes.build_scene("sliding-block")
+    method = {"method": "judice-pires"} if friction == "polygonal" else {}
+    ordinary = Simulation(block.model, friction, block.dt, **method).run(0.6)
+    sim = Simulation(block.model, friction, block.dt, compiled_loop=True, **method)
+    compiled = sim.run(0.6)
+    assert sim.loop_steps == {"compiled": 599, "ordinary": 1}
+    assert np.all(compiled.solver_status == 0) and np.all(compiled.solver_residual <= sim.tolerance)
+    assert np.max(np.abs(compiled.velocity - ordinary.velocity)) < 1e-10  # m/s, of 2 m/s
+    assert np.max(np.abs(compiled.position - ordinary.position)) < 1e-12  # m
+    total = np.sum(compiled.contact_normal_force, axis=1)
+    assert np.max(np.abs(total - np.sum(ordinary.contact_normal_force, axis=1))) < 1e-8  # N, of 9.81 N
+    normal = compiled.contact_normal_force
+    assert np.max(np.abs(normal[:, [0, 2]] - normal[:, [1, 3]])) < 1e-9  # left = right
+    assert np.max(np.abs(compiled.velocity[-1])) < 1e-12  # at rest
 
 
 def test_a_failing_step_is_taken_by_the_ordinary_step(wheel):
@@ -176,8 +218,8 @@ def test_the_default_takes_the_compiled_loop_wherever_it_applies(wheel):
     """``compiled_loop="auto"`` (the default): the wheel under regularized and box runs in the
     compiled loop, the same run as ``compiled_loop=True`` bit for bit; a scene or model it cannot
     take (bilateral rows, the exact cone, lemke) runs the ordinary step, with no error, and so
-    does a body on four contacts (the sliding block: redundant at rest, every basic system
-    singular, each step handed back), which ``True`` still runs in the loop; the choice made is
+    does a body on four contacts (the sliding block: a short run of a small scene, which the
+    loop's compilation would not repay), which ``True`` runs in the loop; the choice made is
     what ``options`` records."""
     runs = {}
     for friction in ("regularized", "box"):
@@ -188,7 +230,7 @@ def test_the_default_takes_the_compiled_loop_wherever_it_applies(wheel):
             assert sim.loop_steps["compiled"] >= 19
         np.testing.assert_array_equal(runs[friction, "auto"].velocity, runs[friction, True].velocity)
     disk = scenes.build_scene("rolling-disk")
-    block = scenes.build_scene("sliding-block")  # four corners: redundant at rest, the loop would hand back every step
+    block = scenes.build_scene("sliding-block")  # four corners
     assert declined_by_auto(Simulation(block.model, "regularized", block.dt, compiled_loop=False))
     assert Simulation(block.model, "regularized", block.dt, compiled_loop=True)._loop is not None  # asked: taken
     for sim in (
@@ -252,20 +294,26 @@ def test_switches_inside_the_step_are_solved_again_in_the_loop(friction):
     assert np.max(np.abs(slid - exact)) < 3e-5  # first order in h: the breakaway falls on a step (2.5e-5 m)
 
 
-def test_a_run_continued_from_a_snapshot_takes_the_same_steps_in_the_loop():
-    """The sliding block on its four corners under ``compiled_loop=True``: the loop hands its
-    singular steps back and waits 1, 2, 4, ... ordinary steps before trying again. That schedule
-    is state of the run (``loop_retry``, in the snapshot and a file's resume state): a run
-    stopped at 0.1 s and continued from its snapshot in a new simulation takes the same steps in
-    the loop and gives the uninterrupted run's motion bit for bit (before, the schedule restarted
-    and the continued run differed in the last bits)."""
-    block = scenes.build_scene("sliding-block")
-    whole_sim = Simulation(block.model, "regularized", block.dt, compiled_loop=True)
+def test_a_run_continued_from_a_snapshot_takes_the_same_steps_in_the_loop(wheel):
+    """A loop refused at every chunk that starts before 0.07 s (refusing): it hands those steps
+    back and waits 1, 2, 4, ... ordinary steps before trying again. That schedule is state of the
+    run (``loop_retry``, in the snapshot and a file's resume state): a run stopped at 0.1 s and
+    continued from its snapshot in a new simulation takes the same steps in the loop and gives the
+    uninterrupted run's motion bit for bit (before, the schedule restarted and the continued run
+    differed in the last bits)."""
+
+    def refused(steps_done):
+        return steps_done < 70
+
+    whole_sim = Simulation(wheel.model, "regularized", wheel.dt, compiled_loop=True)
+    refusing(whole_sim, refused)
     whole = whole_sim.run(0.2)
-    first = Simulation(block.model, "regularized", block.dt, compiled_loop=True)
+    first = Simulation(wheel.model, "regularized", wheel.dt, compiled_loop=True)
+    refusing(first, refused)
     head = first.run(0.1)
     assert first.loop_retry != (0, 1)  # stopped in the middle of a wait
-    second = Simulation(block.model, "regularized", block.dt, compiled_loop=True)
+    second = Simulation(wheel.model, "regularized", wheel.dt, compiled_loop=True)
+    refusing(second, refused)
     second.restore(first.snapshot())
     tail = second.run(0.2)
     steps = {k: first.loop_steps[k] + second.loop_steps[k] for k in ("compiled", "ordinary")}
