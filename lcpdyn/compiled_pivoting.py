@@ -71,10 +71,11 @@ def eliminate(A, b, pivots=False):
     ``_UNROLLED``: LU with partial pivoting (LAPACK). ``pivots``: also the smallest pivot's
     magnitude (numerically singular where it is a rounding error of max |A|)."""
     size = b.shape[0]
+    if size > _UNROLLED and not pivots:
+        return jnp.linalg.solve(A, b)
     if size > _UNROLLED:
         lu, permutation = jax.scipy.linalg.lu_factor(A)
-        x = jax.scipy.linalg.lu_solve((lu, permutation), b)
-        return (x, jnp.min(jnp.abs(jnp.diagonal(lu)))) if pivots else x
+        return jax.scipy.linalg.lu_solve((lu, permutation), b), jnp.min(jnp.abs(jnp.diagonal(lu)))
     rows = jnp.arange(size)
     for k in range(size):
         factor = jnp.where(rows > k, A[:, k] / A[k, k], 0.0)
