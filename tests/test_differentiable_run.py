@@ -147,7 +147,7 @@ def test_a_block_on_four_corners_has_the_finite_difference_derivative(friction, 
     a loss of its final pose and spin along v0 (its slide and spin), the four mu and h agrees with
     central differences at e = 1e-4 to 1e-6 relative: the derivative of the minimum-norm member on
     its rank, and under exact Coulomb the minimum-norm tangent of the modes' equations, along
-    whose null space the motion does not move (measured: 1e-11 to 1e-9; exact Coulomb 2e-8 to
+    whose null space the motion does not move (measured on 300 steps: 1e-11 to 1e-9; exact Coulomb 2e-8 to
     7e-8, where the host solve's 1e-12 answers make the differences' floor). Under exact Coulomb
     the host's answer is a vertex of the family of load sharings (a corner unloaded) that changes
     from step to step, which ``switches`` reports as apart <-> sliding although the motion does not
