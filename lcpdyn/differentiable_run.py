@@ -7,7 +7,8 @@ as a pure function of (q0, v0, mu, constants, floats, mu_static): the compiled l
 step (:mod:`lcpdyn.compiled_loop`), with its second solve after a friction switch inside a step (a
 breakaway with mu_s > mu_k, a kinetic slip that reversed) in the form reverse mode takes, in a
 ``lax.scan``, each step under ``jax.checkpoint`` so that reverse mode stores one state per step,
-not every intermediate. Its
+not every intermediate (and the step's solver answers -- the pivoting's y and final active set,
+the exact cone's r and modes -- so that its recomputation of the step does not solve again). Its
 first step takes its friction bounds from lam_N of a first pass, as the ordinary step does
 (there is no lagged lam_N at the start), so that the run is the simulation's own to rounding.
 Under exact Coulomb each step's friction-contact problem u = W r + b (the velocities eliminated,
