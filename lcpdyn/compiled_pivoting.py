@@ -89,6 +89,7 @@ def eliminate(A, b, pivots=False):
 
 _EPS = float(np.finfo(float).eps)
 _CONDITION_LIMIT = 1.0 / (1000.0 * _EPS)  # ||A|| ||y|| / ||b|| beyond this: numerically singular (as the host's)
+_RANK_TOLERANCE = 1e3 * _EPS  # a pivot below this x max |A| is rounding (solvers.basic_systems.RANK_TOLERANCE)
 
 
 def _system(W, rhs, lo, hi, codes):
@@ -120,9 +121,6 @@ def _eliminated(A, b, y, smallest):
 def _on_set(W, rhs, lo, hi, codes):
     """y on the active set ``codes``: W_BB y_B = -rhs_B - W_BN y_N, by elimination."""
     return eliminate(*_system(W, rhs, lo, hi, codes))
-
-
-_RANK_TOLERANCE = 1e3 * float(np.finfo(float).eps)  # as solvers.basic_systems.RANK_TOLERANCE
 
 
 def _dependent_columns(A):
@@ -194,8 +192,8 @@ def _settled(W, rhs, lo, hi, codes):
 
 
 def _on_set_by(W, rhs, lo, hi, codes, eliminated):
-    """:func:`_settled`'s answer on its final set by the way ``eliminated`` (a number, not traced through) says it
-    was found, for its derivative: each way sees only a system it solves (the other way's
+    """:func:`_settled`'s answer on its final set by the way ``eliminated`` (a number, not traced
+    through) says it was found, for its derivative: each way sees only a system it solves (the other way's
     operands replaced by the identity), so that no infinity of an unused elimination of a
     singular system meets a zero cotangent (0 x inf = NaN), also where vmap runs both ways."""
     A, b = _system(W, rhs, lo, hi, codes)

@@ -13,9 +13,12 @@ contact is in one of three modes, and there the solution satisfies smooth equati
 
 Their derivative with respect to r, W, b and mu gives the solution's: dr = -(dF/dr)^-1 dF/d(W, b,
 mu) · (dW, db, dmu), one linear solve with the modes' Jacobian (the analogue of the bounded LCP's
-interior block, :mod:`lcpdyn.differentiable`). It is a ``jax.custom_jvp`` function whose tangent
-rule is linear in the tangents, so ``jax.jvp``, ``jax.vjp``, ``jax.grad`` and ``jax.jacobian``
-take it (inside ``jax.jit`` and ``jax.vmap`` too; the solve is a host callback).
+interior block, :mod:`lcpdyn.differentiable`), by its pseudo-inverse: redundant contacts (a box on
+its four corners) make that Jacobian singular, r is then not unique along its null space, and
+the minimum-norm dr is taken -- the motion, M^-1 H^T r, does not move along it. It is a
+``jax.custom_jvp`` function whose tangent rule is linear in the tangents, so ``jax.jvp``,
+``jax.vjp``, ``jax.grad`` and ``jax.jacobian`` take it (inside ``jax.jit`` and ``jax.vmap`` too;
+the solve is a host callback).
 
 Where a contact is on the verge of another mode -- touching with no force (r_N = 0, u_N = 0),
 sticking on the cone's edge (|r_T| = mu r_N, u_T = 0) -- the solution has one-sided derivatives
