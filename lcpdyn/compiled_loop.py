@@ -34,10 +34,8 @@ operations (XLA's, not Numba's), so the motion agrees to rounding -- on a well-p
 ~1e-12 relative, and after many steps to the growth of rounding in the dynamics; on a
 statically indeterminate contact set the two may pick different valid load sharings. Runs are
 reproducible bit for bit either way. The gyroscopic step has no continuation in h (the
-ordinary step, which has it, takes any step whose Newton iteration did not converge). A
-singular basic system (a body on several rigid contacts, the polygonal cone sticking) is solved
-for its minimum-norm member, as the ordinary Júdice–Pires solves it, an inconsistent one with a
-dependent variable put on its zero bound (:func:`lcpdyn.compiled_pivoting.pivot`).
+ordinary step, which has it, takes any step whose Newton iteration did not converge). Singular
+basic systems (redundant contacts) get the ordinary Júdice–Pires' minimum-norm member.
 """
 
 from __future__ import annotations
