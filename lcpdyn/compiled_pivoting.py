@@ -101,10 +101,15 @@ def _system(W, rhs, lo, hi, codes):
     return A, jnp.where(basic, -rhs - W @ value, value)
 
 
-def _consistent(A, b, y):
-    """Whether y meets A y = b: ||b - A y||_inf within 1e4 eps (||A||_inf ||y||_inf + ||b||_inf), as
-    :func:`solvers.basic_systems.minimum_norm_solve` judges it."""
-    a_norm, y_norm, b_norm = jnp.max(jnp.sum(jnp.abs(A), axis=1)), jnp.max(jnp.abs(y)), jnp.max(jnp.abs(b))
+def _norms(A, b, y):
+    """||A||_inf, ||y||_inf and ||b||_inf."""
+    return jnp.max(jnp.sum(jnp.abs(A), axis=1)), jnp.max(jnp.abs(y)), jnp.max(jnp.abs(b))
+
+
+def _consistent(A, b, y, norms):
+    """Whether y meets A y = b: ||b - A y||_inf within 1e4 eps (||A||_inf ||y||_inf + ||b||_inf)
+    (``norms``, :func:`_norms`), as :func:`solvers.basic_systems.minimum_norm_solve` judges it."""
+    a_norm, y_norm, b_norm = norms
     return jnp.max(jnp.abs(A @ y - b)) <= 1e4 * _EPS * (a_norm * y_norm + b_norm)
 
 
@@ -113,9 +118,15 @@ def _eliminated(A, b, y, smallest):
     pivot a rounding error of max |A| (``_RANK_TOLERANCE``: a numerically singular system, whose
     elimination gives one member of its family, not its minimum-norm one), y finite, meeting its
     rows, and ||A|| ||y|| within ``_CONDITION_LIMIT`` ||b|| (the host's test, :mod:`solvers.judice_pires`)."""
-    a_norm, y_norm, b_norm = jnp.max(jnp.sum(jnp.abs(A), axis=1)), jnp.max(jnp.abs(y)), jnp.max(jnp.abs(b))
+    norms = _norms(A, b, y)
+    a_norm, y_norm, b_norm = norms
     regular = smallest > _RANK_TOLERANCE * jnp.max(jnp.abs(A))
-    return regular & jnp.all(jnp.isfinite(y)) & (a_norm * y_norm <= _CONDITION_LIMIT * b_norm) & _consistent(A, b, y)
+    return (
+        regular
+        & jnp.all(jnp.isfinite(y))
+        & (a_norm * y_norm <= _CONDITION_LIMIT * b_norm)
+        & _consistent(A, b, y, norms)
+    )
 
 
 def _on_set(W, rhs, lo, hi, codes):
@@ -145,12 +156,10 @@ def _dependent_columns(A):
 
 
 def _minimum_norm(A, b):
-    """The minimum-norm member of A y = b by the SVD (the pseudo-inverse's cut-off) and whether
-    it meets the system (:func:`_consistent`)."""
-    u, sigma, vt = jnp.linalg.svd(A)
-    null = sigma <= 10.0 * b.shape[0] * jnp.finfo(A.dtype).eps * sigma[0]
-    y = vt.T @ (jnp.where(null, 0.0, 1.0 / jnp.where(null, 1.0, sigma)) * (u.T @ b))
-    return y, _consistent(A, b, y)
+    """The minimum-norm member of A y = b, by the pseudo-inverse (``jnp.linalg.pinv``: singular
+    values below 10 n eps sigma_max cut), and whether it meets the system (:func:`_consistent`)."""
+    y = jnp.linalg.pinv(A) @ b
+    return y, _consistent(A, b, y, _norms(A, b, y))
 
 
 def _settled(W, rhs, lo, hi, codes):
