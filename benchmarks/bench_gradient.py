@@ -2,7 +2,7 @@
 run of the Peiret wheel within 5x the forward run).
 
 For each friction model the differentiable run takes (``regularized``, ``box``, ``polygonal`` with
-``judice-pires``, ``coulomb``: its problem solved on the host each step), the Peiret wheel
+``judice-pires``, ``continuous``, ``coulomb``: its problem solved on the host each step), the Peiret wheel
 (scene ``wheel``) for ``--steps`` steps (1,000: 1 s at h = 1 ms) as a
 :class:`~lcpdyn.differentiable_run.DifferentiableRun`, and a loss of its last position and spin:
 
@@ -85,7 +85,7 @@ def main(argv=None) -> dict:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--steps", type=int, default=1000)
     parser.add_argument("--repeats", type=int, default=7)
-    models = "regularized,box,polygonal,coulomb"
+    models = "regularized,box,polygonal,continuous,coulomb"
     parser.add_argument("--friction", default=models, help=f"comma-separated, of {models}")
     parser.add_argument("--out", default=None, help="write the numbers as JSON here")
     args = parser.parse_args(argv)

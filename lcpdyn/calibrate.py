@@ -58,7 +58,8 @@ class Parameter:
     given, a contact's static coefficient follows it), ``mu[i]`` (contact i's), ``mu_static`` and
     ``mu_static[i]`` (the static coefficients mu_s, every contact's or contact i's),
     ``tangential_stiffness`` (the regularized model's k_T, N/m; the run's compliance is
-    1/(k_T h²)), ``velocity_threshold`` (m/s), ``stabilization`` (β), ``q0[i]`` and ``v0[i]``
+    1/(k_T h²)), ``velocity_threshold`` (m/s; the continuous law's characteristic velocity v0),
+    ``stabilization`` (β), ``q0[i]`` and ``v0[i]``
     (an initial coordinate or velocity). Any other name needs ``apply(inputs, value) -> inputs``,
     which returns the run's inputs (a dict of ``q0, v0, mu, constants, floats, mu_static``, JAX arrays)
     with ``value`` put where it belongs (the extension point for a model's own numbers).
@@ -252,7 +253,7 @@ def _functions(run, parameters, residual):
     def evaluate(u, data):  # the residual, each contact's mode after each step (contact_modes), ok
         inputs = inputs_at(u)
         out = run(**inputs)
-        modes = contact_modes(out, inputs["constants"], inputs["mu"], inputs["mu_static"], run.box, jnp)
+        modes = contact_modes(out, inputs["constants"], inputs["mu"], inputs["mu_static"], run.box, jnp, run.smooth)
         return jnp.ravel(residual(out, data)), modes, out.ok
 
     return jit(evaluate), jit(jax.jacfwd(lambda u, data: jnp.ravel(residual(run(**inputs_at(u)), data))))

@@ -270,8 +270,8 @@ def parser() -> argparse.ArgumentParser:
         const="on",
         default=None,
         choices=("auto", "on", "off"),
-        help="chunks of steps as one compiled call (small scenes: regularized, box or polygonal with "
-        "judice-pires, no bilateral rows, "
+        help="chunks of steps as one compiled call (small scenes: regularized, box, polygonal or continuous "
+        "with judice-pires, no bilateral rows, "
         "compliant contacts or friction profiles; every step still checked, a refused one redone by the "
         "ordinary step): auto wherever the scene allows, on (the bare flag) a scene it cannot take is an "
         "error, off the ordinary step (default: auto)",

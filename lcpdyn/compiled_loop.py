@@ -23,8 +23,8 @@ and every step after it are discarded; that step is redone by the ordinary step
 messages naming the culprit), and the loop goes on from its state. ``Simulation.loop_steps``
 counts the steps taken each way.
 
-Which scenes: the regularized, box or polygonal model with ``judice-pires``, rigid contacts, no bilateral
-rows (joints, ideal rolling), no friction profiles, no extra normal-force passes, no solver
+Which scenes: the regularized, box, polygonal or continuous model with ``judice-pires``, rigid
+contacts, no bilateral rows (joints, ideal rolling), no friction profiles, no extra normal-force passes, no solver
 options, and an Eq. (30) of at most :data:`MAX_SIZE` unknowns (a dense pivoting solve per
 step is cubic in it; larger scenes belong to the island path). :func:`unsupported` names what
 rules a scene out.
@@ -79,7 +79,8 @@ def unsupported(sim, coulomb: bool = False) -> list[str]:
     rows = None if sim.coulomb and not coulomb else _step_rows(sim)
     if rows is None:
         reasons.append(
-            f"friction model {sim.friction.name!r} (the loop builds the regularized, box and polygonal rows)"
+            f"friction model {sim.friction.name!r} "
+            "(the loop builds the regularized, box, polygonal and continuous rows)"
         )
     if sim.method != "judice-pires" and not (sim.coulomb and coulomb):  # the exact cone: solved on the host
         reasons.append(f"method {sim.method!r} (the loop pivots like 'judice-pires')")
@@ -187,6 +188,7 @@ class CompiledLoop:
             1 + (sim._basis_passes if rows.cone else 0),  # the passes of one step
             int(rows.directions),  # the polygonal cone's k (0: two friction unknowns per contact)
             bool(sim.coulomb),  # the exact cone (the differentiable run's step only)
+            bool(rows.continuous),  # the continuous law (v0 in the constants' velocity threshold)
         )
         with float64():
             self.numbers = (

@@ -31,7 +31,7 @@ def chunk_function(model, layout, static, newton_tolerance, differentiable=False
     ``differentiable``: the step's second solve after a switch inside it is taken in a form
     reverse mode differentiates (the first solve, then a cond on the second) instead of a while loop
     (which runs the solve's program a second time only where a step switched, also under vmap)."""
-    nb, r, rigid_box, paper, midpoint, two_coefficients, nonconservative, passes, k, coulomb = static
+    nb, r, rigid_box, paper, midpoint, two_coefficients, nonconservative, passes, k, coulomb, continuous = static
     cone = passes > 1
     polygonal = k > 0  # k directions and a slip-speed unknown per contact (Polygonal)
     by_coefficient = rigid_box or polygonal or coulomb  # a switch inside the step changes mu, not a branch
@@ -47,6 +47,10 @@ def chunk_function(model, layout, static, newton_tolerance, differentiable=False
             coupling[i * k : (i + 1) * k, r * k + i] = 1.0
             coupling[r * k + i, i * k : (i + 1) * k] = -1.0
     max_iterations = 10 * size + 50
+    # the facet unknowns beta (compiled_pivoting.pivot's facets): the first r k friction unknowns
+    facets = np.zeros(r + nf, bool)
+    if polygonal:
+        facets[r : r + r * k] = True
     contact_rows = np.arange(r)
     # singular basic systems are solved for their minimum-norm member (compiled_pivoting.pivot): the
     # polygonal cone's sticking contacts (more directions basic than the tangent plane has) and a body
@@ -100,6 +104,26 @@ def chunk_function(model, layout, static, newton_tolerance, differentiable=False
                 bound = h * mu_now * normal_force
                 return (D_block, jnp.zeros(2 * r), jnp.zeros(2 * r), bound.repeat(2),
                         jnp.broadcast_to(jnp.eye(2), (r, 2, 2)), jnp.zeros(r, bool))  # fmt: skip
+            if continuous:  # lcpdyn.friction.continuous.Continuous.block, v0 in v_th
+                speed = _length(slip[:, 0], slip[:, 1])
+                small = speed < 1e-12 * v_th
+                safe = jnp.where(small, 1.0, speed)
+                u = slip / safe[:, None]
+                decay = jnp.exp(-speed / v_th)
+                g = jnp.where(small[:, None], slip / v_th, u * (1.0 - decay)[:, None])
+                outer = u[:, :, None] * u[:, None, :]
+                eye = jnp.eye(2)
+                G = jnp.where(
+                    small[:, None, None],
+                    eye / v_th,
+                    ((1.0 - decay) / safe)[:, None, None] * (eye - outer) + (decay / v_th)[:, None, None] * outer,
+                )
+                weight = mu_now * normal_force * h
+                F_block = weight[:, None, None] * jnp.einsum("rij,rjc->ric", G, D_block)
+                c = weight[:, None] * (g - jnp.einsum("rij,rj->ri", G, slip))
+                bound = jnp.where(mu_now * normal_force > 0.0, jnp.inf, 0.0).repeat(2)
+                return (F_block, jnp.ones(2 * r), c.reshape(2 * r), bound,
+                        jnp.broadcast_to(eye, (r, 2, 2)), speed > v_th)  # fmt: skip
             chosen = jnp.where((branch == 1)[:, None], guess, slip)  # the slip the branch is chosen by
             speed = _length(chosen[:, 0], chosen[:, 1])
             magnitude = _length(previous[:, 0], previous[:, 1])
@@ -154,29 +178,35 @@ def chunk_function(model, layout, static, newton_tolerance, differentiable=False
                 F = jnp.concatenate([F, jnp.zeros((r, n))])
                 P = jnp.zeros((nf, r)).at[r * k + contact_rows, contact_rows].set(mu_now)
                 zero = jnp.zeros(nf)
-                return (F, P, jnp.asarray(coupling), zero, zero, jnp.full(nf, jnp.inf), jnp.zeros(r, bool),
+                return (F, F, P, jnp.asarray(coupling), zero, zero, jnp.full(nf, jnp.inf), jnp.zeros(r, bool),
                         lambda y: y[: r * k].reshape(r, k) @ cos_sin)  # fmt: skip
             F_block, C, c, bound, basis, kinetic = friction_rows(normal_force, basis_force, mu_now, branch, guess)
-            F = jnp.zeros((r, 2, n)).at[contact_rows[:, None, None], np.arange(2)[None, :, None], columns[:, None, :]]
-            F = F.set(F_block).reshape(2 * r, n)
-            return (F, jnp.zeros((nf, r)), jnp.diag(C), c, -bound, bound, kinetic,
+            at = (contact_rows[:, None, None], np.arange(2)[None, :, None], columns[:, None, :])
+            F = jnp.zeros((r, 2, n)).at[at].set(F_block).reshape(2 * r, n)
+            # the impulses' directions in the momentum rows: the rows' own, but for the continuous
+            # law, whose rows are its linearized law mu lam_N h G D v+ and whose impulses act along D
+            along = jnp.zeros((r, 2, n)).at[at].set(D_block).reshape(2 * r, n) if continuous else F
+            return (F, along, jnp.zeros((nf, r)), jnp.diag(C), c, -bound, bound, kinetic,
                     lambda y: jnp.einsum("rij,rj->ri", basis, y.reshape(r, 2)))  # fmt: skip
 
         def solve(normal_force, basis_force, codes, switch):
             """One pass of Eq. (30): K = [[M, -N^T, -F^T], [N, 0, 0], [F, P, C]], the velocities
             eliminated, v+ = M^-1 (M v* + h f + J^T y), J = [N; F], y the contact unknowns;
             ``switch`` = (mu_now, branch, guess) of :func:`friction_rows`."""
-            F, P, C, c, low, high, kinetic, in_base_of = all_rows(normal_force, basis_force, *switch)
-            K = jnp.block([[M, -N.T, -F.T], [N, jnp.zeros((r, r)), jnp.zeros((r, nf))], [F, P, C]])
+            F, along, P, C, c, low, high, kinetic, in_base_of = all_rows(normal_force, basis_force, *switch)
+            K = jnp.block([[M, -N.T, -along.T], [N, jnp.zeros((r, r)), jnp.zeros((r, nf))], [F, P, C]])
             rhs = jnp.concatenate([-momentum, e_N, c])
             lo = jnp.concatenate([jnp.full(n, -jnp.inf), jnp.zeros(r), low])
             hi = jnp.concatenate([jnp.full(n, jnp.inf), jnp.full(r, jnp.inf), high])
             J = jnp.concatenate([N, F])
-            response = inverse @ J.T
+            response = inverse @ jnp.concatenate([N, along]).T
             free = inverse @ momentum
             W = J @ response + jnp.block([[jnp.zeros((r, r + nf))], [P, C]])
             free_rhs = J @ free + rhs[n:]
-            y, iterations, solved, _ = _pivot(W, free_rhs, lo[n:], hi[n:], codes[n:], max_iterations, singular)
+            sizes = jax.lax.stop_gradient(jnp.abs(J) @ jnp.abs(free))
+            y, iterations, solved, _ = _pivot(
+                W, free_rhs, lo[n:], hi[n:], codes[n:], sizes, facets, max_iterations, singular
+            )
             # the next step (or pass) starts from this answer's active set, exactly as the host derives it
             # from the measured active set (compiled_loop.initial_set): a step's result does not depend on where a
             # chunk begins, and a restored run continues bit for bit
@@ -297,7 +327,7 @@ def chunk_function(model, layout, static, newton_tolerance, differentiable=False
             return (*out[:2], total, *out[3:]), switch
 
         unswitched = (mu_now, jnp.zeros(r, jnp.int8), jnp.zeros((r, 2)))
-        if by_coefficient and not two_coefficients:  # box or polygonal with one coefficient: no switch inside
+        if (by_coefficient and not two_coefficients) or continuous:  # one coefficient, or no stick: no switch inside
             z, codes, iterations, solved, K, rhs, lo, hi, kinetic, in_base = passes_of(unswitched, codes)
             switch = unswitched
         else:

@@ -1,8 +1,8 @@
 """A run as a differentiable JAX function of its initial state and its numbers (issue 49, item 2).
 
 :class:`DifferentiableRun` takes a :class:`~lcpdyn.stepper.Simulation` of a scene the compiled loop
-takes (:func:`lcpdyn.compiled_loop.unsupported`: the regularized, box or polygonal model, rigid
-contacts, no joints), or of such a scene under exact Coulomb, and gives its run of ``steps`` steps
+takes (:func:`lcpdyn.compiled_loop.unsupported`: the regularized, box, polygonal or continuous
+model, rigid contacts, no joints), or of such a scene under exact Coulomb, and gives its run of ``steps`` steps
 as a pure function of (q0, v0, mu, constants, floats, mu_static): the compiled loop's own traced
 step (:mod:`lcpdyn.compiled_loop`), with its second solve after a friction switch inside a step (a
 breakaway with mu_s > mu_k, a kinetic slip that reversed) in the form reverse mode takes, in a
@@ -50,8 +50,9 @@ from .step_state import StepState
 __all__ = ["DifferentiableRun", "RunOutputs", "CONSTANTS", "contact_modes"]
 
 #: The entries of the ``constants`` input, by name: h (s), the bristles' compliance 1/(k_T h²)
-#: of the regularized model, its velocity threshold v_th (m/s), the gap stabilization β, the
-#: static-friction threshold (m/s) and the tolerance the pivoting judges rounding by.
+#: of the regularized model, its velocity threshold v_th (m/s; the continuous law's characteristic
+#: velocity v0), the gap stabilization β, the static-friction threshold (m/s) and the tolerance the
+#: pivoting judges rounding by.
 CONSTANTS = ("dt", "compliance", "velocity_threshold", "stabilization", "static_threshold", "tolerance")
 
 
@@ -74,16 +75,18 @@ class RunOutputs(NamedTuple):
     coefficient: jnp.ndarray | None = None
 
 
-def contact_modes(outputs: RunOutputs, constants, mu, mu_static, box: bool, xp=np):
+def contact_modes(outputs: RunOutputs, constants, mu, mu_static, box: bool, xp=np, smooth: bool = False):
     """Each contact's mode after each step, (steps, contacts) int8: 0 apart (lam_N = 0), 1
     sticking, 2 sliding -- the regularized model's kinetic branch, mu_k applied where it is below
     mu_s (``box``: the box model's or the polygonal cone's breakaway), or a slip above the static
     threshold (the entry of ``constants``) at the step's end; ``mu``, ``mu_static`` the run's inputs (NaN: follows mu).
     Where a mode changes between steps the run switched, and its derivative is one-sided there.
+    ``smooth``: the continuous law, which has no stick (a load below mu_k lam_N creeps: Bauchau 2002
+    Eq. 28) and no switch but touching and lifting -- every loaded contact slides.
     ``xp``: NumPy, or ``jax.numpy`` inside a traced function."""
     threshold = constants[CONSTANTS.index("static_threshold")]
     slip = xp.sqrt(xp.sum(xp.asarray(outputs.slip) ** 2, axis=-1))
-    sliding = xp.asarray(outputs.kinetic) | (slip > threshold)
+    sliding = xp.asarray(outputs.kinetic) | (slip > threshold) | smooth
     if box and outputs.coefficient is not None:  # the regularized model applies mu_k throughout
         static = xp.where(xp.isnan(mu_static), mu, mu_static)
         sliding = sliding | (xp.asarray(outputs.coefficient) < static)
@@ -139,6 +142,7 @@ class DifferentiableRun:
         self._codes = initial_set(first, loop.size, n, r)
         # box, polygonal or the exact cone: the coefficient applied tells a breakaway (contact_modes)
         self.box = bool(loop.static[2] or loop.static[8] or loop.static[9])
+        self.smooth = bool(loop.static[10])  # the continuous law: no stick, no switch but touch and lift
         # traced and compiled at the first call, once per run object; plain jax.jit (not
         # lcpdyn.compilation.jit): a run is called inside its users' own transformations and jits,
         # where a nested jit may not carry compiler options
@@ -178,7 +182,14 @@ class DifferentiableRun:
         they were run with (default: the run's own inputs)."""
         pick = lambda name, value: self.inputs[name] if value is None else np.asarray(value)  # noqa: E731
         return np.asarray(
-            contact_modes(outputs, pick("constants", constants), pick("mu", mu), pick("mu_static", mu_static), self.box)
+            contact_modes(
+                outputs,
+                pick("constants", constants),
+                pick("mu", mu),
+                pick("mu_static", mu_static),
+                self.box,
+                smooth=self.smooth,
+            )
         )
 
     def switches(self, outputs: RunOutputs, constants=None, mu=None, mu_static=None) -> list[tuple[int, int, str, str]]:

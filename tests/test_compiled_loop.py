@@ -146,6 +146,39 @@ def test_a_block_on_four_corners_runs_in_the_loop(friction):
     assert np.max(np.abs(compiled.velocity[-1])) < 1e-12  # at rest
 
 
+def test_the_continuous_law_runs_in_the_loop(wheel):
+    """Bauchau's continuous law (two free unknowns per contact, its law linearized about the step's
+    slip; the impulses act along D, the rows are mu lam_N h G D v+) in the loop: every step of the
+    wheel's second but the first, with the ordinary step's motion to rounding (measured 2e-14 m,
+    5e-13 m/s)."""
+    ordinary = wheel.simulation("continuous", compiled_loop=False).run(1.0)
+    sim = wheel.simulation("continuous")
+    compiled = sim.run(1.0)
+    assert sim.loop_steps == {"compiled": 999, "ordinary": 1}  # taken by "auto"
+    assert np.all(compiled.solver_status == 0) and np.all(compiled.solver_residual <= sim.tolerance)
+    assert np.max(np.abs(compiled.position - ordinary.position)) < 1e-12  # m
+    assert np.max(np.abs(compiled.velocity - ordinary.velocity)) < 1e-10  # m/s, of 6 m/s
+
+
+def test_a_disk_sticking_on_its_rim_runs_in_the_loop_under_the_polygonal_cone():
+    """The disk rolling on its rim under friction (scenes.rolling_disk, rolling="friction"): its
+    contact sticks, every facet row of the polygonal cone is at w = 0 and the basic systems are
+    singular. The loop takes every step but the first, with the ordinary step's motion. Before,
+    its pivoting judged each eliminated row's rounding against that row's own size: a free slip
+    of 4e-9 m/s is a difference of velocities of order 1, whose rounding (1e-17) looked like an
+    infeasibility, and the pivoting cycled between two sets; every step went back to the host."""
+    from scenes import rolling_disk
+
+    disk = rolling_disk.build(rolling="friction")
+    ordinary = disk.simulation("polygonal", method="judice-pires", compiled_loop=False).run(0.3)
+    sim = disk.simulation("polygonal", method="judice-pires", compiled_loop=True)
+    compiled = sim.run(0.3)
+    assert sim.loop_steps == {"compiled": 299, "ordinary": 1}
+    assert np.all(compiled.solver_status == 0) and np.all(compiled.solver_residual <= sim.tolerance)
+    assert np.max(np.abs(compiled.position - ordinary.position)) < 1e-13  # m (measured 1.8e-16)
+    assert np.max(np.abs(compiled.velocity - ordinary.velocity)) < 1e-12  # m/s, of 0.41 m/s
+
+
 def test_a_failing_step_is_taken_by_the_ordinary_step(wheel):
     """A step the host's residual rejects is discarded with everything after it in the chunk
     and redone by the ordinary step; the run goes on in the loop."""

@@ -63,7 +63,9 @@ class CompiledRows(NamedTuple):
     static/kinetic switch, ``rigid_box`` True for the box model (F = D, C = 0, bounds h mu lam_N
     per component), False for the regularized model (Peiret 2016 Eqs. 25-27), ``cone`` its
     static branch in the cone, ``directions`` k > 0 for the polygonal cone's k + 1 unknowns per
-    contact (Peiret 2016 Eqs. 13-16; the other fields unused)."""
+    contact (Peiret 2016 Eqs. 13-16; the other fields unused), ``continuous`` the continuous law.
+    The host's fused kernels build the regularized and box rows only (``Simulation`` takes the
+    others from the model's ``block``)."""
 
     compliance: float
     velocity_threshold: float
@@ -74,6 +76,10 @@ class CompiledRows(NamedTuple):
     directions: int = 0
     """The polygonal cone's k directions (:func:`lcpdyn.friction.polygonal.cone_directions`); 0: the
     two-rows-per-contact models."""
+    continuous: bool = False
+    """Bauchau 2002's continuous law (:class:`lcpdyn.friction.continuous.Continuous`), linearized
+    about the step's slip, its characteristic velocity v0 in ``velocity_threshold``: two free
+    unknowns per contact (the other fields unused)."""
 
 
 @runtime_checkable

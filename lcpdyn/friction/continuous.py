@@ -7,7 +7,7 @@ import math
 import numpy as np
 
 from ..validation import positive
-from .base import BOUNDED_LCP, FrictionBlock, world_force_in_bases
+from .base import BOUNDED_LCP, CompiledRows, FrictionBlock, world_force_in_bases
 
 __all__ = ["Continuous"]
 
@@ -42,6 +42,11 @@ class Continuous:
     def parameters(self) -> dict:
         """The model's name and its characteristic velocity (m/s)."""
         return {"model": self.name, "characteristic_velocity": self.characteristic_velocity}
+
+    def compiled_rows(self, h: float) -> CompiledRows:
+        """The continuous law's rows for the compiled step (:mod:`lcpdyn.compiled_step`): v0 in
+        ``velocity_threshold``."""
+        return CompiledRows(0.0, self.characteristic_velocity, False, continuous=True)
 
     def law(self, slip):
         """(g(v), G(v)) for one slip vector (2,)."""
