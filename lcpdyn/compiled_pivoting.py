@@ -200,20 +200,68 @@ def _settled(W, rhs, lo, hi, codes):
     return codes, y
 
 
-def _on_set_by(W, rhs, lo, hi, codes, eliminated):
-    """:func:`_settled`'s answer on its final set by the way ``eliminated`` (a number, not traced
-    through) says it was found, for its derivative: each way sees only a system it solves (the other way's
-    operands replaced by the identity), so that no infinity of an unused elimination of a
-    singular system meets a zero cotangent (0 x inf = NaN), also where vmap runs both ways."""
-    A, b = _system(W, rhs, lo, hi, codes)
+def _factor(A):
+    """A's Gaussian elimination without row exchanges, as :func:`eliminate` does it (unrolled; LU
+    with partial pivoting by LAPACK beyond ``_UNROLLED``), kept for :func:`_substitute`."""
+    size = A.shape[0]
+    if size > _UNROLLED:
+        return jax.scipy.linalg.lu_factor(A)
+    rows = jnp.arange(size)
+    L = jnp.zeros_like(A)
+    for k in range(size):
+        factor = jnp.where(rows > k, A[:, k] / A[k, k], 0.0)
+        A = A - factor[:, None] * A[k][None, :]
+        L = L.at[:, k].set(factor)
+    return L, A
+
+
+def _substitute(factors, b):
+    """x with A x = b, A's :func:`_factor` given: linear in b (reverse mode transposes the
+    substitutions; the factors are computed once, not differentiated)."""
+    L, U = factors
+    size = b.shape[0]
+    if size > _UNROLLED:
+        return jax.scipy.linalg.lu_solve(factors, b)
+    for k in range(size):
+        b = b - L[:, k] * b[k]
+    x = jnp.zeros(size)
+    for k in range(size - 1, -1, -1):
+        x = x.at[k].set((b[k] - U[k] @ x) / U[k, k])
+    return x
+
+
+def _set_tangent(data, tangents, codes, y):
+    """The tangent of y on the active set ``codes`` whose basic system A y = b is regular:
+    dy = A^-1 (db - dA y), the implicit function theorem's, with (dA, db) the tangent of
+    :func:`_system` -- one elimination of A, then substitutions linear in the tangents."""
+    (A, _), (dA, db) = jax.jvp(lambda *d: _system(*d, codes), data, tangents)
+    return _substitute(_factor(jax.lax.stop_gradient(A)), db - dA @ y)
+
+
+def _minimum_norm_tangent(data, tangents, codes, eliminated):
+    """The tangent of :func:`_settled`'s answer on its final set ``codes`` by the way
+    ``eliminated`` (a number, not traced through) says it was found: A^-1 (db - dA y) where the
+    elimination was the answer; else the minimum-norm member's on A's rank, y = A^+ b,
+    dy = A^+ (db - dA y) + (I - A^+ A) dA^T A^+T y (the pseudo-inverse's derivative on a system
+    that y meets), the nonbasic variables following their bounds. Each way sees only a system it
+    solves (the other way's operands replaced by the identity), so that no infinity of an unused
+    elimination of a singular system meets a zero cotangent (0 x inf = NaN), also where vmap runs
+    both ways."""
+    (A, b), (dA, db) = jax.jvp(lambda *d: _system(*d, codes), data, tangents)
+    A = jax.lax.stop_gradient(A)
     eye = jnp.eye(b.shape[0])
-    return jax.lax.cond(
-        eliminated,
-        lambda A, b: eliminate(jnp.where(eliminated, A, eye), b),
-        lambda A, b: jnp.where(codes == 0, jnp.linalg.pinv(jnp.where(eliminated, eye, A)) @ b, b),
-        A,
-        b,
-    )
+
+    def regular(dA, db):
+        factors = _factor(jnp.where(eliminated, A, eye))
+        return _substitute(factors, db - dA @ _substitute(factors, b))
+
+    def rank(dA, db):
+        inverse = jnp.linalg.pinv(jnp.where(eliminated, eye, A))
+        y = jnp.where(codes == 0, inverse @ b, b)
+        dy = inverse @ (db - dA @ y) + (eye - inverse @ A) @ (dA.T @ (inverse.T @ y))
+        return jnp.where(codes == 0, dy, db)
+
+    return jax.lax.cond(eliminated, regular, rank, dA, db)
 
 
 @partial(jax.custom_jvp, nondiff_argnums=(7, 8))
@@ -307,8 +355,8 @@ def _pivot_tangent(max_iterations, singular, primals, tangents):
         on = jnp.where(tied, 0, final).astype(final.dtype)
         A, b = _system(*data, on)
         eliminated = _eliminated(A, b, *eliminate(A, b, pivots=True))
-        _, dy = jax.jvp(lambda *d: _on_set_by(*d, on, eliminated), data, tangents[:4])
+        dy = _minimum_norm_tangent(data, tangents[:4], on, eliminated)
     else:
-        _, dy = jax.jvp(lambda *d: _on_set(*d, final), data, tangents[:4])
+        dy = _set_tangent(data, tangents[:4], final, y)
     zero = jax.dtypes.float0
     return out, (dy, np.zeros((), zero), np.zeros((), zero), np.zeros(final.shape, zero))

@@ -103,7 +103,7 @@ class DifferentiableRun:
     (as :class:`~lcpdyn.contact.PointContact`'s does; None: the simulation's).
     ``checkpoint=False`` keeps every step's intermediates for reverse mode instead of
     recomputing them (memory growing with the steps; on the Peiret wheel it was also slower, 28x
-    a forward run against 4.5x with checkpoints, 1,000 steps). A scene the compiled loop does
+    a forward run against 4.5x with checkpoints, 1,000 steps, measured 2026-11-30). A scene the compiled loop does
     not take, or whose friction model needs several passes per step, is refused with the
     reasons."""
 
