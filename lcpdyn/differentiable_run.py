@@ -98,7 +98,10 @@ class DifferentiableRun:
 
     Call it as ``run(q0, v0, mu, constants, floats, mu_static)`` (all float64 arrays;
     ``run.inputs`` are the simulation's own values) inside :func:`lcpdyn.precision.float64`; it
-    returns :class:`RunOutputs`. ``mu`` are the contacts' (kinetic) coefficients, ``mu_static``
+    returns :class:`RunOutputs`. ``floats`` are the model's packed numbers: gravity (3, m/s²), the
+    bodies' masses (nb, kg), their inertia matrices about the centre in the body frame (nb x 9,
+    kg m², row-major), then the contacts' geometry numbers -- the derivative with respect to a mass
+    or an inertia is that with respect to its entry. ``mu`` are the contacts' (kinetic) coefficients, ``mu_static``
     their static ones, NaN where a contact's static coefficient was not given and follows ``mu``
     (as :class:`~lcpdyn.contact.PointContact`'s does; None: the simulation's).
     ``checkpoint=False`` keeps every step's intermediates for reverse mode instead of

@@ -62,36 +62,47 @@ def test_a_sliding_spheres_gradient_is_its_discrete_closed_form(friction):
 def test_the_wheels_gradient_is_the_finite_difference():
     """The Peiret wheel under the regularized model, 300 steps of its sliding phase (every step
     kinetic: no switch): the gradient of a loss of its final position and spin with respect to
-    its initial velocity (a random direction), mu and h agrees with central differences at
-    e = 1e-6 to 1e-6 relative, and the central difference's error falls as e² (e = 1e-2, 1e-3)."""
+    its initial velocity (a random direction), mu, h, the wheel's mass and its inertia matrix (a
+    random symmetric direction; both in ``floats``: gravity, masses, inertias) agrees with central
+    differences at e = 1e-6 to 1e-6 relative, and the central difference's error falls as e²
+    (e = 1e-2, 1e-3)."""
     scene = build_scene("wheel")
     run = DifferentiableRun(scene.simulation("regularized"), 300)
     x = run.inputs
+
+    def of(v0, mu, constants, floats):
+        outputs = run(x["q0"], v0, mu, constants, floats, x["mu_static"])
+        return outputs.q[-1, 0] + outputs.q[-1, 1] + 0.1 * outputs.v[-1, 5], outputs
+
     with float64():
-        program = value_and_gradient(run, x, lambda out: out.q[-1, 0] + out.q[-1, 1] + 0.1 * out.v[-1, 5], (0, 1, 2))
-        (_, outputs), grads = program(x["v0"], x["mu"], x["constants"], x["mu_static"])
+        program = jax.jit(jax.value_and_grad(of, argnums=(0, 1, 2, 3), has_aux=True))
+        at = (x["v0"], x["mu"], x["constants"], x["floats"])
+        (_, outputs), grads = program(*at)
 
-        def loss(v0, mu, constants):
-            return float(program(v0, mu, constants, x["mu_static"])[0][0])
+        def loss(*inputs):
+            return float(program(*inputs)[0][0])
 
-        direction = np.random.default_rng(0).normal(size=6)
+        rng = np.random.default_rng(0)
+        direction = rng.normal(size=6)
         dt = np.zeros_like(x["constants"])
-        dt[CONSTANTS.index("dt")] = 1.0
+        dt[CONSTANTS.index("dt")] = 1e-3
+        mass, inertia = np.zeros_like(x["floats"]), np.zeros_like(x["floats"])
+        mass[3] = float(x["floats"][3])  # the wheel's mass (kg), body 0
+        symmetric = rng.normal(size=(3, 3))
+        inertia[4:13] = (0.1 * (symmetric + symmetric.T) * np.abs(x["floats"][4:13]).max()).ravel()
         e = 1e-6
-        for grad, at, along in (
-            (grads[0], (x["v0"], x["mu"], x["constants"]), (direction, 0.0, 0.0)),
-            (grads[1], (x["v0"], x["mu"], x["constants"]), (0.0, 1.0, 0.0)),
-            (grads[2], (x["v0"], x["mu"], x["constants"]), (0.0, 0.0, dt * 1e-3)),
-        ):
+        for along in ((direction, 0.0, 0.0, 0.0), (0.0, 1.0, 0.0, 0.0), (0.0, 0.0, dt, 0.0),
+                      (0.0, 0.0, 0.0, mass), (0.0, 0.0, 0.0, inertia)):  # fmt: skip
             plus = loss(*(a + e * b for a, b in zip(at, along)))
             minus = loss(*(a - e * b for a, b in zip(at, along)))
             central = float(plus - minus) / (2 * e)
             exact = sum(float(np.sum(np.asarray(gr) * b)) for gr, b in zip(grads, along))
-            assert exact == pytest.approx(central, rel=1e-6), (grad, exact, central)
+            assert abs(central) > 1e-3, along  # the loss feels each number
+            assert exact == pytest.approx(central, rel=1e-6), (along, exact, central)
         # the central difference's error is second order in e where truncation dominates (e = 1e-2
         # to 1e-4 here, measured 1.1e-6, 1.1e-8, 8e-11 relative; below, rounding's eps/e takes over)
         dmu = float(grads[1][0])
-        errors = [abs(float(loss(x["v0"], x["mu"] + e, x["constants"]) - loss(x["v0"], x["mu"] - e, x["constants"]))
+        errors = [abs(float(loss(x["v0"], x["mu"] + e, *at[2:]) - loss(x["v0"], x["mu"] - e, *at[2:]))
                       / (2 * e) - dmu) for e in (1e-2, 1e-3)]  # fmt: skip
         assert 90 < errors[0] / errors[1] < 110, errors
     DifferentiableRun.check(outputs)
