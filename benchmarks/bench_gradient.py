@@ -2,8 +2,8 @@
 run of the Peiret wheel within 5x the forward run).
 
 For each friction model the differentiable run takes (``regularized``, ``box``, ``polygonal`` with
-``judice-pires``, ``continuous``, ``coulomb``: its problem solved on the host each step), the Peiret wheel
-(scene ``wheel``) for ``--steps`` steps (1,000: 1 s at h = 1 ms) as a
+``judice-pires``, ``continuous``, ``creep`` (:func:`law`), ``coulomb``: its problem solved on the
+host each step), the Peiret wheel (scene ``wheel``) for ``--steps`` steps (1,000: 1 s at h = 1 ms) as a
 :class:`~lcpdyn.differentiable_run.DifferentiableRun`, and a loss of its last position and spin:
 
 * ``forward``: the loss, compiled;
@@ -29,8 +29,15 @@ import jax
 import numpy as np
 
 from lcpdyn.differentiable_run import DifferentiableRun
+from lcpdyn.friction import Creep
 from lcpdyn.precision import float64
 from scenes import build_scene
+
+
+def law(friction: str):
+    """The friction model by name; ``creep``: Kalker's coefficients for the 1 kg wheel (f11 = f22 =
+    5 N, f23 = 0.5 N m: saturated for the first 0.63 s, then partly not)."""
+    return Creep(f11=5.0, f22=5.0, f23=0.5) if friction == "creep" else friction
 
 
 def options(friction: str) -> dict:
@@ -40,7 +47,7 @@ def options(friction: str) -> dict:
 
 def measure(friction: str, steps: int, repeats: int) -> dict:
     scene = build_scene("wheel")
-    run = DifferentiableRun(scene.simulation(friction, **options(friction)), steps)
+    run = DifferentiableRun(scene.simulation(law(friction), **options(friction)), steps)
     x = run.inputs
     with float64():
 
@@ -65,7 +72,7 @@ def measure(friction: str, steps: int, repeats: int) -> dict:
                 jax.block_until_ready(function(x["v0"], x["mu"]))
                 times[name][0].append(time.perf_counter() - wall)
                 times[name][1].append(time.process_time() - cpu)
-            sim = scene.simulation(friction, compiled_loop=False, **options(friction))
+            sim = scene.simulation(law(friction), compiled_loop=False, **options(friction))
             wall, cpu = time.perf_counter(), time.process_time()
             sim.run(steps * scene.dt)
             times["ordinary"][0].append(time.perf_counter() - wall)
@@ -85,7 +92,7 @@ def main(argv=None) -> dict:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--steps", type=int, default=1000)
     parser.add_argument("--repeats", type=int, default=7)
-    models = "regularized,box,polygonal,continuous,coulomb"
+    models = "regularized,box,polygonal,continuous,creep,coulomb"
     parser.add_argument("--friction", default=models, help=f"comma-separated, of {models}")
     parser.add_argument("--out", default=None, help="write the numbers as JSON here")
     args = parser.parse_args(argv)

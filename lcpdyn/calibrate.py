@@ -46,7 +46,7 @@ __all__ = ["Parameter", "Calibration", "calibrate", "stepped", "METHODS"]
 #: The fitting methods of :func:`calibrate`, by name.
 METHODS = ("gauss-newton", "gradient", "nelder-mead")
 _INDEXED = re.compile(r"^(mu|mu_static|q0|v0)\[(\d+)\]$")
-_NAMED = ("mu", "mu_static", "tangential_stiffness", "velocity_threshold", "stabilization")
+_NAMED = ("mu", "mu_static", "tangential_stiffness", "velocity_threshold", "stabilization", "f11", "f22", "f23")
 
 
 @dataclass(frozen=True)
@@ -59,7 +59,8 @@ class Parameter:
     ``mu_static[i]`` (the static coefficients mu_s, every contact's or contact i's),
     ``tangential_stiffness`` (the regularized model's k_T, N/m; the run's compliance is
     1/(k_T h²)), ``velocity_threshold`` (m/s; the continuous law's characteristic velocity v0),
-    ``stabilization`` (β), ``q0[i]`` and ``v0[i]``
+    ``stabilization`` (β), ``f11``, ``f22`` (N) and ``f23`` (N m) (the creep law's Kalker
+    coefficients), ``q0[i]`` and ``v0[i]``
     (an initial coordinate or velocity). Any other name needs ``apply(inputs, value) -> inputs``,
     which returns the run's inputs (a dict of ``q0, v0, mu, constants, floats, mu_static``, JAX arrays)
     with ``value`` put where it belongs (the extension point for a model's own numbers).

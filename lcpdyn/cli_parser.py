@@ -270,9 +270,9 @@ def parser() -> argparse.ArgumentParser:
         const="on",
         default=None,
         choices=("auto", "on", "off"),
-        help="chunks of steps as one compiled call (small scenes: regularized, box, polygonal or continuous "
-        "with judice-pires, no bilateral rows, "
-        "compliant contacts or friction profiles; every step still checked, a refused one redone by the "
+        help="chunks of steps as one compiled call (small scenes: regularized, box, polygonal, continuous or creep "
+        "with judice-pires, rigid or compliant contacts, no bilateral rows "
+        "or friction profiles; every step still checked, a refused one redone by the "
         "ordinary step): auto wherever the scene allows, on (the bare flag) a scene it cannot take is an "
         "error, off the ordinary step (default: auto)",
     )

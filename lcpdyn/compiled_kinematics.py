@@ -90,7 +90,8 @@ models of one structure share a compilation (:meth:`Model.compile`)."""
 class _Layout:
     """The static structure of a model's kinematics and where its numbers sit in the packed
     inputs: ``floats`` = (gravity (3), masses (nb), inertias (nb, 3, 3), then per contact group
-    and per geometry number the stacked values) and ``ints`` = the body of every contact, in
+    and per geometry number the stacked values, then per compliant contact its normal law's
+    coefficients k_1..k_K and damping c: ``laws``) and ``ints`` = the body of every contact, in
     group order. Groups are the contacts of one ``geometry_key`` in order of first appearance;
     ``order`` takes the concatenated group outputs back to the model's contact order."""
 
@@ -113,6 +114,13 @@ class _Layout:
                 fields.append((name, shape, offset, offset + size))
                 offset += size
             self.groups.append((key, type(first), first.normal_law is not None, tuple(members), fields))
+        self.laws = []  # (contact, start in floats, K) of each compliant contact's law (lcpdyn.compliance)
+        for i, c in enumerate(model.contacts):
+            if c.normal_law is not None:
+                order = len(c.normal_law.coefficients)
+                self.laws.append((i, offset, order))
+                offset += order + 1
+        self.laws = tuple(self.laws)
         self.n_floats = offset
         grouped = [i for _, _, _, members, _ in self.groups for i in members]
         self.order = np.argsort(np.array(grouped, dtype=np.int64)) if grouped else np.zeros(0, np.int64)
@@ -143,6 +151,7 @@ class _Layout:
                 for key, _, _, members, fields in self.groups
             ),
             self.rolling,
+            tuple((i, order) for i, _, order in self.laws),
         )
 
     def pack(self, model) -> tuple[np.ndarray, np.ndarray]:
@@ -155,7 +164,18 @@ class _Layout:
             numbers = [model.contacts[i].geometry() for i in members]
             for name, _, start, end in fields:
                 floats[start:end] = np.concatenate([np.ravel(np.asarray(p[name], float)) for p in numbers])
+        for i, start, order in self.laws:
+            law = model.contacts[i].normal_law
+            floats[start : start + order] = law.coefficients
+            floats[start + order] = law.damping
         return floats, self.grouped_body.copy()
+
+    def law(self, floats, i):
+        """(coefficients (K,), damping) of compliant contact ``i``'s normal law in ``floats``."""
+        for contact, start, order in self.laws:
+            if contact == i:
+                return floats[start : start + order], floats[start + order]
+        raise KeyError(f"contact {i} is rigid")
 
     def bodies(self, floats):
         nb = self.nb
@@ -230,9 +250,9 @@ class _Layout:
             stop = np.isin(soft, compliant_stops(model))
             g = jnp.where(stop, jnp.minimum(holonomic[soft], 0.0), holonomic[soft])  # a soft stop stores only past it
             energy = energy + 0.5 * jnp.sum(jnp.asarray(stiffness[soft]) * g**2)
-        for i, c in enumerate(model.contacts):
-            if c.normal_law is not None:
-                energy = energy + elastic_energy(c.normal_law, -gap[i])
+        for i, _, _ in self.laws:  # the laws' numbers from floats: traced, differentiable
+            coefficients, _ = self.law(floats, i)
+            energy = energy + elastic_energy(coefficients, -gap[i])
         if model.forces:
             view = StateView(model.index(), q)
             for force in model.forces:

@@ -23,11 +23,11 @@ and every step after it are discarded; that step is redone by the ordinary step
 messages naming the culprit), and the loop goes on from its state. ``Simulation.loop_steps``
 counts the steps taken each way.
 
-Which scenes: the regularized, box, polygonal or continuous model with ``judice-pires``, rigid
-contacts, no bilateral rows (joints, ideal rolling), no friction profiles, no extra normal-force passes, no solver
-options, and an Eq. (30) of at most :data:`MAX_SIZE` unknowns (a dense pivoting solve per
-step is cubic in it; larger scenes belong to the island path). :func:`unsupported` names what
-rules a scene out.
+Which scenes: the regularized, box, polygonal, continuous or creep model with ``judice-pires``,
+rigid or compliant contacts, no bilateral rows (joints, ideal rolling), no friction profiles, no
+extra normal-force passes, no solver options, and an Eq. (30) of at most :data:`MAX_SIZE`
+unknowns (a dense pivoting solve per step is cubic in it; larger scenes belong to the island
+path). :func:`unsupported` names what rules a scene out.
 
 Differences from the ordinary step: the same equations in another order of floating-point
 operations (XLA's, not Numba's), so the motion agrees to rounding -- on a well-posed step to
@@ -80,14 +80,12 @@ def unsupported(sim, coulomb: bool = False) -> list[str]:
     if rows is None:
         reasons.append(
             f"friction model {sim.friction.name!r} "
-            "(the loop builds the regularized, box, polygonal and continuous rows)"
+            "(the loop builds the regularized, box, polygonal, continuous and creep rows)"
         )
     if sim.method != "judice-pires" and not (sim.coulomb and coulomb):  # the exact cone: solved on the host
         reasons.append(f"method {sim.method!r} (the loop pivots like 'judice-pires')")
     if model.n_bilateral:
         reasons.append(f"{model.n_bilateral} bilateral rows (joints, ideal rolling)")
-    if any(c.normal_law is not None for c in model.contacts):
-        reasons.append("compliant contacts")
     if any(c.friction_profile is not None for c in model.contacts):
         reasons.append("friction profiles mu(t)")
     if sim.position_update == "midpoint":
@@ -189,7 +187,9 @@ class CompiledLoop:
             int(rows.directions),  # the polygonal cone's k (0: two friction unknowns per contact)
             bool(sim.coulomb),  # the exact cone (the differentiable run's step only)
             bool(rows.continuous),  # the continuous law (v0 in the constants' velocity threshold)
+            (2 if rows.creep[4] else 1) if rows.creep else 0,  # the creep law: 2 saturating (its numbers in constants)
         )
+        creep = rows.creep[:4] if rows.creep else (0.0, 0.0, 0.0, 0.0)
         with float64():
             self.numbers = (
                 jnp.asarray(floats),
@@ -204,6 +204,7 @@ class CompiledLoop:
                         sim.stabilization,
                         sim.static_threshold,
                         sim.tolerance,
+                        *creep,
                     ],  # fmt: skip
                     jnp.float64,
                 ),

@@ -12,12 +12,15 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from .compiled_laws import continuous_rows, creep_rows
+from .compiled_laws import length as _length
 from .compiled_pivoting import inverse3 as _inverse3
 from .compiled_pivoting import midpoint as _midpoint
 from .compiled_pivoting import pivot as _pivot
 from .differentiable_coulomb import step_solution
 from .friction.polygonal import cone_directions
 from .friction_switches import BREAKAWAY
+from .rotation import rotation_matrix
 
 __all__ = ["chunk_function"]
 
@@ -31,7 +34,9 @@ def chunk_function(model, layout, static, newton_tolerance, differentiable=False
     ``differentiable``: the step's second solve after a switch inside it is taken in a form
     reverse mode differentiates (the first solve, then a cond on the second) instead of a while loop
     (which runs the solve's program a second time only where a step switched, also under vmap)."""
-    nb, r, rigid_box, paper, midpoint, two_coefficients, nonconservative, passes, k, coulomb, continuous = static
+    nb, r, rigid_box, paper, midpoint, two_coefficients, nonconservative, passes, k, coulomb, continuous, creep = static
+    # the laws linearized about the known slip (compiled_laws): two free unknowns per contact acting along D, no stick
+    implicit = continuous or creep > 0
     cone = passes > 1
     polygonal = k > 0  # k directions and a slip-speed unknown per contact (Polygonal)
     by_coefficient = rigid_box or polygonal or coulomb  # a switch inside the step changes mu, not a branch
@@ -63,7 +68,7 @@ def chunk_function(model, layout, static, newton_tolerance, differentiable=False
 
     def one_step(q, v, t, kin, normal_force, friction_force, codes, floats, ints, mu, mu_static, constants):
         h, compliance, v_th, beta, threshold, tolerance = (constants[i] for i in range(6))
-        force, gap, N_block, D_block, _, _, _, _, _, tangent, _, margin, _, _, f_nc, _ = kin
+        force, gap, N_block, D_block, _, _, _, _, world_normal, tangent, _, margin, _, _, f_nc, _ = kin
         _, mass, inertia = layout.bodies(floats)
         vb = v.reshape(nb, 6)[body]  # (r, 6) the velocities of each contact's body
         slip = jnp.einsum("rkj,rj->rk", D_block, vb)  # (r, 2) D v in the base bases
@@ -73,6 +78,10 @@ def chunk_function(model, layout, static, newton_tolerance, differentiable=False
             mu_now = mu
         predicted = gap + (h * jnp.einsum("rj,rj->r", N_block, vb) if paper else 0.0)
         e_N = jnp.where(predicted >= 0.0, predicted, beta * predicted) / h
+        compliance_N = jnp.zeros(r)  # C_N of the compliant contacts (lcpdyn.step_rows.compliant_contact_rows)
+        for i, start, order in layout.laws:
+            e_i, c_i = _compliant_row(floats[start : start + order], floats[start + order], -predicted[i], h)
+            e_N, compliance_N = e_N.at[i].set(e_i), compliance_N.at[i].set(c_i)
         linear = mass[:, None] * v.reshape(nb, 6)[:, :3] + h * force.reshape(nb, 6)[:, :3]
         omega = v.reshape(nb, 6)[:, 3:]
         torque = force.reshape(nb, 6)[:, 3:]
@@ -105,25 +114,12 @@ def chunk_function(model, layout, static, newton_tolerance, differentiable=False
                 return (D_block, jnp.zeros(2 * r), jnp.zeros(2 * r), bound.repeat(2),
                         jnp.broadcast_to(jnp.eye(2), (r, 2, 2)), jnp.zeros(r, bool))  # fmt: skip
             if continuous:  # lcpdyn.friction.continuous.Continuous.block, v0 in v_th
-                speed = _length(slip[:, 0], slip[:, 1])
-                small = speed < 1e-12 * v_th
-                safe = jnp.where(small, 1.0, speed)
-                u = slip / safe[:, None]
-                decay = jnp.exp(-speed / v_th)
-                g = jnp.where(small[:, None], slip / v_th, u * (1.0 - decay)[:, None])
-                outer = u[:, :, None] * u[:, None, :]
-                eye = jnp.eye(2)
-                G = jnp.where(
-                    small[:, None, None],
-                    eye / v_th,
-                    ((1.0 - decay) / safe)[:, None, None] * (eye - outer) + (decay / v_th)[:, None, None] * outer,
-                )
-                weight = mu_now * normal_force * h
-                F_block = weight[:, None, None] * jnp.einsum("rij,rjc->ric", G, D_block)
-                c = weight[:, None] * (g - jnp.einsum("rij,rj->ri", G, slip))
-                bound = jnp.where(mu_now * normal_force > 0.0, jnp.inf, 0.0).repeat(2)
-                return (F_block, jnp.ones(2 * r), c.reshape(2 * r), bound,
-                        jnp.broadcast_to(eye, (r, 2, 2)), speed > v_th)  # fmt: skip
+                return continuous_rows(slip, D_block, normal_force, mu_now, v_th, h)
+            if creep:  # lcpdyn.friction.creep.Creep.block, (f11, f22, f23, min_speed) in the constants
+                R = jax.vmap(rotation_matrix)(q.reshape(nb, 7)[body, 3:])  # (r, 3, 3)
+                spin_block = jnp.concatenate([jnp.zeros((r, 3)), jnp.einsum("rji,rj->ri", R, world_normal)], axis=1)
+                return creep_rows(vb, D_block, spin_block, tangent, normal_force, mu_now, constants[6:9],
+                                  constants[9], creep == 2, h)  # fmt: skip
             chosen = jnp.where((branch == 1)[:, None], guess, slip)  # the slip the branch is chosen by
             speed = _length(chosen[:, 0], chosen[:, 1])
             magnitude = _length(previous[:, 0], previous[:, 1])
@@ -183,9 +179,9 @@ def chunk_function(model, layout, static, newton_tolerance, differentiable=False
             F_block, C, c, bound, basis, kinetic = friction_rows(normal_force, basis_force, mu_now, branch, guess)
             at = (contact_rows[:, None, None], np.arange(2)[None, :, None], columns[:, None, :])
             F = jnp.zeros((r, 2, n)).at[at].set(F_block).reshape(2 * r, n)
-            # the impulses' directions in the momentum rows: the rows' own, but for the continuous
-            # law, whose rows are its linearized law mu lam_N h G D v+ and whose impulses act along D
-            along = jnp.zeros((r, 2, n)).at[at].set(D_block).reshape(2 * r, n) if continuous else F
+            # the impulses' directions in the momentum rows: the rows' own, but for the laws linearized
+            # about the slip (compiled_laws), whose rows are their linearized laws and whose impulses act along D
+            along = jnp.zeros((r, 2, n)).at[at].set(D_block).reshape(2 * r, n) if implicit else F
             return (F, along, jnp.zeros((nf, r)), jnp.diag(C), c, -bound, bound, kinetic,
                     lambda y: jnp.einsum("rij,rj->ri", basis, y.reshape(r, 2)))  # fmt: skip
 
@@ -194,14 +190,14 @@ def chunk_function(model, layout, static, newton_tolerance, differentiable=False
             eliminated, v+ = M^-1 (M v* + h f + J^T y), J = [N; F], y the contact unknowns;
             ``switch`` = (mu_now, branch, guess) of :func:`friction_rows`."""
             F, along, P, C, c, low, high, kinetic, in_base_of = all_rows(normal_force, basis_force, *switch)
-            K = jnp.block([[M, -N.T, -along.T], [N, jnp.zeros((r, r)), jnp.zeros((r, nf))], [F, P, C]])
+            K = jnp.block([[M, -N.T, -along.T], [N, jnp.diag(compliance_N), jnp.zeros((r, nf))], [F, P, C]])
             rhs = jnp.concatenate([-momentum, e_N, c])
             lo = jnp.concatenate([jnp.full(n, -jnp.inf), jnp.zeros(r), low])
             hi = jnp.concatenate([jnp.full(n, jnp.inf), jnp.full(r, jnp.inf), high])
             J = jnp.concatenate([N, F])
             response = inverse @ jnp.concatenate([N, along]).T
             free = inverse @ momentum
-            W = J @ response + jnp.block([[jnp.zeros((r, r + nf))], [P, C]])
+            W = J @ response + jnp.block([[jnp.diag(compliance_N), jnp.zeros((r, nf))], [P, C]])
             free_rhs = J @ free + rhs[n:]
             sizes = jax.lax.stop_gradient(jnp.abs(J) @ jnp.abs(free))
             y, iterations, solved, _ = _pivot(
@@ -228,6 +224,7 @@ def chunk_function(model, layout, static, newton_tolerance, differentiable=False
             free = inverse @ momentum
             W = H @ response
             W = 0.5 * (W + W.T)
+            W = W.at[0::3, 0::3].add(jnp.diag(compliance_N))
             b = (H @ free).at[0::3].add(e_N)
             y = step_solution(W, b, mu_now)
             solved = jnp.all(jnp.isfinite(y))
@@ -327,7 +324,7 @@ def chunk_function(model, layout, static, newton_tolerance, differentiable=False
             return (*out[:2], total, *out[3:]), switch
 
         unswitched = (mu_now, jnp.zeros(r, jnp.int8), jnp.zeros((r, 2)))
-        if (by_coefficient and not two_coefficients) or continuous:  # one coefficient, or no stick: no switch inside
+        if (by_coefficient and not two_coefficients) or implicit:  # one coefficient, or no stick: no switch inside
             z, codes, iterations, solved, K, rhs, lo, hi, kinetic, in_base = passes_of(unswitched, codes)
             switch = unswitched
         else:
@@ -404,12 +401,17 @@ def chunk_function(model, layout, static, newton_tolerance, differentiable=False
     return chunk
 
 
-def _length(x, y):
-    """sqrt(x² + y²), 0 where both are 0, with a finite derivative there (0: a resting contact's
-    slip or a zero force carries no gradient through its length) -- the same numbers as jnp.sqrt."""
-    square = x * x + y * y
-    positive = square > 0.0
-    return jnp.where(positive, jnp.sqrt(jnp.where(positive, square, 1.0)), 0.0)
+def _compliant_row(coefficients, damping, approach, h):
+    """(e_N, C_N) of a compliant contact's row N v+ + C_N h lam_N+ + e_N >= 0 _|_ h lam_N+ >= 0
+    (:mod:`lcpdyn.compliance`): the law F = sum k_i a^i (``coefficients``, N/m^i) linearized at the
+    predicted ``approach`` a (m; for a <= 0 its linear continuation k_1 a, and no damping),
+    C_N = 1 / (h (F' h + c)) and e_N = -F / (F' h + c) -- :func:`lcpdyn.step_rows.compliant_contact_rows`."""
+    touching = approach > 0.0
+    powers = jnp.where(touching, approach, 0.0) ** jnp.arange(coefficients.shape[0])  # a^(i-1)
+    force = jnp.where(touching, approach * (coefficients @ powers), coefficients[0] * approach)
+    slope = jnp.where(touching, (jnp.arange(1, coefficients.shape[0] + 1) * coefficients) @ powers, coefficients[0])
+    effective = slope * h + jnp.where(touching, damping, 0.0)
+    return -force / effective, 1.0 / (h * effective)
 
 
 def _update_positions(q, v, h, nb):

@@ -75,6 +75,8 @@ def force_and_slope(law, approach: float) -> tuple[float, float]:
 
 
 def elastic_energy(law, approach):
-    """U(a) = sum_i k_i a^(i+1)/(i+1) for a > 0, 0 otherwise (JAX-traceable)."""
+    """U(a) = sum_i k_i a^(i+1)/(i+1) for a > 0, 0 otherwise (JAX-traceable); ``law`` a law or its
+    coefficients (k_1, ..., k_K)."""
     a = jnp.maximum(approach, 0.0)
-    return sum(ki * a ** (i + 2) / (i + 2) for i, ki in enumerate(law.coefficients))
+    coefficients = getattr(law, "coefficients", law)
+    return sum(coefficients[i] * a ** (i + 2) / (i + 2) for i in range(len(coefficients)))

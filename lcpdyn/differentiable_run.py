@@ -1,21 +1,21 @@
 """A run as a differentiable JAX function of its initial state and its numbers (issue 49, item 2).
 
 :class:`DifferentiableRun` takes a :class:`~lcpdyn.stepper.Simulation` of a scene the compiled loop
-takes (:func:`lcpdyn.compiled_loop.unsupported`: the regularized, box, polygonal or continuous
-model, rigid contacts, no joints), or of such a scene under exact Coulomb, and gives its run of ``steps`` steps
-as a pure function of (q0, v0, mu, constants, floats, mu_static): the compiled loop's own traced
-step (:mod:`lcpdyn.compiled_loop`), with its second solve after a friction switch inside a step (a
-breakaway with mu_s > mu_k, a kinetic slip that reversed) in the form reverse mode takes, in a
-``lax.scan``, each step under ``jax.checkpoint`` so that reverse mode stores one state per step,
-not every intermediate (and the step's solver answers -- the pivoting's y and final active set,
-the exact cone's r and modes -- so that its recomputation of the step does not solve again). Its
-first step takes its friction bounds from lam_N of a first pass, as the ordinary step does
-(there is no lagged lam_N at the start), so that the run is the simulation's own to rounding.
-Under exact Coulomb each step's friction-contact problem u = W r + b (the velocities eliminated,
-as :func:`lcpdyn.strategies.coulomb.solve_coulomb` poses it) is solved on the host and
-differentiated on its contact modes (:mod:`lcpdyn.differentiable_coulomb`).
-``jax.grad``, ``jax.jvp`` and ``jax.jacobian`` take it: the pivoting's answer is differentiated
-on its final active set (``compiled_pivoting.pivot``'s rule; implicit differentiation, as
+takes (:func:`lcpdyn.compiled_loop.unsupported`: the regularized, box, polygonal, continuous or
+creep model, rigid or compliant contacts, no joints), or of such a scene under exact Coulomb, and
+gives its run of ``steps`` steps as a pure function of (q0, v0, mu, constants, floats, mu_static):
+the compiled loop's own traced step (:mod:`lcpdyn.compiled_loop`), with its second solve after a
+friction switch inside a step (a breakaway with mu_s > mu_k, a kinetic slip that reversed) in the
+form reverse mode takes, in a ``lax.scan``, each step under ``jax.checkpoint`` so that reverse mode
+stores one state per step, not every intermediate (and the step's solver answers -- the pivoting's y
+and final active set, the exact cone's r and modes -- so that its recomputation of the step does not
+solve again). Its first step takes its friction bounds from lam_N of a first pass, as the ordinary
+step does (there is no lagged lam_N at the start), so that the run is the simulation's own to
+rounding. Under exact Coulomb each step's friction-contact problem u = W r + b (the velocities
+eliminated, as :func:`lcpdyn.strategies.coulomb.solve_coulomb` poses it) is solved on the host and
+differentiated on its contact modes (:mod:`lcpdyn.differentiable_coulomb`). ``jax.grad``,
+``jax.jvp`` and ``jax.jacobian`` take it: the pivoting's answer is differentiated on its final
+active set (``compiled_pivoting.pivot``'s rule; implicit differentiation, as
 :mod:`solvers.sensitivity`), everything else by JAX.
 
 What a derivative means: that of the motion on the active sets and friction branches the run
@@ -51,9 +51,13 @@ __all__ = ["DifferentiableRun", "RunOutputs", "CONSTANTS", "contact_modes"]
 
 #: The entries of the ``constants`` input, by name: h (s), the bristles' compliance 1/(k_T h²)
 #: of the regularized model, its velocity threshold v_th (m/s; the continuous law's characteristic
-#: velocity v0), the gap stabilization β, the static-friction threshold (m/s) and the tolerance the
-#: pivoting judges rounding by.
-CONSTANTS = ("dt", "compliance", "velocity_threshold", "stabilization", "static_threshold", "tolerance")
+#: velocity v0), the gap stabilization β, the static-friction threshold (m/s), the tolerance the
+#: pivoting judges rounding by, and the creep law's Kalker coefficients f11, f22 (N), f23 (N m) and
+#: least rolling speed (m/s) (0 under the other models).
+CONSTANTS = (
+    "dt", "compliance", "velocity_threshold", "stabilization", "static_threshold", "tolerance",
+    "f11", "f22", "f23", "min_speed",
+)  # fmt: skip
 
 
 class RunOutputs(NamedTuple):
@@ -81,8 +85,9 @@ def contact_modes(outputs: RunOutputs, constants, mu, mu_static, box: bool, xp=n
     mu_s (``box``: the box model's or the polygonal cone's breakaway), or a slip above the static
     threshold (the entry of ``constants``) at the step's end; ``mu``, ``mu_static`` the run's inputs (NaN: follows mu).
     Where a mode changes between steps the run switched, and its derivative is one-sided there.
-    ``smooth``: the continuous law, which has no stick (a load below mu_k lam_N creeps: Bauchau 2002
-    Eq. 28) and no switch but touching and lifting -- every loaded contact slides.
+    ``smooth``: the continuous or the creep law, which have no stick (a load below mu_k lam_N creeps:
+    Bauchau 2002 Eq. 28; Kalker's creep saturates smoothly) and no switch but touching and lifting --
+    every loaded contact slides.
     ``xp``: NumPy, or ``jax.numpy`` inside a traced function."""
     threshold = constants[CONSTANTS.index("static_threshold")]
     slip = xp.sqrt(xp.sum(xp.asarray(outputs.slip) ** 2, axis=-1))
@@ -100,8 +105,9 @@ class DifferentiableRun:
     ``run.inputs`` are the simulation's own values) inside :func:`lcpdyn.precision.float64`; it
     returns :class:`RunOutputs`. ``floats`` are the model's packed numbers: gravity (3, m/s²), the
     bodies' masses (nb, kg), their inertia matrices about the centre in the body frame (nb x 9,
-    kg m², row-major), then the contacts' geometry numbers -- the derivative with respect to a mass
-    or an inertia is that with respect to its entry. ``mu`` are the contacts' (kinetic) coefficients, ``mu_static``
+    kg m², row-major), then the contacts' geometry numbers, then each compliant contact's normal
+    law (:meth:`law_numbers`) -- the derivative with respect to a mass, an inertia, a stiffness or a
+    damping is that with respect to its entry. ``mu`` are the contacts' (kinetic) coefficients, ``mu_static``
     their static ones, NaN where a contact's static coefficient was not given and follows ``mu``
     (as :class:`~lcpdyn.contact.PointContact`'s does; None: the simulation's).
     ``checkpoint=False`` keeps every step's intermediates for reverse mode instead of
@@ -136,6 +142,7 @@ class DifferentiableRun:
                        "constants": np.asarray(constants), "floats": np.asarray(floats),
                        "mu_static": mu_static}  # fmt: skip
         self._contacts = loop.static[1]
+        self._laws = {i: (start, order) for i, start, order in loop.layout.laws}
         # the pivoting starts from the active set of the simulation's own first step (the compiled
         # loop's chunks start from the host's too): from all basic, the polygonal cone's first
         # basic system would be singular (more directions basic than the tangent plane has)
@@ -145,11 +152,21 @@ class DifferentiableRun:
         self._codes = initial_set(first, loop.size, n, r)
         # box, polygonal or the exact cone: the coefficient applied tells a breakaway (contact_modes)
         self.box = bool(loop.static[2] or loop.static[8] or loop.static[9])
-        self.smooth = bool(loop.static[10])  # the continuous law: no stick, no switch but touch and lift
+        # the continuous and creep laws: no stick, no switch but touch and lift
+        self.smooth = bool(loop.static[10] or loop.static[11])
         # traced and compiled at the first call, once per run object; plain jax.jit (not
         # lcpdyn.compilation.jit): a run is called inside its users' own transformations and jits,
         # where a nested jit may not carry compiler options
         self._traced = jax.jit(self._run)
+
+    def law_numbers(self, contact: int) -> tuple[slice, int]:
+        """Where compliant contact ``contact``'s normal law (:mod:`lcpdyn.compliance`) sits in
+        ``floats``: (the slice of its coefficients k_1..k_K, N/m^i; the index of its damping c,
+        N s/m). A rigid contact is refused by name."""
+        if contact not in self._laws:
+            raise ValueError(f"DifferentiableRun.law_numbers: contact {contact!r} is no compliant contact of this run")
+        start, order = self._laws[contact]
+        return slice(start, start + order), start + order
 
     def __call__(self, q0, v0, mu, constants, floats, mu_static=None) -> RunOutputs:
         mu_static = self.inputs["mu_static"] if mu_static is None else mu_static

@@ -444,10 +444,9 @@ class Model:
         }
 
     def _shareable(self) -> bool:
-        """Whether everything the kinematics traces is in the packed numbers (no user functions)."""
-        return not (self.forces or self.holonomic or self.nonholonomic) and all(
-            c.normal_law is None for c in self.contacts
-        )
+        """Whether everything the kinematics traces is in the packed numbers (no user functions;
+        a compliant contact's law is among the numbers)."""
+        return not (self.forces or self.holonomic or self.nonholonomic)
 
     def describe_force(self, i: int) -> str:
         """A readable name of ``self.forces[i]`` for error messages."""

@@ -179,7 +179,7 @@ class Simulation:
         # box), or None; the step Eq. (30) is posed over: h, or h/2 to the midpoint in Moreau's midpoint scheme
         self._h_solve = 0.5 * self.dt if position_update == "midpoint" else self.dt
         rows = None if self.coulomb else compiled_rows(self.friction, self._h_solve)
-        self._rows = rows if rows is not None and not rows.directions and not rows.continuous else None
+        self._rows = rows if rows is not None and not (rows.directions or rows.continuous or rows.creep) else None
         self._fused = (
             options.fused
             and position_update != "midpoint"

@@ -146,18 +146,27 @@ def test_a_block_on_four_corners_runs_in_the_loop(friction):
     assert np.max(np.abs(compiled.velocity[-1])) < 1e-12  # at rest
 
 
-def test_the_continuous_law_runs_in_the_loop(wheel):
-    """Bauchau's continuous law (two free unknowns per contact, its law linearized about the step's
-    slip; the impulses act along D, the rows are mu lam_N h G D v+) in the loop: every step of the
-    wheel's second but the first, with the ordinary step's motion to rounding (measured 2e-14 m,
-    5e-13 m/s)."""
-    ordinary = wheel.simulation("continuous", compiled_loop=False).run(1.0)
-    sim = wheel.simulation("continuous")
+@pytest.mark.parametrize("law", ["continuous", "creep"])
+def test_the_laws_linearized_about_the_slip_run_in_the_loop(wheel, law):
+    """Bauchau's continuous law and Kalker's creep with Vermeulen–Johnson saturation (two free
+    unknowns per contact, the law linearized about the step's slip -- and spin, for creep, with the
+    contact's rolling speed; the impulses act along D) in the loop: every step of the wheel's
+    second but the first, with the ordinary step's motion to rounding (measured 2e-14 m, 5e-13
+    m/s). The creep coefficients (5 N, 5 N, 0.5 N m: the wheel weighs 1 kg) saturate the force
+    until step 632, then on 225 of the last 368 steps not."""
+    from lcpdyn.friction import Creep
+
+    model = Creep(f11=5.0, f22=5.0, f23=0.5) if law == "creep" else law
+    ordinary = wheel.simulation(model, compiled_loop=False).run(1.0)
+    sim = wheel.simulation(model)
     compiled = sim.run(1.0)
     assert sim.loop_steps == {"compiled": 999, "ordinary": 1}  # taken by "auto"
     assert np.all(compiled.solver_status == 0) and np.all(compiled.solver_residual <= sim.tolerance)
     assert np.max(np.abs(compiled.position - ordinary.position)) < 1e-12  # m
     assert np.max(np.abs(compiled.velocity - ordinary.velocity)) < 1e-10  # m/s, of 6 m/s
+    if law == "creep":  # saturated, then not: both of the law's regimes in the run
+        kinetic = np.asarray(compiled.contact_kinetic, bool)[:, 0]
+        assert kinetic[:600].all() and np.sum(~kinetic) > 200
 
 
 def test_a_disk_sticking_on_its_rim_runs_in_the_loop_under_the_polygonal_cone():

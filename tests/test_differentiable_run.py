@@ -60,14 +60,14 @@ def test_a_sliding_spheres_gradient_is_its_discrete_closed_form(friction):
 
 
 def test_the_wheels_gradient_is_the_finite_difference():
-    """The Peiret wheel under the regularized model, 300 steps of its sliding phase (every step
-    kinetic: no switch): the gradient of a loss of its final position and spin with respect to
+    """The Peiret wheel under the regularized model for 1 s (1,000 steps of its sliding phase: every
+    step kinetic, no switch): the gradient of a loss of its final position and spin with respect to
     its initial velocity (a random direction), mu, h, the wheel's mass and its inertia matrix (a
     random symmetric direction; both in ``floats``: gravity, masses, inertias) agrees with central
     differences at e = 1e-6 to 1e-6 relative, and the central difference's error falls as e²
     (e = 1e-2, 1e-3)."""
     scene = build_scene("wheel")
-    run = DifferentiableRun(scene.simulation("regularized"), 300)
+    run = DifferentiableRun(scene.simulation("regularized"), 1000)
     x = run.inputs
 
     def of(v0, mu, constants, floats):
@@ -109,10 +109,10 @@ def test_the_wheels_gradient_is_the_finite_difference():
     assert np.asarray(outputs.kinetic).all()
 
 
-@pytest.mark.parametrize("friction", ["polygonal", "coulomb", "continuous"])
+@pytest.mark.parametrize("friction", ["box", "polygonal", "coulomb", "continuous"])
 def test_the_wheels_gradient_over_one_second_is_the_finite_difference(friction):
-    """The Peiret wheel for 1 s (1,000 steps; it slides throughout: no switch) under the polygonal
-    cone (k = 8: nine unknowns per contact, the cone's mu lam_N - sum beta row coupling them to
+    """The Peiret wheel for 1 s (1,000 steps; it slides throughout: no switch) under the box
+    model, the polygonal cone (k = 8: nine unknowns per contact, the cone's mu lam_N - sum beta row coupling them to
     lam_N; it slides on one facet), under Bauchau's continuous law (two free unknowns per contact,
     its law linearized about the step's slip) and under exact Coulomb (each step's friction-contact problem
     solved on the host and differentiated on its contact modes, lcpdyn.differentiable_coulomb):
@@ -146,6 +146,100 @@ def test_the_wheels_gradient_over_one_second_is_the_finite_difference(friction):
     q, v = stepped(simulation(scene, friction, **({"tolerance": 1e-12} if friction == "coulomb" else {})), steps)
     assert np.max(np.abs(np.asarray(outputs.q) - q)) < 1e-12  # m (and quaternion entries)
     assert np.max(np.abs(np.asarray(outputs.v) - v)) < 1e-10  # m/s, of 6 m/s
+
+
+def test_the_creep_laws_gradient_in_its_coefficients_is_the_finite_difference():
+    """The Peiret wheel for 1 s under Kalker's creep with Vermeulen–Johnson saturation (f11 = f22 =
+    5 N, f23 = 0.5 N m for the 1 kg wheel: saturated until step 632, then on 225 steps not; no switch: the law
+    is C1 at beta = 3): the run is the ordinary steps' to rounding, and the gradient of a loss of
+    its final position and spin along v0, mu, h and each Kalker coefficient (traced numbers of the
+    run, ``constants``) agrees with central differences at e = 1e-5 to 1e-6 relative."""
+    from lcpdyn.friction import Creep
+
+    scene = build_scene("wheel")
+    steps, model = 1000, Creep(f11=5.0, f22=5.0, f23=0.5)
+    run = DifferentiableRun(scene.simulation(model), steps)
+    x = run.inputs
+    with float64():
+        program = value_and_gradient(run, x, lambda out: out.q[-1, 0] + out.q[-1, 1] + 0.1 * out.v[-1, 5], (0, 1, 2))
+        (_, outputs), grads = program(x["v0"], x["mu"], x["constants"], x["mu_static"])
+
+        def loss(v0, mu, constants):
+            return float(program(v0, mu, constants, x["mu_static"])[0][0])
+
+        def entry(name, size):
+            along = np.zeros_like(x["constants"])
+            along[CONSTANTS.index(name)] = size
+            return (0.0, 0.0, along)
+
+        e, at = 1e-5, (x["v0"], x["mu"], x["constants"])
+        directions = [(np.random.default_rng(0).normal(size=6), 0.0, 0.0), (0.0, 1.0, 0.0), entry("dt", 1e-3)]
+        directions += [entry("f11", 5.0), entry("f22", 5.0), entry("f23", 0.5)]
+        for along in directions:
+            plus = loss(*(a + e * b for a, b in zip(at, along)))
+            central = float(plus - loss(*(a - e * b for a, b in zip(at, along)))) / (2 * e)
+            exact = sum(float(np.sum(np.asarray(gr) * b)) for gr, b in zip(grads, along))
+            assert abs(central) > 1e-4, along  # the loss feels each number
+            assert exact == pytest.approx(central, rel=1e-6), (along, exact, central)
+    DifferentiableRun.check(outputs)
+    assert run.switches(outputs) == []
+    kinetic = np.asarray(outputs.kinetic)[:, 0]
+    assert kinetic[:600].all() and np.sum(~kinetic) > 200  # saturated, then not (on 225 steps)
+    q, v = stepped(scene.simulation(model), steps)
+    assert np.max(np.abs(np.asarray(outputs.q) - q)) < 1e-12  # m (and quaternion entries)
+    assert np.max(np.abs(np.asarray(outputs.v) - v)) < 1e-10  # m/s, of 6 m/s
+
+
+@pytest.mark.parametrize("friction", ["regularized", "coulomb"])
+def test_a_compliant_contacts_gradient_in_its_stiffness_and_damping_is_the_finite_difference(friction):
+    """A 2 kg block sliding at 0.5 m/s on a spring-damper contact (k = 1e5 N/m, damping ratio
+    0.3; Bauchau 2002 Sec. 4.2: C_N = 1/(h (k h + c)) on its normal row), 300 steps of 1e-4 s
+    (about one period of the spring): it sinks into the spring while it slides (no switch). The
+    run is the ordinary steps' to rounding, and the gradient of a loss of its final height and
+    position along v0, mu, the stiffness and the damping (entries of ``floats``:
+    ``run.law_numbers``) agrees with central differences at e = 1e-5 to 1e-6 relative."""
+    import math
+
+    from lcpdyn import Model, Plane, PointContact, RigidBody, Simulation
+    from lcpdyn.compliance import SpringDamperLaw
+
+    k, m = 1e5, 2.0
+    model = Model()
+    block = model.add_body(RigidBody("block", m, (0.01, 0.01, 0.01), velocity=(0.5, 0.0, 0.0)))
+    model.add_contact(PointContact(block, Plane(), 0.3, normal_law=SpringDamperLaw(k, 0.6 * math.sqrt(k * m))))
+    steps = 300
+    run = DifferentiableRun(Simulation(model, friction, 1e-4), steps)
+    x = run.inputs
+    coefficients, damping = run.law_numbers(0)
+
+    def of(v0, mu, floats):
+        outputs = run(x["q0"], v0, mu, x["constants"], floats, x["mu_static"])
+        return outputs.q[-1, 0] + 100.0 * outputs.q[-1, 2], outputs
+
+    with float64():
+        program = jax.jit(jax.value_and_grad(of, argnums=(0, 1, 2), has_aux=True))
+        at = (x["v0"], x["mu"], x["floats"])
+        (_, outputs), grads = program(*at)
+        stiffness, damper = np.zeros_like(x["floats"]), np.zeros_like(x["floats"])
+        stiffness[coefficients] = k
+        damper[damping] = x["floats"][damping]
+        e = 1e-5
+        for along in ((np.random.default_rng(0).normal(size=6), 0.0, 0.0), (0.0, 1.0, 0.0),
+                      (0.0, 0.0, stiffness), (0.0, 0.0, damper)):  # fmt: skip
+            plus = float(program(*(a + e * b for a, b in zip(at, along)))[0][0])
+            minus = float(program(*(a - e * b for a, b in zip(at, along)))[0][0])
+            central = (plus - minus) / (2 * e)
+            exact = sum(float(np.sum(np.asarray(gr) * b)) for gr, b in zip(grads, along))
+            assert abs(central) > 1e-6, along  # the loss feels each number
+            assert exact == pytest.approx(central, rel=1e-6), (along, exact, central)
+    DifferentiableRun.check(outputs)
+    assert run.switches(outputs) == []
+    assert np.all(np.asarray(outputs.normal_force) > 0.0)
+    q, v = stepped(Simulation(model, friction, 1e-4, **({"tolerance": 1e-12} if friction == "coulomb" else {})), steps)
+    assert np.max(np.abs(np.asarray(outputs.q) - q)) < 1e-12  # m
+    assert np.max(np.abs(np.asarray(outputs.v) - v)) < 1e-10  # m/s
+    with pytest.raises(ValueError, match="contact 1 is no compliant contact"):
+        run.law_numbers(1)
 
 
 @pytest.mark.parametrize(

@@ -63,7 +63,8 @@ class CompiledRows(NamedTuple):
     static/kinetic switch, ``rigid_box`` True for the box model (F = D, C = 0, bounds h mu lam_N
     per component), False for the regularized model (Peiret 2016 Eqs. 25-27), ``cone`` its
     static branch in the cone, ``directions`` k > 0 for the polygonal cone's k + 1 unknowns per
-    contact (Peiret 2016 Eqs. 13-16; the other fields unused), ``continuous`` the continuous law.
+    contact (Peiret 2016 Eqs. 13-16; the other fields unused), ``continuous`` the continuous law,
+    ``creep`` the creep law.
     The host's fused kernels build the regularized and box rows only (``Simulation`` takes the
     others from the model's ``block``)."""
 
@@ -80,6 +81,10 @@ class CompiledRows(NamedTuple):
     """Bauchau 2002's continuous law (:class:`lcpdyn.friction.continuous.Continuous`), linearized
     about the step's slip, its characteristic velocity v0 in ``velocity_threshold``: two free
     unknowns per contact (the other fields unused)."""
+    creep: tuple = ()
+    """Kalker's creep law with Vermeulen–Johnson saturation (:class:`lcpdyn.friction.creep.Creep`):
+    (f11 N, f22 N, f23 N m, min_speed m/s, saturate), linearized about the step's slips and spin
+    with the contacts' rolling kinematics; () for the other models."""
 
 
 @runtime_checkable

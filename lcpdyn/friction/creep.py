@@ -9,7 +9,7 @@ from typing import NamedTuple
 import numpy as np
 
 from ..validation import nonnegative, positive
-from .base import BOUNDED_LCP, FrictionBlock, world_force_in_bases
+from .base import BOUNDED_LCP, CompiledRows, FrictionBlock, world_force_in_bases
 
 __all__ = ["Creep", "RollingKinematics", "saturation", "creep_force"]
 
@@ -127,6 +127,11 @@ class Creep:
             "saturate": self.saturate,
             "min_speed": self.min_speed,
         }
+
+    def compiled_rows(self, h: float) -> CompiledRows:
+        """The creep law's rows for the compiled step (:mod:`lcpdyn.compiled_laws`): its coefficients
+        and least rolling speed, which the step takes as traced numbers."""
+        return CompiledRows(0.0, 0.0, False, creep=(self.f11, self.f22, self.f23, self.min_speed, self.saturate))
 
     def block(self, D, v, h, mu, normal_force, friction_force, tangent, mu_static=None, rolling=None) -> FrictionBlock:
         """The creep block: the creep forces of the contacts' creepages (``rolling`` gives their spin rows and

@@ -9,10 +9,12 @@ carry Kalker's linear coefficients with Vermeulen–Johnson saturation (``fricti
 reference is the ordinary step's run at the paper's f11 = f22 = 12 MN, over 0.5 s. The fit
 starts from f11 = 9 MN and f22 = 15 MN, in log10.
 
-The wheel–rail rows are not on the compiled path that a differentiable run traces. This fit
-therefore goes through a function ``simulate(values)`` that runs the scene with the ordinary
-step, and takes its Jacobian from central differences, two runs per coefficient (the route
-``lcpdyn.calibrate`` gives every scene). The scene is built once, so its kinematics compile
+The creep law is on the compiled path a differentiable run traces (its coefficients are traced
+numbers: the wheel's gradient in them is checked against central differences), but this scene
+holds the wheelset's forward speed by a non-holonomic row, and the compiled step takes no
+bilateral rows. This fit therefore goes through a function ``simulate(values)`` that runs the
+scene with the ordinary step, and takes its Jacobian from central differences, two runs per
+coefficient (the route ``lcpdyn.calibrate`` gives every scene). The scene is built once, so its kinematics compile
 once, and each run makes a new ``Creep`` model.
 """
 
