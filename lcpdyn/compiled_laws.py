@@ -1,10 +1,10 @@
-"""The rows of the friction laws that the step linearizes implicitly about the known slip, traced
-in JAX for the compiled step (:mod:`lcpdyn.compiled_step`): Bauchau's continuous law
+"""The rows of the friction laws that the step linearizes implicitly about the known slip, traced in
+JAX for the compiled step (:mod:`lcpdyn.compiled_step`): Bauchau's continuous law
 (:class:`lcpdyn.friction.continuous.Continuous`) and Kalker's creep with Vermeulen–Johnson
-saturation (:class:`lcpdyn.friction.creep.Creep`). Each gives the host's
-:class:`~lcpdyn.friction.base.FrictionBlock` rows of its contacts, in its ``block``'s
-arithmetic: two free unknowns per contact (fixed at zero on an unloaded contact), the row
-C y + F v+ + c = 0 with C = 1, and the impulses acting along the slip rows D."""
+saturation (:class:`lcpdyn.friction.creep.Creep`). Each gives the rows that its model's ``block``
+gives the ordinary step (the same equations; the motion agrees to rounding): two free unknowns per contact
+(fixed at zero on an unloaded contact), the row C y + F v+ + c = 0 with C = 1, and the impulses
+acting along the slip rows D."""
 
 from __future__ import annotations
 
