@@ -39,6 +39,18 @@ def value_and_gradient(run, x, loss, argnums):
     return jax.jit(jax.value_and_grad(of, argnums=argnums, has_aux=True))
 
 
+def assert_central_differences(loss, grads, at, directions, e, floor=0.0):
+    """The gradient ``grads`` of ``loss`` at ``at`` along each of ``directions`` (one entry per
+    argument) against the central difference (loss(at + e d) - loss(at - e d)) / 2e, to 1e-6
+    relative; ``floor`` > 0: each central difference exceeds it (the loss feels each number)."""
+    for along in directions:
+        plus = loss(*(a + e * b for a, b in zip(at, along)))
+        central = float(plus - loss(*(a - e * b for a, b in zip(at, along)))) / (2 * e)
+        exact = sum(float(np.sum(np.asarray(gr) * b)) for gr, b in zip(grads, along))
+        assert abs(central) > floor, along
+        assert exact == pytest.approx(central, rel=1e-6), (along, exact, central)
+
+
 # the polygonal cone: its 1 s wheel test below (here it held to 7e-16, a compilation of its own)
 @pytest.mark.parametrize("friction", ["regularized", "box", "coulomb"])
 def test_a_sliding_spheres_gradient_is_its_discrete_closed_form(friction):
@@ -135,12 +147,8 @@ def test_the_wheels_gradient_over_one_second_is_the_finite_difference(friction):
 
         dt = np.zeros_like(x["constants"])
         dt[CONSTANTS.index("dt")] = 1e-3
-        e, at = 1e-5, (x["v0"], x["mu"], x["constants"])
-        for along in ((np.random.default_rng(0).normal(size=6), 0.0, 0.0), (0.0, 1.0, 0.0), (0.0, 0.0, dt)):
-            plus = loss(*(a + e * b for a, b in zip(at, along)))
-            central = float(plus - loss(*(a - e * b for a, b in zip(at, along)))) / (2 * e)
-            exact = sum(float(np.sum(np.asarray(gr) * b)) for gr, b in zip(grads, along))
-            assert exact == pytest.approx(central, rel=1e-6), (along, exact, central)
+        directions = ((np.random.default_rng(0).normal(size=6), 0.0, 0.0), (0.0, 1.0, 0.0), (0.0, 0.0, dt))
+        assert_central_differences(loss, grads, (x["v0"], x["mu"], x["constants"]), directions, 1e-5)
     DifferentiableRun.check(outputs)
     assert run.switches(outputs) == []
     q, v = stepped(simulation(scene, friction, **({"tolerance": 1e-12} if friction == "coulomb" else {})), steps)
@@ -172,15 +180,9 @@ def test_the_creep_laws_gradient_in_its_coefficients_is_the_finite_difference():
             along[CONSTANTS.index(name)] = size
             return (0.0, 0.0, along)
 
-        e, at = 1e-5, (x["v0"], x["mu"], x["constants"])
         directions = [(np.random.default_rng(0).normal(size=6), 0.0, 0.0), (0.0, 1.0, 0.0), entry("dt", 1e-3)]
         directions += [entry("f11", 5.0), entry("f22", 5.0), entry("f23", 0.5)]
-        for along in directions:
-            plus = loss(*(a + e * b for a, b in zip(at, along)))
-            central = float(plus - loss(*(a - e * b for a, b in zip(at, along)))) / (2 * e)
-            exact = sum(float(np.sum(np.asarray(gr) * b)) for gr, b in zip(grads, along))
-            assert abs(central) > 1e-4, along  # the loss feels each number
-            assert exact == pytest.approx(central, rel=1e-6), (along, exact, central)
+        assert_central_differences(loss, grads, (x["v0"], x["mu"], x["constants"]), directions, 1e-5, floor=1e-4)
     DifferentiableRun.check(outputs)
     assert run.switches(outputs) == []
     kinetic = np.asarray(outputs.kinetic)[:, 0]
