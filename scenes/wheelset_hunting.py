@@ -489,7 +489,6 @@ SYSTEM_PARAMETERS = {"speed": DEFAULTS["speed"], "yaw_stiffness": 0.0, "saturati
 `lcpdyn scenes` without building the system, which solves the centred contact first: 11 s)."""
 
 
-@functools.cache
 @functools.lru_cache(maxsize=8)  # one system per structure: its compiled functions are kept (a sweep compiles once)
 def system(cant: float = 1 / 40) -> MinimalSystem:
     """The wheelset in minimal coordinates for the linear stability analysis (Schwab–Meijaard
@@ -513,14 +512,16 @@ def system(cant: float = 1 / 40) -> MinimalSystem:
     numbers, w0, _, cosine = _centred(cant)
     solve = _contact_solver(numbers, w0)
 
-    def pose(q, t, p):
-        w = solve(q[:2])
+    def placed(q, t, p, w):
         x = jnp.array([p["speed"] * t, q[0], w[0]])
         return x[None], (rot_z(q[1]) @ rot_x(w[1]) @ rot_y(q[2]))[None]
 
+    def pose(q, t, p):
+        return placed(q, t, p, solve(q[:2]))
+
     def force(q, qdot, t, p):
-        w = solve(q[:2])
-        (x,), (R,) = pose(q, t, p)
+        w = solve(q[:2])  # once: each call of the solver is traced again with its derivative rules
+        (x,), (R,) = placed(q, t, p, w)
         frames = [contact_at(c, x, R, w[2 + 2 * k], w[3 + 2 * k])[3:] for k, c in enumerate(numbers)]
 
         def velocities(rates):

@@ -8,9 +8,9 @@ With W = B M^-1 B^T over B = [N; F] (and B_G = [N; G]), the island's problem in 
     [ N M^-1 N^T + C_N   N M^-1 G^T     ] [ h lam_N ]   [ N v* + e_N ]
     [ F M^-1 N^T         F M^-1 G^T + C ] [ x_F     ] + [ F v* + c   ]  complementary to the bounds,
 
-v+ = v* + M^-1 B_G^T (h lam_N, x_F). Where its matrix is symmetric (F = G and a diagonal C: tested on
-the matrix, not on the model's name) it is the optimality condition of a convex quadratic program in
-the bounds of this pass, solved by Bertsekas' projected Newton method
+v+ = v* + M^-1 B_G^T (h lam_N, x_F). Where its matrix is symmetric (F = G and symmetric C: tested on
+the model's rows, not on its name; :func:`symmetric_rows`) it is the optimality condition of a
+convex quadratic program in the bounds of this pass, solved by Bertsekas' projected Newton method
 (:func:`solvers.sparse_newton.projected_newton_csr`); otherwise, or if that does not converge, the
 primal-dual active-set iteration alternating with block Gauss–Seidel sweeps over the contacts
 (:mod:`solvers.sparse_gauss_seidel`). The friction bounds follow the normal forces that jump as in the
@@ -36,7 +36,7 @@ from solvers.sparse_measure import (
     csr_lcp_measure_scaled,
     csr_lcp_scales,
 )
-from solvers.sparse_newton import is_symmetric, projected_newton_csr, proximal_point_csr
+from solvers.sparse_newton import projected_newton_csr, proximal_point_csr
 
 from ..detected_contacts import bounds_moved
 from ..friction.base import basis_settled
@@ -54,6 +54,7 @@ __all__ = [
     "island_delassus",
     "solve_sparse_coulomb",
     "solve_sparse_island",
+    "symmetric_rows",
     "sparse_applies",
     "two_rows",
 ]
@@ -225,6 +226,27 @@ def contact_friction(model, slips, h, mu, mu_static, normal_force, friction_forc
     return (*out, *vectors, basis, kinetic)
 
 
+def _renew_rows(rows, renewed, model, slips, h, mu, mu_static, normal_force, friction_force, tangent, switches,
+                basis_force):  # fmt: skip
+    """:func:`contact_friction`'s ``rows`` with the contacts ``renewed`` (indices) asked for again
+    (their lam_N changed; every other input is the same). The same numbers as asking for all:
+    contact_friction has checked that each contact's rows read its own slip rows alone."""
+    if renewed.size == 0:
+        return rows
+    two = np.stack([2 * renewed, 2 * renewed + 1], axis=1).reshape(-1)
+    extra = None if switches is None else {name: np.asarray(value)[renewed] for name, value in switches.items()}
+    fresh = contact_friction(
+        model, slips[renewed].reshape(-1), h, mu[renewed], mu_static[renewed], normal_force[renewed],
+        friction_force[renewed], tangent[renewed], extra, None if basis_force is None else basis_force[renewed],
+    )  # fmt: skip
+    out = []
+    for old, new, per_row in zip(rows, fresh, (False, False, False, True, True, True, False, False)):
+        old = old.copy()
+        old[two if per_row else renewed] = new
+        out.append(old)
+    return tuple(out)
+
+
 def _key(H, Minv):
     """A fingerprint of an island's rows and masses: its Delassus operator is built once a step."""
     digest = hashlib.blake2b(digest_size=16)
@@ -256,6 +278,17 @@ def island_delassus(H, Minv, cache=None):
         cache.clear()  # one island's at a time: a step's islands are solved one after the other
         cache[key] = found
     return found
+
+
+def symmetric_rows(F, G, C, tolerance: float = 1e-12) -> bool:
+    """Whether the pass's matrix K = T W T'^T + C (T = diag(1, F_i), T' = diag(1, G_i), W symmetric
+    bit for bit) is symmetric: each contact's friction rows F_i equal its force columns G_i and its
+    compliance C_i is symmetric, to ``tolerance`` of their largest entry -- tested on the model's
+    rows, not on its name, and without forming K - K^T."""
+    top = max(np.abs(F).max(initial=0.0), np.abs(G).max(initial=0.0))
+    if np.abs(F - G).max(initial=0.0) > tolerance * top:
+        return False
+    return bool(np.abs(C - C.transpose(0, 2, 1)).max(initial=0.0) <= tolerance * np.abs(C).max(initial=0.0))
 
 
 def _maps(F):
@@ -297,10 +330,16 @@ def solve_sparse_island(
     passes, passed, extra = 1 + settings.basis_passes, 0, 0
     basis_force, tangential = None, friction_start  # the friction impulse along t1, t2 to start from
     matrices = None  # the last pass's rows and what was built from them
+    friction_rows, renewed = None, None  # the last pass's contact_friction, and the contacts a bound pass renews
     while True:
-        F1, G1, C1, cvec, lo, hi, basis, kinetic = contact_friction(
-            model, slips.reshape(-1), h, mu, mu_static, normal_force, friction_force, tangent, switches, basis_force
-        )
+        if renewed is None:
+            friction_rows = contact_friction(
+                model, slips.reshape(-1), h, mu, mu_static, normal_force, friction_force, tangent, switches, basis_force
+            )
+        else:  # a bound pass: only the renewed contacts' lam_N changed, and a contact's rows are its own
+            friction_rows = _renew_rows(friction_rows, renewed, model, slips, h, mu, mu_static, normal_force,
+                                        friction_force, tangent, switches, basis_force)  # fmt: skip
+        F1, G1, C1, cvec, lo, hi, basis, kinetic = friction_rows
         if tangential is not None:  # the friction impulse in this pass's row basis (columns of basis)
             warm_T = np.einsum("kji,kj->ki", basis, tangential)
             z[1::3], z[2::3] = warm_T[:, 0], warm_T[:, 1]
@@ -317,7 +356,8 @@ def solve_sparse_island(
             Cb = csr_matrix(block_diagonal_csr(CC)[::-1], shape=(3 * c, 3 * c))
             K30 = bmat([[M, -Bt], [B, Cb]], format="csr")
             Tq = np.einsum("kab,kb->ka", T, Hv)  # B v*, contact-major
-            matrices = ((F1, G1, C1), Bt, K_cm, csr_arrays(K_cm), is_symmetric(K_cm), csr_arrays(K30), Tq)
+            symmetric = symmetric_rows(F1, G1, C1)
+            matrices = ((F1, G1, C1), Bt, K_cm, csr_arrays(K_cm), symmetric, csr_arrays(K30), Tq)
         _, Bt, K_cm, (indptr, indices, data), symmetric, (k_ptr, k_idx, k_data), Tq = matrices
         shift = np.column_stack([e_N, cvec.reshape(c, 2)])  # (e_N, c) per contact
         q_cm = (Tq + shift).reshape(-1)
@@ -379,6 +419,8 @@ def solve_sparse_island(
             break
         extra += 1
         normal_force = np.where(moved, latest, normal_force)  # only where it matters
+        # with the model's basis passes every pass also moves the static basis of all contacts
+        renewed = None if settings.basis_passes else np.flatnonzero(moved)
     x = full(z)
     x_F = z.reshape(c, 3)[:, 1:].reshape(-1)
     return SparseAnswer(
