@@ -1,4 +1,5 @@
 import os
+import zlib
 from pathlib import Path
 
 import pytest
@@ -50,13 +51,61 @@ def coal():
     return module
 
 
+LEGS = ("siconos", "current")
+
+
+def dealt_leg(item) -> str | None:
+    """The leg that runs ``item`` when one test command runs both (``one_leg`` marker), else None.
+
+    A long reproduction of a paper's scene, a long run or a matrix of compiled programs proves its
+    claim once per test command; the short tests of the same code (every unit test) run on both
+    stacks. ``one_leg(leg=...)`` on a module (``pytestmark``) or a function names the leg; without
+    a name, a parametrized test's cells are dealt to the two legs in turn (from a leg chosen by the
+    function's name), so that each leg runs every code path of the matrix, and a plain test goes
+    to the leg its name's checksum picks."""
+    marker = item.get_closest_marker("one_leg")
+    if marker is None:
+        return None
+    leg = marker.kwargs.get("leg")
+    if leg is not None:
+        if leg not in LEGS:
+            raise ValueError(f"{item.nodeid}: one_leg(leg={leg!r}) names no leg of {LEGS}")
+        return leg
+    function = item.nodeid.split("[", 1)[0]
+    start = zlib.crc32(function.encode())
+    index = getattr(item, "_one_leg_index", 0)
+    return LEGS[(start + index) % 2]
+
+
+def _deal(config, items):
+    """Under ``./dev.sh test`` with both legs (``LCPDYN_BOTH_LEGS=1``), the items another leg runs
+    (:func:`dealt_leg`) are deselected, and reported so; a leg run alone, or pytest by hand, runs
+    them all."""
+    count: dict = {}
+    for item in items:  # the cell's place among its function's cells, in collection order
+        function = item.nodeid.split("[", 1)[0]
+        item._one_leg_index = count.get(function, 0)
+        count[function] = item._one_leg_index + 1
+    if os.environ.get("LCPDYN_BOTH_LEGS") != "1":
+        return
+    leg = os.environ.get("LCPDYN_STACK", "siconos")
+    kept, other = [], []
+    for item in items:
+        (other if dealt_leg(item) not in (None, leg) else kept).append(item)
+    if other:
+        config.hook.pytest_deselected(items=other)
+        items[:] = kept
+
+
 def pytest_collection_modifyitems(config, items):
-    """The current-stack leg (``LCPDYN_STACK=current``) takes the test modules in reverse order
+    """Deals the ``one_leg`` tests between the legs (:func:`_deal`). The current-stack leg
+    (``LCPDYN_STACK=current``) takes the test modules in reverse order
     (each module's own tests in theirs). ``./dev.sh test`` runs the two legs at once from one
     checkout, and they share Numba's on-disk cache (``__pycache__``; the same Numba release in both
     venvs): a kernel is compiled by whichever leg reaches it first and loaded by the other, where
     in one order both compiled it at the same moment. It also shows that no module depends on
     another having run before it."""
+    _deal(config, items)
     if os.environ.get("LCPDYN_STACK") != "current":
         return
     modules: dict = {}

@@ -11,6 +11,8 @@ from lcpdyn import RevoluteJoint, RigidBody, Simulation, TorsionalSpringDamper
 from lcpdyn.model import Model
 from scenes import incline_pendulum, road_wheel
 
+pytestmark = pytest.mark.one_leg(leg="current")  # proven once per two-leg test command (conftest.dealt_leg)
+
 
 def _pendulum(anchor_velocity):
     model = Model()

@@ -9,6 +9,8 @@ import pytest
 from lcpdyn.trajectory import Health
 from scenes import beam_tyre_shimmy as shimmy
 
+pytestmark = pytest.mark.one_leg(leg="current")  # proven once per two-leg test command (conftest.dealt_leg)
+
 ELEMENTS = 4  # the same beam in both models
 DT = 5e-5
 

@@ -16,6 +16,8 @@ from lcpdyn.differentiable_run import DifferentiableRun
 from lcpdyn.friction import Regularized
 from scenes import build_scene
 
+pytestmark = pytest.mark.one_leg  # proven once per two-leg test command (conftest.dealt_leg)
+
 
 def _position_residual(outputs, data):
     return (outputs.q[:, :3] - data[:, :3]) / 1e-3  # per mm

@@ -16,6 +16,8 @@ from lcpdyn.differentiable_run import CONSTANTS, DifferentiableRun, RunOutputs
 from lcpdyn.precision import float64
 from scenes import build_scene
 
+pytestmark = pytest.mark.one_leg  # proven once per two-leg test command (conftest.dealt_leg)
+
 
 def simulation(scene, friction, **options):
     """The scene's simulation under ``friction``; the polygonal cone with judice-pires, whose

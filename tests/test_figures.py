@@ -15,6 +15,8 @@ from lcpdyn.stepper import Simulation
 from lcpdyn.trajectory import Trajectory
 from scenes import blocks, caster_shimmy, rolling_disk, swivel_shimmy
 
+pytestmark = pytest.mark.one_leg(leg="current")  # proven once per two-leg test command (conftest.dealt_leg)
+
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 
 

@@ -17,6 +17,8 @@ from lcpdyn.contact import Plane, PointContact
 from lcpdyn.metrics import slip_transitions
 from lcpdyn.midpoint_friction import FrictionPoint, stops
 
+pytestmark = pytest.mark.one_leg(leg="siconos")  # proven once per two-leg test command (conftest.dealt_leg)
+
 G = 9.81
 
 EXACT_CROSSINGS = np.array([3.078874, 3.525376, 3.592858, 3.801945, 3.873549])

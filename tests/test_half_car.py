@@ -8,6 +8,8 @@ import pytest
 
 from scenes import half_car
 
+pytestmark = pytest.mark.one_leg(leg="current")  # proven once per two-leg test command (conftest.dealt_leg)
+
 
 @pytest.fixture(scope="module")
 def spinning():

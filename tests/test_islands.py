@@ -41,6 +41,7 @@ def test_islands_give_the_dense_steps_on_random_spheres(friction, seed):
     np.testing.assert_allclose(islands.contact_normal_force, dense.contact_normal_force, rtol=0, atol=1e-9)
 
 
+@pytest.mark.one_leg  # its cells dealt between the legs (conftest.dealt_leg)
 @pytest.mark.parametrize("friction", ["regularized", "box", "coulomb"])
 def test_islands_give_the_dense_motion_of_redundant_boxes(friction):
     """Boxes on four coplanar corners: the corner forces are not unique (rank 3), so the paths

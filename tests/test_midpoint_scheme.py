@@ -17,6 +17,8 @@ from lcpdyn.constraints import BallJoint
 from lcpdyn.contact import Plane, PointContact, SphereContact
 from lcpdyn.reference import exact_coulomb
 
+pytestmark = pytest.mark.one_leg(leg="siconos")  # proven once per two-leg test command (conftest.dealt_leg)
+
 G = 9.81
 
 

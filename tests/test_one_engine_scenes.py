@@ -9,7 +9,7 @@ import pytest
 import scenes
 from scenes import ball_on_beam, crate_on_half_car, wheel_into_boxes
 
-pytestmark = pytest.mark.filterwarnings("ignore::lcpdyn.stepper.EnergyWarning")
+pytestmark = [pytest.mark.filterwarnings("ignore::lcpdyn.stepper.EnergyWarning"), pytest.mark.one_leg(leg="siconos")]
 
 
 def _speeds(sim):

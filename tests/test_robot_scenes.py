@@ -22,6 +22,8 @@ if not REQUIRED:
 from scenes import SCENES  # noqa: E402
 from scenes.robots import FILES, robot_file  # noqa: E402
 
+pytestmark = pytest.mark.one_leg  # proven once per two-leg test command (conftest.dealt_leg)
+
 try:
     robot_file("ur5")
 except ImportError as exc:

@@ -13,6 +13,8 @@ from lcpdyn.cli import main
 from lcpdyn.stepper import Simulation
 from scenes import caster_shimmy, rolling_disk, swivel_shimmy
 
+pytestmark = pytest.mark.one_leg(leg="siconos")  # proven once per two-leg test command (conftest.dealt_leg)
+
 
 # --- linearization --------------------------------------------------------------------------
 def test_rolling_disk_critical_speed_is_one_over_sqrt_three():

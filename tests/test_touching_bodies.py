@@ -7,7 +7,6 @@ stand still, Newton's cradle, the sparse path of large islands, and bad input na
 from __future__ import annotations
 
 import math
-import os
 import warnings
 
 import numpy as np
@@ -390,15 +389,18 @@ def test_ball_dropped_on_a_ball_resting_on_the_ground(coal):
     assert np.abs(run.velocity[-1]).max() < 1e-6 and np.abs(run.angular_velocity[-1]).max() < 1e-6
 
 
-@pytest.mark.parametrize("friction,seconds", [("regularized", 10.0), ("coulomb", 2.0)])
+@pytest.mark.parametrize(
+    "friction,seconds",
+    [
+        pytest.param("regularized", 10.0, marks=pytest.mark.one_leg(leg="siconos")),
+        pytest.param("coulomb", 2.0, marks=pytest.mark.one_leg(leg="current")),
+    ],
+)
 def test_tower_of_ten_boxes_stands_still(coal, friction, seconds):
     """Ten boxes stacked on the ground (40 redundant corner contacts) stay where they were put, to
     1e-8 m and rad, with every contact held and no penetration: the regularized model for 10 s
-    (its bristles could creep), exact Coulomb for 2 s. The regularized run's 10 s (10,000 steps,
-    ~70 s) run in the Siconos leg; the current-stack leg, which also builds the site after its
-    tests, runs its first 2 s (the same steps on NumPy 2), so that CI keeps within its time."""
-    if friction == "regularized" and os.environ.get("LCPDYN_STACK") == "current":
-        seconds = 2.0
+    (its bristles could creep), exact Coulomb for 2 s. The regularized run (10,000 steps, ~70 s)
+    is the Siconos leg's, the exact-Coulomb one the current-stack leg's (conftest.dealt_leg)."""
     model = Model()
     s = 0.2
     bodies = [model.add_body(_box_body(f"b{i}", 1.0, (s, s, s), (0, 0, s / 2 + i * s))) for i in range(10)]

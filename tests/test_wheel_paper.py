@@ -9,6 +9,8 @@ import pytest
 import scenes
 from lcpdyn.compare import compare
 
+pytestmark = pytest.mark.one_leg(leg="siconos")  # proven once per two-leg test command (conftest.dealt_leg)
+
 
 @pytest.fixture(scope="module", params=["paper", "symplectic"])
 def comparison(request):

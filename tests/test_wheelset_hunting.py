@@ -14,6 +14,8 @@ from lcpdyn.friction.creep import creep_force
 from lcpdyn.rotation import np_rotation_matrix
 from scenes import wheelset_hunting as hunting
 
+pytestmark = pytest.mark.one_leg(leg="siconos")  # proven once per two-leg test command (conftest.dealt_leg)
+
 
 def test_steady_rolling_carries_the_spin_creep_force():
     scene = hunting.build(amplitude=0.0, speed=20.0)
