@@ -153,10 +153,10 @@ run_tests() {
   [ $setup_failed = 0 ] || return 1
   # both legs in one command: the tests marked one_leg (long reproductions, whose claims are the
   # physics) are dealt between them, each run once; every other test runs on both stacks
-  case " ${legs[*]} " in
-    *" siconos "*" current "*|*" current "*" siconos "*) export LCPDYN_BOTH_LEGS=1 ;;
-    *) export LCPDYN_BOTH_LEGS=0 ;;
-  esac
+  export LCPDYN_BOTH_LEGS=0
+  if [[ " ${legs[*]} " == *" siconos "* && " ${legs[*]} " == *" current "* ]]; then
+    export LCPDYN_BOTH_LEGS=1
+  fi
   case "${legs[0]}" in
     siconos) lint $VENV || status=1 ;;
     *) lint $CURRENT || status=1 ;;
