@@ -1,5 +1,4 @@
 import os
-import zlib
 from pathlib import Path
 
 import pytest
@@ -59,22 +58,22 @@ def dealt_leg(item) -> str | None:
 
     A long reproduction of a paper's scene, a long run or a matrix of compiled programs proves its
     claim once per test command; the short tests of the same code (every unit test) run on both
-    stacks. ``one_leg(leg=...)`` on a module (``pytestmark``) or a function names the leg; without
-    a name, a parametrized test's cells are dealt to the two legs in turn (from a leg chosen by the
-    function's name), so that each leg runs every code path of the matrix, and a plain test goes
-    to the leg its name's checksum picks."""
+    stacks. ``one_leg(leg=...)`` on a module (``pytestmark``) or a function names the leg
+    (``"both"``: a quick test of a dealt module, which is not dealt); without
+    a name, the module's dealt tests and cells are dealt to the two legs in turn, in collection
+    order, so that each leg runs part of every matrix (in ``tests/test_differentiable_run.py`` every
+    friction model's derivatives run in both legs)."""
     marker = item.get_closest_marker("one_leg")
     if marker is None:
         return None
     leg = marker.kwargs.get("leg")
+    if leg == "both":  # a quick test in a dealt module: a unit test, on both stacks
+        return None
     if leg is not None:
         if leg not in LEGS:
-            raise ValueError(f"{item.nodeid}: one_leg(leg={leg!r}) names no leg of {LEGS}")
+            raise ValueError(f"{item.nodeid}: one_leg(leg={leg!r}) names no leg of {LEGS} (or 'both')")
         return leg
-    function = item.nodeid.split("[", 1)[0]
-    start = zlib.crc32(function.encode())
-    index = getattr(item, "_one_leg_index", 0)
-    return LEGS[(start + index) % 2]
+    return LEGS[getattr(item, "_one_leg_place", 0) % 2]
 
 
 def _deal(config, items):
@@ -82,10 +81,11 @@ def _deal(config, items):
     (:func:`dealt_leg`) are deselected, and reported so; a leg run alone, or pytest by hand, runs
     them all."""
     count: dict = {}
-    for item in items:  # the cell's place among its function's cells, in collection order
-        function = item.nodeid.split("[", 1)[0]
-        item._one_leg_index = count.get(function, 0)
-        count[function] = item._one_leg_index + 1
+    for item in items:  # the item's place among its module's dealt items, in collection order
+        if item.get_closest_marker("one_leg") is not None:
+            module = item.nodeid.split("::", 1)[0]
+            item._one_leg_place = count.get(module, 0)
+            count[module] = item._one_leg_place + 1
     if os.environ.get("LCPDYN_BOTH_LEGS") != "1":
         return
     leg = os.environ.get("LCPDYN_STACK", "siconos")

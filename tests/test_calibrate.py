@@ -148,6 +148,7 @@ def test_a_scene_the_run_does_not_take_is_fitted_through_simulate(sphere):
         calibrate(simulate, [Parameter("mu", 0.5, 0.0, 1.0)], residual, data)
 
 
+@pytest.mark.one_leg(leg="both")  # a quick refusal test: on both stacks
 def test_bad_parameters_and_methods_are_refused_by_name(sphere):
     _, data, run = sphere
     with pytest.raises(ValueError, match="'mass'.*needs apply"):  # a differentiable run's own names, or apply

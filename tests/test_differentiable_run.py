@@ -310,6 +310,7 @@ def test_a_block_on_four_corners_has_the_finite_difference_derivative(friction, 
     assert np.max(np.abs(np.asarray(outputs.v) - v)) < (1e-7 if friction == "coulomb" else 1e-11)  # m/s, of 2 m/s
 
 
+@pytest.mark.one_leg(leg="siconos")  # the continuous law in this leg too (the 1 s wheel's is the other's)
 def test_the_continuous_laws_creep_is_differentiated_through_its_characteristic_velocity():
     """The sliding sphere under Bauchau's continuous law (v0 = 0.01 m/s) for 300 steps: it slides,
     then rolls with a creep of order v0 (Bauchau 2002 Eq. 28). The law is smooth: no stick, no
@@ -488,6 +489,7 @@ def test_a_breakaway_is_the_simulations_own_and_mu_s_acts_through_it_alone(frict
     assert run.switches(outputs) == [(k_b, 0, "sticking", "sliding")]  # the window's one switch, named
 
 
+@pytest.mark.one_leg(leg="both")  # a quick refusal test: on both stacks
 def test_what_it_does_not_take_is_refused_by_name():
     with pytest.raises(ValueError, match="does not take this simulation"):
         DifferentiableRun(build_scene("dumbbells", count=1).simulation("regularized"), 10)

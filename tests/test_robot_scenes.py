@@ -177,6 +177,7 @@ def _panda_motion(scene):
     return _PANDA["q"]
 
 
+@pytest.mark.one_leg(leg="both")  # a quick test of the installed package: on both stacks
 def test_the_robot_files_come_from_the_installed_package():
     for robot, relative in FILES.items():
         path = robot_file(robot)
