@@ -57,8 +57,8 @@ def dealt_leg(item) -> str | None:
     """The leg that runs ``item`` when one test command runs both (``one_leg`` marker), else None.
 
     A long reproduction of a paper's scene, a long run or a matrix of compiled programs proves its
-    claim once per test command; the short tests of the same code (every unit test) run on both
-    stacks. ``one_leg(leg=...)`` on a module (``pytestmark``) or a function names the leg
+    claim once per test command; the tests of the library's modules, which exercise the same code,
+    run on both stacks. ``one_leg(leg=...)`` on a module (``pytestmark``) or a function names the leg
     (``"both"``: a quick test of a dealt module, which is not dealt); without
     a name, the module's dealt tests and cells are dealt to the two legs in turn, in collection
     order, so that each leg runs part of every matrix (in ``tests/test_differentiable_run.py`` every
