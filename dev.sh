@@ -152,7 +152,7 @@ run_tests() {
   rm -rf "$setup_logs"
   [ $setup_failed = 0 ] || return 1
   # both legs in one command: the tests marked one_leg (long reproductions, whose claims are the
-  # physics) are dealt between them, each run once; every other test runs on both stacks
+  # physics) are dealt between them, each run once; the library's modules' tests run on both stacks
   export LCPDYN_BOTH_LEGS=0
   if [[ " ${legs[*]} " == *" siconos "* && " ${legs[*]} " == *" current "* ]]; then
     export LCPDYN_BOTH_LEGS=1
