@@ -41,7 +41,7 @@ def test_a_bound_pass_renews_the_moved_contacts_alone_with_the_same_rows_as_aski
     renewed = _renew_rows(first, moved, model, slips, h, mu, mu_s, latest, friction, tangent, None, None)
     for a, b in zip(renewed, whole):
         np.testing.assert_array_equal(a, b)
-    # the rows of a contact that did not move are the first pass's
+    # the first pass's rows are copied, not written over; with no contact renewed they are kept as they are
     assert not any(np.shares_memory(a, b) for a, b in zip(renewed, first))
     assert _renew_rows(first, np.zeros(0, np.int64), model, slips, h, mu, mu_s, latest, friction, tangent, None,
                        None) is first  # fmt: skip

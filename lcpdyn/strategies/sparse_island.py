@@ -239,10 +239,11 @@ def _renew_rows(rows, renewed, model, slips, h, mu, mu_static, normal_force, fri
         model, slips[renewed].reshape(-1), h, mu[renewed], mu_static[renewed], normal_force[renewed],
         friction_force[renewed], tangent[renewed], extra, None if basis_force is None else basis_force[renewed],
     )  # fmt: skip
+    c = rows[-1].shape[0]  # kinetic (c,); c, lo, hi are per friction row (2c,), the rest per contact
     out = []
-    for old, new, per_row in zip(rows, fresh, (False, False, False, True, True, True, False, False)):
+    for old, new in zip(rows, fresh):
         old = old.copy()
-        old[two if per_row else renewed] = new
+        old[two if old.shape[0] == 2 * c else renewed] = new
         out.append(old)
     return tuple(out)
 
