@@ -64,19 +64,23 @@ def _scene(kind: str, count: int):
 
 
 def run_lcpdyn(kind: str, count: int, model: str, settle: float, steps: int, tolerance: float,
-               poured=None, on_unsolved: str = "stop", tangential_stiffness: float | None = None) -> dict:  # fmt: skip
+               poured=None, on_unsolved: str = "stop", tangential_stiffness: float | None = None,
+               timeconst: float | None = None) -> dict:  # fmt: skip
     """One model on one scene: the pour, then ``steps`` timed steps (module docstring). With
     ``poured`` (a state of the same scene, from another model's pour) the timed steps start from
     it and the pour is skipped. The entry's ``state`` (not written to the JSON) is the state after
     the pour, for another model to start from. ``tangential_stiffness``: the regularized model's
-    bristle stiffness k_T (N/m; None: the model's default)."""
+    bristle stiffness k_T (N/m; None: the model's default). ``timeconst``: rigid contacts (None) or
+    compliant ones, the spring-damper of MuJoCo's solref (timeconst, 1) on one body of the scene
+    (:func:`contact_law`)."""
     from lcpdyn import Simulation
     from lcpdyn.detected_contacts import ContactProperties
     from lcpdyn.friction import Regularized
 
     start = time.perf_counter()
     scene = _scene(kind, count)
-    scene.set_collisions(contact=ContactProperties(mu=MU))
+    law = None if timeconst is None else contact_law(scene, timeconst)
+    scene.set_collisions(contact=ContactProperties(mu=MU, normal_law=law))
     friction = model
     if model == "regularized" and tangential_stiffness is not None:
         friction = Regularized(tangential_stiffness=tangential_stiffness)
@@ -95,6 +99,8 @@ def run_lcpdyn(kind: str, count: int, model: str, settle: float, steps: int, tol
         "completed": True,
         "poured_with": model if poured is None else "regularized",
         "friction": sim.friction.parameters(),  # every constant of the model, e.g. its static bound
+        "timeconst": timeconst,
+        "normal_law": None if law is None else {"stiffness": law.stiffness, "damping": law.damping},
     }
     unsolved = [0, 0.0]  # steps kept unsolved (on_unsolved="flag") and their largest residual
 
@@ -149,6 +155,16 @@ def run_lcpdyn(kind: str, count: int, model: str, settle: float, steps: int, tol
     return out
 
 
+def contact_law(scene, timeconst: float):
+    """The compliant contacts matched to MuJoCo's ``solref="timeconst 1"``: the spring-damper that
+    gives one of the scene's bodies (the median mass: a sphere of the pile, a box of the tower) on
+    the ground the time constant and critical damping (:meth:`lcpdyn.compliance.SpringDamperLaw.from_time_constant`)."""
+    from lcpdyn.compliance import SpringDamperLaw
+
+    mass = float(np.median([b.mass for b in scene.bodies]))
+    return SpringDamperLaw.from_time_constant(mass, timeconst)
+
+
 def mjcf(kind: str, count: int, solver: str, timeconst: float | None = None) -> str:
     """The scene in MJCF: the same bodies (positions, sizes, densities), walls, mu; with
     ``timeconst`` every geom's ``solref`` is (timeconst, 1), critically damped (MuJoCo's default is
@@ -157,7 +173,7 @@ def mjcf(kind: str, count: int, solver: str, timeconst: float | None = None) -> 
     q, _ = scene.initial_state()
     bodies = []
     for i in range(len(scene.bodies)):
-        x, y, z = q[7 * i : 7 * i + 3]
+        x, y, z = (float(a) for a in q[7 * i : 7 * i + 3])  # plain floats: repr of a NumPy 2 scalar is not MJCF
         if kind == "pile":
             geom = f'<geom type="sphere" size="{RADIUS}" density="{DENSITY}" friction="{MU} 0 0"/>'
         else:
@@ -257,6 +273,8 @@ def table(report: dict) -> str:
         name = entry["model"]
         if "tangential_stiffness" in entry.get("friction", {}):
             name += f" k_T={entry['friction']['tangential_stiffness']:g}"
+        if entry.get("timeconst"):
+            name += f", compliant (solref {entry['timeconst'] * 1e3:g} ms)"
         if not entry["completed"]:
             failed = f"failed: {entry['error']}"
             lines.append(f"| {entry['scene']} | lcpdyn {name} | {entry['bodies']} | {failed} |")
@@ -329,6 +347,9 @@ def main(argv=None) -> int:
                         help="the regularized model's bristle stiffness k_T in N/m, one entry per value (default: "
                         "the model's 1e10; the Mindlin stiffness of the benchmark's spheres is 1e5-1e7, "
                         "docs/known-limits.md)")  # fmt: skip
+    parser.add_argument("--compliant", default="", metavar="TAU[,TAU...]",
+                        help="also run each lcpdyn model with compliant contacts, the spring-damper of MuJoCo's "
+                        "solref (TAU, 1) on one body (seconds, e.g. 0.002; default: rigid contacts only)")  # fmt: skip
     parser.add_argument("--quick", action="store_true", help="50 spheres, 0.3 s pour, 10 timed steps")
     parser.add_argument("--out", type=Path, default=ROOT / "results" / "bench_pile.json")
     args = parser.parse_args(argv)
@@ -345,6 +366,12 @@ def main(argv=None) -> int:
         parser.error(f"--tangential-stiffness: values separated by commas, not {args.tangential_stiffness!r}")
     if not all(k is None or k > 0 for k in stiffnesses):  # inf is Eq. (29), the rigid bristle
         parser.error(f"--tangential-stiffness: every k_T must be > 0, got {args.tangential_stiffness!r}")
+    try:
+        timeconsts = [None] + [float(t) for t in args.compliant.split(",") if t]
+    except ValueError:
+        parser.error(f"--compliant: time constants separated by commas, not {args.compliant!r}")
+    if not all(t is None or (math.isfinite(t) and t > 0) for t in timeconsts):
+        parser.error(f"--compliant: every time constant must be finite and > 0, got {args.compliant!r}")
     try:
         siconos_tolerances = [float(t) for t in args.siconos.split(",") if t]
     except ValueError:
@@ -381,19 +408,25 @@ def main(argv=None) -> int:
             "tower": TOWER,
             "h": 1e-3,
             "tangential_stiffness": stiffnesses,
+            "compliant": timeconsts[1:],
         },  # fmt: skip
         "lcpdyn": [],
         "mujoco": [],
     }
     for kind in scenes:
         poured = None  # the regularized pour's state: where a model whose own pour stopped is timed from
-        runs = [(m, k) for m in models for k in (stiffnesses if m == "regularized" else [None])]
-        for model, stiffness in runs:
+        runs = [(m, k, t) for t in timeconsts for m in models for k in (stiffnesses if m == "regularized" else [None])]
+        for model, stiffness, timeconst in runs:
             entry = run_lcpdyn(
                 kind, args.count, model, args.settle, args.steps, args.tolerance, on_unsolved=args.on_unsolved,
-                tangential_stiffness=stiffness,
+                tangential_stiffness=stiffness, timeconst=timeconst,
             )  # fmt: skip
             state = entry.pop("state", None)
+            if timeconst is not None:  # compliant: its own pour, never the rigid one's (the contacts sink in)
+                report["lcpdyn"].append(entry)
+                save(report, args.out, complete=False)
+                print(json.dumps(entry), flush=True)
+                continue
             if model == "regularized" and entry["completed"] and poured is None:
                 poured = state
             elif not entry["completed"] and poured is not None and "first_step_s" in entry:

@@ -20,10 +20,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import jax.numpy as jnp
+import numpy as np
 
 from .validation import nonnegative, positive
 
-__all__ = ["SpringDamperLaw", "PolynomialLaw"]
+__all__ = ["SpringDamperLaw", "PolynomialLaw", "compliant_rows", "law_record", "check_law"]
 
 
 @dataclass(frozen=True)
@@ -36,6 +37,16 @@ class SpringDamperLaw:
     def __post_init__(self):
         object.__setattr__(self, "stiffness", positive("normal law stiffness k", self.stiffness))
         object.__setattr__(self, "damping", nonnegative("normal law damping c", self.damping))
+
+    @classmethod
+    def from_time_constant(cls, mass: float, time_constant: float, damping_ratio: float = 1.0) -> SpringDamperLaw:
+        """The law whose mass-spring-damper with ``mass`` m (kg) has the time constant tau (s) and
+        damping ratio zeta of MuJoCo's ``solref="tau zeta"`` (its impedance d_max taken as 1):
+        k = m / (tau zeta)^2, c = 2 m / tau, so that omega_n = 1 / (tau zeta) and c / (2 sqrt(k m)) = zeta."""
+        m = positive("mass", mass)
+        tau = positive("time constant", time_constant)
+        zeta = positive("damping ratio", damping_ratio)
+        return cls(stiffness=m / (tau * zeta) ** 2, damping=2.0 * m / tau)
 
     @property
     def coefficients(self) -> tuple:
@@ -64,19 +75,43 @@ class PolynomialLaw:
         object.__setattr__(self, "damping", nonnegative("normal law damping c", self.damping))
 
 
-def force_and_slope(law, approach: float) -> tuple[float, float]:
-    """(F(a), F'(a)) of a law's elastic part; for a <= 0 the linear continuation k_1 a, k_1."""
+def compliant_rows(law, approach, h):
+    """The linearized rows of contacts under one ``law`` at predicted approaches ``approach``
+    (array, m) over a step h (s): (C_N, e_N) with N v+ + C_N h lam_N+ + e_N >= 0 _|_ h lam_N+ >= 0,
+    C_N = 1 / (h (F'(a~) h + c)) and e_N = -F(a~) / (F'(a~) h + c) (module docstring); the damper c
+    only where a~ > 0, so that no force acts before the surfaces touch."""
+    a = np.asarray(approach, np.float64)
     k = law.coefficients
-    if approach <= 0.0:
-        return k[0] * approach, k[0]
-    force = sum(ki * approach ** (i + 1) for i, ki in enumerate(k))
-    slope = sum((i + 1) * ki * approach**i for i, ki in enumerate(k))
-    return force, slope
+    inside = a > 0.0
+    force = np.where(inside, 0.0, k[0] * a)
+    slope = np.full(a.shape, float(k[0]))
+    if inside.any():
+        ai = a[inside]
+        force[inside] = sum(ki * ai ** (i + 1) for i, ki in enumerate(k))
+        slope[inside] = sum((i + 1) * ki * ai**i for i, ki in enumerate(k))
+    effective = slope * h + np.where(inside, law.damping, 0.0)
+    return 1.0 / (h * effective), -force / effective
 
 
-def elastic_energy(law, approach):
-    """U(a) = sum_i k_i a^(i+1)/(i+1) for a > 0, 0 otherwise (JAX-traceable); ``law`` a law or its
-    coefficients (k_1, ..., k_K)."""
-    a = jnp.maximum(approach, 0.0)
+def law_record(law) -> dict | None:
+    """A normal law as plain data (a run's parameters): its type, coefficients and damping."""
+    if law is None:
+        return None
+    return {"type": type(law).__name__, "coefficients": list(law.coefficients), "damping": law.damping}
+
+
+def check_law(label: str, law):
+    """``law`` if it is None (rigid), a :class:`SpringDamperLaw` or a :class:`PolynomialLaw`; else a
+    TypeError naming ``label``."""
+    if law is not None and not isinstance(law, (SpringDamperLaw, PolynomialLaw)):
+        raise TypeError(f"{label}: normal_law must be a SpringDamperLaw, a PolynomialLaw or None, "
+                        f"got {type(law).__name__}")  # fmt: skip
+    return law
+
+
+def elastic_energy(law, approach, xp=jnp):
+    """U(a) = sum_i k_i a^(i+1)/(i+1) for a > 0, 0 otherwise (JAX-traceable; ``xp=np`` for NumPy
+    arrays in float64 outside JAX); ``law`` a law or its coefficients (k_1, ..., k_K)."""
+    a = xp.maximum(approach, 0.0)
     coefficients = getattr(law, "coefficients", law)
     return sum(coefficients[i] * a ** (i + 2) / (i + 2) for i in range(len(coefficients)))

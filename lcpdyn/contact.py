@@ -98,13 +98,9 @@ class Contact:
         self.mu_static = nonnegative(f"{label}: static friction coefficient mu_static", self.mu_static)
         if self.friction_profile is not None and not callable(self.friction_profile):
             raise TypeError(f"{label}: friction_profile must be a function of t")
-        from .compliance import PolynomialLaw, SpringDamperLaw
+        from .compliance import check_law
 
-        if self.normal_law is not None and not isinstance(self.normal_law, (SpringDamperLaw, PolynomialLaw)):
-            raise TypeError(
-                f"{label}: normal_law must be a SpringDamperLaw, a PolynomialLaw or None, "
-                f"got {type(self.normal_law).__name__}"
-            )
+        check_law(label, self.normal_law)
         if self.mu_static < self.mu:
             raise ValueError(
                 f"{label}: static friction coefficient mu_static = {self.mu_static!r} is below the "

@@ -28,6 +28,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from .collision import Collider, CollisionWorld, Contacts
+from .compliance import check_law, compliant_rows, elastic_energy, law_record
 from .contact_rows import ContactRows, carried_basis, contact_rows
 from .rotation import np_rotation_matrices
 from .validation import finite_number, nonnegative
@@ -46,12 +47,19 @@ __all__ = [
 @dataclass(frozen=True)
 class ContactProperties:
     """What a pair of colliders does on contact: kinetic friction ``mu`` >= 0, static
-    ``mu_static`` >= mu (default mu) and the restitution coefficient ``restitution`` e in [0, 1]
-    of the Newton impact law (module docstring)."""
+    ``mu_static`` >= mu (default mu), the restitution coefficient ``restitution`` e in [0, 1]
+    of the Newton impact law (module docstring), and ``normal_law``: None (rigid, the default) or
+    a :class:`~lcpdyn.compliance.SpringDamperLaw` / :class:`~lcpdyn.compliance.PolynomialLaw`
+    F(a) + c a_dot of the approach a = -gap (Bauchau 2002 Sec. 4.2), linearized in the step as
+    the declared compliant contacts are (:mod:`lcpdyn.compliance`): the normal row gains the
+    compliance C_N = 1 / (h (F' h + c)) that makes the step's problem strictly convex in lam_N
+    (docs/theory/detected-contacts.md, "Compliant contacts"). A compliant contact's bounce is its
+    damper's, so it takes restitution 0."""
 
     mu: float = 0.5
     mu_static: float | None = None
     restitution: float = 0.0
+    normal_law: object = None
 
     def __post_init__(self):
         mu = nonnegative("friction coefficient mu", self.mu)
@@ -64,6 +72,9 @@ class ContactProperties:
         object.__setattr__(self, "mu", mu)
         object.__setattr__(self, "mu_static", static)
         object.__setattr__(self, "restitution", e)
+        if check_law("contact properties", self.normal_law) is not None and e > 0.0:
+            raise ValueError(f"restitution = {e!r} with a normal_law: a compliant contact's bounce is its damper's "
+                             "(give restitution=0, or a rigid contact)")  # fmt: skip
 
 
 def properties_of(label, value) -> ContactProperties:
@@ -110,6 +121,11 @@ class CollisionSettings:
             object.__setattr__(self, "match_tolerance", nonnegative("match_tolerance", self.match_tolerance))
 
     @property
+    def compliant(self) -> bool:
+        """Whether any pair's contacts are compliant (a ``normal_law``)."""
+        return self.contact.normal_law is not None or any(p.normal_law is not None for _, p in self.pairs)
+
+    @property
     def matching(self) -> float:
         """The match tolerance in use (m): ``match_tolerance``, or the margin, at least 1 mm."""
         return max(self.margin, 1e-3) if self.match_tolerance is None else self.match_tolerance
@@ -122,12 +138,17 @@ class CollisionSettings:
 
         return {
             "margin": self.margin,
-            "contact": vars(self.contact).copy(),
-            "pairs": [[name(x), name(y), vars(p).copy()] for (x, y), p in self.pairs],
+            "contact": _properties_record(self.contact),
+            "pairs": [[name(x), name(y), _properties_record(p)] for (x, y), p in self.pairs],
             "exclude": [[getattr(a, "name", None), getattr(b, "name", None)] for a, b in self.exclude],
             "restitution_threshold": self.restitution_threshold,
             "match_tolerance": self.matching,
         }
+
+
+def _properties_record(properties: ContactProperties) -> dict:
+    """A pair's :class:`ContactProperties` as plain data (its normal law by :func:`~lcpdyn.compliance.law_record`)."""
+    return {**vars(properties), "normal_law": law_record(properties.normal_law)}
 
 
 @dataclass(frozen=True, eq=False)
@@ -140,7 +161,9 @@ class DetectedSet:
         (c, n) and ``D`` (2c, n, rows 2i, 2i+1: t1, t2 of contact i) the same rows as dense
         arrays, made on first use (a large step's islands take their rows from H).
     tangent : (c, 2, 3) t1, t2 (world).
-    e_N : (c,) the normal rows' right-hand side (module docstring); impact (c,) bool.
+    e_N : (c,) the normal rows' right-hand side (module docstring); impact (c,) bool;
+        compliance (c,) C_N of the compliant contacts' rows (:class:`ContactProperties`'
+        ``normal_law``), 0 for a rigid one.
     mu, mu_static : (c,) the coefficients this step applies (mu_s where a model whose coefficient
         the stepper chooses stuck in the last step) and the pair's mu_s; mu_kinetic (c,) the
         pair's mu_k (what a contact that slides all the same gets, :mod:`lcpdyn.friction_switches`).
@@ -156,6 +179,7 @@ class DetectedSet:
     tangent: np.ndarray
     e_N: np.ndarray
     impact: np.ndarray
+    compliance: np.ndarray
     mu: np.ndarray
     mu_static: np.ndarray
     mu_kinetic: np.ndarray
@@ -213,6 +237,7 @@ class CollisionSource:
         for (x, y), value in settings.pairs:
             self._pairs[frozenset((id(x), id(y)))] = value
         self._cache: dict = {}
+        self._detected = (None, None)  # the last detection: (positions and orientations as bytes, Contacts)
 
     def record(self) -> dict:
         """The colliders and the collision settings as plain data (a run's parameters)."""
@@ -248,6 +273,28 @@ class CollisionSource:
             self._cache[(a, b)] = found
         return found
 
+    def _detect(self, Q):
+        """Detection at the bodies' positions and quaternions Q (nb, 7); the last one is kept, so
+        that the energy budget's detection at a step's end (:meth:`elastic_energy`) is the next
+        step's own."""
+        key = Q.tobytes()
+        if self._detected[0] != key:
+            self._detected = (key, self.world.detect(Q[:, :3].copy(), np_rotation_matrices(Q[:, 3:])))
+        return self._detected[1]
+
+    def elastic_energy(self, q) -> float:
+        """The elastic energy (J) stored in the compliant contacts at positions q (7 nb,): the sum of
+        U(a) = sum_i k_i a^(i+1)/(i+1) over the detected contacts with a ``normal_law``, a = -gap."""
+        if not self.settings.compliant:
+            return 0.0
+        contacts = self._detect(np.asarray(q, np.float64).reshape(-1, 7))
+        total = 0.0
+        for i, (a, b) in enumerate(contacts.collider):
+            law = self.properties(int(a), int(b)).normal_law
+            if law is not None:
+                total += float(elastic_energy(law, -contacts.gap[i], np))
+        return total
+
     def gather(self, q, v, h, previous, *, beta, paper, choose_static, static_threshold, midpoint=False):
         """The step's :class:`DetectedSet` at positions q (7 nb,) and velocities v (6 nb,), with
         ``previous`` the step's start (a :class:`~lcpdyn.step_state.StepState`: the previous
@@ -261,7 +308,7 @@ class CollisionSource:
         Q = np.asarray(q, np.float64).reshape(-1, 7)
         positions = Q[:, :3].copy()
         rotations = np_rotation_matrices(Q[:, 3:])
-        contacts = self.world.detect(positions, rotations)
+        contacts = self._detect(Q)
         c, n = len(contacts), 6 * self.n_bodies
         index = np.full(c, -1, np.int64)
         impulse = np.zeros((c, 3))
@@ -278,12 +325,18 @@ class CollisionSource:
         H = contact_matrix(rows, n)
         before = (H @ np.asarray(v, np.float64)).reshape(c, 3)
         mu, mu_static, e = np.empty(c), np.empty(c), np.empty(c)
+        laws = {}  # id of a normal law -> (law, its contacts)
         for i, (a, b) in enumerate(contacts.collider):
             p = self.properties(int(a), int(b))
             mu[i], mu_static[i], e[i] = p.mu, p.mu_static, p.restitution
+            if p.normal_law is not None:
+                laws.setdefault(id(p.normal_law), (p.normal_law, []))[1].append(i)
         gap = contacts.gap
         predicted = gap + h * before[:, 0] if paper else gap
         e_N = np.where(predicted >= 0.0, predicted / h, beta * predicted / h)
+        compliance = np.zeros(c)
+        for law, members in laws.values():  # compliant rows at the predicted approach -Phi~
+            compliance[members], e_N[members] = compliant_rows(law, -predicted[members], h)
         impact = (e > 0.0) & (before[:, 0] < -self.settings.restitution_threshold) & (gap + h * before[:, 0] < 0.0)
         e_N = np.where(impact, np.minimum(e_N, e * before[:, 0]), e_N)
         guess = np.einsum("kj,krj->kr", impulse, rows.frame)
@@ -303,6 +356,7 @@ class CollisionSource:
             tangent=frame[:, 1:].copy(),
             e_N=e_N,
             impact=impact,
+            compliance=compliance,
             mu=mu,
             mu_static=mu_static,
             mu_kinetic=kinetic_mu,

@@ -33,7 +33,7 @@ import numpy as np
 
 from .body import RigidBody
 from .compiled_kinematics import _CACHE_SIZE, _COMPILED, COMPILATIONS, HolonomicError, Kinematics, _compile, _Layout
-from .compliance import elastic_energy
+from .compliance import elastic_energy, law_record
 from .constraints import Holonomic, Nonholonomic
 from .contact import Contact
 from .detected_contacts import CollisionSettings, check_collider, pair_entries
@@ -426,13 +426,7 @@ class Model:
                     "body": c.body.name,
                     "mu": c.mu,
                     "mu_static": c.mu_static,
-                    "normal_law": None
-                    if c.normal_law is None
-                    else {
-                        "type": type(c.normal_law).__name__,
-                        "coefficients": list(c.normal_law.coefficients),
-                        "damping": c.normal_law.damping,
-                    },
+                    "normal_law": law_record(c.normal_law),
                     "friction_profile": c.friction_profile is not None,
                     "plane_normal": c.plane.normal.tolist(),
                     "plane_point": c.plane.point.tolist(),

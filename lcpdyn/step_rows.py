@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .compliance import force_and_slope
+from .compliance import compliant_rows
 from .kernels import block_rows, update_positions
 from .run.errors import step_error
 from .step_checks import nonfinite_kinematics
@@ -53,12 +53,10 @@ def compliant_contact_rows(sim, k, v, h, paper, e_N, compliance):
         approach = -(
             k.gap[i] + h * (k.N_block[i] @ v[6 * k.contact_body[i] : 6 * k.contact_body[i] + 6]) if paper else k.gap[i]
         )
-        force, slope = force_and_slope(law, approach)
         # the damper acts only in contact: ahead of it (a~ <= 0) the spring alone decides whether
         # the step closes the gap, so no force acts before the surfaces touch
-        effective = slope * h + (law.damping if approach > 0.0 else 0.0)
-        compliance[i] = 1.0 / (h * effective)
-        e_N[i] = -force / effective
+        rows = compliant_rows(law, np.array([approach]), h)
+        compliance[i], e_N[i] = rows[0][0], rows[1][0]
     return e_N
 
 

@@ -142,7 +142,9 @@ class Simulation:
         self.normal_force_iterations, self.on_unsolved = options.normal_force_iterations, options.on_unsolved
         self.friction = for_scheme(friction, position_update)  # e.g. the regularized model's static bound
         check_coefficients(model, self.friction)
-        if position_update == "midpoint" and any(c.normal_law is not None for c in model.contacts):
+        if position_update == "midpoint" and (
+            any(c.normal_law is not None for c in model.contacts) or (model.colliders and model.collisions.compliant)
+        ):
             raise ValueError("position_update='midpoint' takes rigid contacts only (this model has compliant ones)")
         stiffness, damping = model.holonomic_compliance()
         soft = np.flatnonzero(np.isfinite(stiffness))
@@ -287,16 +289,17 @@ class Simulation:
         self.loop_retry = (0, 1)
         k = self.evaluate(self.q, self.v, self.t)
         kinetic = kinetic_energy(self._mass, self._inertia, self.v)
-        if not math.isfinite(k.potential_energy):
+        potential = self.potential_energy(k)
+        if not math.isfinite(potential):
             culprits = self.model.diagnose(self.q, self.v, self.t)
             raise ValueError(
                 "the initial potential energy is not finite (V = "
-                f"{float(k.potential_energy)!r} J){': ' + '; '.join(culprits) if culprits else ''}"
+                f"{float(potential)!r} J){': ' + '; '.join(culprits) if culprits else ''}"
             )
         # the energy budget of "Run health" (docs/theory/step.md), kept across run() calls until reset
-        self._potential_start = k.potential_energy
+        self._potential_start = potential
         self._work = 0.0  # W_n, J
-        self._lowest = k.potential_energy + kinetic + self._shadow * k.conservative_power  # min_k D_k
+        self._lowest = potential + kinetic + self._shadow * k.conservative_power  # min_k D_k
         self._scale = max(self._energy_floor, kinetic)  # S_n
 
     def parameters(self) -> dict:
@@ -315,7 +318,15 @@ class Simulation:
         """Mechanical energy of the current state (J): kinetic v . M v / 2 plus the potential of
         :meth:`lcpdyn.model.Model.potential_energy` (gravity, springs, compliant contacts)."""
         k = kinematics or self.evaluate(self.q, self.v, self.t)
-        return k.potential_energy + kinetic_energy(self._mass, self._inertia, self.v)
+        return self.potential_energy(k) + kinetic_energy(self._mass, self._inertia, self.v)
+
+    def potential_energy(self, kinematics) -> float:
+        """Potential energy (J) at the kinematics' configuration (the simulation's own q): the
+        model's (gravity, springs, compliant declared contacts) plus the elastic energy of the
+        compliant detected contacts (:meth:`lcpdyn.detected_contacts.CollisionSource.elastic_energy`)."""
+        if self._collisions is None:
+            return kinematics.potential_energy
+        return kinematics.potential_energy + self._collisions.elastic_energy(self.q)
 
     # --- one step -----------------------------------------------------------------------
     @property

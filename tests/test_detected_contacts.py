@@ -212,7 +212,7 @@ def test_bodies_joined_by_a_joint_do_not_collide_and_the_settings_are_recorded()
     recorded = sim.parameters()["collisions"]
     assert [c["name"] for c in recorded["colliders"]] == ["box", "ground", "link 0", "link 1", "link 2"]
     assert recorded["colliders"][2]["shape"] == {"type": "Capsule", "radius": 0.01, "length": 0.1}
-    assert recorded["contact"] == {"mu": 0.5, "mu_static": 0.5, "restitution": 0.0}
+    assert recorded["contact"] == {"mu": 0.5, "mu_static": 0.5, "restitution": 0.0, "normal_law": None}
 
 
 def test_colliders_sit_beside_declared_contacts():

@@ -135,7 +135,7 @@ def test_a_second_solve_goes_on_from_the_first_solves_bounds_and_impulses(poured
 
         def spy(*args, **kwargs):
             answer = solve(*args, **kwargs)
-            calls.append((args[11].copy(), args[14].copy(), args[17].bound_passes, answer.bound_normal.copy(),
+            calls.append((args[12].copy(), args[15].copy(), args[18].bound_passes, answer.bound_normal.copy(),
                           answer.normal.copy(), answer.bound_passes))  # fmt: skip
             return answer
 
@@ -231,13 +231,21 @@ def test_bench_pile_runs_and_reports(tmp_path):
     assert missed["completed"] and missed["unsolved_pour"] == 1 and missed["unsolved"] == 3
     assert 1e-20 < missed["unsolved_residual_max"] < 1e-12
     missed.pop("state")
+    # compliant contacts: MuJoCo's solref (2 ms, 1) on one box, its law recorded, its own pour
+    soft = bench.run_lcpdyn("tower", 0, "regularized", 0.0, 2, 1e-9, timeconst=0.002)
+    assert soft["completed"] and soft["timeconst"] == 0.002 and soft["poured_with"] == "regularized"
+    assert soft["normal_law"]["stiffness"] == pytest.approx(1.0 / 0.002**2)  # a box of the tower is 1 kg
+    assert 0.0 < soft["penetration_max"] < 1e-2
+    soft.pop("state")
     failed = {"scene": "pile", "model": "coulomb", "bodies": 5, "completed": False, "error": "SimulationError: x"}
-    report = {"lcpdyn_version": "0", "git": "abc", "machine": "m", "lcpdyn": [entry, other, missed, failed],
+    report = {"lcpdyn_version": "0", "git": "abc", "machine": "m", "lcpdyn": [entry, other, missed, soft, failed],
               "mujoco": []}  # fmt: skip
     text = bench.table(report)
     assert "lcpdyn regularized k_T=1e+10 |" in text and "lcpdyn box |" in text and "failed: SimulationError: x" in text
+    assert "lcpdyn regularized k_T=1e+10, compliant (solref 2 ms) |" in text
     assert "0, 3 unsolved" in text
     out = tmp_path / "pile.json"  # written after every entry: a stopped run keeps what it measured
     bench.save(report, out, complete=False)
     assert '"complete": false' in out.read_text() and "Partial" in out.with_suffix(".txt").read_text()
     assert '<geom type="box"' in bench.mjcf("tower", 0, "CG")
+    assert "np.float64" not in bench.mjcf("pile", 3, "CG")  # plain numbers in MJCF under NumPy 2

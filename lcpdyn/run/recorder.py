@@ -162,7 +162,7 @@ class Recorder:
         the kinematics ``k``."""
         v = sim.v
         kinetic = kinetic_energy(sim._mass, sim._inertia, v)
-        energy = k.potential_energy + kinetic
+        energy = sim.potential_energy(k) + kinetic
         error = None
         try:
             flag, gain, scale = energy_health(sim, energy, kinetic, out.work, k.conservative_power)

@@ -191,7 +191,7 @@ def _bounded(sim, work, state, k, det, rhs, u, e_N, h):
         "mu": mu,
         "mu_static": np.concatenate([work.mu_static, det.mu_static]),
         "e": np.concatenate([e_N, det.e_N]),
-        "CN": np.concatenate([work.normal_compliance, np.zeros(c)]),
+        "CN": np.concatenate([work.normal_compliance, det.compliance]),
         "normal": np.concatenate([state.normal_force, det.normal_force]),
         "friction_force": np.concatenate([state.friction_force, det.friction_force]),
         # the body pairs of the contacts (a declared contact's second body is the world)
@@ -337,7 +337,7 @@ def _sparse_part(sim, work, state, part, values, det, rhs, tangent, r, h, bound_
         impulse = h * (first.normal_force[x - r, None] * frame[:, 0] + first.friction_force[x - r])
         guess = np.einsum("kj,krj->kr", impulse, frame)
     return solve_sparse_island(
-        sim.friction, H, Minv, M, Minv @ rhs[columns], rhs[columns], values["e"],
+        sim.friction, H, Minv, M, Minv @ rhs[columns], rhs[columns], values["e"], values["CN"],
         (H @ state.v[columns]).reshape(-1, 3)[:, 1:], h, values["mu"], values["mu_static"], values["normal"],
         values["friction_force"], tangent, guess[:, 0], guess[:, 1:], values["pair"],
         dataclasses.replace(sim._sparse_settings, bound_passes=bound_passes),
@@ -412,7 +412,7 @@ def _coulomb(sim, work, state, k, det, rhs, u, e_N, h):
     tangent = np.concatenate([k.tangent, det.tangent])
     A = sparse_rows(k.A_block, k.A_body, m, n)
     e = np.concatenate([e_N, det.e_N])
-    CN = np.concatenate([work.normal_compliance, np.zeros(c)])
+    CN = np.concatenate([work.normal_compliance, det.compliance])
     mu, _, _ = work.with_detected(det)  # a switch inside the step may give mu_k (lcpdyn.friction_switches)
     declared = state.impulse_guess if state.impulse_guess is not None else np.zeros(3 * r)
     guess = np.concatenate([declared, det.impulse_guess.reshape(-1)])
@@ -440,7 +440,7 @@ def _coulomb(sim, work, state, k, det, rhs, u, e_N, h):
             H_s, Minv, _ = _sparse_rows(sim, det, x - r, cols)
             middle = time.perf_counter()
             answer, sweeps, relative, converged = solve_sparse_coulomb(
-                H_s, Minv, Minv @ rhs[cols], e[x], mu[x], guess[rows3].reshape(-1, 3), sim._sparse_settings
+                H_s, Minv, Minv @ rhs[cols], e[x], CN[x], mu[x], guess[rows3].reshape(-1, 3), sim._sparse_settings
             )
             work.time(start, middle, time.perf_counter())
             iterations += sweeps

@@ -301,12 +301,13 @@ def _maps(F):
 
 
 def solve_sparse_island(
-    model, H, Minv, M, v_free, rhs, e_N, slips, h, mu, mu_static, normal_force, friction_force, tangent,
+    model, H, Minv, M, v_free, rhs, e_N, C_N, slips, h, mu, mu_static, normal_force, friction_force, tangent,
     normal_start, friction_start, pair, settings: SparseSettings, switches=None, cache=None,
 ) -> SparseAnswer:  # fmt: skip
     """The island's Eq. (30) on the sparse Delassus form (module docstring). H (3c, n_g) CSR: per
     contact its normal, t1 and t2 rows over the island's velocities (six per body); M^-1, M
-    (n_g, n_g) CSR, block-diagonal; v_free v* (n_g,) and rhs M v + h f (n_g,); e_N (c,); slips (c, 2)
+    (n_g, n_g) CSR, block-diagonal; v_free v* (n_g,) and rhs M v + h f (n_g,); e_N (c,) and C_N (c,)
+    the normal rows' compliance (0 for a rigid contact, :mod:`lcpdyn.compliance`); slips (c, 2)
     D v at the step's start; mu, mu_static (c,); normal_force (c,) the lagged lam_N the bounds start
     from, friction_force (c, 3) the previous world friction force (the bristle state); tangent
     (c, 2, 3); normal_start (c,) and friction_start (c, 2) the warm start (h lam_N and the friction
@@ -349,6 +350,7 @@ def solve_sparse_island(
             # a new block (the first pass, a basis pass): K and Eq. (30) built anew; a bound pass
             # changes only lo, hi (and c), and keeps them
             T, TG, CC = _maps(F1), _maps(G1), np.zeros((c, 3, 3))
+            CC[:, 0, 0] = C_N
             CC[:, 1:, 1:] = C1
             K_cm = csr_matrix(transformed_csr(w_ptr, w_index, w_blocks, T, TG, CC)[::-1], shape=(3 * c, 3 * c))
             B = csr_matrix(transformed_rows(bodies, rows, T)[::-1], shape=(3 * c, n))
@@ -432,8 +434,9 @@ def solve_sparse_island(
     )  # fmt: skip
 
 
-def solve_sparse_coulomb(H, Minv, v_free, e_N, mu, start, settings: SparseSettings):
-    """The exact cone's island on its sparse Delassus operator W = H M^-1 H^T, u = W r + b with
+def solve_sparse_coulomb(H, Minv, v_free, e_N, C_N, mu, start, settings: SparseSettings):
+    """The exact cone's island on its sparse Delassus operator W = H M^-1 H^T + diag(C_N, 0, 0)
+    (C_N (c,) the normal rows' compliance, 0 for a rigid contact), u = W r + b with
     b = H v* + (e_N, 0, 0) per contact: NSGS from ``start`` (c, 3) (the previous impulses in this
     step's contact frames; a resting pile converges in a few sweeps, a pour in a few hundred), then,
     where it stalls, the proximal-point loop around the semismooth Alart–Curnier Newton with sparse
@@ -443,7 +446,9 @@ def solve_sparse_coulomb(H, Minv, v_free, e_N, mu, start, settings: SparseSettin
     c = H.shape[0] // 3
     _, _, (ptr, index, blocks) = island_delassus(H, Minv)
     identity = np.tile(np.eye(3), (c, 1, 1))
-    indptr, indices, data = transformed_csr(ptr, index, blocks, identity, identity, np.zeros((c, 3, 3)))
+    compliance = np.zeros((c, 3, 3))
+    compliance[:, 0, 0] = C_N
+    indptr, indices, data = transformed_csr(ptr, index, blocks, identity, identity, compliance)
     W = csr_matrix((data, indices, indptr), shape=(3 * c, 3 * c))  # symmetric bit for bit
     b = H @ v_free
     b[0::3] += e_N
