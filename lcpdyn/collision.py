@@ -349,12 +349,11 @@ class CollisionWorld:
         pairs = self.candidate_pairs(R, x)
         parts = []
         if pairs.shape[0]:
-            kind = self._kind_of
-            groups: dict = {}
-            for row, (a, b) in enumerate(pairs):
-                groups.setdefault((kind[a], kind[b]), []).append(row)
-            for (ka, kb), members in groups.items():
-                members = np.array(members, np.int64)
+            classes = len(self._classes)
+            code = self._kind_of[pairs[:, 0]] * classes + self._kind_of[pairs[:, 1]]  # the pair's two shape classes
+            for value in np.unique(code):  # the output is sorted by pair below: the groups' order does not matter
+                members = np.flatnonzero(code == value)
+                ka, kb = divmod(int(value), classes)
                 routine, swapped = routine_for(self._classes[ka], self._classes[kb])
                 if routine is None:
                     parts.append(self._coal_pairs(pairs[members], R, x))

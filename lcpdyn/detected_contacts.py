@@ -273,6 +273,25 @@ class CollisionSource:
             self._cache[(a, b)] = found
         return found
 
+    def _coefficients(self, collider):
+        """(mu, mu_s, e) (c,) of contacts between the colliders ``collider`` (c, 2), and the
+        compliant ones as [(normal law, its contacts' indices)]: each distinct pair asked once."""
+        c = collider.shape[0]
+        if not self._pairs:  # every contact has the default properties
+            p = self.settings.contact
+            found, index = [p], np.zeros(c, np.int64)
+        else:
+            pairs, index = np.unique(collider, axis=0, return_inverse=True)
+            found, index = [self.properties(int(a), int(b)) for a, b in pairs], index.reshape(-1)
+        table = np.array([[p.mu, p.mu_static, p.restitution] for p in found]).reshape(-1, 3)
+        mu, mu_static, e = (table[index, k] for k in range(3))
+        laws = {}  # id of a normal law -> (law, the indices of its contacts in ``found``)
+        for j, p in enumerate(found):
+            if p.normal_law is not None:
+                laws.setdefault(id(p.normal_law), (p.normal_law, []))[1].append(j)
+        compliant = [(law, np.flatnonzero(np.isin(index, members))) for law, members in laws.values()]
+        return mu, mu_static, e, compliant
+
     def _detect(self, Q):
         """Detection at the bodies' positions and quaternions Q (nb, 7); the last one is kept, so
         that the energy budget's detection at a step's end (:meth:`elastic_energy`) is the next
@@ -288,12 +307,8 @@ class CollisionSource:
         if not self.settings.compliant:
             return 0.0
         contacts = self._detect(np.asarray(q, np.float64).reshape(-1, 7))
-        total = 0.0
-        for i, (a, b) in enumerate(contacts.collider):
-            law = self.properties(int(a), int(b)).normal_law
-            if law is not None:
-                total += float(elastic_energy(law, -contacts.gap[i], np))
-        return total
+        laws = self._coefficients(contacts.collider)[3]
+        return float(sum(np.sum(elastic_energy(law, -contacts.gap[members], np)) for law, members in laws))
 
     def gather(self, q, v, h, previous, *, beta, paper, choose_static, static_threshold, midpoint=False):
         """The step's :class:`DetectedSet` at positions q (7 nb,) and velocities v (6 nb,), with
@@ -324,18 +339,12 @@ class CollisionSource:
         rows = contact_rows(contacts, positions, rotations, tangent)
         H = contact_matrix(rows, n)
         before = (H @ np.asarray(v, np.float64)).reshape(c, 3)
-        mu, mu_static, e = np.empty(c), np.empty(c), np.empty(c)
-        laws = {}  # id of a normal law -> (law, its contacts)
-        for i, (a, b) in enumerate(contacts.collider):
-            p = self.properties(int(a), int(b))
-            mu[i], mu_static[i], e[i] = p.mu, p.mu_static, p.restitution
-            if p.normal_law is not None:
-                laws.setdefault(id(p.normal_law), (p.normal_law, []))[1].append(i)
+        mu, mu_static, e, laws = self._coefficients(contacts.collider)
         gap = contacts.gap
         predicted = gap + h * before[:, 0] if paper else gap
         e_N = np.where(predicted >= 0.0, predicted / h, beta * predicted / h)
         compliance = np.zeros(c)
-        for law, members in laws.values():  # compliant rows at the predicted approach -Phi~
+        for law, members in laws:  # compliant rows at the predicted approach -Phi~
             compliance[members], e_N[members] = compliant_rows(law, -predicted[members], h)
         impact = (e > 0.0) & (before[:, 0] < -self.settings.restitution_threshold) & (gap + h * before[:, 0] < 0.0)
         e_N = np.where(impact, np.minimum(e_N, e * before[:, 0]), e_N)
