@@ -88,16 +88,33 @@ def _nsgs_sweeps(indptr, indices, data, b, mu, r, sweeps, blocks, inverses, phis
             r[k], r[k + 1], r[k + 2] = out[0], out[1], out[2]
 
 
+def sweeps_to_measure(check_every, sweeps, relative, previous, tolerance):
+    """How many sweeps to take before the next measure: ``check_every`` at first, then, from the
+    linear rate the last two measures show (``previous`` (sweeps, relative) before ``sweeps``,
+    ``relative``), nine tenths of the sweeps that rate predicts to ``tolerance`` -- at least
+    ``check_every`` and at most ten times it. A measure costs ~3 sweeps (1,500 contacts of a
+    resting pile need 200-300 sweeps to 1e-6): measured every 10 sweeps a third of the solve was
+    spent measuring."""
+    if previous is None or not (0.0 < relative < previous[1]) or not tolerance > 0.0:
+        return check_every
+    rate = np.log(relative / previous[1]) / (sweeps - previous[0])  # log of the residual per sweep (< 0)
+    predicted = np.log(tolerance / relative) / rate
+    return int(min(10 * check_every, max(check_every, 0.9 * predicted)))
+
+
 def nsgs_csr(indptr, indices, data, b, mu, r, max_sweeps, check_every, tolerance, measure, grid_points=16):
     """NSGS in place on r (3 nc,) for u = W r + b in CSR (module docstring); ``measure(r)``
-    returns the relative residual of r. Returns (sweeps, relative residual, converged)."""
+    returns the relative residual of r, taken every ``check_every`` sweeps and, once the residual
+    falls, where its linear rate predicts the tolerance (:func:`sweeps_to_measure`). Returns
+    (sweeps, relative residual, converged)."""
     blocks, inverses = _nsgs_blocks(indptr, indices, data, mu.shape[0])
     phis, grid_cos, grid_sin = grid(grid_points)
     relative = measure(r)
-    sweeps = 0
+    sweeps, previous = 0, None
     while not (relative <= tolerance) and sweeps < max_sweeps and np.isfinite(relative):
-        count = min(check_every, max_sweeps - sweeps)
+        count = min(sweeps_to_measure(check_every, sweeps, relative, previous, tolerance), max_sweeps - sweeps)
         _nsgs_sweeps(indptr, indices, data, b, mu, r, count, blocks, inverses, phis, grid_cos, grid_sin)
+        previous = (sweeps, relative)
         sweeps += count
         relative = measure(r)
     return sweeps, relative, bool(relative <= tolerance)

@@ -252,3 +252,18 @@ def test_block_gs_takes_the_cones_passes(sparse):
     assert np.all(runs[1].solver_status == 0) and not runs[1].solver_fallback.any()
     np.testing.assert_allclose(runs[1].velocity, runs[0].velocity, rtol=0, atol=1e-8)
     np.testing.assert_allclose(runs[1].contact_friction_force, runs[0].contact_friction_force, rtol=0, atol=1e-6)
+
+
+def test_nsgs_measures_where_its_rate_predicts_the_tolerance():
+    """NSGS's measure is taken every ``check_every`` sweeps until two measures show a linear rate,
+    then at nine tenths of the sweeps that rate predicts to the tolerance (clamped to 1-10 times
+    ``check_every``); a residual that did not fall goes back to ``check_every``."""
+    from solvers.sparse_gauss_seidel import sweeps_to_measure
+
+    assert sweeps_to_measure(10, 0, 1e-2, None, 1e-6) == 10
+    # 1e-2 -> 1e-3 in 10 sweeps: 1e-6 is 30 sweeps on, 27 asked
+    assert sweeps_to_measure(10, 10, 1e-3, (0, 1e-2), 1e-6) == 27
+    assert sweeps_to_measure(10, 10, 1e-3, (0, 1.1e-3), 1e-6) == 100  # a slow rate: at most 10 x check_every
+    assert sweeps_to_measure(10, 10, 2e-6, (0, 1e-2), 1e-6) == 10  # nearly there: at least check_every
+    assert sweeps_to_measure(10, 10, 1e-3, (0, 1e-3), 1e-6) == 10  # no progress: no prediction
+    assert sweeps_to_measure(10, 10, float("nan"), (0, 1e-3), 1e-6) == 10
