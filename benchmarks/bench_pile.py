@@ -25,7 +25,8 @@ meet it: the peer at the accuracy asked of us. Ratios are ours / MuJoCo per vari
 ``benchmarks/siconos_pile.py``) is a further peer on the same pour, after the lcpdyn entries.
 
 Usage: ``python benchmarks/bench_pile.py [--count 500] [--settle 1.0] [--steps 50]
-[--models regularized,coulomb] [--tangential-stiffness 1e10,1e6] [--tolerance 1e-6] [--on-unsolved flag]
+[--models regularized,coulomb] [--rigid-models regularized] [--compliant 0.0007]
+[--tangential-stiffness 1e10,1e6] [--tolerance 1e-6] [--on-unsolved flag]
 [--siconos 1e-4,1e-8] [--quick]
 [--out results/bench_pile.json]``
 (also writes ``.txt``; both are rewritten after every entry, ``"complete": false`` until the last).
@@ -347,6 +348,9 @@ def main(argv=None) -> int:
                         help="the regularized model's bristle stiffness k_T in N/m, one entry per value (default: "
                         "the model's 1e10; the Mindlin stiffness of the benchmark's spheres is 1e5-1e7, "
                         "docs/known-limits.md)")  # fmt: skip
+    parser.add_argument("--rigid-models", default=None, metavar="MODEL[,MODEL...]",
+                        help="the models run with rigid contacts (default: every one of --models; '' none, e.g. "
+                        "with --compliant alone)")  # fmt: skip
     parser.add_argument("--compliant", default="", metavar="TAU[,TAU...]",
                         help="also run each lcpdyn model with compliant contacts, the spring-damper of MuJoCo's "
                         "solref (TAU, 1) on one body (seconds, e.g. 0.002; default: rigid contacts only)")  # fmt: skip
@@ -379,6 +383,9 @@ def main(argv=None) -> int:
     if not all(math.isfinite(t) and t > 0 for t in siconos_tolerances):
         parser.error(f"--siconos: every tolerance must be finite and > 0, got {args.siconos!r}")
     models = [m for m in args.models.split(",") if m]
+    rigid = models if args.rigid_models is None else [m for m in args.rigid_models.split(",") if m]
+    if not set(rigid) <= set(models):
+        parser.error(f"--rigid-models: {sorted(set(rigid) - set(models))} not among --models {args.models!r}")
     scenes = [s for s in args.scenes.split(",") if s]
     for s in scenes:
         if s not in ("pile", "tower"):
@@ -409,13 +416,19 @@ def main(argv=None) -> int:
             "h": 1e-3,
             "tangential_stiffness": stiffnesses,
             "compliant": timeconsts[1:],
+            "rigid_models": rigid,
         },  # fmt: skip
         "lcpdyn": [],
         "mujoco": [],
     }
     for kind in scenes:
         poured = None  # the regularized pour's state: where a model whose own pour stopped is timed from
-        runs = [(m, k, t) for t in timeconsts for m in models for k in (stiffnesses if m == "regularized" else [None])]
+        runs = [
+            (m, k, t)
+            for t in timeconsts
+            for m in (rigid if t is None else models)
+            for k in (stiffnesses if m == "regularized" else [None])
+        ]
         for model, stiffness, timeconst in runs:
             entry = run_lcpdyn(
                 kind, args.count, model, args.settle, args.steps, args.tolerance, on_unsolved=args.on_unsolved,
