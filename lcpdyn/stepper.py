@@ -142,9 +142,9 @@ class Simulation:
         self.normal_force_iterations, self.on_unsolved = options.normal_force_iterations, options.on_unsolved
         self.friction = for_scheme(friction, position_update)  # e.g. the regularized model's static bound
         check_coefficients(model, self.friction)
-        if position_update == "midpoint" and (
-            any(c.normal_law is not None for c in model.contacts) or (model.colliders and model.collisions.compliant)
-        ):
+        compliant = any(c.normal_law is not None for c in model.contacts)
+        compliant = compliant or bool(model.colliders) and model.collisions.compliant  # declared or detected
+        if position_update == "midpoint" and compliant:
             raise ValueError("position_update='midpoint' takes rigid contacts only (this model has compliant ones)")
         stiffness, damping = model.holonomic_compliance()
         soft = np.flatnonzero(np.isfinite(stiffness))
@@ -321,12 +321,10 @@ class Simulation:
         return self.potential_energy(k) + kinetic_energy(self._mass, self._inertia, self.v)
 
     def potential_energy(self, kinematics) -> float:
-        """Potential energy (J) at the kinematics' configuration (the simulation's own q): the
-        model's (gravity, springs, compliant declared contacts) plus the elastic energy of the
-        compliant detected contacts (:meth:`lcpdyn.detected_contacts.CollisionSource.elastic_energy`)."""
-        if self._collisions is None:
-            return kinematics.potential_energy
-        return kinematics.potential_energy + self._collisions.elastic_energy(self.q)
+        """Potential energy (J) at the simulation's own q: the model's (``kinematics``) plus the compliant
+        detected contacts' (:meth:`lcpdyn.detected_contacts.CollisionSource.elastic_energy`)."""
+        detected = self._collisions
+        return kinematics.potential_energy + (0.0 if detected is None else detected.elastic_energy(self.q))
 
     # --- one step -----------------------------------------------------------------------
     @property
