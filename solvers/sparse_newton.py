@@ -44,6 +44,7 @@ import numpy as np
 import scipy.sparse as sp
 from numba import njit
 
+from .sparse_cg import CGFaceSolver, face_csr
 from .sparse_measure import csr_arrays
 
 __all__ = ["FaceSolver", "projected_newton_csr", "proximal_point_csr", "is_symmetric"]
@@ -163,34 +164,6 @@ def _projected_search(indptr, indices, data, q, lo, hi, z, p, g, out):
     return t, change
 
 
-@njit(cache=True)
-def _submatrix(indptr, indices, data, rows, place):
-    """CSR arrays (indptr, indices, data) of K[rows][:, cols] for K in CSR, the columns kept and
-    renumbered by ``place`` (n,): the column's number in the block, -1 where it is not taken (in
-    the order of K's own rows, as scipy's fancy indexing gives them, without its copies)."""
-    count = 0
-    for r in range(rows.shape[0]):
-        i = rows[r]
-        for k in range(indptr[i], indptr[i + 1]):
-            if place[indices[k]] >= 0:
-                count += 1
-    ptr = np.empty(rows.shape[0] + 1, np.int64)
-    idx = np.empty(count, np.int64)
-    val = np.empty(count)
-    ptr[0] = 0
-    count = 0
-    for r in range(rows.shape[0]):
-        i = rows[r]
-        for k in range(indptr[i], indptr[i + 1]):
-            c = place[indices[k]]
-            if c >= 0:
-                idx[count] = c
-                val[count] = data[k]
-                count += 1
-        ptr[r + 1] = count
-    return ptr, idx, val
-
-
 class FaceSolver:
     """Solves (K_FF + diag(s_F)) x = b on the successive faces F of one projected Newton run,
     with one sparse LU per *base* face F0 and, while F differs from F0 in at most ``border``
@@ -246,8 +219,8 @@ class FaceSolver:
         return True
 
     def _block(self, rows, place, columns):
-        """K[rows][:, cols] as CSR, the columns numbered by ``place`` (``_submatrix``)."""
-        ptr, idx, val = _submatrix(*self.arrays, rows, place)
+        """K[rows][:, cols] as CSR, the columns numbered by ``place`` (:func:`~solvers.sparse_cg.face_csr`)."""
+        ptr, idx, val = face_csr(*self.arrays, rows, place)
         return sp.csr_matrix((val, idx, ptr), shape=(rows.size, columns))
 
     def _on_base(self, rows):
@@ -372,7 +345,7 @@ class FaceSolver:
 
 
 def projected_newton_csr(matrix, q, lo, hi, z, max_iterations, tolerance, measure, proximal=1e-10, refine=8, border=40,
-                         measure_every=8):  # fmt: skip
+                         measure_every=8, linear="direct"):  # fmt: skip
     """Bertsekas' projected Newton method (module docstring) in place on z for the bounded LCP
     with the symmetric positive semidefinite sparse ``matrix``. ``measure(z)`` returns the
     framework's relative residual; it is taken where the iteration may have ended -- after a full
@@ -381,8 +354,10 @@ def projected_newton_csr(matrix, q, lo, hi, z, max_iterations, tolerance, measur
     still being found, the residual stays far above any tolerance: on the resting 150-sphere
     pile this measures one iterate in six). The face systems are solved by :class:`FaceSolver`,
     which factorizes a face only when it differs from the last factorized one in more than
-    ``border`` variables. Returns (iterations, relative residual, converged); z is left at the
-    best iterate measured."""
+    ``border`` variables; with ``linear="cg"``, for a symmetric positive *definite* matrix, by
+    Jacobi-preconditioned conjugate gradients (:class:`solvers.sparse_cg.CGFaceSolver`: no
+    factorization, a cost linear in the island). Returns (iterations, relative residual,
+    converged); z is left at the best iterate measured."""
     K = sp.csr_matrix(matrix)
     arrays = csr_arrays(K)
     d = K.diagonal().copy()
@@ -392,7 +367,9 @@ def projected_newton_csr(matrix, q, lo, hi, z, max_iterations, tolerance, measur
     relative = measure(z)
     best, best_z = relative, z.copy()
     g = K @ z + q
-    faces = FaceSolver(K, proximal * d, border, arrays)
+    if linear not in ("direct", "cg"):
+        raise ValueError(f"linear must be 'direct' or 'cg', got {linear!r}")
+    faces = FaceSolver(K, proximal * d, border, arrays) if linear == "direct" else CGFaceSolver(K, arrays)
     iterations, measured, last_held = 0, True, None
     while not (relative <= tolerance) and iterations < max_iterations:
         iterations += 1
@@ -402,7 +379,7 @@ def projected_newton_csr(matrix, q, lo, hi, z, max_iterations, tolerance, measur
         free = np.flatnonzero(~held)
         if free.size:  # the face's Newton step nearest zero (proximal on a singular face)
             x = faces.solve(free, -g[free], 1 + refine)
-            if x is None:  # singular even with the shift
+            if x is None:  # singular even with the shift (direct), or CG short of its tolerance
                 break
             p[free] = x
         if not np.all(np.isfinite(p)):

@@ -105,12 +105,30 @@ def compliant_pile():
     return sim.snapshot(), law
 
 
-@pytest.mark.parametrize("friction", [Regularized(static_bound="box"), "coulomb"], ids=["box", "coulomb"])
-def test_a_compliant_piles_sparse_island_gives_the_dense_steps_forces_contact_by_contact(compliant_pile, friction):
+@pytest.mark.parametrize(
+    ("friction", "cg"),
+    [(Regularized(static_bound="box"), False), (Regularized(static_bound="box", tangential_stiffness=1e6), True),
+     ("coulomb", False)],
+    ids=["regularized", "regularized k_T=1e6", "coulomb"],
+)  # fmt: skip
+def test_a_compliant_piles_sparse_island_gives_the_dense_steps_forces_contact_by_contact(compliant_pile, friction, cg,
+                                                                                         monkeypatch):  # fmt: skip
     """With compliant normal rows the step's problem is strictly convex in lam_N, so the forces
     themselves are unique (rigid contacts leave a redundant pile's split of its load open, and only
     v+ and each pair's total are compared there): the island's sparse solve (the compliance in its
-    Delassus form) and the dense Eq. (30) give the same force at every contact."""
+    Delassus form; with bristles of k_T = 1e6 its faces by conjugate gradients, the bristles' and
+    the normal rows' compliance bounding K's condition; with the default k_T = 1e10 by sparse LU)
+    and the dense Eq. (30) give the same force at every contact."""
+    import solvers.sparse_newton as sparse_newton
+
+    solves = []
+
+    class Counted(sparse_newton.CGFaceSolver):
+        def solve(self, *args):
+            solves.append(1)
+            return super().solve(*args)
+
+    monkeypatch.setattr(sparse_newton, "CGFaceSolver", Counted)
     saved, law = compliant_pile
     a, b = _pile("auto", friction, law), _pile(False, friction, law)
     a.restore(saved)
@@ -122,6 +140,7 @@ def test_a_compliant_piles_sparse_island_gives_the_dense_steps_forces_contact_by
         scale = y.detected.normal_force.max()
         assert np.abs(x.detected.normal_force - y.detected.normal_force).max() < 1e-6 * scale
         assert np.abs(a.v - b.v).max() < 1e-7
+    assert (len(solves) > 0) == cg
 
 
 def test_a_compliant_run_resumes_bit_for_bit(compliant_pile):

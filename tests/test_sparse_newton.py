@@ -222,7 +222,7 @@ def test_projected_newton_takes_the_same_steps_with_and_without_the_bordered_sol
 def test_the_submatrix_kernel_is_scipys_fancy_indexing():
     """FaceSolver's blocks K[rows][:, cols] (columns renumbered by their place) are scipy's, entry
     for entry and in the same order, so the factorizations and answers are unchanged by it."""
-    from solvers.sparse_newton import _submatrix
+    from solvers.sparse_cg import face_csr
 
     rng = np.random.default_rng(3)
     K = sp.random(50, 50, density=0.2, random_state=4, format="csr")
@@ -234,7 +234,7 @@ def test_the_submatrix_kernel_is_scipys_fancy_indexing():
         cols = np.flatnonzero(rng.random(50) < 0.6)
         place = np.full(50, -1, np.int64)
         place[cols] = np.arange(cols.size)
-        ptr, idx, val = _submatrix(*arrays, rows, place)
+        ptr, idx, val = face_csr(*arrays, rows, place)
         expected = K[rows][:, cols]
         assert np.array_equal(ptr, expected.indptr) and np.array_equal(idx, expected.indices)
         assert np.array_equal(val, expected.data)

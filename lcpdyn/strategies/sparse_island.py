@@ -50,6 +50,7 @@ __all__ = [
     "answer_codes",
     "body_matrices",
     "contact_friction",
+    "definite_compliance",
     "dense_fallback_allowed",
     "island_delassus",
     "solve_sparse_coulomb",
@@ -292,6 +293,30 @@ def symmetric_rows(F, G, C, tolerance: float = 1e-12) -> bool:
     return bool(np.abs(C - C.transpose(0, 2, 1)).max(initial=0.0) <= tolerance * np.abs(C).max(initial=0.0))
 
 
+CG_CONDITION = 1e3
+"""Conjugate gradients solve a pass's faces where the compliance bounds K's condition number by this
+(:func:`definite_compliance`): ~1e2 CG iterations a face on the compliant 500-sphere pile."""
+
+
+def definite_compliance(C_N, C, top=None) -> bool:
+    """Whether the island's compliance makes K = T W T'^T + C positive definite on the faces
+    projected Newton meets (C_N (c,) the normal rows', C (c, 2, 2) the friction rows', symmetric):
+    every normal row compliant, and each contact's friction compliance either definite (the
+    bristles' static branch) or singular only along a sliding contact's slip (the kinetic branch,
+    diag(0, 1/(b_mu h)): that row sits at its bound while it slides). With ``top`` (the largest
+    diagonal entry of T W T'^T) every positive eigenvalue must also be at least 1 / :data:`CG_CONDITION` of it
+    (the stiff bristles of k_T = 1e10 are not: 1e-4 against Delassus entries of ~300). The faces are
+    then solved by conjugate gradients (:mod:`solvers.sparse_cg`), which report a face they cannot
+    solve (the direct solves take over)."""
+    trace, det = C[:, 0, 0] + C[:, 1, 1], C[:, 0, 0] * C[:, 1, 1] - C[:, 0, 1] * C[:, 1, 0]
+    root = np.sqrt(np.maximum(trace * trace - 4.0 * det, 0.0))
+    low, high = 0.5 * (trace - root), 0.5 * (trace + root)  # the eigenvalues of each C_i
+    floor = 0.0 if top is None else top / CG_CONDITION
+    if not (C_N.size and np.all(C_N > 0.0) and C_N.min() >= floor and np.all(high >= floor) and np.all(high > 0.0)):
+        return False
+    return bool(np.all((low >= floor) | (np.abs(low) <= 1e-12 * high)))
+
+
 def _maps(F):
     """(c, 3, 3) per contact diag(1, F_i): the normal row kept, the slip rows mapped by F_i."""
     T = np.zeros((F.shape[0], 3, 3))
@@ -360,8 +385,10 @@ def solve_sparse_island(
             K30 = bmat([[M, -Bt], [B, Cb]], format="csr")
             Tq = np.einsum("kab,kb->ka", T, Hv)  # B v*, contact-major
             symmetric = symmetric_rows(F1, G1, C1)
-            matrices = ((F1, G1, C1), Bt, K_cm, csr_arrays(K_cm), symmetric, csr_arrays(K30), Tq)
-        _, Bt, K_cm, (indptr, indices, data), symmetric, (k_ptr, k_idx, k_data), Tq = matrices
+            top = (K_cm.diagonal() - np.diagonal(CC, axis1=1, axis2=2).reshape(-1)).max(initial=0.0)  # T W T^T's
+            definite = symmetric and definite_compliance(C_N, C1, top)
+            matrices = ((F1, G1, C1), Bt, K_cm, csr_arrays(K_cm), symmetric, csr_arrays(K30), Tq, definite)
+        _, Bt, K_cm, (indptr, indices, data), symmetric, (k_ptr, k_idx, k_data), Tq, definite = matrices
         shift = np.column_stack([e_N, cvec.reshape(c, 2)])  # (e_N, c) per contact
         q_cm = (Tq + shift).reshape(-1)
         lo_cm = np.column_stack([np.zeros(c), lo.reshape(c, 2)]).reshape(-1)
@@ -382,10 +409,13 @@ def solve_sparse_island(
 
         converged, sweeps = False, 0
         if symmetric:  # regularized, box: a convex QP for these bounds; f decreases every iteration
-            steps, relative, converged = projected_newton_csr(
-                K_cm, q_cm, lo_cm, hi_cm, z, settings.newton_iterations, settings.tolerance, measure
-            )
-            iterations += steps
+            for linear in ("cg", "direct") if definite else ("direct",):  # CG short of its tolerance: LU
+                steps, relative, converged = projected_newton_csr(
+                    K_cm, q_cm, lo_cm, hi_cm, z, settings.newton_iterations, settings.tolerance, measure, linear=linear
+                )
+                iterations += steps
+                if converged:
+                    break
         while not converged:  # active sets, smoothed by Gauss–Seidel sweeps where they cycle
             steps, relative, converged = active_set_csr(K_cm, q_cm, lo_cm, hi_cm, z, 8, settings.tolerance, measure)
             iterations += steps
@@ -429,7 +459,9 @@ def solve_sparse_island(
     return SparseAnswer(
         v=x[:n], normal=z[0::3].copy(), tangential=np.einsum("kba,kb->ka", G1, x_F.reshape(c, 2)), x_F=x_F, lo=lo,
         hi=hi, kinetic=np.asarray(kinetic, bool), iterations=iterations, relative=float(relative),
-        converged=converged, methods="projected Newton, active set" if symmetric else "active set",
+        converged=converged,
+        methods=("projected Newton (CG), active set" if definite else "projected Newton, active set") if symmetric
+        else "active set",
         bound_normal=normal_force, bound_passes=extra,
     )  # fmt: skip
 
