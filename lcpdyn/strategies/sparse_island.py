@@ -295,8 +295,9 @@ def symmetric_rows(F, G, C, tolerance: float = 1e-12) -> bool:
 
 CG_SIZE = 10_000
 """Conjugate gradients solve a pass's faces only on islands of more unknowns than this: on the compliant
-500-sphere pile (4,458 unknowns) sparse LU was faster (55 against 71 ms a step), on 2,000 spheres
-(~18,000) CG (1.2 against 1.44 s); the crossover lies between, not measured closer."""
+500-sphere pile (4,458 unknowns) sparse LU was faster (52-58 against 69-73 ms a step), on 2,000
+spheres (~18,000) CG (1.07-1.35 against 1.27-1.62 s; two interleaved runs each, the machine loaded);
+the crossover lies between, not measured closer."""
 CG_CONDITION = 1e3
 """Conjugate gradients solve a pass's faces where the compliance bounds K's condition number by this
 (:func:`definite_compliance`): ~1e2 CG iterations a face on the compliant 500-sphere pile."""
