@@ -24,7 +24,7 @@ import numpy as np
 
 from .validation import nonnegative, positive
 
-__all__ = ["SpringDamperLaw", "PolynomialLaw", "compliant_rows", "law_record", "check_law"]
+__all__ = ["SpringDamperLaw", "PolynomialLaw", "compliant_rows", "by_law", "law_record", "check_law"]
 
 
 @dataclass(frozen=True)
@@ -91,6 +91,16 @@ def compliant_rows(law, approach, h):
         slope[inside] = sum((i + 1) * ki * ai**i for i, ki in enumerate(k))
     effective = slope * h + np.where(inside, law.damping, 0.0)
     return 1.0 / (h * effective), -force / effective
+
+
+def by_law(laws) -> list:
+    """[(law, indices (k,))]: the positions of a sequence of normal laws (None for a rigid contact)
+    grouped by law object, in order of first appearance -- one :func:`compliant_rows` call each."""
+    groups: dict = {}
+    for i, law in enumerate(laws):
+        if law is not None:
+            groups.setdefault(id(law), (law, []))[1].append(i)
+    return [(law, np.array(members, np.int64)) for law, members in groups.values()]
 
 
 def law_record(law) -> dict | None:

@@ -28,7 +28,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from .collision import Collider, CollisionWorld, Contacts
-from .compliance import check_law, compliant_rows, elastic_energy, law_record
+from .compliance import by_law, check_law, compliant_rows, elastic_energy, law_record
 from .contact_rows import ContactRows, carried_basis, contact_rows
 from .rotation import np_rotation_matrices
 from .validation import finite_number, nonnegative
@@ -285,12 +285,8 @@ class CollisionSource:
             found, index = [self.properties(int(a), int(b)) for a, b in pairs], index.reshape(-1)
         table = np.array([[p.mu, p.mu_static, p.restitution] for p in found]).reshape(-1, 3)
         mu, mu_static, e = (table[index, k] for k in range(3))
-        laws = {}  # id of a normal law -> (law, the indices of its contacts in ``found``)
-        for j, p in enumerate(found):
-            if p.normal_law is not None:
-                laws.setdefault(id(p.normal_law), (p.normal_law, []))[1].append(j)
-        compliant = [(law, np.flatnonzero(np.isin(index, members))) for law, members in laws.values()]
-        return mu, mu_static, e, compliant
+        laws = by_law(p.normal_law for p in found)  # the laws and their places in ``found``
+        return mu, mu_static, e, [(law, np.flatnonzero(np.isin(index, members))) for law, members in laws]
 
     def _detect(self, Q):
         """Detection at the bodies' positions and quaternions Q (nb, 7); the last one is kept, so

@@ -49,14 +49,12 @@ def compliant_contact_rows(sim, k, v, h, paper, e_N, compliance):
     N v+ + C_N h lam_N+ - F(a~)/(F' h + c) >= 0 at the predicted approach a~ = -Phi~; C_N is
     written into ``compliance`` (the step's :class:`~lcpdyn.step_work.StepWork`)."""
     e_N = e_N.copy()
-    for i, law in sim._compliant:
-        approach = -(
+    for law, members in sim._compliant:  # one call per law over its contacts
+        approach = -np.array([
             k.gap[i] + h * (k.N_block[i] @ v[6 * k.contact_body[i] : 6 * k.contact_body[i] + 6]) if paper else k.gap[i]
-        )
-        # the damper acts only in contact: ahead of it (a~ <= 0) the spring alone decides whether
-        # the step closes the gap, so no force acts before the surfaces touch
-        rows = compliant_rows(law, np.array([approach]), h)
-        compliance[i], e_N[i] = rows[0][0], rows[1][0]
+            for i in members
+        ])  # fmt: skip
+        compliance[members], e_N[members] = compliant_rows(law, approach, h)
     return e_N
 
 

@@ -27,6 +27,7 @@ from solvers.options import build_options
 
 from . import __version__, bounded_rows
 from .compiled_loop import CHUNK_STEPS
+from .compliance import by_law
 from .forces import SpringDamper, TorsionalSpringDamper
 from .friction import FRICTION_CONTACT, compiled_rows, for_scheme, make_friction
 from .friction_switches import friction_switches
@@ -197,7 +198,7 @@ class Simulation:
         self._profiles = [
             (i, c.friction_profile) for i, c in enumerate(model.contacts) if c.friction_profile is not None
         ]
-        self._compliant = [(i, c.normal_law) for i, c in enumerate(model.contacts) if c.normal_law is not None]
+        self._compliant = by_law(c.normal_law for c in model.contacts)  # [(law, its declared contacts)]
         self.n_holonomic = sum(c.size for c in model.holonomic)
         self._disks = [i for i, c in enumerate(model.contacts) if c.tilt_of is not None]  # contacts with a tilt check
         self.has_disks = bool(self._disks)
